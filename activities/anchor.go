@@ -1,0 +1,186 @@
+// Package activities holds keeper's activity implementations: everything that
+// touches the store, a chain or the file system. Activities are methods on
+// structs holding their dependencies; workflows reference them through nil
+// pointers.
+package activities
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/store"
+)
+
+// Anchor holds the anchoring activities' dependencies.
+type Anchor struct {
+	Store       *store.Store
+	Chains      map[string]chains.Adapter
+	Backoff     Backoff
+	ConfirmPoll time.Duration // how often ConfirmAnchor asks the chain
+	Logger      *slog.Logger
+}
+
+// BatchRef names a batch in activity inputs: ids only, never digests.
+type BatchRef struct {
+	BatchID int64
+	Chain   string
+}
+
+// SubmitResult is what SubmitAnchor recorded.
+type SubmitResult struct {
+	Root  string // hex
+	TxRef string
+}
+
+// ConfirmResult is where the batch's transaction became final, or that it
+// was dropped and must be submitted again.
+type ConfirmResult struct {
+	Dropped   bool
+	Detail    string
+	TxRef     string
+	Block     uint64
+	BlockTime time.Time
+}
+
+// DeadLetterInput ends a batch.
+type DeadLetterInput struct {
+	BatchID int64
+	Error   string
+}
+
+func (a *Anchor) adapter(chain string) (chains.Adapter, error) {
+	ad, ok := a.Chains[chain]
+	if !ok {
+		return nil, chains.Permanent(fmt.Errorf("chain %q is not configured on this worker", chain))
+	}
+	return ad, nil
+}
+
+// SubmitAnchor computes the batch's Merkle root and has the chain adapter
+// broadcast one transaction for it. A retry (after a crash or a transient
+// error) rebroadcasts the transaction the adapter journaled, never a second one.
+func (a *Anchor) SubmitAnchor(ctx context.Context, in BatchRef) (SubmitResult, error) {
+	attempt := activity.GetInfo(ctx).Attempt
+	res, err := a.submit(ctx, in)
+	if err != nil {
+		err = fmt.Errorf("submit batch %d on %s: %w", in.BatchID, in.Chain, err)
+		a.recordAttempt(ctx, in.BatchID, attempt, err)
+		return SubmitResult{}, a.Backoff.classify(err, attempt)
+	}
+	return res, nil
+}
+
+func (a *Anchor) submit(ctx context.Context, in BatchRef) (SubmitResult, error) {
+	ad, err := a.adapter(in.Chain)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	tree, err := a.tree(ctx, in.BatchID)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	root := tree.Root()
+	ref, err := ad.Submit(ctx, chains.Anchor{BatchID: in.BatchID, Root: root}, a.Store)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	if err := a.Store.MarkSubmitted(ctx, in.BatchID, root, ref); err != nil {
+		return SubmitResult{}, err
+	}
+	return SubmitResult{Root: hex.EncodeToString(root[:]), TxRef: ref}, nil
+}
+
+func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) {
+	digests, err := a.Store.BatchDigests(ctx, batchID)
+	if err != nil {
+		return nil, err
+	}
+	if len(digests) == 0 {
+		return nil, chains.Permanent(fmt.Errorf("batch %d has no evidence", batchID))
+	}
+	return merkle.Build(digests)
+}
+
+// ConfirmAnchor waits until the batch's transaction is final on its chain,
+// heartbeating while it waits. A dropped transaction is reported, not failed:
+// the workflow submits again.
+func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult, error) {
+	attempt := activity.GetInfo(ctx).Attempt
+	res, err := a.confirm(ctx, in)
+	if err != nil {
+		err = fmt.Errorf("confirm batch %d on %s: %w", in.BatchID, in.Chain, err)
+		a.recordAttempt(ctx, in.BatchID, attempt, err)
+		return ConfirmResult{}, a.Backoff.classify(err, attempt)
+	}
+	return res, nil
+}
+
+func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error) {
+	ad, err := a.adapter(in.Chain)
+	if err != nil {
+		return ConfirmResult{}, err
+	}
+	poll := time.NewTicker(a.ConfirmPoll)
+	defer poll.Stop()
+	for {
+		st, err := ad.Status(ctx, in.BatchID, a.Store)
+		if err != nil {
+			return ConfirmResult{}, err
+		}
+		switch st.State {
+		case chains.Final:
+			return ConfirmResult{TxRef: st.Ref, Block: st.Block, BlockTime: st.BlockTime}, nil
+		case chains.Dropped:
+			return ConfirmResult{Dropped: true, Detail: st.Detail, TxRef: st.Ref}, nil
+		case chains.Failed:
+			return ConfirmResult{}, chains.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
+		}
+		activity.RecordHeartbeat(ctx, st.Ref)
+		select {
+		case <-ctx.Done():
+			return ConfirmResult{}, ctx.Err()
+		case <-poll.C:
+		}
+	}
+}
+
+// RecordReceipts stores every evidence's audit path against the confirmed
+// transaction, making their receipts available.
+func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResult) error {
+	tree, err := a.tree(ctx, in.BatchID)
+	if err != nil {
+		return a.Backoff.classify(err, activity.GetInfo(ctx).Attempt)
+	}
+	paths := make([][][32]byte, tree.Size())
+	for i := range paths {
+		p, err := tree.Path(i)
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePermanent, nil)
+		}
+		paths[i] = make([][32]byte, len(p))
+		for j, h := range p {
+			paths[i][j] = h
+		}
+	}
+	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime}, paths)
+	return a.Backoff.classify(err, activity.GetInfo(ctx).Attempt)
+}
+
+// DeadLetter marks a batch's evidence dead-lettered with the error that ended it.
+func (a *Anchor) DeadLetter(ctx context.Context, in DeadLetterInput) error {
+	return a.Store.DeadLetterBatch(ctx, in.BatchID, in.Error)
+}
+
+func (a *Anchor) recordAttempt(ctx context.Context, batchID int64, attempt int32, err error) {
+	if rerr := a.Store.RecordAttempt(ctx, batchID, int(attempt), err.Error()); rerr != nil && a.Logger != nil {
+		a.Logger.Warn("record attempt", "batch", batchID, "error", rerr)
+	}
+}

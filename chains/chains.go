@@ -1,0 +1,113 @@
+// Package chains defines the one small interface every anchoring chain adapter
+// implements (stub, EtherLink, Solana), and the errors that tell the retry
+// policy what kind of failure happened.
+package chains
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Anchor is what gets written on chain: one Merkle root per batch.
+type Anchor struct {
+	BatchID int64
+	Root    [32]byte
+}
+
+// TxRecord is one signed transaction an adapter built for a batch. Adapters
+// save it through the Journal before broadcasting, so a retried submit after a
+// crash rebroadcasts the same transaction instead of creating a second one.
+type TxRecord struct {
+	BatchID   int64
+	Chain     string
+	Ref       string          // the chain's transaction id (EVM hash, Solana signature)
+	Raw       []byte          // the signed transaction, as broadcast
+	Meta      json.RawMessage // adapter-specific (nonce, fees, blockhash, expiry height)
+	CreatedAt time.Time
+}
+
+// Journal persists the transactions built for a batch. It is implemented by
+// keeper's store.
+type Journal interface {
+	// Transactions returns every record saved for the batch, oldest first.
+	Transactions(ctx context.Context, batchID int64) ([]TxRecord, error)
+	// SaveTransaction records a transaction before it is broadcast.
+	SaveTransaction(ctx context.Context, rec TxRecord) error
+}
+
+// State is where a transaction stands on its chain.
+type State int
+
+const (
+	// Pending: broadcast, not yet final (or not yet seen).
+	Pending State = iota
+	// Final: included and final by the adapter's finality rule.
+	Final
+	// Dropped: the chain will never include this transaction as broadcast
+	// (evicted, expired blockhash, reorged out); the batch must be submitted again.
+	Dropped
+	// Failed: included but reverted/errored; permanent for this payload.
+	Failed
+)
+
+func (s State) String() string {
+	switch s {
+	case Pending:
+		return "pending"
+	case Final:
+		return "final"
+	case Dropped:
+		return "dropped"
+	case Failed:
+		return "failed"
+	}
+	return fmt.Sprintf("state(%d)", int(s))
+}
+
+// Status is the answer to one status lookup.
+type Status struct {
+	State     State
+	Ref       string    // the transaction that reached this state (for adapters that re-sign)
+	Block     uint64    // block number or slot, when included
+	BlockTime time.Time // when included
+	Detail    string    // chain's error text for Failed/Dropped
+}
+
+// Adapter anchors roots on one chain. Implementations must be safe for
+// concurrent use.
+type Adapter interface {
+	// Name is the chain name users put in "chains" ("stub", "etherlink", "solana").
+	Name() string
+	// Submit broadcasts the anchor transaction for a batch and returns its ref.
+	// It is idempotent per batch: when the journal already holds a transaction
+	// for the batch, that transaction is rebroadcast rather than a new one made.
+	Submit(ctx context.Context, a Anchor, j Journal) (string, error)
+	// Status looks up the transaction(s) of a batch.
+	Status(ctx context.Context, batchID int64, j Journal) (Status, error)
+	// Ping checks the chain is reachable (readiness).
+	Ping(ctx context.Context) error
+}
+
+// PermanentError marks a failure that retrying cannot fix: invalid payload,
+// misconfigured signer, a transaction the chain rejected for good.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent wraps err as a PermanentError.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// IsPermanent reports whether err (or anything it wraps) is permanent.
+func IsPermanent(err error) bool {
+	var p *PermanentError
+	return errors.As(err, &p)
+}

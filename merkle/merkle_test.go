@@ -1,0 +1,92 @@
+package merkle
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// recursiveRoot is RFC 6962 §2.1's definition, written literally, to check the
+// level-by-level builder against.
+func recursiveRoot(leaves [][]byte) Hash {
+	if len(leaves) == 1 {
+		return LeafHash(leaves[0])
+	}
+	k := 1
+	for k*2 < len(leaves) {
+		k *= 2
+	}
+	return NodeHash(recursiveRoot(leaves[:k]), recursiveRoot(leaves[k:]))
+}
+
+func leaves(n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		d := sha256.Sum256([]byte(fmt.Sprint(i)))
+		out[i] = d[:]
+	}
+	return out
+}
+
+func TestRootMatchesRFC6962Definition(t *testing.T) {
+	for n := 1; n <= 70; n++ {
+		tr, err := Build(leaves(n))
+		require.NoError(t, err)
+		assert.Equal(t, recursiveRoot(leaves(n)), tr.Root(), "n=%d", n)
+	}
+}
+
+func TestKnownRootOfCertificateTransparencyTestVector(t *testing.T) {
+	// The 8-leaf tree of RFC 6962's reference test data (certificate-transparency-go).
+	raw := []string{"", "00", "10", "2021", "3031", "40414243", "5051525354555657", "606162636465666768696a6b6c6d6e6f"}
+	var ls [][]byte
+	for _, s := range raw {
+		b, err := hex.DecodeString(s)
+		require.NoError(t, err)
+		ls = append(ls, b)
+	}
+	tr, err := Build(ls)
+	require.NoError(t, err)
+	root := tr.Root()
+	assert.Equal(t, "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328", hex.EncodeToString(root[:]))
+}
+
+func TestEveryPathRecomputesTheRoot(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5, 8, 13, 64, 100, 1024, 1025} {
+		ls := leaves(n)
+		tr, err := Build(ls)
+		require.NoError(t, err)
+		for i := range ls {
+			p, err := tr.Path(i)
+			require.NoError(t, err)
+			require.NoError(t, Verify(ls[i], i, n, p, tr.Root()), "n=%d i=%d", n, i)
+		}
+	}
+}
+
+func TestTamperedProofIsRejected(t *testing.T) {
+	ls := leaves(13)
+	tr, err := Build(ls)
+	require.NoError(t, err)
+	p, err := tr.Path(6)
+	require.NoError(t, err)
+
+	assert.ErrorIs(t, Verify(ls[7], 6, 13, p, tr.Root()), ErrProofMismatch, "other leaf")
+	assert.Error(t, Verify(ls[6], 7, 13, p, tr.Root()), "other index")
+	last, err := tr.Path(12)
+	require.NoError(t, err)
+	assert.Error(t, Verify(ls[12], 12, 14, last, tr.Root()), "other size")
+	bad := append([]Hash(nil), p...)
+	bad[1][0] ^= 1
+	assert.ErrorIs(t, Verify(ls[6], 6, 13, bad, tr.Root()), ErrProofMismatch, "flipped path bit")
+	assert.Error(t, Verify(ls[6], 6, 13, p[:len(p)-1], tr.Root()), "short path")
+	assert.Error(t, Verify(ls[6], 6, 13, append(p, p[0]), tr.Root()), "long path")
+	_, err = tr.Path(13)
+	assert.Error(t, err)
+	_, err = Build(nil)
+	assert.Error(t, err)
+}

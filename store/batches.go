@@ -1,0 +1,352 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/keeperhq/keeper/chains"
+)
+
+// Batch states. A batch is formed by the dispatcher, started once its
+// workflow exists, submitted when its transaction was broadcast, and ends
+// confirmed or dead_letter.
+const (
+	BatchFormed     = "formed"
+	BatchStarted    = "started"
+	BatchSubmitted  = "submitted"
+	BatchConfirmed  = "confirmed"
+	BatchDeadLetter = "dead_letter"
+)
+
+// Batch is one group of evidence anchored by one transaction on one chain.
+type Batch struct {
+	ID        int64
+	Chain     string
+	Size      int
+	Priority  int // the highest (smallest number) priority of its evidence
+	State     string
+	Root      [32]byte
+	TxRef     string
+	Block     uint64
+	BlockTime time.Time
+	Attempts  int
+	LastError string
+	CreatedAt time.Time
+}
+
+// PendingChains returns the chains that have evidence waiting for a batch,
+// with how many rows wait and when the oldest arrived.
+func (s *Store) PendingChains(ctx context.Context) (map[string]PendingInfo, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT o.chain, COUNT(*), MIN(e.created_at) FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
+		WHERE o.batch_id IS NULL GROUP BY o.chain`)
+	if err != nil {
+		return nil, fmt.Errorf("store: pending chains: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]PendingInfo{}
+	for rows.Next() {
+		var (
+			c      string
+			p      PendingInfo
+			oldest int64
+		)
+		if err := rows.Scan(&c, &p.Count, &oldest); err != nil {
+			return nil, err
+		}
+		p.Oldest = fromMS(oldest)
+		out[c] = p
+	}
+	return out, rows.Err()
+}
+
+// PendingInfo describes a chain's waiting evidence.
+type PendingInfo struct {
+	Count  int
+	Oldest time.Time
+}
+
+// AwaitingSubmit reports whether the chain has a batch that has not been
+// submitted yet; the dispatcher lets the next batch grow meanwhile.
+func (s *Store) AwaitingSubmit(ctx context.Context, chain string) (bool, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM batches WHERE chain = ? AND state IN (?, ?)`, chain, BatchFormed, BatchStarted).Scan(&n)
+	return n > 0, err
+}
+
+// FormBatch takes up to maxItems pending outbox rows of a chain, by priority
+// then age, into a new batch, in one transaction. ok is false when nothing
+// was pending.
+func (s *Store) FormBatch(ctx context.Context, chain string, maxItems int) (b Batch, ok bool, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT evidence_seq, priority FROM outbox WHERE chain = ? AND batch_id IS NULL
+			ORDER BY priority, evidence_seq LIMIT ?`, chain, maxItems)
+		if err != nil {
+			return err
+		}
+		var seqs []int64
+		prio := 10
+		for rows.Next() {
+			var seq int64
+			var p int
+			if err := rows.Scan(&seq, &p); err != nil {
+				rows.Close()
+				return err
+			}
+			seqs = append(seqs, seq)
+			prio = min(prio, p)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(seqs) == 0 {
+			return err
+		}
+		now := time.Now()
+		res, err := tx.ExecContext(ctx, `INSERT INTO batches (chain, size, priority, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			chain, len(seqs), prio, BatchFormed, ms(now), ms(now))
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `UPDATE outbox SET batch_id = ?, leaf_index = ?, state = ? WHERE evidence_seq = ? AND chain = ?`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, seq := range seqs {
+			if _, err := stmt.ExecContext(ctx, id, i, StatusBatched, seq, chain); err != nil {
+				return err
+			}
+		}
+		if err := refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
+			return err
+		}
+		b = Batch{ID: id, Chain: chain, Size: len(seqs), Priority: prio, State: BatchFormed, CreatedAt: fromMS(ms(now))}
+		ok = true
+		return nil
+	})
+	if err != nil {
+		return Batch{}, false, fmt.Errorf("store: form batch on %s: %w", chain, err)
+	}
+	return b, ok, nil
+}
+
+// FormedBatches returns batches formed but whose workflow was not started yet
+// (the dispatcher crashed between the two steps, or Temporal was down).
+func (s *Store) FormedBatches(ctx context.Context) ([]Batch, error) {
+	return s.batches(ctx, `state = ? ORDER BY priority, id`, BatchFormed)
+}
+
+// MarkBatchStarted records that the batch's workflow exists.
+func (s *Store) MarkBatchStarted(ctx context.Context, id int64) error {
+	return s.exec(ctx, `UPDATE batches SET state = ?, updated_at = ? WHERE id = ? AND state = ?`, BatchStarted, ms(time.Now()), id, BatchFormed)
+}
+
+// GetBatch returns one batch or ErrNotFound.
+func (s *Store) GetBatch(ctx context.Context, id int64) (Batch, error) {
+	bs, err := s.batches(ctx, `id = ?`, id)
+	if err != nil {
+		return Batch{}, err
+	}
+	if len(bs) == 0 {
+		return Batch{}, fmt.Errorf("batch %d: %w", id, ErrNotFound)
+	}
+	return bs[0], nil
+}
+
+func (s *Store) batches(ctx context.Context, where string, args ...any) ([]Batch, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, chain, size, priority, state, root, COALESCE(tx_ref, ''), COALESCE(block, 0), COALESCE(block_time, 0),
+		attempts, last_error, created_at FROM batches WHERE `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: batches: %w", err)
+	}
+	defer rows.Close()
+	var out []Batch
+	for rows.Next() {
+		var (
+			b       Batch
+			root    []byte
+			bt, crt int64
+		)
+		if err := rows.Scan(&b.ID, &b.Chain, &b.Size, &b.Priority, &b.State, &root, &b.TxRef, &b.Block, &bt, &b.Attempts, &b.LastError, &crt); err != nil {
+			return nil, err
+		}
+		copy(b.Root[:], root)
+		b.BlockTime, b.CreatedAt = fromMS(bt), fromMS(crt)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// BatchDigests returns the digests of a batch's evidence in leaf order.
+func (s *Store) BatchDigests(ctx context.Context, id int64) ([][]byte, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT e.digest FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
+		WHERE o.batch_id = ? ORDER BY o.leaf_index`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: digests of batch %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var d []byte
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// Transactions implements chains.Journal.
+func (s *Store) Transactions(ctx context.Context, batchID int64) ([]chains.TxRecord, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT chain, ref, raw, COALESCE(meta, ''), created_at FROM tx_refs WHERE batch_id = ? ORDER BY seq`, batchID)
+	if err != nil {
+		return nil, fmt.Errorf("store: transactions of batch %d: %w", batchID, err)
+	}
+	defer rows.Close()
+	var out []chains.TxRecord
+	for rows.Next() {
+		var (
+			r    chains.TxRecord
+			meta string
+			crt  int64
+		)
+		if err := rows.Scan(&r.Chain, &r.Ref, &r.Raw, &meta, &crt); err != nil {
+			return nil, err
+		}
+		r.BatchID = batchID
+		if meta != "" {
+			r.Meta = []byte(meta)
+		}
+		r.CreatedAt = fromMS(crt)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SaveTransaction implements chains.Journal.
+func (s *Store) SaveTransaction(ctx context.Context, r chains.TxRecord) error {
+	var meta any
+	if len(r.Meta) > 0 {
+		meta = string(r.Meta)
+	}
+	return s.exec(ctx, `INSERT INTO tx_refs (batch_id, seq, chain, ref, raw, meta, created_at)
+		VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM tx_refs WHERE batch_id = ?), ?, ?, ?, ?, ?)`,
+		r.BatchID, r.BatchID, r.Chain, r.Ref, r.Raw, meta, ms(r.CreatedAt))
+}
+
+// MarkSubmitted records the batch's root and transaction and moves its
+// evidence to submitted. Re-marking an already submitted batch updates the ref.
+func (s *Store) MarkSubmitted(ctx context.Context, id int64, root [32]byte, ref string) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, root = ?, tx_ref = ?, updated_at = ?
+			WHERE id = ? AND state IN (?, ?, ?)`, BatchSubmitted, root[:], ref, ms(time.Now()), id, BatchFormed, BatchStarted, BatchSubmitted)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // already final: nothing to move
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ? WHERE batch_id = ?`, StatusSubmitted, id); err != nil {
+			return err
+		}
+		return refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id)
+	})
+	if err != nil {
+		return fmt.Errorf("store: mark batch %d submitted: %w", id, err)
+	}
+	s.notify()
+	return nil
+}
+
+// RecordAttempt notes a failed attempt on a batch and on its evidence, so
+// users see attempts and the last error while Temporal retries.
+func (s *Store) RecordAttempt(ctx context.Context, id int64, attempts int, lastErr string) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		now := ms(time.Now())
+		if _, err := tx.ExecContext(ctx, `UPDATE batches SET attempts = ?, last_error = ?, updated_at = ? WHERE id = ?`, attempts, lastErr, now, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE evidence SET attempts = ?, last_error = ?, updated_at = ?
+			WHERE seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, attempts, lastErr, now, id)
+		return err
+	})
+}
+
+// Confirmation is where a batch's transaction became final.
+type Confirmation struct {
+	TxRef     string
+	Block     uint64
+	BlockTime time.Time
+}
+
+// ConfirmBatch stores every evidence's audit path and marks the batch and its
+// anchors confirmed, in one transaction. paths[i] is leaf i's path. It is a
+// no-op for a batch already confirmed.
+func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, paths [][][32]byte) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, tx_ref = ?, block = ?, block_time = ?, updated_at = ?
+			WHERE id = ? AND state <> ? AND state <> ?`, BatchConfirmed, c.TxRef, c.Block, ms(c.BlockTime), ms(time.Now()), id, BatchConfirmed, BatchDeadLetter)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		stmt, err := tx.PrepareContext(ctx, `UPDATE outbox SET state = ?, path = ? WHERE batch_id = ? AND leaf_index = ?`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, p := range paths {
+			if _, err := stmt.ExecContext(ctx, StatusConfirmed, joinHashes(p), id, i); err != nil {
+				return err
+			}
+		}
+		return refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id)
+	})
+	if err != nil {
+		return fmt.Errorf("store: confirm batch %d: %w", id, err)
+	}
+	return nil
+}
+
+// DeadLetterBatch marks a batch and its anchors dead-lettered with the error
+// that ended it. Its evidence can be re-driven with RetryEvidence.
+func (s *Store) DeadLetterBatch(ctx context.Context, id int64, lastErr string) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		now := ms(time.Now())
+		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, last_error = ?, updated_at = ? WHERE id = ? AND state <> ? AND state <> ?`,
+			BatchDeadLetter, lastErr, now, id, BatchConfirmed, BatchDeadLetter)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ? WHERE batch_id = ?`, StatusDeadLetter, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE evidence SET last_error = ? WHERE seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, lastErr, id); err != nil {
+			return err
+		}
+		return refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id)
+	})
+	if err != nil {
+		return fmt.Errorf("store: dead-letter batch %d: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Store) exec(ctx context.Context, q string, args ...any) error {
+	_, err := s.w.ExecContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+var _ chains.Journal = (*Store)(nil)

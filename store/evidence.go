@@ -1,0 +1,372 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Status is where an evidence (or one of its per-chain anchors) stands.
+type Status string
+
+// The evidence lifecycle. An evidence asking for several chains is confirmed
+// when every chain has confirmed and dead-lettered when any chain has.
+const (
+	StatusPending    Status = "pending"
+	StatusBatched    Status = "batched"
+	StatusSubmitted  Status = "submitted"
+	StatusConfirmed  Status = "confirmed"
+	StatusDeadLetter Status = "dead_letter"
+)
+
+// Valid reports whether s is one of the statuses above.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusPending, StatusBatched, StatusSubmitted, StatusConfirmed, StatusDeadLetter:
+		return true
+	}
+	return false
+}
+
+// NewEvidence is what intake hands to the store.
+type NewEvidence struct {
+	Digest         [32]byte
+	Chains         []string // sorted, unique, non-empty
+	Priority       int      // 1 (highest) … 10
+	IdempotencyKey string
+	Metadata       json.RawMessage
+}
+
+// Evidence is one stored evidence with its per-chain anchors.
+type Evidence struct {
+	ID             string
+	Digest         [32]byte
+	Chains         []string
+	Priority       int
+	IdempotencyKey string
+	Metadata       json.RawMessage
+	Status         Status
+	Attempts       int
+	LastError      string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	Anchors        []AnchorState
+	seq            int64
+}
+
+// AnchorState is one chain's part of an evidence: its batch and, once
+// confirmed, everything a receipt needs.
+type AnchorState struct {
+	Chain     string
+	Status    Status
+	BatchID   int64
+	LeafIndex int
+	TreeSize  int
+	Path      [][32]byte
+	Root      [32]byte
+	TxRef     string
+	Block     uint64
+	BlockTime time.Time
+}
+
+// InsertEvidence stores an evidence and its outbox rows in one transaction.
+// With an idempotency key that was seen before, it returns the stored evidence
+// and created=false, and stores nothing.
+func (s *Store) InsertEvidence(ctx context.Context, ne NewEvidence) (Evidence, bool, error) {
+	if ne.IdempotencyKey != "" {
+		if ev, err := s.evidenceByKey(ctx, s.r, ne.IdempotencyKey); err == nil {
+			return ev, false, nil
+		} else if !errors.Is(err, ErrNotFound) {
+			return Evidence{}, false, err
+		}
+	}
+	now := time.Now()
+	ev := Evidence{
+		ID: newID("ev_"), Digest: ne.Digest, Chains: ne.Chains, Priority: ne.Priority,
+		IdempotencyKey: ne.IdempotencyKey, Metadata: ne.Metadata, Status: StatusPending,
+		CreatedAt: fromMS(ms(now)), UpdatedAt: fromMS(ms(now)),
+	}
+	created := true
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if ne.IdempotencyKey != "" {
+			// A concurrent request with the same key may have won the race.
+			existing, err := s.evidenceByKey(ctx, tx, ne.IdempotencyKey)
+			if err == nil {
+				ev, created = existing, false
+				return nil
+			} else if !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+		var key, meta any
+		if ne.IdempotencyKey != "" {
+			key = ne.IdempotencyKey
+		}
+		if len(ne.Metadata) > 0 {
+			meta = string(ne.Metadata)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO evidence (id, digest, chains, priority, idempotency_key, metadata, status, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ev.ID, ne.Digest[:], strings.Join(ne.Chains, ","), ne.Priority, key, meta, StatusPending, ms(now), ms(now))
+		if err != nil {
+			return err
+		}
+		seq, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		ev.seq = seq
+		for _, c := range ne.Chains {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (evidence_seq, chain, priority, state) VALUES (?, ?, ?, ?)`,
+				seq, c, ne.Priority, StatusPending); err != nil {
+				return err
+			}
+			ev.Anchors = append(ev.Anchors, AnchorState{Chain: c, Status: StatusPending})
+		}
+		return nil
+	})
+	if err != nil {
+		return Evidence{}, false, fmt.Errorf("store: insert evidence: %w", err)
+	}
+	if created {
+		s.notify()
+	}
+	return ev, created, nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+const evidenceCols = `seq, id, digest, chains, priority, COALESCE(idempotency_key, ''), COALESCE(metadata, ''), status, attempts, last_error, created_at, updated_at`
+
+func scanEvidence(row interface{ Scan(...any) error }) (Evidence, error) {
+	var (
+		ev           Evidence
+		digest       []byte
+		chainList    string
+		meta         string
+		status       string
+		created, upd int64
+	)
+	err := row.Scan(&ev.seq, &ev.ID, &digest, &chainList, &ev.Priority, &ev.IdempotencyKey, &meta, &status, &ev.Attempts, &ev.LastError, &created, &upd)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Evidence{}, ErrNotFound
+	}
+	if err != nil {
+		return Evidence{}, err
+	}
+	copy(ev.Digest[:], digest)
+	ev.Chains = strings.Split(chainList, ",")
+	if meta != "" {
+		ev.Metadata = json.RawMessage(meta)
+	}
+	ev.Status = Status(status)
+	ev.CreatedAt, ev.UpdatedAt = fromMS(created), fromMS(upd)
+	return ev, nil
+}
+
+func (s *Store) evidenceByKey(ctx context.Context, q querier, key string) (Evidence, error) {
+	ev, err := scanEvidence(q.QueryRowContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE idempotency_key = ?`, key))
+	if err != nil {
+		return Evidence{}, err
+	}
+	return ev, s.loadAnchors(ctx, q, &ev)
+}
+
+// GetEvidence returns one evidence with its anchors, or ErrNotFound.
+func (s *Store) GetEvidence(ctx context.Context, id string) (Evidence, error) {
+	ev, err := scanEvidence(s.r.QueryRowContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE id = ?`, id))
+	if err != nil {
+		return Evidence{}, err
+	}
+	return ev, s.loadAnchors(ctx, s.r, &ev)
+}
+
+func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error {
+	rows, err := q.QueryContext(ctx, `SELECT o.chain, o.state, COALESCE(o.batch_id, 0), COALESCE(o.leaf_index, 0), o.path,
+			COALESCE(b.size, 0), b.root, COALESCE(b.tx_ref, ''), COALESCE(b.block, 0), COALESCE(b.block_time, 0)
+		FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id
+		WHERE o.evidence_seq = ? ORDER BY o.chain`, ev.seq)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	ev.Anchors = nil
+	for rows.Next() {
+		var (
+			a          AnchorState
+			state      string
+			path, root []byte
+			bt         int64
+		)
+		if err := rows.Scan(&a.Chain, &state, &a.BatchID, &a.LeafIndex, &path, &a.TreeSize, &root, &a.TxRef, &a.Block, &bt); err != nil {
+			return err
+		}
+		a.Status = Status(state)
+		if a.Status == StatusConfirmed {
+			copy(a.Root[:], root)
+			a.Path = splitHashes(path)
+			a.BlockTime = fromMS(bt)
+		} else if a.Status == StatusPending || a.Status == StatusDeadLetter {
+			a.TxRef, a.Block = "", 0
+		}
+		ev.Anchors = append(ev.Anchors, a)
+	}
+	return rows.Err()
+}
+
+// ListFilter selects evidence for ListEvidence.
+type ListFilter struct {
+	Status Status // empty = any
+	Limit  int
+	Cursor string // from a previous page; empty = first page
+}
+
+// ListEvidence returns a page of evidence in intake order and the cursor of
+// the next page ("" when this is the last).
+func (s *Store) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, string, error) {
+	after, err := decodeCursor(f.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	q := `SELECT ` + evidenceCols + ` FROM evidence WHERE seq > ?`
+	args := []any{after}
+	if f.Status != "" {
+		q += ` AND status = ?`
+		args = append(args, f.Status)
+	}
+	q += ` ORDER BY seq LIMIT ?`
+	args = append(args, f.Limit+1)
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list evidence: %w", err)
+	}
+	var out []Evidence
+	for rows.Next() {
+		ev, err := scanEvidence(rows)
+		if err != nil {
+			rows.Close()
+			return nil, "", err
+		}
+		out = append(out, ev)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(out) > f.Limit {
+		out = out[:f.Limit]
+		next = encodeCursor(out[len(out)-1].seq)
+	}
+	for i := range out {
+		if err := s.loadAnchors(ctx, s.r, &out[i]); err != nil {
+			return nil, "", err
+		}
+	}
+	return out, next, nil
+}
+
+// ErrBadCursor is returned for a cursor this store did not hand out.
+var ErrBadCursor = errors.New("invalid cursor")
+
+func encodeCursor(seq int64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(seq))
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func decodeCursor(c string) (int64, error) {
+	if c == "" {
+		return 0, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) != 8 {
+		return 0, ErrBadCursor
+	}
+	return int64(binary.BigEndian.Uint64(b)), nil
+}
+
+// PendingCount is the number of evidence not yet in any batch.
+func (s *Store) PendingCount(ctx context.Context) (int, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM evidence WHERE status = ?`, StatusPending).Scan(&n)
+	return n, err
+}
+
+// RetryEvidence puts a dead-lettered evidence's failed anchors back in the
+// outbox. It returns ErrNotFound for an unknown id and ErrConflict when the
+// evidence is not dead-lettered.
+func (s *Store) RetryEvidence(ctx context.Context, id string) (Evidence, error) {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		ev, err := scanEvidence(tx.QueryRowContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE id = ?`, id))
+		if err != nil {
+			return err
+		}
+		if ev.Status != StatusDeadLetter {
+			return fmt.Errorf("evidence %s is %s, not dead_letter: %w", id, ev.Status, ErrConflict)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ?, batch_id = NULL, leaf_index = NULL, path = NULL
+			WHERE evidence_seq = ? AND state = ?`, StatusPending, ev.seq, StatusDeadLetter); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE evidence SET attempts = 0, last_error = '', updated_at = ? WHERE seq = ?`, ms(time.Now()), ev.seq)
+		if err != nil {
+			return err
+		}
+		return refreshStatus(ctx, tx, `seq = ?`, ev.seq)
+	})
+	if err != nil {
+		return Evidence{}, err
+	}
+	s.notify()
+	return s.GetEvidence(ctx, id)
+}
+
+// refreshStatus recomputes evidence.status from its outbox rows for the
+// evidence matched by where.
+func refreshStatus(ctx context.Context, tx *sql.Tx, where string, args ...any) error {
+	q := `UPDATE evidence SET updated_at = ?, status = CASE
+		WHEN EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = evidence.seq AND o.state = 'dead_letter') THEN 'dead_letter'
+		WHEN EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = evidence.seq AND o.state = 'pending') THEN 'pending'
+		WHEN EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = evidence.seq AND o.state = 'batched') THEN 'batched'
+		WHEN EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = evidence.seq AND o.state = 'submitted') THEN 'submitted'
+		ELSE 'confirmed' END
+		WHERE ` + where
+	_, err := tx.ExecContext(ctx, q, append([]any{ms(time.Now())}, args...)...)
+	return err
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func splitHashes(b []byte) [][32]byte {
+	out := make([][32]byte, len(b)/32)
+	for i := range out {
+		copy(out[i][:], b[i*32:])
+	}
+	return out
+}
+
+func joinHashes(hs [][32]byte) []byte {
+	out := make([]byte, 0, 32*len(hs))
+	for _, h := range hs {
+		out = append(out, h[:]...)
+	}
+	return out
+}

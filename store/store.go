@@ -1,0 +1,159 @@
+// Package store keeps keeper's own records: evidence and its outbox, batches,
+// the transactions signed for them, and receipts. It is a SQLite file in WAL
+// mode with one writer connection and a small pool of readers, so intake
+// writes never wait on a reader and readers never see a half-written batch.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+)
+
+// Errors callers can test for with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
+
+// Store is keeper's record store. It is safe for concurrent use, including by
+// several processes on the same file.
+type Store struct {
+	w *sql.DB // the one writer
+	r *sql.DB // readers
+
+	mu      sync.Mutex
+	waiters []chan struct{}
+}
+
+// Open opens (creating if needed) the store at path and applies migrations.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: create directory for %s: %w", path, err)
+	}
+	w, err := openDB(path, 1, false)
+	if err != nil {
+		return nil, err
+	}
+	r, err := openDB(path, 4, true)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	s := &Store{w: w, r: r}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openDB(path string, conns int, readOnly bool) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxLifetime(0)
+	return db, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("store: create schema_migrations: %w", err)
+	}
+	for i, m := range migrations {
+		version := i + 1
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, m); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, time.Now().UnixMilli())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: migration %d: %w", version, err)
+		}
+	}
+	return nil
+}
+
+// Close closes the store.
+func (s *Store) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Ping checks the store answers (readiness).
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.r.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
+}
+
+// tx runs fn in a write transaction and commits it when fn returns nil.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Changed returns a channel closed at the next change that can matter to the
+// dispatcher in this process (new pending evidence, a batch submitted). Other
+// processes' changes are seen by the dispatcher's periodic sweep.
+func (s *Store) Changed() <-chan struct{} {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	s.waiters = append(s.waiters, ch)
+	s.mu.Unlock()
+	return ch
+}
+
+func (s *Store) notify() {
+	s.mu.Lock()
+	ws := s.waiters
+	s.waiters = nil
+	s.mu.Unlock()
+	for _, ch := range ws {
+		close(ch)
+	}
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}

@@ -1,0 +1,147 @@
+// Package workflows holds keeper's workflow definitions: deterministic code
+// only. Everything that touches the outside world is an activity.
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/keeperhq/keeper/activities"
+)
+
+// AnchorTaskQueue is the task queue of anchoring workflows and activities.
+const AnchorTaskQueue = "keeper-anchor"
+
+// Search attributes keeper sets on its workflows, so they can be filtered in
+// the Web UI and with `temporal workflow list --query`.
+var (
+	SAChain     = temporal.NewSearchAttributeKeyKeyword("KeeperChain")
+	SAStatus    = temporal.NewSearchAttributeKeyKeyword("KeeperStatus")
+	SABatchSize = temporal.NewSearchAttributeKeyInt64("KeeperBatchSize")
+)
+
+// AnchorPolicy carries the retry and timeout knobs into the workflow, so
+// they are fixed for the life of a batch and visible in its history.
+type AnchorPolicy struct {
+	MaxAttempts    int32         // per activity, seed 000 clamps at 20
+	SubmitTimeout  time.Duration // one submit attempt
+	ConfirmTimeout time.Duration // one confirm attempt (waiting for finality)
+	Heartbeat      time.Duration // confirm heartbeat timeout
+	MaxResubmits   int           // dropped-transaction resubmissions before giving up
+}
+
+// AnchorBatchInput identifies the batch: ids only, never digests.
+type AnchorBatchInput struct {
+	BatchID  int64
+	Chain    string
+	Size     int
+	Priority int // keeper priority 1 (highest) … 10
+	Policy   AnchorPolicy
+}
+
+// AnchorBatchResult is the batch's outcome.
+type AnchorBatchResult struct {
+	Status    string // confirmed | dead_letter
+	TxRef     string
+	Block     uint64
+	Resubmits int
+	Error     string
+}
+
+// WorkflowID is the id of a batch's workflow; it de-duplicates starts.
+func WorkflowID(chain string, batchID int64) string {
+	return fmt.Sprintf("anchor-%s-%d", chain, batchID)
+}
+
+// TaskPriority maps keeper's priority 1–10 onto Temporal's priority keys 1–5.
+func TaskPriority(p int) int {
+	return min(max((p+1)/2, 1), 5)
+}
+
+// AnchorBatch submits one batch's Merkle root to its chain, waits for
+// finality and records every evidence's receipt. A dropped transaction is
+// submitted again; a permanent failure or exhausted retries dead-letter the
+// batch's evidence and fail the workflow.
+func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, error) {
+	var a *activities.Anchor
+	ref := activities.BatchRef{BatchID: in.BatchID, Chain: in.Chain}
+	retry := &temporal.RetryPolicy{
+		// The activities compute seed 000's jittered delay themselves; these
+		// numbers only apply when an attempt times out instead of failing.
+		InitialInterval:    5 * time.Second,
+		BackoffCoefficient: 2,
+		MaximumInterval:    300 * time.Second,
+		MaximumAttempts:    in.Policy.MaxAttempts,
+	}
+	prio := temporal.Priority{PriorityKey: TaskPriority(in.Priority)}
+	submitCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: in.Policy.SubmitTimeout,
+		RetryPolicy:         retry,
+		Priority:            prio,
+	})
+	confirmCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: in.Policy.ConfirmTimeout,
+		HeartbeatTimeout:    in.Policy.Heartbeat,
+		RetryPolicy:         retry,
+		Priority:            prio,
+	})
+	recordCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: in.Policy.SubmitTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
+		Priority:            prio,
+	})
+
+	var out AnchorBatchResult
+	for {
+		setStatus(ctx, "submitting")
+		var sub activities.SubmitResult
+		if err := workflow.ExecuteActivity(submitCtx, a.SubmitAnchor, ref).Get(ctx, &sub); err != nil {
+			return deadLetter(recordCtx, in, out, err)
+		}
+		setStatus(ctx, "submitted")
+		var conf activities.ConfirmResult
+		if err := workflow.ExecuteActivity(confirmCtx, a.ConfirmAnchor, ref).Get(ctx, &conf); err != nil {
+			return deadLetter(recordCtx, in, out, err)
+		}
+		if conf.Dropped {
+			out.Resubmits++
+			if out.Resubmits > in.Policy.MaxResubmits {
+				return deadLetter(recordCtx, in, out, fmt.Errorf("transaction %s dropped %d times: %s", conf.TxRef, out.Resubmits, conf.Detail))
+			}
+			workflow.GetLogger(ctx).Warn("anchor transaction dropped; submitting again", "tx", conf.TxRef, "detail", conf.Detail)
+			continue
+		}
+		if err := workflow.ExecuteActivity(recordCtx, a.RecordReceipts, ref, conf).Get(ctx, nil); err != nil {
+			return out, err
+		}
+		setStatus(ctx, "confirmed")
+		out.Status, out.TxRef, out.Block = "confirmed", conf.TxRef, conf.Block
+		return out, nil
+	}
+}
+
+func deadLetter(ctx workflow.Context, in AnchorBatchInput, out AnchorBatchResult, cause error) (AnchorBatchResult, error) {
+	// Keep the activity's own message, not the SDK's wrapping of it.
+	msg := cause.Error()
+	var appErr *temporal.ApplicationError
+	if errors.As(cause, &appErr) {
+		msg = appErr.Error()
+	}
+	var a *activities.Anchor
+	if err := workflow.ExecuteActivity(ctx, a.DeadLetter, activities.DeadLetterInput{BatchID: in.BatchID, Error: msg}).Get(ctx, nil); err != nil {
+		return out, err
+	}
+	setStatus(ctx, "dead_letter")
+	out.Status, out.Error = "dead_letter", msg
+	return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf("batch %d on %s dead-lettered: %s", in.BatchID, in.Chain, msg), "DeadLetter", nil)
+}
+
+func setStatus(ctx workflow.Context, status string) {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, SAStatus.ValueSet(status)); err != nil {
+		workflow.GetLogger(ctx).Warn("upsert search attribute", "error", err)
+	}
+}

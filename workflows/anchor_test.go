@@ -1,0 +1,175 @@
+package workflows
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/keeperhq/keeper/activities"
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/chains/stub"
+	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/store"
+)
+
+type AnchorBatchSuite struct {
+	suite.Suite
+	testsuite.WorkflowTestSuite
+	env    *testsuite.TestWorkflowEnvironment
+	store  *store.Store
+	chain  *stub.Chain
+	starts map[string][]time.Time // activity type -> start times (workflow clock)
+}
+
+func TestAnchorBatch(t *testing.T) { suite.Run(t, new(AnchorBatchSuite)) }
+
+func (s *AnchorBatchSuite) SetupTest() {
+	st, err := store.Open(context.Background(), filepath.Join(s.T().TempDir(), "keeper.db"))
+	s.Require().NoError(err)
+	s.T().Cleanup(func() { st.Close() })
+	s.store, s.chain = st, stub.New(0)
+	s.starts = map[string][]time.Time{}
+	s.env = s.NewTestWorkflowEnvironment()
+	s.env.RegisterActivity(&activities.Anchor{
+		Store: st, Chains: map[string]chains.Adapter{stub.Name: s.chain},
+		Backoff: activities.DefaultBackoff, ConfirmPoll: 10 * time.Millisecond,
+	})
+	s.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		s.starts[info.ActivityType.Name] = append(s.starts[info.ActivityType.Name], s.env.Now())
+	})
+}
+
+func (s *AnchorBatchSuite) formBatch(n int) store.Batch {
+	ctx := context.Background()
+	for i := 0; i < n; i++ {
+		_, _, err := s.store.InsertEvidence(ctx, store.NewEvidence{
+			Digest: sha256.Sum256([]byte(fmt.Sprint(s.T().Name(), i))), Chains: []string{stub.Name}, Priority: 5,
+		})
+		s.Require().NoError(err)
+	}
+	b, ok, err := s.store.FormBatch(ctx, stub.Name, 1024)
+	s.Require().NoError(err)
+	s.Require().True(ok)
+	return b
+}
+
+func input(b store.Batch, maxAttempts int32) AnchorBatchInput {
+	return AnchorBatchInput{BatchID: b.ID, Chain: b.Chain, Size: b.Size, Priority: b.Priority, Policy: AnchorPolicy{
+		MaxAttempts: maxAttempts, SubmitTimeout: time.Minute, ConfirmTimeout: time.Hour, Heartbeat: time.Minute, MaxResubmits: 3,
+	}}
+}
+
+func (s *AnchorBatchSuite) evidenceOf(b store.Batch) []store.Evidence {
+	evs, _, err := s.store.ListEvidence(context.Background(), store.ListFilter{Limit: 1000})
+	s.Require().NoError(err)
+	var out []store.Evidence
+	for _, ev := range evs {
+		if ev.Anchors[0].BatchID == b.ID {
+			out = append(out, ev)
+		}
+	}
+	s.Require().Len(out, b.Size)
+	return out
+}
+
+func (s *AnchorBatchSuite) TestConfirmsBatchAndRecordsVerifiableReceipts() {
+	b := s.formBatch(7)
+	s.env.ExecuteWorkflow(AnchorBatch, input(b, 20))
+	s.Require().True(s.env.IsWorkflowCompleted())
+	s.Require().NoError(s.env.GetWorkflowError())
+	var res AnchorBatchResult
+	s.Require().NoError(s.env.GetWorkflowResult(&res))
+	s.Equal("confirmed", res.Status)
+	s.Equal(1, s.chain.Transactions(b.ID))
+
+	for _, ev := range s.evidenceOf(b) {
+		s.Equal(store.StatusConfirmed, ev.Status)
+		a := ev.Anchors[0]
+		s.Equal(res.TxRef, a.TxRef)
+		s.Equal(7, a.TreeSize)
+		path := make([]merkle.Hash, len(a.Path))
+		for i, h := range a.Path {
+			path[i] = h
+		}
+		s.NoError(merkle.Verify(ev.Digest[:], a.LeafIndex, a.TreeSize, path, a.Root), "evidence %s", ev.ID)
+	}
+}
+
+func (s *AnchorBatchSuite) TestTransientSubmitFailuresBackOffAsSeed000() {
+	b := s.formBatch(3)
+	s.chain.FailSubmits(4, false)
+	s.env.ExecuteWorkflow(AnchorBatch, input(b, 20))
+	s.Require().NoError(s.env.GetWorkflowError())
+
+	starts := s.starts["SubmitAnchor"]
+	s.Require().Len(starts, 5)
+	for i, want := range []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second} {
+		got := starts[i+1].Sub(starts[i])
+		s.Greater(got, want, "delay after failure %d carries jitter on top of the base", i+1)
+		s.Less(got, want+time.Second+100*time.Millisecond, "delay after failure %d (jitter is below 1 s)", i+1)
+	}
+	// The failed attempts recorded the transaction before failing: every retry
+	// rebroadcast it, so the chain holds one anchor for the batch.
+	s.Equal(1, s.chain.Transactions(b.ID))
+	for _, ev := range s.evidenceOf(b) {
+		s.Equal(store.StatusConfirmed, ev.Status)
+		s.Equal(4, ev.Attempts, "attempts seen by the user")
+	}
+}
+
+func (s *AnchorBatchSuite) TestBackoffIsCappedAtFiveMinutes() {
+	b := activities.DefaultBackoff
+	s.Equal(5*time.Second, b.Delay(1))
+	s.Equal(160*time.Second, b.Delay(6))
+	s.Equal(300*time.Second, b.Delay(7))
+	s.Equal(300*time.Second, b.Delay(1000), "attempts are clamped, the shift never overflows")
+}
+
+func (s *AnchorBatchSuite) TestPermanentFailureDeadLettersAtOnce() {
+	b := s.formBatch(4)
+	s.chain.FailSubmits(1, true)
+	s.env.ExecuteWorkflow(AnchorBatch, input(b, 20))
+	s.Require().True(s.env.IsWorkflowCompleted())
+	s.Require().Error(s.env.GetWorkflowError())
+	s.Len(s.starts["SubmitAnchor"], 1, "a permanent error is not retried")
+	for _, ev := range s.evidenceOf(b) {
+		s.Equal(store.StatusDeadLetter, ev.Status)
+		s.Contains(ev.LastError, "injected permanent failure")
+	}
+	got, err := s.store.GetBatch(context.Background(), b.ID)
+	s.Require().NoError(err)
+	s.Equal(store.BatchDeadLetter, got.State)
+}
+
+func (s *AnchorBatchSuite) TestExhaustedAttemptsDeadLetter() {
+	b := s.formBatch(2)
+	s.chain.FailSubmits(100, false)
+	s.env.ExecuteWorkflow(AnchorBatch, input(b, 3))
+	s.Require().Error(s.env.GetWorkflowError())
+	s.Len(s.starts["SubmitAnchor"], 3)
+	for _, ev := range s.evidenceOf(b) {
+		s.Equal(store.StatusDeadLetter, ev.Status)
+		s.Equal(3, ev.Attempts)
+		s.Contains(ev.LastError, "injected transient failure")
+	}
+}
+
+func (s *AnchorBatchSuite) TestDroppedTransactionIsSubmittedAgain() {
+	b := s.formBatch(2)
+	s.chain.DropNext(1)
+	s.env.ExecuteWorkflow(AnchorBatch, input(b, 20))
+	s.Require().NoError(s.env.GetWorkflowError())
+	var res AnchorBatchResult
+	s.Require().NoError(s.env.GetWorkflowResult(&res))
+	s.Equal(1, res.Resubmits)
+	s.Len(s.starts["SubmitAnchor"], 2)
+	s.Equal(1, s.chain.Transactions(b.ID), "the rebroadcast reuses the journaled transaction")
+}
