@@ -1,0 +1,243 @@
+// Package app wires keeper's parts into a running node: the store, the chain
+// adapters, the Temporal client, and whichever of the API (with its
+// dispatcher) and the worker the command asked for. `keeper dev`, `keeper
+// api`, `keeper worker` and the end-to-end tests all start nodes through it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/keeperhq/keeper/activities"
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/chains/stub"
+	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/worker"
+	"github.com/keeperhq/keeper/workflows"
+)
+
+// Roles says which parts a node runs.
+type Roles struct {
+	API    bool // HTTP API and dispatcher
+	Worker bool // Temporal worker
+}
+
+// Node is one running keeper process (or, in tests, one of several in a
+// process).
+type Node struct {
+	Cfg    config.Config
+	Roles  Roles
+	Store  *store.Store
+	Client client.Client
+	Chains map[string]chains.Adapter
+	Logger *slog.Logger
+
+	api      *starter.API
+	http     *http.Server
+	listener net.Listener
+	worker   sdkworker.Worker
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+}
+
+// StoreFile is keeper's record store inside the data directory.
+func StoreFile(dataDir string) string { return filepath.Join(dataDir, "keeper.db") }
+
+// Options builds a node. Chains, when nil, are made from the configuration.
+type Options struct {
+	Config        config.Config
+	Roles         Roles
+	ClientOptions client.Options
+	Chains        map[string]chains.Adapter
+	Logger        *slog.Logger
+}
+
+// Start opens the store, connects to Temporal and starts the node's roles.
+// The HTTP API listens before Start returns.
+func Start(ctx context.Context, o Options) (*Node, error) {
+	cfg := o.Config
+	n := &Node{Cfg: cfg, Roles: o.Roles, Chains: o.Chains, Logger: o.Logger}
+	if n.Chains == nil {
+		n.Chains = NewChains(cfg)
+	}
+	var err error
+	if n.Store, err = store.Open(ctx, StoreFile(cfg.DataDir)); err != nil {
+		return nil, err
+	}
+	co := o.ClientOptions
+	if co.Logger == nil {
+		co.Logger = sdklog.NewStructuredLogger(o.Logger.With("component", "temporal-sdk"))
+	}
+	// A lazy client: intake must work while Temporal is down; the dispatcher
+	// and worker retry until it is back.
+	if n.Client, err = client.NewLazyClient(co); err != nil {
+		n.Store.Close()
+		return nil, fmt.Errorf("temporal client: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+
+	if o.Roles.Worker {
+		if err := worker.EnsureSearchAttributes(ctx, n.Client, co.Namespace, n.Logger); err != nil {
+			n.Logger.Warn("search attributes not verified", "error", err)
+		}
+		n.worker = worker.New(n.Client, &activities.Anchor{
+			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll,
+			Backoff: activities.Backoff{Base: cfg.RetryBase, Cap: cfg.RetryCap, Jitter: cfg.RetryJitter},
+		}, worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout})
+		if err := n.worker.Start(); err != nil {
+			n.close()
+			return nil, fmt.Errorf("start worker: %w", err)
+		}
+	}
+	if o.Roles.API {
+		if err := n.startAPI(runCtx); err != nil {
+			n.close()
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// NewChains builds the chain adapters the configuration names.
+func NewChains(cfg config.Config) map[string]chains.Adapter {
+	out := map[string]chains.Adapter{}
+	for _, name := range cfg.Chains {
+		switch name {
+		case stub.Name:
+			out[name] = stub.New(cfg.StubConfirmDelay)
+		}
+	}
+	return out
+}
+
+// Policy is the AnchorBatch policy the configuration asks for.
+func Policy(cfg config.Config) workflows.AnchorPolicy {
+	return workflows.AnchorPolicy{
+		MaxAttempts:    int32(cfg.MaxAttempts),
+		SubmitTimeout:  time.Minute,
+		ConfirmTimeout: cfg.ConfirmTimeout,
+		Heartbeat:      max(10*time.Second, 5*cfg.ConfirmPoll),
+		MaxResubmits:   10,
+	}
+}
+
+func (n *Node) startAPI(ctx context.Context) error {
+	cfg := n.Cfg
+	checks := []starter.Check{
+		{Name: "store", Ping: n.Store.Ping},
+		{Name: "temporal", Ping: func(ctx context.Context) error {
+			_, err := n.Client.CheckHealth(ctx, &client.CheckHealthRequest{})
+			return err
+		}},
+	}
+	for name, c := range n.Chains {
+		checks = append(checks, starter.Check{Name: "chain:" + name, Ping: c.Ping})
+	}
+	n.api = &starter.API{
+		Store: n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
+		Checks: checks, Logger: n.Logger,
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("API listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	n.listener = ln
+	n.http = &http.Server{
+		Handler:           n.api.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	n.wg.Add(2)
+	go func() {
+		defer n.wg.Done()
+		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.Logger.Error("API server stopped", "error", err)
+		}
+	}()
+	d := &starter.Dispatcher{
+		Store: n.Store, Temporal: n.Client, MaxItems: cfg.BatchMaxItems, MaxWait: cfg.BatchMaxWait,
+		Sweep: cfg.PollInterval, Policy: Policy(cfg), Logger: n.Logger,
+	}
+	go func() {
+		defer n.wg.Done()
+		d.Run(ctx)
+	}()
+	return nil
+}
+
+// APIAddr is where the HTTP API listens ("" when this node has no API).
+func (n *Node) APIAddr() string {
+	if n.listener == nil {
+		return ""
+	}
+	return n.listener.Addr().String()
+}
+
+// Shutdown stops the node gracefully: readiness goes false and intake answers
+// 503, the dispatcher stops, the worker lets in-flight activities finish for up
+// to the drain timeout, then the HTTP server and the store close. Evidence
+// already accepted stays in the store and continues on the next start.
+func (n *Node) Shutdown(ctx context.Context) error {
+	var err error
+	n.stopOnce.Do(func() {
+		if n.api != nil {
+			n.api.Drain()
+		}
+		n.cancel() // dispatcher
+		if n.worker != nil {
+			n.worker.Stop() // waits up to WorkerStopTimeout for activities
+		}
+		if n.http != nil {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err = n.http.Shutdown(sctx)
+			cancel()
+		}
+		n.wg.Wait()
+		err = errors.Join(err, n.close())
+	})
+	return err
+}
+
+// Kill stops the node abruptly, as a crash would: no drain, in-flight
+// activities are abandoned mid-way. Tests use it.
+func (n *Node) Kill() {
+	n.stopOnce.Do(func() {
+		n.cancel()
+		if n.http != nil {
+			n.http.Close()
+		}
+		if n.worker != nil {
+			go n.worker.Stop()
+		}
+		n.wg.Wait()
+		n.Client.Close()
+	})
+}
+
+func (n *Node) close() error {
+	if n.cancel != nil {
+		n.cancel()
+	}
+	if n.Client != nil {
+		n.Client.Close()
+	}
+	return n.Store.Close()
+}

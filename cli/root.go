@@ -1,0 +1,106 @@
+// Package cli holds keeper's commands that need no embedded Temporal server:
+// `keeper worker`, `keeper api`, the API client commands (`submit`,
+// `status`, `receipt`) and `keeper config`. cmd/keeper adds `dev`.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/contrib/envconfig"
+
+	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/config"
+)
+
+// Root returns the keeper command with every subcommand of this package.
+func Root() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "keeper",
+		Short:         "Durable evidence anchoring, wallet backfill and reward epochs on Temporal",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		nodeCmd("worker", "Run a Temporal worker (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS and API key from the environment)", app.Roles{Worker: true}),
+		nodeCmd("api", "Run the HTTP API and dispatcher against a Temporal cluster (TEMPORAL_* environment)", app.Roles{API: true}),
+		submitCmd(), statusCmd(), receiptCmd(), configCmd(),
+	)
+	return root
+}
+
+// Logger returns keeper's text logger on stderr at the named level.
+func Logger(level string) *slog.Logger {
+	var l slog.Level
+	switch strings.ToLower(level) {
+	case "debug":
+		l = slog.LevelDebug
+	case "warn":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	default:
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+func nodeCmd(use, short string, roles app.Roles) *cobra.Command {
+	cfg, loadErr := config.Load(nil)
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if loadErr != nil {
+				return loadErr
+			}
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			co, err := envconfig.LoadDefaultClientOptions()
+			if err != nil {
+				return fmt.Errorf("Temporal client configuration: %w", err)
+			}
+			if co.HostPort == "" {
+				co.HostPort = "127.0.0.1:7233"
+			}
+			if co.Namespace == "" {
+				co.Namespace = "default"
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			log := Logger(cfg.LogLevel)
+			node, err := app.Start(ctx, app.Options{Config: cfg, Roles: roles, ClientOptions: co, Logger: log})
+			if err != nil {
+				return err
+			}
+			log.Info("keeper "+use+" running", "temporal", co.HostPort, "namespace", co.Namespace, "api", node.APIAddr())
+			<-ctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout+10*time.Second)
+			defer cancel()
+			return node.Shutdown(sctx)
+		},
+	}
+	cfg.BindFlags(cmd.Flags())
+	return cmd
+}
+
+func configCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "config",
+		Short: "Print every setting as a Markdown table (env var, flag, default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprint(cmd.OutOrStdout(), config.MarkdownTable())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+
+	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/cli"
+	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/devserver"
+	"github.com/keeperhq/keeper/worker"
+)
+
+func devCmd() *cobra.Command {
+	cfg, loadErr := config.Load(nil)
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run everything in one process: embedded Temporal server and Web UI, worker, API and local chains",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if loadErr != nil {
+				return loadErr
+			}
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			log := cli.Logger(cfg.LogLevel)
+
+			srv, err := devserver.Start(ctx, devserver.Options{
+				DataDir: cfg.DataDir, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
+				Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log.With("component", "temporal-server"),
+			})
+			if err != nil {
+				return fmt.Errorf("embedded Temporal server: %w", err)
+			}
+			defer srv.Stop()
+
+			node, err := app.Start(ctx, app.Options{
+				Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: log,
+				ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
+			})
+			if err != nil {
+				return err
+			}
+			abs, _ := filepath.Abs(cfg.DataDir)
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "keeper dev is running (Ctrl-C stops it; a restart resumes unfinished work)\n")
+			fmt.Fprintf(out, "  API              http://%s   (POST /v1/evidence, GET /v1/evidence/{id}, /health, /readyz, /metrics)\n", node.APIAddr())
+			fmt.Fprintf(out, "  Temporal server  %s   (namespace %s; temporal CLI: --address %s)\n", srv.FrontendAddr(), srv.Namespace(), srv.FrontendAddr())
+			if srv.UIAddr() != "" {
+				fmt.Fprintf(out, "  Temporal Web UI  %s\n", srv.UIAddr())
+			}
+			fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
+			fmt.Fprintf(out, "  data             %s (keeper.db, temporal.db)\n", abs)
+
+			<-ctx.Done()
+			fmt.Fprintln(out, "keeper dev: shutting down (draining in-flight work)")
+			sctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout+10*time.Second)
+			defer cancel()
+			if err := node.Shutdown(sctx); err != nil {
+				log.Warn("shutdown", "error", err)
+			}
+			if err := srv.Stop(); err != nil {
+				log.Warn("stop Temporal server", "error", err)
+			}
+			fmt.Fprintln(out, "keeper dev: stopped")
+			return nil
+		},
+	}
+	cfg.BindFlags(cmd.Flags())
+	return cmd
+}
+
+func devserverCmd() *cobra.Command {
+	cfg, loadErr := config.Load(nil)
+	cmd := &cobra.Command{
+		Use:   "devserver",
+		Short: "Run only the embedded Temporal server (and Web UI) on the data directory",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if loadErr != nil {
+				return loadErr
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			log := cli.Logger(cfg.LogLevel)
+			srv, err := devserver.Start(ctx, devserver.Options{
+				DataDir: cfg.DataDir, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
+				Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log,
+			})
+			if err != nil {
+				return fmt.Errorf("embedded Temporal server: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Temporal server %s, Web UI %s\n", srv.FrontendAddr(), srv.UIAddr())
+			<-ctx.Done()
+			return srv.Stop()
+		},
+	}
+	cfg.BindFlags(cmd.Flags())
+	return cmd
+}
+

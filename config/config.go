@@ -1,0 +1,231 @@
+// Package config is the one home of every keeper knob: a struct with
+// defaults, the environment variable that sets each field and the flag that
+// overrides it. Precedence: flag > environment > default.
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Config holds every knob of every keeper command.
+type Config struct {
+	DataDir  string
+	HTTPAddr string
+	LogLevel string
+
+	Chains           []string
+	StubConfirmDelay time.Duration
+
+	PollInterval    time.Duration
+	ConfirmPoll     time.Duration
+	BatchMaxItems   int
+	BatchMaxWait    time.Duration
+	MaxPending      int
+	MaxBodyBytes    int64
+	MaxAttempts     int
+	RetryBase       time.Duration
+	RetryCap        time.Duration
+	RetryJitter     time.Duration
+	ConfirmTimeout  time.Duration
+	DrainTimeout    time.Duration
+	ActivityWorkers int
+
+	DevTemporalPort int
+	DevUIPort       int
+}
+
+// Knob describes one setting for flags, environment and the README table.
+type Knob struct {
+	Flag, Env, Default, Help string
+	ptr                      any
+}
+
+// Knobs lists every setting of c, in README order.
+func (c *Config) Knobs() []Knob {
+	return []Knob{
+		{"data-dir", "KEEPER_DATA_DIR", "./.keeper", "directory of keeper.db (keeper's records) and, for `keeper dev`, temporal.db", &c.DataDir},
+		{"http-addr", "KEEPER_HTTP_ADDR", "127.0.0.1:8081", "address of the HTTP API, /health, /readyz and /metrics", &c.HTTPAddr},
+		{"log-level", "KEEPER_LOG_LEVEL", "info", "debug, info, warn or error", &c.LogLevel},
+		{"chains", "KEEPER_CHAINS", "stub", "chains evidence may ask for (comma-separated): stub", &c.Chains},
+		{"stub-confirm-ms", "KEEPER_STUB_CONFIRM_MS", "1000", "stub chain: time from broadcast to finality", msKnob{&c.StubConfirmDelay}},
+		{"poll-ms", "KEEPER_POLL_MS", "5000", "dispatcher safety-net sweep; intake wakes it at once", msKnob{&c.PollInterval}},
+		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", "how often ConfirmAnchor asks the chain for finality", msKnob{&c.ConfirmPoll}},
+		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "1024", "largest batch (1 = one workflow and one transaction per evidence)", &c.BatchMaxItems},
+		{"batch-max-wait-ms", "KEEPER_BATCH_MAX_WAIT_MS", "200", "longest a batch grows while an earlier one awaits submission", msKnob{&c.BatchMaxWait}},
+		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence above which priority 6–10 gets 429", &c.MaxPending},
+		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
+		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "20", "attempts per submit or confirm before the batch is dead-lettered", &c.MaxAttempts},
+		{"retry-base-ms", "KEEPER_RETRY_BASE_MS", "5000", "retry delay base: min(base·2^attempt, cap) + jitter", msKnob{&c.RetryBase}},
+		{"retry-cap-ms", "KEEPER_RETRY_CAP_MS", "300000", "retry delay cap", msKnob{&c.RetryCap}},
+		{"retry-jitter-ms", "KEEPER_RETRY_JITTER_MS", "1000", "uniform retry jitter upper bound", msKnob{&c.RetryJitter}},
+		{"confirm-timeout", "KEEPER_CONFIRM_TIMEOUT", "1h", "longest one ConfirmAnchor attempt waits for finality", &c.ConfirmTimeout},
+		{"drain-timeout", "KEEPER_DRAIN_TIMEOUT", "10s", "on SIGINT/SIGTERM, how long in-flight activities may finish", &c.DrainTimeout},
+		{"activity-workers", "KEEPER_ACTIVITY_WORKERS", "64", "concurrent activities per worker process", &c.ActivityWorkers},
+		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", "`keeper dev`: embedded Temporal frontend port", &c.DevTemporalPort},
+		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", "`keeper dev`: Temporal Web UI port (0 = no UI)", &c.DevUIPort},
+	}
+}
+
+type msKnob struct{ d *time.Duration }
+
+// Default returns the configuration with every default applied.
+func Default() Config {
+	var c Config
+	for _, k := range c.Knobs() {
+		if err := set(k.ptr, k.Default); err != nil {
+			panic(fmt.Sprintf("config: bad default for %s: %v", k.Env, err))
+		}
+	}
+	return c
+}
+
+// Load applies defaults, then the environment (via getenv, os.Getenv when nil).
+func Load(getenv func(string) string) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := Default()
+	for _, k := range c.Knobs() {
+		if v := getenv(k.Env); v != "" {
+			if err := set(k.ptr, v); err != nil {
+				return c, fmt.Errorf("%s=%q: %v", k.Env, v, err)
+			}
+		}
+	}
+	return c, c.Validate()
+}
+
+// BindFlags registers a flag per knob on fs; parsing fs then overrides what
+// Load set. Call Validate after parsing.
+func (c *Config) BindFlags(fs *pflag.FlagSet) {
+	for _, k := range c.Knobs() {
+		fs.Var(&flagValue{k.ptr}, k.Flag, fmt.Sprintf("%s (env %s, default %s)", k.Help, k.Env, k.Default))
+	}
+}
+
+// Validate reports the first setting that cannot work.
+func (c *Config) Validate() error {
+	switch {
+	case len(c.Chains) == 0:
+		return fmt.Errorf("KEEPER_CHAINS: at least one chain is required")
+	case c.BatchMaxItems < 1:
+		return fmt.Errorf("KEEPER_BATCH_MAX_ITEMS: must be at least 1, got %d", c.BatchMaxItems)
+	case c.MaxAttempts < 1:
+		return fmt.Errorf("KEEPER_MAX_ATTEMPTS: must be at least 1, got %d", c.MaxAttempts)
+	case c.PollInterval <= 0 || c.ConfirmPoll <= 0:
+		return fmt.Errorf("KEEPER_POLL_MS and KEEPER_CONFIRM_POLL_MS must be positive")
+	case c.MaxBodyBytes < 1024:
+		return fmt.Errorf("KEEPER_MAX_BODY_BYTES: must be at least 1024, got %d", c.MaxBodyBytes)
+	case c.ActivityWorkers < 1:
+		return fmt.Errorf("KEEPER_ACTIVITY_WORKERS: must be at least 1, got %d", c.ActivityWorkers)
+	}
+	for _, ch := range c.Chains {
+		if ch != "stub" {
+			return fmt.Errorf("KEEPER_CHAINS: unknown chain %q (known: stub)", ch)
+		}
+	}
+	return nil
+}
+
+// HasChain reports whether chain is configured.
+func (c *Config) HasChain(chain string) bool {
+	for _, ch := range c.Chains {
+		if ch == chain {
+			return true
+		}
+	}
+	return false
+}
+
+func set(ptr any, v string) error {
+	switch p := ptr.(type) {
+	case *string:
+		*p = v
+	case *int:
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("not an integer")
+		}
+		*p = n
+	case *int64:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer")
+		}
+		*p = n
+	case *time.Duration:
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("not a duration like 10s or 1m30s")
+		}
+		*p = d
+	case msKnob:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("not a non-negative number of milliseconds")
+		}
+		*p.d = time.Duration(n) * time.Millisecond
+	case *[]string:
+		var out []string
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		*p = out
+	default:
+		return fmt.Errorf("config: unsupported knob type %T", ptr)
+	}
+	return nil
+}
+
+func get(ptr any) string {
+	switch p := ptr.(type) {
+	case *string:
+		return *p
+	case *int:
+		return strconv.Itoa(*p)
+	case *int64:
+		return strconv.FormatInt(*p, 10)
+	case *time.Duration:
+		return p.String()
+	case msKnob:
+		return strconv.FormatInt(p.d.Milliseconds(), 10)
+	case *[]string:
+		return strings.Join(*p, ",")
+	}
+	return ""
+}
+
+type flagValue struct{ ptr any }
+
+func (f *flagValue) String() string     { return get(f.ptr) }
+func (f *flagValue) Set(v string) error { return set(f.ptr, v) }
+func (f *flagValue) Type() string {
+	switch f.ptr.(type) {
+	case *int, *int64, msKnob:
+		return "int"
+	case *time.Duration:
+		return "duration"
+	case *[]string:
+		return "list"
+	}
+	return "string"
+}
+
+// MarkdownTable renders the README's configuration table.
+func MarkdownTable() string {
+	var c Config
+	var b strings.Builder
+	b.WriteString("| env | flag | default | what it does |\n| --- | --- | --- | --- |\n")
+	for _, k := range c.Knobs() {
+		fmt.Fprintf(&b, "| `%s` | `--%s` | `%s` | %s |\n", k.Env, k.Flag, k.Default, k.Help)
+	}
+	return b.String()
+}

@@ -1,0 +1,142 @@
+// Package starter is keeper's front door: the HTTP API that takes evidence in
+// (one store transaction, never waiting on Temporal) and the dispatcher that
+// turns stored evidence into AnchorBatch workflows.
+package starter
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/keeperhq/keeper/store"
+)
+
+// Check is one readiness dependency (store, Temporal, a chain).
+type Check struct {
+	Name string
+	Ping func(context.Context) error
+}
+
+// API serves keeper's HTTP endpoints.
+type API struct {
+	Store        *store.Store
+	Chains       []string // configured chain names
+	MaxPending   int
+	MaxBodyBytes int64
+	Checks       []Check
+	Logger       *slog.Logger
+
+	draining atomic.Bool
+	metrics  *metrics
+}
+
+// Drain makes readiness false and intake answer 503; reads keep working.
+func (a *API) Drain() { a.draining.Store(true) }
+
+// Handler returns the API's routes.
+func (a *API) Handler() http.Handler {
+	a.metrics = newMetrics(a.Store)
+	routes := []route{
+		{"/health", map[string]http.HandlerFunc{"GET": a.health}},
+		{"/readyz", map[string]http.HandlerFunc{"GET": a.ready}},
+		{"/metrics", map[string]http.HandlerFunc{"GET": promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP}},
+		{"/v1/evidence", map[string]http.HandlerFunc{"POST": a.postEvidence, "GET": a.listEvidence}},
+		{"/v1/evidence/{id}", map[string]http.HandlerFunc{"GET": a.getEvidence}},
+		{"/v1/evidence/{id}/receipt", map[string]http.HandlerFunc{"GET": a.getReceipt}},
+		{"/v1/evidence/{id}/retry", map[string]http.HandlerFunc{"POST": a.retryEvidence}},
+	}
+	mux := http.NewServeMux()
+	for _, r := range routes {
+		mux.Handle(r.pattern, r)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
+	})
+	return a.recoverer(mux)
+}
+
+// route dispatches one path on method, answering 405 in JSON for the others.
+type route struct {
+	pattern string
+	methods map[string]http.HandlerFunc
+}
+
+func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, ok := rt.methods[r.Method]
+	if !ok && r.Method == http.MethodHead {
+		h, ok = rt.methods[http.MethodGet]
+	}
+	if !ok {
+		var allow []string
+		for m := range rt.methods {
+			allow = append(allow, m)
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " is not allowed on " + rt.pattern})
+		return
+	}
+	h(w, r)
+}
+
+func (a *API) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				a.Logger.Error("api: handler panicked", "path", r.URL.Path, "panic", v)
+				writeError(w, &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readBody reads at most MaxBodyBytes, answering 413 beyond.
+func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.MaxBodyBytes))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "request body is larger than the limit of " + strconv.FormatInt(a.MaxBodyBytes, 10) + " bytes"}
+	case err != nil:
+		return nil, badRequest("invalid_body", "", "could not read the request body: "+err.Error())
+	}
+	return body, nil
+}
+
+func (a *API) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+}
+
+func (a *API) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	checks := map[string]string{}
+	ok := !a.draining.Load()
+	if !ok {
+		checks["draining"] = "shutting down"
+	}
+	for _, c := range a.Checks {
+		if err := c.Ping(ctx); err != nil {
+			checks[c.Name] = err.Error()
+			ok = false
+		} else {
+			checks[c.Name] = "ok"
+		}
+	}
+	status := http.StatusOK
+	if !ok {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, map[string]any{"ready": ok, "checks": checks})
+}

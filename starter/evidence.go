@@ -1,0 +1,406 @@
+package starter
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/store"
+)
+
+// Intake limits.
+const (
+	maxMetadataBytes = 16 << 10
+	maxKeyLen        = 256
+	defaultPriority  = 5
+)
+
+// evidenceRequest is the body of POST /v1/evidence.
+type evidenceRequest struct {
+	Digest         *string         `json:"digest"`
+	Content        *string         `json:"content"`
+	Chains         []string        `json:"chains"`
+	Priority       *int            `json:"priority"`
+	IdempotencyKey *string         `json:"idempotency_key"`
+	Metadata       json.RawMessage `json:"metadata"`
+}
+
+// decodeEvidence parses and validates an intake body against the configured
+// chains. It is pure: nothing is stored until it succeeds.
+func decodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError) {
+	var req evidenceRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return store.NewEvidence{}, err
+	}
+	var ne store.NewEvidence
+	switch {
+	case req.Digest != nil && req.Content != nil:
+		return ne, badRequest("conflicting_fields", "digest", "give either digest or content, not both")
+	case req.Digest != nil:
+		b, err := hex.DecodeString(*req.Digest)
+		if err != nil || len(b) != sha256.Size {
+			return ne, badRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
+		}
+		copy(ne.Digest[:], b)
+	case req.Content != nil:
+		b, err := base64.StdEncoding.DecodeString(*req.Content)
+		if err != nil {
+			return ne, badRequest("invalid_content", "content", "content must be standard base64")
+		}
+		if len(b) == 0 {
+			return ne, badRequest("invalid_content", "content", "content must not be empty")
+		}
+		ne.Digest = sha256.Sum256(b)
+	default:
+		return ne, badRequest("missing_field", "digest", "digest (hex SHA-256) or content (base64) is required")
+	}
+
+	if len(req.Chains) == 0 {
+		return ne, badRequest("missing_field", "chains", "chains must list at least one chain, e.g. [\"stub\"]")
+	}
+	seen := map[string]bool{}
+	for _, c := range req.Chains {
+		switch {
+		case c == "multi":
+			for _, cc := range chains {
+				seen[cc] = true
+			}
+		case !contains(chains, c):
+			return ne, badRequest("unknown_chain", "chains", fmt.Sprintf("chain %q is not configured here (configured: %s; \"multi\" means all)", printable(c), strings.Join(chains, ", ")))
+		case seen[c]:
+			return ne, badRequest("duplicate_chain", "chains", fmt.Sprintf("chain %q is listed twice", c))
+		default:
+			seen[c] = true
+		}
+	}
+	for c := range seen {
+		ne.Chains = append(ne.Chains, c)
+	}
+	sort.Strings(ne.Chains)
+
+	ne.Priority = defaultPriority
+	if req.Priority != nil {
+		if *req.Priority < 1 || *req.Priority > 10 {
+			return ne, badRequest("invalid_priority", "priority", "priority must be an integer from 1 (highest) to 10")
+		}
+		ne.Priority = *req.Priority
+	}
+	if req.IdempotencyKey != nil {
+		k := *req.IdempotencyKey
+		if k == "" || len(k) > maxKeyLen || !utf8.ValidString(k) || strings.ContainsFunc(k, isControl) {
+			return ne, badRequest("invalid_idempotency_key", "idempotency_key", fmt.Sprintf("idempotency_key must be 1–%d printable characters", maxKeyLen))
+		}
+		ne.IdempotencyKey = k
+	}
+	if len(req.Metadata) > 0 && !bytes.Equal(req.Metadata, []byte("null")) {
+		if len(req.Metadata) > maxMetadataBytes {
+			return ne, badRequest("metadata_too_large", "metadata", fmt.Sprintf("metadata must be at most %d bytes of JSON", maxMetadataBytes))
+		}
+		if bytes.TrimSpace(req.Metadata)[0] != '{' {
+			return ne, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, req.Metadata); err != nil {
+			return ne, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
+		}
+		ne.Metadata = compact.Bytes()
+	}
+	return ne, nil
+}
+
+// decodeStrict decodes one JSON object, refusing unknown fields, wrong types
+// and trailing data, with an error that names the field.
+func decodeStrict(body []byte, v any) *apiError {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("invalid_json", "", "request body must be a JSON object")
+	}
+	if !utf8.Valid(body) {
+		return badRequest("invalid_json", "", "request body must be UTF-8 JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		var syntaxErr *json.SyntaxError
+		switch {
+		case errors.As(err, &typeErr):
+			if typeErr.Field == "" {
+				return badRequest("invalid_json", "", "request body must be a JSON object")
+			}
+			return badRequest("invalid_type", typeErr.Field, fmt.Sprintf("field %s must be %s, not a JSON %s", typeErr.Field, describeType(typeErr.Type.String()), typeErr.Value))
+		case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+			return badRequest("invalid_json", "", "request body is not valid JSON: "+err.Error())
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return badRequest("unknown_field", printable(f), fmt.Sprintf("unknown field %q", printable(f)))
+		default:
+			return badRequest("invalid_json", "", "request body is not valid JSON: "+err.Error())
+		}
+	}
+	if dec.More() {
+		return badRequest("invalid_json", "", "request body must hold exactly one JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("invalid_json", "", "request body must hold exactly one JSON object")
+	}
+	return nil
+}
+
+func describeType(t string) string {
+	switch {
+	case strings.HasPrefix(t, "*"):
+		return describeType(t[1:])
+	case t == "string":
+		return "a string"
+	case t == "int" || t == "int64" || t == "uint64":
+		return "an integer"
+	case strings.HasPrefix(t, "[]"):
+		return "an array of " + strings.TrimPrefix(describeType(t[2:]), "a ") + "s"
+	}
+	return t
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// printable cuts and escapes user text before it goes back in a message.
+func printable(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+// evidenceView is the JSON shape of one evidence.
+type evidenceView struct {
+	ID             string            `json:"id"`
+	Status         store.Status      `json:"status"`
+	Digest         string            `json:"digest"`
+	Chains         []string          `json:"chains"`
+	Priority       int               `json:"priority"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Metadata       json.RawMessage   `json:"metadata,omitempty"`
+	Attempts       int               `json:"attempts"`
+	LastError      string            `json:"last_error,omitempty"`
+	CreatedAt      string            `json:"created_at"`
+	UpdatedAt      string            `json:"updated_at"`
+	Anchors        []anchorView      `json:"anchors"`
+	Receipt        *receipt.Receipt  `json:"receipt,omitempty"`
+	Links          map[string]string `json:"links"`
+}
+
+type anchorView struct {
+	Chain   string       `json:"chain"`
+	Status  store.Status `json:"status"`
+	BatchID int64        `json:"batch_id,omitempty"`
+	TxRef   string       `json:"tx_ref,omitempty"`
+	Block   uint64       `json:"block,omitempty"`
+}
+
+func view(ev store.Evidence) evidenceView {
+	v := evidenceView{
+		ID: ev.ID, Status: ev.Status, Digest: hex.EncodeToString(ev.Digest[:]), Chains: ev.Chains, Priority: ev.Priority,
+		IdempotencyKey: ev.IdempotencyKey, Metadata: ev.Metadata, Attempts: ev.Attempts, LastError: ev.LastError,
+		CreatedAt: ev.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: ev.UpdatedAt.Format(time.RFC3339Nano),
+		Links: map[string]string{"self": "/v1/evidence/" + ev.ID},
+	}
+	for _, a := range ev.Anchors {
+		v.Anchors = append(v.Anchors, anchorView{Chain: a.Chain, Status: a.Status, BatchID: a.BatchID, TxRef: a.TxRef, Block: a.Block})
+	}
+	if ev.Status == store.StatusConfirmed {
+		r := receiptOf(ev)
+		v.Receipt = &r
+		v.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"
+	}
+	return v
+}
+
+func receiptOf(ev store.Evidence) receipt.Receipt {
+	r := receipt.Receipt{Version: receipt.Version, EvidenceID: ev.ID, Digest: hex.EncodeToString(ev.Digest[:]), Tree: receipt.TreeRFC6962}
+	for _, a := range ev.Anchors {
+		r.Anchors = append(r.Anchors, receipt.Anchor{
+			Chain: a.Chain, LeafIndex: a.LeafIndex, TreeSize: a.TreeSize, Path: receipt.HexPath(a.Path),
+			Root: hex.EncodeToString(a.Root[:]), TxRef: a.TxRef, Block: a.Block, BlockTime: a.BlockTime,
+		})
+	}
+	return r
+}
+
+func (a *API) postEvidence(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	code := a.intake(w, r)
+	a.metrics.intake(code, time.Since(start))
+}
+
+func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
+	fail := func(e *apiError) int { writeError(w, e); return e.Status }
+	if a.draining.Load() {
+		w.Header().Set("Retry-After", "5")
+		return fail(&apiError{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
+	}
+	body, aerr := a.readBody(w, r)
+	if aerr != nil {
+		return fail(aerr)
+	}
+	ne, aerr := decodeEvidence(body, a.Chains)
+	if aerr != nil {
+		return fail(aerr)
+	}
+	if ne.Priority > 5 {
+		n, err := a.Store.PendingCount(r.Context())
+		if err != nil {
+			return fail(a.internal("count pending evidence", err))
+		}
+		if n >= a.MaxPending {
+			w.Header().Set("Retry-After", "1")
+			return fail(&apiError{Status: http.StatusTooManyRequests, Code: "overloaded", Field: "priority",
+				Message: fmt.Sprintf("%d evidence are pending (limit %d): priority 6–10 is refused until the queue drains; priority 1–5 is still accepted", n, a.MaxPending)})
+		}
+	}
+	ev, created, err := a.Store.InsertEvidence(r.Context(), ne)
+	if err != nil {
+		return fail(a.internal("store evidence", err))
+	}
+	status := http.StatusAccepted
+	if !created {
+		status = http.StatusOK
+	}
+	w.Header().Set("Location", "/v1/evidence/"+ev.ID)
+	writeJSON(w, status, view(ev))
+	return status
+}
+
+func (a *API) internal(what string, err error) *apiError {
+	a.Logger.Error("api: "+what, "error", err)
+	return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: what + " failed; see keeper's log"}
+}
+
+// evidenceID validates the {id} path segment.
+func evidenceID(r *http.Request) (string, *apiError) {
+	id := r.PathValue("id")
+	if len(id) != 27 || !strings.HasPrefix(id, "ev_") {
+		return "", badRequest("invalid_id", "id", "evidence ids look like ev_ followed by 24 hex characters")
+	}
+	if _, err := hex.DecodeString(id[3:]); err != nil || strings.ToLower(id) != id {
+		return "", badRequest("invalid_id", "id", "evidence ids look like ev_ followed by 24 hex characters")
+	}
+	return id, nil
+}
+
+func (a *API) load(w http.ResponseWriter, r *http.Request) (store.Evidence, bool) {
+	id, aerr := evidenceID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return store.Evidence{}, false
+	}
+	ev, err := a.Store.GetEvidence(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no evidence " + id})
+		return store.Evidence{}, false
+	}
+	if err != nil {
+		writeError(w, a.internal("load evidence", err))
+		return store.Evidence{}, false
+	}
+	return ev, true
+}
+
+func (a *API) getEvidence(w http.ResponseWriter, r *http.Request) {
+	if ev, ok := a.load(w, r); ok {
+		writeJSON(w, http.StatusOK, view(ev))
+	}
+}
+
+func (a *API) getReceipt(w http.ResponseWriter, r *http.Request) {
+	ev, ok := a.load(w, r)
+	if !ok {
+		return
+	}
+	if ev.Status != store.StatusConfirmed {
+		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_confirmed", Message: fmt.Sprintf("evidence %s is %s; its receipt exists once it is confirmed", ev.ID, ev.Status)})
+		return
+	}
+	w.Header().Set("Content-Disposition", `attachment; filename="`+ev.ID+`.receipt.json"`)
+	writeJSON(w, http.StatusOK, receiptOf(ev))
+}
+
+func (a *API) retryEvidence(w http.ResponseWriter, r *http.Request) {
+	id, aerr := evidenceID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	ev, err := a.Store.RetryEvidence(r.Context(), id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no evidence " + id})
+	case errors.Is(err, store.ErrConflict):
+		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_dead_lettered", Message: err.Error()})
+	case err != nil:
+		writeError(w, a.internal("retry evidence", err))
+	default:
+		writeJSON(w, http.StatusAccepted, view(ev))
+	}
+}
+
+const (
+	defaultListLimit = 100
+	maxListLimit     = 1000
+)
+
+func (a *API) listEvidence(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for k := range q {
+		if k != "status" && k != "limit" && k != "cursor" {
+			writeError(w, badRequest("unknown_parameter", printable(k), fmt.Sprintf("unknown query parameter %q (known: status, limit, cursor)", printable(k))))
+			return
+		}
+	}
+	f := store.ListFilter{Status: store.Status(q.Get("status")), Limit: defaultListLimit, Cursor: q.Get("cursor")}
+	if f.Status != "" && !f.Status.Valid() {
+		writeError(w, badRequest("invalid_status", "status", "status must be one of pending, batched, submitted, confirmed, dead_letter"))
+		return
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxListLimit {
+			writeError(w, badRequest("invalid_limit", "limit", fmt.Sprintf("limit must be an integer from 1 to %d", maxListLimit)))
+			return
+		}
+		f.Limit = n
+	}
+	evs, next, err := a.Store.ListEvidence(r.Context(), f)
+	if errors.Is(err, store.ErrBadCursor) {
+		writeError(w, badRequest("invalid_cursor", "cursor", "cursor must be a next_cursor value from an earlier page"))
+		return
+	}
+	if err != nil {
+		writeError(w, a.internal("list evidence", err))
+		return
+	}
+	items := make([]evidenceView, len(evs))
+	for i, ev := range evs {
+		items[i] = view(ev)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next_cursor": next})
+}

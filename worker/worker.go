@@ -1,0 +1,71 @@
+// Package worker builds keeper's Temporal worker: which workflows and
+// activities run on which task queue, with which concurrency.
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/keeperhq/keeper/activities"
+	"github.com/keeperhq/keeper/workflows"
+)
+
+// Options tune one worker process.
+type Options struct {
+	ActivityWorkers int           // concurrent activities
+	DrainTimeout    time.Duration // how long Stop lets in-flight activities finish
+}
+
+// New returns a worker on the anchoring task queue with keeper's workflows
+// and activities registered. Start it with Start, stop it with Stop.
+func New(c client.Client, anchor *activities.Anchor, o Options) sdkworker.Worker {
+	w := sdkworker.New(c, workflows.AnchorTaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: o.ActivityWorkers,
+		WorkerStopTimeout:                  o.DrainTimeout,
+	})
+	w.RegisterWorkflow(workflows.AnchorBatch)
+	w.RegisterActivity(anchor)
+	return w
+}
+
+// SearchAttributes are the custom search attributes keeper's workflows set.
+var SearchAttributes = map[string]enums.IndexedValueType{
+	workflows.SAChain.GetName():     enums.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SAStatus.GetName():    enums.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SABatchSize.GetName(): enums.INDEXED_VALUE_TYPE_INT,
+}
+
+// EnsureSearchAttributes registers keeper's search attributes on the
+// namespace when they are missing. Clusters that refuse (Temporal Cloud
+// manages them through its own API) get a warning: workflows then start
+// without them.
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string, log *slog.Logger) error {
+	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return err
+	}
+	missing := map[string]enums.IndexedValueType{}
+	for name, t := range SearchAttributes {
+		if _, ok := have.GetCustomAttributes()[name]; !ok {
+			missing[name] = t
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
+	var exists *serviceerror.AlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		log.Warn("could not register keeper's search attributes; register them on the namespace by hand", "attributes", missing, "error", err)
+		return err
+	}
+	return nil
+}
