@@ -108,4 +108,3 @@ func devserverCmd() *cobra.Command {
 	cfg.BindFlags(cmd.Flags())
 	return cmd
 }
-
