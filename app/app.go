@@ -52,6 +52,8 @@ type Node struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
+
+	sharedStore bool
 }
 
 // StoreFile is keeper's record store inside the data directory.
@@ -64,6 +66,9 @@ type Options struct {
 	ClientOptions client.Options
 	Chains        map[string]chains.Adapter
 	Logger        *slog.Logger
+	// Store, when set, is used instead of opening the data directory's store,
+	// and is not closed by the node (tests share one between nodes).
+	Store *store.Store
 }
 
 // Start opens the store, connects to Temporal and starts the node's roles.
@@ -75,8 +80,11 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.Chains = NewChains(cfg)
 	}
 	var err error
-	if n.Store, err = store.Open(ctx, StoreFile(cfg.DataDir)); err != nil {
-		return nil, err
+	n.Store, n.sharedStore = o.Store, o.Store != nil
+	if n.Store == nil {
+		if n.Store, err = store.Open(ctx, StoreFile(cfg.DataDir)); err != nil {
+			return nil, err
+		}
 	}
 	co := o.ClientOptions
 	if co.Logger == nil {
@@ -129,7 +137,9 @@ func NewChains(cfg config.Config) map[string]chains.Adapter {
 func Policy(cfg config.Config) workflows.AnchorPolicy {
 	return workflows.AnchorPolicy{
 		MaxAttempts:    int32(cfg.MaxAttempts),
-		SubmitTimeout:  time.Minute,
+		RetryBase:      cfg.RetryBase,
+		RetryCap:       cfg.RetryCap,
+		SubmitTimeout:  cfg.SubmitTimeout,
 		ConfirmTimeout: cfg.ConfirmTimeout,
 		Heartbeat:      max(10*time.Second, 5*cfg.ConfirmPoll),
 		MaxResubmits:   10,
@@ -238,6 +248,9 @@ func (n *Node) close() error {
 	}
 	if n.Client != nil {
 		n.Client.Close()
+	}
+	if n.sharedStore {
+		return nil
 	}
 	return n.Store.Close()
 }

@@ -32,6 +32,7 @@ type Config struct {
 	RetryBase       time.Duration
 	RetryCap        time.Duration
 	RetryJitter     time.Duration
+	SubmitTimeout   time.Duration
 	ConfirmTimeout  time.Duration
 	DrainTimeout    time.Duration
 	ActivityWorkers int
@@ -64,6 +65,7 @@ func (c *Config) Knobs() []Knob {
 		{"retry-base-ms", "KEEPER_RETRY_BASE_MS", "5000", "retry delay base: min(base·2^attempt, cap) + jitter", msKnob{&c.RetryBase}},
 		{"retry-cap-ms", "KEEPER_RETRY_CAP_MS", "300000", "retry delay cap", msKnob{&c.RetryCap}},
 		{"retry-jitter-ms", "KEEPER_RETRY_JITTER_MS", "1000", "uniform retry jitter upper bound", msKnob{&c.RetryJitter}},
+		{"submit-timeout", "KEEPER_SUBMIT_TIMEOUT", "1m", "longest one SubmitAnchor attempt may take before Temporal retries it", &c.SubmitTimeout},
 		{"confirm-timeout", "KEEPER_CONFIRM_TIMEOUT", "1h", "longest one ConfirmAnchor attempt waits for finality", &c.ConfirmTimeout},
 		{"drain-timeout", "KEEPER_DRAIN_TIMEOUT", "10s", "on SIGINT/SIGTERM, how long in-flight activities may finish", &c.DrainTimeout},
 		{"activity-workers", "KEEPER_ACTIVITY_WORKERS", "64", "concurrent activities per worker process", &c.ActivityWorkers},

@@ -28,6 +28,8 @@ var (
 // they are fixed for the life of a batch and visible in its history.
 type AnchorPolicy struct {
 	MaxAttempts    int32         // per activity, seed 000 clamps at 20
+	RetryBase      time.Duration // first retry after an attempt timed out (activities that fail compute their own delay)
+	RetryCap       time.Duration // longest retry delay after a timeout
 	SubmitTimeout  time.Duration // one submit attempt
 	ConfirmTimeout time.Duration // one confirm attempt (waiting for finality)
 	Heartbeat      time.Duration // confirm heartbeat timeout
@@ -72,9 +74,9 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 	retry := &temporal.RetryPolicy{
 		// The activities compute seed 000's jittered delay themselves; these
 		// numbers only apply when an attempt times out instead of failing.
-		InitialInterval:    5 * time.Second,
+		InitialInterval:    in.Policy.RetryBase,
 		BackoffCoefficient: 2,
-		MaximumInterval:    300 * time.Second,
+		MaximumInterval:    in.Policy.RetryCap,
 		MaximumAttempts:    in.Policy.MaxAttempts,
 	}
 	prio := temporal.Priority{PriorityKey: TaskPriority(in.Priority)}

@@ -63,7 +63,7 @@ func (s *AnchorBatchSuite) formBatch(n int) store.Batch {
 
 func input(b store.Batch, maxAttempts int32) AnchorBatchInput {
 	return AnchorBatchInput{BatchID: b.ID, Chain: b.Chain, Size: b.Size, Priority: b.Priority, Policy: AnchorPolicy{
-		MaxAttempts: maxAttempts, SubmitTimeout: time.Minute, ConfirmTimeout: time.Hour, Heartbeat: time.Minute, MaxResubmits: 3,
+		MaxAttempts: maxAttempts, RetryBase: 5 * time.Second, RetryCap: 300 * time.Second, SubmitTimeout: time.Minute, ConfirmTimeout: time.Hour, Heartbeat: time.Minute, MaxResubmits: 3,
 	}}
 }
 
