@@ -1,0 +1,169 @@
+// Command record re-records the replay corpus in testsuite/testdata/histories
+// from real runs on the embedded Temporal server:
+//
+//	go run ./testsuite/record
+//
+// Re-record only deliberately: after a workflow change that is meant to break
+// replay (and is not worth a workflow.GetVersion branch), say why in the commit.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/chains/stub"
+	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/devserver"
+	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/worker"
+	"github.com/keeperhq/keeper/workflows"
+)
+
+func main() {
+	out := flag.String("out", "testsuite/testdata/histories", "directory for the history files")
+	flag.Parse()
+	if err := run(*out); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// scenario is one recorded run: faults injected before one evidence is posted.
+type scenario struct {
+	name   string
+	faults func(*stub.Chain)
+}
+
+var scenarios = []scenario{
+	{"anchor_batch_confirmed", func(*stub.Chain) {}},
+	{"anchor_batch_submit_retried", func(c *stub.Chain) { c.FailSubmits(2, false) }},
+	{"anchor_batch_dropped_resubmitted", func(c *stub.Chain) { c.DropNext(1) }},
+	{"anchor_batch_dead_lettered", func(c *stub.Chain) { c.FailSubmits(1, true) }},
+}
+
+func run(outDir string) error {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	dir, err := os.MkdirTemp("", "keeper-record-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	srv, err := devserver.Start(ctx, devserver.Options{Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+
+	cfg := config.Default()
+	cfg.DataDir, cfg.HTTPAddr = dir, "127.0.0.1:0"
+	cfg.StubConfirmDelay, cfg.ConfirmPoll = 200*time.Millisecond, 50*time.Millisecond
+	cfg.RetryBase, cfg.RetryCap, cfg.RetryJitter = 100*time.Millisecond, time.Second, 10*time.Millisecond
+	chain := stub.New(cfg.StubConfirmDelay)
+	node, err := app.Start(ctx, app.Options{
+		Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: quiet,
+		Chains:        map[string]chains.Adapter{stub.Name: chain},
+		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
+	})
+	if err != nil {
+		return err
+	}
+	defer node.Shutdown(ctx)
+
+	for i, sc := range scenarios {
+		sc.faults(chain)
+		id, err := postEvidence(node.APIAddr(), sc.name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		ev, err := waitSettled(ctx, node.Store, id)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		wid := workflows.WorkflowID(stub.Name, ev.Anchors[0].BatchID)
+		if err := waitClosed(ctx, node.Client, wid); err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		path := filepath.Join(outDir, fmt.Sprintf("%02d_%s.json", i+1, sc.name))
+		if err := writeHistory(ctx, node.Client, wid, path); err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		fmt.Printf("%s: workflow %s ended %s -> %s\n", sc.name, wid, ev.Status, path)
+	}
+	return nil
+}
+
+func postEvidence(apiAddr, name string) (string, error) {
+	d := sha256.Sum256([]byte(name))
+	body, _ := json.Marshal(map[string]any{"digest": fmt.Sprintf("%x", d), "chains": []string{stub.Name}})
+	resp, err := http.Post("http://"+apiAddr+"/v1/evidence", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var a struct{ ID string }
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || a.ID == "" {
+		return "", fmt.Errorf("post evidence: HTTP %d", resp.StatusCode)
+	}
+	return a.ID, nil
+}
+
+func waitSettled(ctx context.Context, st *store.Store, id string) (store.Evidence, error) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		ev, err := st.GetEvidence(ctx, id)
+		if err != nil {
+			return ev, err
+		}
+		if ev.Status == store.StatusConfirmed || ev.Status == store.StatusDeadLetter {
+			return ev, nil
+		}
+	}
+	return store.Evidence{}, fmt.Errorf("evidence %s did not settle within a minute", id)
+}
+
+func waitClosed(ctx context.Context, c client.Client, wid string) error {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		d, err := c.DescribeWorkflowExecution(ctx, wid, "")
+		if err != nil {
+			return err
+		}
+		if d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return nil
+		}
+	}
+	return fmt.Errorf("workflow %s still running after a minute", wid)
+}
+
+func writeHistory(ctx context.Context, c client.Client, wid, path string) error {
+	it := c.GetWorkflowHistory(ctx, wid, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var h historypb.History
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return err
+		}
+		h.Events = append(h.Events, ev)
+	}
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(&h)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

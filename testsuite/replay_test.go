@@ -1,0 +1,29 @@
+package testsuite
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/keeperhq/keeper/workflows"
+)
+
+// TestRecordedHistoriesReplay replays histories recorded from real runs
+// (go run ./testsuite/record) against today's workflow code. A change that
+// alters the commands a workflow issues fails here: version it with
+// workflow.GetVersion, or re-record deliberately.
+func TestRecordedHistoriesReplay(t *testing.T) {
+	files, err := filepath.Glob("testdata/histories/*.json")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 4, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch")
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflow(workflows.AnchorBatch)
+			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
+		})
+	}
+}
