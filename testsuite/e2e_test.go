@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -17,8 +18,10 @@ import (
 
 	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/chains/stub"
+	"github.com/keeperhq/keeper/devserver"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/worker"
 )
 
 // postMany posts n evidence from 16 concurrent clients with priorities 1–10
@@ -199,3 +202,38 @@ func (nopLogger) Debug(string, ...interface{}) {}
 func (nopLogger) Info(string, ...interface{})  {}
 func (nopLogger) Warn(string, ...interface{})  {}
 func (nopLogger) Error(string, ...interface{}) {}
+
+func TestIntakeQueuesWhileTemporalIsDownAndDrainsWhenItIsBack(t *testing.T) {
+	dir := tempDir(t)
+	cfg := testConfig(dir)
+	st := openStore(t, dir)
+	_, chs := stubChains(cfg)
+
+	// Nothing listens on this port yet: the API must still take evidence in.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	api, err := app.Start(context.Background(), app.Options{
+		Config: cfg, Roles: app.Roles{API: true}, Store: st, Chains: chs, Logger: testLogger(t),
+		ClientOptions: client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", port), Namespace: "default"},
+	})
+	require.NoError(t, err)
+	t.Cleanup(api.Kill)
+
+	ids := postMany(t, api.APIAddr(), t.Name(), 50, nil)
+	time.Sleep(300 * time.Millisecond)
+	assert.Zero(t, countByStatus(t, st)[store.StatusConfirmed])
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := devserver.Start(ctx, devserver.Options{
+		DataDir: dir, FrontendPort: port, Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: testLogger(t),
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Stop() })
+	startNode(t, srv, cfg, app.Roles{Worker: true}, st, chs)
+
+	waitConfirmed(t, st, 50, 2*time.Minute)
+	checkReceipts(t, api.APIAddr(), ids)
+}
