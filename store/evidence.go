@@ -235,6 +235,9 @@ type ListFilter struct {
 // ListEvidence returns a page of evidence in intake order and the cursor of
 // the next page ("" when this is the last).
 func (s *Store) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, string, error) {
+	if f.Limit < 1 {
+		return nil, "", fmt.Errorf("store: list evidence: limit must be at least 1, got %d", f.Limit)
+	}
 	after, err := decodeCursor(f.Cursor)
 	if err != nil {
 		return nil, "", err

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,7 +68,10 @@ func openDB(path string, conns int, readOnly bool) (*sql.DB, error) {
 	} else {
 		q.Set("_txlock", "immediate")
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	// The DSN is an SQLite URI: escape what would end or alter its path part,
+	// or the pragmas are lost and the file lands elsewhere.
+	uriPath := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
+	db, err := sql.Open("sqlite", "file:"+uriPath+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
