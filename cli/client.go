@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -152,7 +153,7 @@ func statusCmd() *cobra.Command {
 	asJSON := cmd.Flags().Bool("json", false, "print the API's JSON answer")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		var ev evidenceAnswer
-		_, raw, err := newClient(*api).do(cmd.Context(), http.MethodGet, "/v1/evidence/"+args[0], nil, &ev)
+		_, raw, err := newClient(*api).do(cmd.Context(), http.MethodGet, "/v1/evidence/"+url.PathEscape(args[0]), nil, &ev)
 		if err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ func receiptCmd() *cobra.Command {
 	}
 	api := apiFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		_, raw, err := newClient(*api).do(cmd.Context(), http.MethodGet, "/v1/evidence/"+args[0]+"/receipt", nil, nil)
+		_, raw, err := newClient(*api).do(cmd.Context(), http.MethodGet, "/v1/evidence/"+url.PathEscape(args[0])+"/receipt", nil, nil)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -60,7 +62,20 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
 	})
-	return a.recoverer(mux)
+	return a.recoverer(cleanPaths(mux))
+}
+
+// cleanPaths answers paths with "..", "." or "//" segments with a JSON 400
+// instead of the router's redirect, so a path trick never reaches a handler.
+func cleanPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if p == "" || p[0] != '/' || path.Clean(p) != p && path.Clean(p)+"/" != p {
+			writeError(w, badRequest("invalid_path", "", "the request path must be clean (no \"..\", \".\" or empty segments)"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // route dispatches one path on method, answering 405 in JSON for the others.
@@ -78,7 +93,11 @@ func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var allow []string
 		for m := range rt.methods {
 			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
 		}
+		sort.Strings(allow)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
 		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " is not allowed on " + rt.pattern})
 		return

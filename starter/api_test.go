@@ -224,7 +224,7 @@ func TestBadRequestsAreRefusedWithAJSONErrorAndStoreNothing(t *testing.T) {
 		{"a garbage cursor", "GET", "/v1/evidence?cursor=garbage", "", 400, "invalid_cursor", "cursor", nil},
 		{"an unknown query parameter", "GET", "/v1/evidence?sort=desc", "", 400, "unknown_parameter", "sort", nil},
 		// GET /v1/evidence/{id}.
-		{"an id escaping upwards", "GET", "/v1/evidence/..%2F..%2Fetc%2Fpasswd", "", 400, "invalid_id", "id", nil},
+		{"an id escaping upwards", "GET", "/v1/evidence/..%2F..%2Fetc%2Fpasswd", "", 400, "invalid_path", "", nil},
 		{"a short id", "GET", "/v1/evidence/ev_123", "", 400, "invalid_id", "id", nil},
 		{"an id without its prefix", "GET", "/v1/evidence/" + strings.Repeat("0", 27), "", 400, "invalid_id", "id", nil},
 		{"an id with an upper-case prefix", "GET", "/v1/evidence/EV_" + strings.Repeat("0", 24), "", 400, "invalid_id", "id", nil},
@@ -239,17 +239,23 @@ func TestBadRequestsAreRefusedWithAJSONErrorAndStoreNothing(t *testing.T) {
 		{"a retry of a malformed id", "POST", "/v1/evidence/nope/retry", "", 400, "invalid_id", "id", nil},
 		{"a retry of an unknown id", "POST", "/v1/evidence/ev_000000000000000000000000/retry", "", 404, "not_found", "id", nil},
 		{"a retry of an evidence that is not dead-lettered", "POST", "/v1/evidence/{pending}/retry", "", 409, "not_dead_lettered", "", nil},
+		{"a key that matches a field only when case is ignored", "POST", "/v1/evidence", `{"DIGEST":"` + d + `","chains":["stub"]}`, 400, "unknown_field", "DIGEST", nil},
+		{"a duplicate key", "POST", "/v1/evidence", `{"digest":"` + d + `","chains":["stub"],"chains":["stub"]}`, 400, "duplicate_field", "chains", nil},
+		{"a null body", "POST", "/v1/evidence", `null`, 400, "invalid_json", "", nil},
+		{"multi listed twice", "POST", "/v1/evidence", `{"digest":"` + d + `","chains":["multi","multi"]}`, 400, "duplicate_chain", "chains", nil},
+		{"a path with dot-dot segments", "GET", "/v1/evidence/../../etc/passwd", "", 400, "invalid_path", "", nil},
+		{"a path with an empty segment", "GET", "/v1//evidence", "", 400, "invalid_path", "", nil},
 		// Unknown routes.
 		{"an unknown route", "GET", "/v2/evidence", "", 404, "not_found", "", nil},
 		{"the root", "GET", "/", "", 404, "not_found", "", nil},
 		{"an unknown sub-resource", "GET", "/v1/evidence/{pending}/proof", "", 404, "not_found", "", nil},
 		// Wrong methods.
-		{"DELETE on the collection", "DELETE", "/v1/evidence", "", 405, "method_not_allowed", "", []string{"GET", "POST"}},
-		{"PUT on an evidence", "PUT", "/v1/evidence/{pending}", okBody(""), 405, "method_not_allowed", "", []string{"GET"}},
-		{"DELETE on an evidence", "DELETE", "/v1/evidence/{pending}", "", 405, "method_not_allowed", "", []string{"GET"}},
-		{"POST on a receipt", "POST", "/v1/evidence/{pending}/receipt", "", 405, "method_not_allowed", "", []string{"GET"}},
+		{"DELETE on the collection", "DELETE", "/v1/evidence", "", 405, "method_not_allowed", "", []string{"GET", "HEAD", "POST"}},
+		{"PUT on an evidence", "PUT", "/v1/evidence/{pending}", okBody(""), 405, "method_not_allowed", "", []string{"GET", "HEAD"}},
+		{"DELETE on an evidence", "DELETE", "/v1/evidence/{pending}", "", 405, "method_not_allowed", "", []string{"GET", "HEAD"}},
+		{"POST on a receipt", "POST", "/v1/evidence/{pending}/receipt", "", 405, "method_not_allowed", "", []string{"GET", "HEAD"}},
 		{"GET on retry", "GET", "/v1/evidence/{pending}/retry", "", 405, "method_not_allowed", "", []string{"POST"}},
-		{"POST on /health", "POST", "/health", "", 405, "method_not_allowed", "", []string{"GET"}},
+		{"POST on /health", "POST", "/health", "", 405, "method_not_allowed", "", []string{"GET", "HEAD"}},
 	}
 	require.GreaterOrEqual(t, len(rows), 30)
 
@@ -602,4 +608,23 @@ func TestMetricsCountIntakeAnswersByStatusAndShowThePendingQueue(t *testing.T) {
 	assert.Contains(t, body, `keeper_intake_requests_total{code="400"} 1`)
 	assert.Contains(t, body, "keeper_evidence_pending 2")
 	assert.Contains(t, body, "keeper_intake_duration_seconds_count 3")
+}
+
+func TestReusingAnIdempotencyKeyForOtherEvidenceIsAConflict(t *testing.T) {
+	f := newFixture(t, 1)
+	first := f.post(t, map[string]any{"digest": hexDigest("a"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
+	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
+	id := decode[evidenceJSON](t, first).ID
+
+	// The queue is now full for priority 6–10, yet a repeat still gets its evidence back.
+	again := f.post(t, map[string]any{"digest": hexDigest("a"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
+	require.Equal(t, http.StatusOK, again.Code, again.Body.String())
+	assert.Equal(t, id, decode[evidenceJSON](t, again).ID)
+
+	other := f.post(t, map[string]any{"digest": hexDigest("b"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
+	require.Equal(t, http.StatusConflict, other.Code, other.Body.String())
+	e := decode[map[string]string](t, other)
+	assert.Equal(t, "idempotency_conflict", e["code"])
+	assert.Contains(t, e["message"], id)
+	assert.Equal(t, []string{id}, f.stored(t))
 }

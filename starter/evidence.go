@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,20 +71,21 @@ func decodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError)
 	if len(req.Chains) == 0 {
 		return ne, badRequest("missing_field", "chains", "chains must list at least one chain, e.g. [\"stub\"]")
 	}
-	seen := map[string]bool{}
+	seen, listed := map[string]bool{}, map[string]bool{}
 	for _, c := range req.Chains {
 		switch {
+		case listed[c]:
+			return ne, badRequest("duplicate_chain", "chains", fmt.Sprintf("chain %q is listed twice", printable(c)))
 		case c == "multi":
 			for _, cc := range chains {
 				seen[cc] = true
 			}
 		case !contains(chains, c):
 			return ne, badRequest("unknown_chain", "chains", fmt.Sprintf("chain %q is not configured here (configured: %s; \"multi\" means all)", printable(c), strings.Join(chains, ", ")))
-		case seen[c]:
-			return ne, badRequest("duplicate_chain", "chains", fmt.Sprintf("chain %q is listed twice", c))
 		default:
 			seen[c] = true
 		}
+		listed[c] = true
 	}
 	for c := range seen {
 		ne.Chains = append(ne.Chains, c)
@@ -129,6 +131,9 @@ func decodeStrict(body []byte, v any) *apiError {
 	if !utf8.Valid(body) {
 		return badRequest("invalid_json", "", "request body must be UTF-8 JSON")
 	}
+	if aerr := checkKeys(body, v); aerr != nil {
+		return aerr
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -154,6 +159,47 @@ func decodeStrict(body []byte, v any) *apiError {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return badRequest("invalid_json", "", "request body must hold exactly one JSON object")
+	}
+	return nil
+}
+
+// checkKeys walks the top-level object and refuses what encoding/json would
+// let through: a non-object body, keys that match a field only when case is
+// ignored, and duplicate keys (where "last one wins" hides a client bug).
+func checkKeys(body []byte, v any) *apiError {
+	known := map[string]bool{}
+	t := reflect.TypeOf(v).Elem()
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" {
+			known[name] = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err != nil {
+		return badRequest("invalid_json", "", "request body is not valid JSON")
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return badRequest("invalid_json", "", "request body must be a JSON object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return badRequest("invalid_json", "", "request body is not valid JSON")
+		}
+		key, _ := tok.(string)
+		if !known[key] {
+			return badRequest("unknown_field", printable(key), fmt.Sprintf("unknown field %q (field names are case-sensitive)", printable(key)))
+		}
+		if seen[key] {
+			return badRequest("duplicate_field", key, fmt.Sprintf("field %q appears twice", key))
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return badRequest("invalid_json", "", "request body is not valid JSON")
+		}
 	}
 	return nil
 }
@@ -266,6 +312,21 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 	if aerr != nil {
 		return fail(aerr)
 	}
+	if ne.IdempotencyKey != "" {
+		// A repeat answers with what was stored, even under backpressure.
+		prev, err := a.Store.EvidenceByKey(r.Context(), ne.IdempotencyKey)
+		switch {
+		case err == nil && !sameRequest(prev, ne):
+			return fail(&apiError{Status: http.StatusConflict, Code: "idempotency_conflict", Field: "idempotency_key",
+				Message: fmt.Sprintf("idempotency_key was first used for evidence %s with a different digest, chains or priority", prev.ID)})
+		case err == nil:
+			w.Header().Set("Location", "/v1/evidence/"+prev.ID)
+			writeJSON(w, http.StatusOK, view(prev))
+			return http.StatusOK
+		case !errors.Is(err, store.ErrNotFound):
+			return fail(a.internal("look up idempotency key", err))
+		}
+	}
 	if ne.Priority > 5 {
 		n, err := a.Store.PendingCount(r.Context())
 		if err != nil {
@@ -281,6 +342,10 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 	if err != nil {
 		return fail(a.internal("store evidence", err))
 	}
+	if !created && !sameRequest(ev, ne) {
+		return fail(&apiError{Status: http.StatusConflict, Code: "idempotency_conflict", Field: "idempotency_key",
+			Message: fmt.Sprintf("idempotency_key was first used for evidence %s with a different digest, chains or priority", ev.ID)})
+	}
 	status := http.StatusAccepted
 	if !created {
 		status = http.StatusOK
@@ -288,6 +353,11 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 	w.Header().Set("Location", "/v1/evidence/"+ev.ID)
 	writeJSON(w, status, view(ev))
 	return status
+}
+
+// sameRequest reports whether a stored evidence is what ne asks for again.
+func sameRequest(ev store.Evidence, ne store.NewEvidence) bool {
+	return ev.Digest == ne.Digest && ev.Priority == ne.Priority && strings.Join(ev.Chains, ",") == strings.Join(ne.Chains, ",")
 }
 
 func (a *API) internal(what string, err error) *apiError {

@@ -183,6 +183,11 @@ func (s *Store) evidenceByKey(ctx context.Context, q querier, key string) (Evide
 	return ev, s.loadAnchors(ctx, q, &ev)
 }
 
+// EvidenceByKey returns the evidence stored under an idempotency key, or ErrNotFound.
+func (s *Store) EvidenceByKey(ctx context.Context, key string) (Evidence, error) {
+	return s.evidenceByKey(ctx, s.r, key)
+}
+
 // GetEvidence returns one evidence with its anchors, or ErrNotFound.
 func (s *Store) GetEvidence(ctx context.Context, id string) (Evidence, error) {
 	ev, err := scanEvidence(s.r.QueryRowContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE id = ?`, id))
