@@ -111,3 +111,17 @@ func IsPermanent(err error) bool {
 	var p *PermanentError
 	return errors.As(err, &p)
 }
+
+// Verification is what a chain says about an anchor transaction, read from
+// the chain itself (for `keeper verify`), not from keeper's records.
+type Verification struct {
+	Found     bool
+	Succeeded bool
+	Final     bool
+	Root      [32]byte // the root the transaction's payload carries
+	Block     uint64
+	Detail    string
+}
+
+// VerifyFunc looks up one anchor transaction on a chain's RPC endpoint.
+type VerifyFunc func(ctx context.Context, rpcURL, txRef string) (Verification, error)

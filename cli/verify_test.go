@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/receipt"
+)
+
+// fakeChain answers lookups from a table of transactions, as a chain would.
+func fakeChain(txs map[string]chains.Verification) ChainVerifier {
+	return ChainVerifier{Verify: func(ctx context.Context, rpcURL, ref string) (chains.Verification, error) {
+		v, ok := txs[ref]
+		if !ok {
+			return chains.Verification{}, nil
+		}
+		return v, nil
+	}}
+}
+
+// genuineReceipt anchors leaf 2 of a 5-leaf tree in transaction "tx-1".
+func genuineReceipt(t *testing.T) (receipt.Receipt, merkle.Hash) {
+	var leaves [][]byte
+	for i := 0; i < 5; i++ {
+		d := sha256.Sum256([]byte(fmt.Sprint("leaf", i)))
+		leaves = append(leaves, d[:])
+	}
+	tree, err := merkle.Build(leaves)
+	require.NoError(t, err)
+	path, err := tree.Path(2)
+	require.NoError(t, err)
+	hexPath := make([][32]byte, len(path))
+	for i, h := range path {
+		hexPath[i] = h
+	}
+	root := tree.Root()
+	return receipt.Receipt{
+		Version: 1, EvidenceID: "ev_000000000000000000000001", Digest: hex.EncodeToString(leaves[2]), Tree: receipt.TreeRFC6962,
+		Anchors: []receipt.Anchor{{Chain: "fake", LeafIndex: 2, TreeSize: 5, Path: receipt.HexPath(hexPath),
+			Root: hex.EncodeToString(root[:]), TxRef: "tx-1", Block: 42, BlockTime: time.Unix(1700000000, 0).UTC()}},
+	}, root
+}
+
+func flipHex(s string) string {
+	b, _ := hex.DecodeString(s)
+	b[0] ^= 1
+	return hex.EncodeToString(b)
+}
+
+func runVerify(t *testing.T, r receipt.Receipt) (string, error) {
+	t.Helper()
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "receipt.json")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	root := Root()
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs([]string{"verify", path, "--rpc", "http://127.0.0.1:1"})
+	err = root.Execute()
+	return out.String(), err
+}
+
+func TestVerifyAcceptsAGenuineReceiptAndNamesTheCheckThatFailsOtherwise(t *testing.T) {
+	r, root := genuineReceipt(t)
+	Verifiers["fake"] = fakeChain(map[string]chains.Verification{
+		"tx-1":    {Found: true, Succeeded: true, Final: true, Root: root, Block: 42},
+		"tx-2":    {Found: true, Succeeded: true, Final: true, Root: merkle.Hash{1}, Block: 42},
+		"pending": {Found: true, Succeeded: true, Final: false, Root: root, Block: 42},
+		"failed":  {Found: true, Succeeded: false, Final: true, Root: root, Block: 42, Detail: "reverted"},
+	})
+	defer delete(Verifiers, "fake")
+
+	out, err := runVerify(t, r)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "fake       ok")
+
+	cases := []struct {
+		name   string
+		tamper func(*receipt.Receipt)
+		check  string
+	}{
+		{"a flipped bit in the path", func(r *receipt.Receipt) { r.Anchors[0].Path[1] = flipHex(r.Anchors[0].Path[1]) }, "proof:"},
+		{"a flipped bit in the digest", func(r *receipt.Receipt) { r.Digest = flipHex(r.Digest) }, "proof:"},
+		{"a flipped bit in the root", func(r *receipt.Receipt) { r.Anchors[0].Root = flipHex(r.Anchors[0].Root) }, "proof:"},
+		{"another leaf index", func(r *receipt.Receipt) { r.Anchors[0].LeafIndex = 3 }, "proof:"},
+		{"a tx ref the chain does not know", func(r *receipt.Receipt) { r.Anchors[0].TxRef = "tx-9" }, "transaction:"},
+		{"a tx carrying another root", func(r *receipt.Receipt) { r.Anchors[0].TxRef = "tx-2" }, "payload:"},
+		{"a tx that is not final", func(r *receipt.Receipt) { r.Anchors[0].TxRef = "pending" }, "finality:"},
+		{"a tx that failed", func(r *receipt.Receipt) { r.Anchors[0].TxRef = "failed" }, "status:"},
+		{"another block", func(r *receipt.Receipt) { r.Anchors[0].Block = 43 }, "block:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bad, _ := genuineReceipt(t)
+			c.tamper(&bad)
+			out, err := runVerify(t, bad)
+			require.Error(t, err)
+			assert.Contains(t, out, "FAIL  "+c.check, out)
+		})
+	}
+}
+
+func TestVerifyRefusesStubAnchorsAndUnreadableReceipts(t *testing.T) {
+	r, _ := genuineReceipt(t)
+	r.Anchors[0].Chain = "stub"
+	out, err := runVerify(t, r)
+	require.Error(t, err)
+	assert.Contains(t, out, "FAIL  chain: stub anchors live only inside")
+
+	root := Root()
+	root.SetOut(&strings.Builder{})
+	root.SetArgs([]string{"verify", filepath.Join(t.TempDir(), "missing.json")})
+	err = root.Execute()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "missing.json")
+}
