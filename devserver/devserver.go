@@ -88,9 +88,11 @@ type Server struct {
 	uiAddr       string
 	namespace    string
 
-	server temporal.Server
-	ui     *uiserver.Server
-	uiDone chan struct{}
+	server   temporal.Server
+	logLevel *slog.LevelVar
+	ui       *uiserver.Server
+	uiDone   chan struct{}
+	release  func() // releases the claim on the data dir
 
 	stopOnce sync.Once
 	stopErr  error
@@ -133,17 +135,26 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 
-	sqlConf, err := prepareDatabase(o)
+	release, err := claimDataDir(o.DataDir)
 	if err != nil {
 		return nil, err
 	}
-
-	srv, err := temporal.NewServer(serverOptions(o, p, sqlConf)...)
+	sqlConf, err := prepareDatabase(o)
 	if err != nil {
+		release()
+		return nil, err
+	}
+
+	logLevel := new(slog.LevelVar)
+	logLevel.Set(o.LogLevel)
+	srv, err := temporal.NewServer(serverOptions(o, p, sqlConf, logLevel)...)
+	if err != nil {
+		release()
 		return nil, fmt.Errorf("devserver: creating temporal server: %w", err)
 	}
 	if err := srv.Start(); err != nil {
-		_ = srv.Stop()
+		// fx has already rolled back whatever had started.
+		release()
 		return nil, fmt.Errorf("devserver: starting temporal server: %w", err)
 	}
 
@@ -151,6 +162,8 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		frontendAddr: hostPort(o.IP, p.frontend),
 		namespace:    o.Namespace,
 		server:       srv,
+		logLevel:     logLevel,
+		release:      release,
 	}
 	if p.ui != 0 {
 		s.uiAddr = "http://" + hostPort(o.IP, p.ui)
@@ -171,6 +184,13 @@ func (s *Server) Stop() error {
 		return nil
 	}
 	s.stopOnce.Do(func() {
+		// Shutting down makes the server's internal clients log connection
+		// warnings, and the server never stops some of its system workers
+		// (see dynamicConfig), which keep retrying the closed frontend. Only
+		// errors are worth forwarding from here on.
+		if s.logLevel.Level() < slog.LevelError {
+			s.logLevel.Set(slog.LevelError)
+		}
 		if s.ui != nil {
 			s.ui.Stop()
 			select {
@@ -179,6 +199,7 @@ func (s *Server) Stop() error {
 			}
 		}
 		s.stopErr = s.server.Stop()
+		s.release()
 	})
 	return s.stopErr
 }
@@ -198,6 +219,13 @@ func (o *Options) normalize() error {
 	}
 	if o.UIPort != 0 && o.UIPort == o.FrontendPort {
 		return fmt.Errorf("devserver: UI port and frontend port are both %d", o.UIPort)
+	}
+	if o.DataDir != "" {
+		dir, err := filepath.Abs(o.DataDir)
+		if err != nil {
+			return fmt.Errorf("devserver: data dir: %w", err)
+		}
+		o.DataDir = dir
 	}
 	if o.Namespace == "" {
 		o.Namespace = defaultNamespace
@@ -274,7 +302,33 @@ func hostPort(ip string, port int) string {
 	return net.JoinHostPort(ip, strconv.Itoa(port))
 }
 
-var memDBSeq atomic.Int64
+var (
+	memDBSeq atomic.Int64
+
+	activeMu   sync.Mutex
+	activeDirs = map[string]bool{}
+)
+
+// claimDataDir makes sure only one Server in this process uses a data dir at
+// a time: two servers on one database would fight over the history shard.
+// (A second process is kept out by the frontend port, which `keeper dev`
+// always fixes.)
+func claimDataDir(dir string) (release func(), err error) {
+	if dir == "" {
+		return func() {}, nil
+	}
+	activeMu.Lock()
+	defer activeMu.Unlock()
+	if activeDirs[dir] {
+		return nil, fmt.Errorf("devserver: data dir %s is already used by a running server in this process", dir)
+	}
+	activeDirs[dir] = true
+	return func() {
+		activeMu.Lock()
+		delete(activeDirs, dir)
+		activeMu.Unlock()
+	}, nil
+}
 
 // prepareDatabase builds the SQLite config, creates the schema when the
 // database file is new and creates the namespace when it is missing.
@@ -297,14 +351,10 @@ func prepareDatabase(o Options) (*config.SQL, error) {
 			"cache": "shared",
 		}
 	} else {
-		dir, err := filepath.Abs(o.DataDir)
-		if err != nil {
-			return nil, fmt.Errorf("devserver: data dir: %w", err)
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("devserver: creating data dir: %w", err)
 		}
-		conf.DatabaseName = filepath.Join(dir, DBFileName)
+		conf.DatabaseName = filepath.Join(o.DataDir, DBFileName)
 		// Keys other than SQLite URI parameters (mode, cache, ...) are turned
 		// into `_pragma=key=value` DSN parameters by the plugin.
 		conf.ConnectAttributes = map[string]string{
@@ -358,7 +408,7 @@ func removeDBFiles(path string) {
 	}
 }
 
-func serverOptions(o Options, p ports, sqlConf *config.SQL) []temporal.ServerOption {
+func serverOptions(o Options, p ports, sqlConf *config.SQL, logLevel *slog.LevelVar) []temporal.ServerOption {
 	self := func(port int) static.Hosts { return static.SingleLocalHost(hostPort(o.IP, port)) }
 	return []temporal.ServerOption{
 		temporal.WithConfig(serverConfig(o, p, sqlConf)),
@@ -369,7 +419,7 @@ func serverOptions(o Options, p ports, sqlConf *config.SQL) []temporal.ServerOpt
 			primitives.MatchingService: self(p.matching),
 			primitives.WorkerService:   self(p.worker),
 		}),
-		temporal.WithLogger(newSlogLogger(o.Logger, o.LogLevel)),
+		temporal.WithLogger(newSlogLogger(o.Logger, logLevel)),
 		temporal.WithDynamicConfigClient(dynamicConfig(o)),
 	}
 }
@@ -432,6 +482,11 @@ func dynamicConfig(o Options) dynamicconfig.StaticClient {
 		// The default host-level mutable state cache (128k entries) is sized
 		// for production hosts.
 		dynamicconfig.HistoryCacheHostLevelMaxSize.Key(): 8192,
+		// Background scavengers for long-lived production clusters. The
+		// server also never stops their SDK workers on shutdown, so each
+		// Start/Stop cycle in a process would leak them.
+		dynamicconfig.TaskQueueScannerEnabled.Key(): false,
+		dynamicconfig.HistoryScannerEnabled.Key():   false,
 	}
 	for k, v := range o.DynamicConfig {
 		dc[dynamicconfig.MakeKey(k)] = v

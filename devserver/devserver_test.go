@@ -107,6 +107,8 @@ func TestPersistsAcrossRestart(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
 	_, err = os.Stat(filepath.Join(dataDir, DBFileName))
 	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dataDir, DBFileName+"-wal"))
+	require.NoError(t, err, "journal_mode=wal must be in effect")
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -180,6 +182,10 @@ func TestSearchAttributeTypeConflict(t *testing.T) {
 		SearchAttributes: map[string]enums.IndexedValueType{"KeeperChain": enums.INDEXED_VALUE_TYPE_KEYWORD},
 	}
 	s := startServer(t, opts)
+
+	_, err := Start(context.Background(), opts)
+	require.Error(t, err, "a data dir in use must not be opened twice")
+	assert.Contains(t, err.Error(), "already used")
 	require.NoError(t, s.Stop())
 
 	opts.SearchAttributes = map[string]enums.IndexedValueType{"KeeperChain": enums.INDEXED_VALUE_TYPE_INT}
@@ -238,7 +244,9 @@ func TestPortInUse(t *testing.T) {
 
 func TestSlogLoggerLevels(t *testing.T) {
 	var buf syncBuffer
-	l := newSlogLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), slog.LevelWarn)
+	min := new(slog.LevelVar)
+	min.Set(slog.LevelWarn)
+	l := newSlogLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), min)
 	l.Info("quiet")
 	l.Warn("loud")
 	l.With(tag.NewStringTag("component", "test")).Error("louder", tag.Error(errors.New("boom")), tag.NewDurationTag("took", time.Second))

@@ -15,10 +15,11 @@ import (
 
 // slogLogger adapts the Temporal server's log.Logger interface to a
 // *slog.Logger. Records below min are dropped before their tags are
-// converted, because the server logs a lot at Debug/Info.
+// converted, because the server logs a lot at Debug/Info. min is shared by
+// all loggers derived with With, so it can be raised at runtime (Stop does).
 type slogLogger struct {
 	l   *slog.Logger
-	min slog.Level
+	min *slog.LevelVar
 }
 
 var (
@@ -26,7 +27,7 @@ var (
 	_ log.WithLogger = slogLogger{}
 )
 
-func newSlogLogger(l *slog.Logger, min slog.Level) slogLogger {
+func newSlogLogger(l *slog.Logger, min *slog.LevelVar) slogLogger {
 	return slogLogger{l: l, min: min}
 }
 
@@ -64,7 +65,7 @@ func (s slogLogger) With(tags ...tag.Tag) log.Logger {
 }
 
 func (s slogLogger) log(level slog.Level, msg string, tags []tag.Tag) {
-	if level < s.min {
+	if level < s.min.Level() {
 		return
 	}
 	s.emit(level, msg, tags)
