@@ -1,0 +1,113 @@
+package solana
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	sol "github.com/gagliardetto/solana-go"
+	computebudget "github.com/gagliardetto/solana-go/programs/compute-budget"
+)
+
+// MemoPrefix starts every anchor memo; the root follows as 64 lowercase hex
+// characters.
+const MemoPrefix = "keeper:v1:"
+
+// MemoProgramID is the SPL Memo program (v2/v3) that carries the anchor.
+var MemoProgramID = sol.MustPublicKeyFromBase58("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr")
+
+// ComputeUnitLimit is the compute unit limit set on anchor transactions that
+// pay a priority fee. The whole transaction (two compute budget instructions
+// and the 74-byte memo with one signer) uses about 800 units in the Solana
+// runtime (LiteSVM measures it in this package's tests); the limit leaves a
+// wide margin and keeps the priority fee, PriorityFee × limit / 10^6
+// lamports, small.
+const ComputeUnitLimit = 5_000
+
+// Memo is the memo text that anchors root: MemoPrefix + hex(root).
+func Memo(root [32]byte) string {
+	return MemoPrefix + hex.EncodeToString(root[:])
+}
+
+// ParseMemo returns the root of an anchor memo made by Memo. It accepts only
+// that exact form: the prefix and 64 lowercase hex characters, nothing more.
+func ParseMemo(memo string) ([32]byte, error) {
+	var root [32]byte
+	rest, ok := strings.CutPrefix(memo, MemoPrefix)
+	if !ok {
+		return root, fmt.Errorf("solana: memo is not a keeper anchor (it must start with %q)", MemoPrefix)
+	}
+	if len(rest) != 64 {
+		return root, fmt.Errorf("solana: anchor memo must hold 64 hex characters after %q, got %d", MemoPrefix, len(rest))
+	}
+	for _, c := range rest {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return root, errors.New("solana: anchor memo root must be lowercase hex")
+		}
+	}
+	if _, err := hex.Decode(root[:], []byte(rest)); err != nil {
+		return root, errors.New("solana: anchor memo root must be lowercase hex")
+	}
+	return root, nil
+}
+
+// BuildAnchorTx builds and signs the exact transaction the adapter sends for
+// root: a legacy transaction paid and signed by payer, with recent blockhash
+// blockhash, holding one SPL Memo instruction whose data is Memo(root) and
+// whose only account is the payer as signer. A priorityFee above zero (in
+// micro-lamports per compute unit) puts ComputeBudget SetComputeUnitLimit
+// (ComputeUnitLimit) and SetComputeUnitPrice instructions before the memo.
+// It returns the transaction and its wire bytes.
+func BuildAnchorTx(payer sol.PrivateKey, root [32]byte, blockhash sol.Hash, priorityFee uint64) (*sol.Transaction, []byte, error) {
+	if err := checkKey(payer); err != nil {
+		return nil, nil, err
+	}
+	pub := payer.PublicKey()
+	var ixs []sol.Instruction
+	if priorityFee > 0 {
+		limit, err := computebudget.NewSetComputeUnitLimitInstruction(ComputeUnitLimit).ValidateAndBuild()
+		if err != nil {
+			return nil, nil, fmt.Errorf("solana: compute unit limit instruction: %w", err)
+		}
+		price, err := computebudget.NewSetComputeUnitPriceInstruction(priorityFee).ValidateAndBuild()
+		if err != nil {
+			return nil, nil, fmt.Errorf("solana: compute unit price instruction: %w", err)
+		}
+		ixs = append(ixs, limit, price)
+	}
+	ixs = append(ixs, sol.NewInstruction(MemoProgramID, sol.AccountMetaSlice{sol.Meta(pub).SIGNER()}, []byte(Memo(root))))
+
+	tx, err := sol.NewTransaction(ixs, blockhash, sol.TransactionPayer(pub))
+	if err != nil {
+		return nil, nil, fmt.Errorf("solana: build anchor transaction: %w", err)
+	}
+	if _, err := tx.Sign(func(k sol.PublicKey) *sol.PrivateKey {
+		if k.Equals(pub) {
+			return &payer
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, errors.New("solana: sign anchor transaction: the payer key cannot sign")
+	}
+	raw, err := tx.MarshalBinary()
+	if err != nil {
+		return nil, nil, fmt.Errorf("solana: encode anchor transaction: %w", err)
+	}
+	return tx, raw, nil
+}
+
+// anchorMemos returns the data of every memo instruction of tx.
+func anchorMemos(tx *sol.Transaction) ([]string, error) {
+	var out []string
+	for _, ix := range tx.Message.Instructions {
+		prog, err := tx.Message.ResolveProgramIDIndex(ix.ProgramIDIndex)
+		if err != nil {
+			return nil, fmt.Errorf("solana: transaction names an unknown program: %w", err)
+		}
+		if prog.Equals(MemoProgramID) {
+			out = append(out, string(ix.Data))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,295 @@
+// Package solana anchors batch roots on Solana: one SPL Memo instruction per
+// batch whose text is "keeper:v1:" + hex(root), signed and paid by a
+// configured fee payer, sent over JSON-RPC with solana-go.
+//
+// Exactly-once anchoring rests on the journal and on blockhash expiry:
+//
+//   - Submit signs the transaction and journals its wire bytes, signature and
+//     the blockhash's lastValidBlockHeight before it sends anything, so a retry
+//     after a crash rebroadcasts the very same transaction.
+//   - A transaction can only land while the chain's block height is at most
+//     its lastValidBlockHeight. Only when the finalized block height has passed
+//     it, and a status lookup made after that still has never seen the
+//     signature, is the batch re-signed with a fresh blockhash (Status reports
+//     Dropped, the workflow calls Submit again).
+//   - Sends use maxRetries 0 and the adapter rebroadcasts by itself every
+//     RebroadcastInterval until the transaction is seen or expires.
+//
+// Status lookups of every batch go through one poller per adapter: all
+// signatures waiting in a poll round are asked with getSignatureStatuses, at
+// most 256 per call, and the block height is fetched once per round. Before a
+// batch is reported Dropped or signed again, its signatures are looked up
+// once more with searchTransactionHistory, so an anchor that left the node's
+// recent status cache (a worker away for minutes) is found, not re-signed.
+package solana
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
+
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/chains/poller"
+)
+
+// Name is the chain name users put in "chains".
+const Name = "solana"
+
+// Defaults of Config.
+const (
+	DefaultCommitment          = "finalized"
+	DefaultRPCConnections      = 4
+	DefaultPollInterval        = time.Second
+	DefaultRebroadcastInterval = 2 * time.Second
+	DefaultRPCTimeout          = 10 * time.Second
+)
+
+// MaxSignaturesPerCall is how many signatures one getSignatureStatuses call
+// asks for (the RPC's limit).
+const MaxSignaturesPerCall = 256
+
+// Config configures the adapter. Zero values take the documented defaults.
+type Config struct {
+	// RPCURL is the JSON-RPC endpoint, e.g. https://api.devnet.solana.com.
+	// Required. Errors and logs show only its scheme and host.
+	RPCURL string
+	// Payer signs and pays for every anchor transaction; load it with
+	// LoadKey. Required. It never appears in errors, logs or formatted output.
+	Payer sol.PrivateKey
+	// Commitment at which an anchor counts as final: "finalized" (default) or
+	// "confirmed".
+	Commitment string
+	// PriorityFee is the compute unit price in micro-lamports; 0 (default)
+	// pays no priority fee and adds no compute budget instructions. Above 0
+	// the transaction also sets its compute unit limit to ComputeUnitLimit.
+	PriorityFee uint64
+	// RPCConnections bounds the concurrent HTTP connections (and concurrent
+	// status calls of a poll round) to the endpoint. Default 4.
+	RPCConnections int
+	// PollInterval is the period of the status poll rounds. Default 1 s.
+	PollInterval time.Duration
+	// RebroadcastInterval is how often a sent but not yet seen transaction is
+	// sent again while its blockhash is valid. Default 2 s.
+	RebroadcastInterval time.Duration
+	// RPCTimeout bounds one RPC call. Default 10 s.
+	RPCTimeout time.Duration
+	// Logger receives rebroadcast and re-sign events. Default: discard.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Commitment == "" {
+		c.Commitment = DefaultCommitment
+	}
+	if c.RPCConnections <= 0 {
+		c.RPCConnections = DefaultRPCConnections
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.RebroadcastInterval <= 0 {
+		c.RebroadcastInterval = DefaultRebroadcastInterval
+	}
+	if c.RPCTimeout <= 0 {
+		c.RPCTimeout = DefaultRPCTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+// Adapter anchors on one Solana cluster through one RPC endpoint. It is safe
+// for concurrent use. Create it with New and stop it with Close.
+type Adapter struct {
+	cfg      Config // Payer cleared; the key lives in payer only
+	payer    sol.PrivateKey
+	pub      sol.PublicKey
+	client   *rpc.Client
+	http     *http.Client
+	rpcURL   string
+	final    int // commitment level that is final (see level)
+	log      *slog.Logger
+	now      func() time.Time
+	statusP  *poller.Poller[rpc.SignatureStatusesResult] // recent status cache
+	historyP *poller.Poller[rpc.SignatureStatusesResult] // with history, after expiry
+	heightP  *poller.Poller[uint64]
+
+	mu         sync.Mutex
+	sent       map[string]time.Time // signature -> last broadcast
+	blockTimes map[uint64]time.Time // slot -> block time
+	hash       cachedHash
+	batchLocks map[int64]*batchLock
+}
+
+type cachedHash struct {
+	hash      sol.Hash
+	lastValid uint64
+	at        time.Time
+}
+
+type batchLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// blockhashReuse is how long a fetched blockhash serves new transactions
+// (a burst of submits shares one getLatestBlockhash call).
+const blockhashReuse = time.Second
+
+// New checks cfg and returns an adapter. Configuration errors are permanent.
+func New(cfg Config) (*Adapter, error) {
+	cfg = cfg.withDefaults()
+	if cfg.RPCURL == "" {
+		return nil, chains.Permanent(errors.New("solana: no RPC URL configured"))
+	}
+	u, err := url.Parse(cfg.RPCURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, chains.Permanent(fmt.Errorf("solana: RPC URL %q must be an http(s) URL", redactURL(cfg.RPCURL)))
+	}
+	if err := checkKey(cfg.Payer); err != nil {
+		return nil, chains.Permanent(err)
+	}
+	lvl, ok := levels[rpc.ConfirmationStatusType(cfg.Commitment)]
+	if !ok || lvl < levels[rpc.ConfirmationStatusConfirmed] {
+		return nil, chains.Permanent(fmt.Errorf("solana: commitment %q is not allowed: use finalized or confirmed", cfg.Commitment))
+	}
+
+	payer := make(sol.PrivateKey, len(cfg.Payer))
+	copy(payer, cfg.Payer)
+	cfg.Payer = nil
+
+	hc := newHTTPClient(cfg.RPCConnections)
+	a := &Adapter{
+		cfg:        cfg,
+		payer:      payer,
+		pub:        payer.PublicKey(),
+		client:     rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(cfg.RPCURL, &jsonrpc.RPCClientOpts{HTTPClient: hc})),
+		http:       hc,
+		rpcURL:     cfg.RPCURL,
+		final:      lvl,
+		log:        cfg.Logger,
+		now:        time.Now,
+		sent:       map[string]time.Time{},
+		blockTimes: map[uint64]time.Time{},
+		batchLocks: map[int64]*batchLock{},
+	}
+	a.statusP = poller.New(a.lookupStatuses, poller.Options{
+		MaxBatch:    MaxSignaturesPerCall,
+		Connections: cfg.RPCConnections,
+		Interval:    cfg.PollInterval,
+		CallTimeout: cfg.RPCTimeout,
+	})
+	a.historyP = poller.New(a.lookupHistory, poller.Options{
+		MaxBatch:    MaxSignaturesPerCall,
+		Connections: cfg.RPCConnections,
+		Interval:    cfg.PollInterval,
+		CallTimeout: cfg.RPCTimeout,
+	})
+	a.heightP = poller.New(a.lookupHeight, poller.Options{
+		MaxBatch:    1,
+		Connections: 1,
+		Interval:    cfg.PollInterval,
+		CallTimeout: cfg.RPCTimeout,
+	})
+	return a, nil
+}
+
+func newHTTPClient(conns int) *http.Client {
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxConnsPerHost:     conns,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		ForceAttemptHTTP2:   true,
+	}
+	return &http.Client{Transport: tr}
+}
+
+// Name implements chains.Adapter.
+func (a *Adapter) Name() string { return Name }
+
+// Payer is the fee payer's public key.
+func (a *Adapter) Payer() sol.PublicKey { return a.pub }
+
+// Close stops the adapter's pollers and closes its idle connections.
+func (a *Adapter) Close() {
+	a.statusP.Close()
+	a.historyP.Close()
+	a.heightP.Close()
+	a.http.CloseIdleConnections()
+}
+
+// StatusCalls is the number of getSignatureStatuses calls the status poller
+// has made (recent status cache; see HistoryCalls for the rest).
+func (a *Adapter) StatusCalls() int64 { return a.statusP.Calls() }
+
+// HistoryCalls is the number of getSignatureStatuses calls, searching
+// history, that Status made to confirm an expired blockhash never landed
+// (batched like StatusCalls, one round at a time).
+func (a *Adapter) HistoryCalls() int64 { return a.historyP.Calls() }
+
+// StatusRounds is the number of status poll rounds run so far.
+func (a *Adapter) StatusRounds() int64 { return a.statusP.Rounds() }
+
+// HeightCalls is the number of getBlockHeight calls made by Status (one per
+// poll round at most).
+func (a *Adapter) HeightCalls() int64 { return a.heightP.Calls() }
+
+// Ping implements chains.Adapter: the node answers getHealth with "ok".
+func (a *Adapter) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.RPCTimeout)
+	defer cancel()
+	h, err := a.client.GetHealth(ctx)
+	if err != nil {
+		return a.rpcErr("getHealth", err)
+	}
+	if h != rpc.HealthOk {
+		return fmt.Errorf("solana: node health is %q", h)
+	}
+	return nil
+}
+
+// Format keeps the payer key out of any formatted adapter.
+func (a *Adapter) Format(f fmt.State, verb rune) {
+	if a == nil {
+		fmt.Fprint(f, "solana.Adapter(nil)")
+		return
+	}
+	fmt.Fprintf(f, "solana.Adapter{RPCURL:%q Payer:%s Commitment:%q}", redactURL(a.rpcURL), redacted+"(pubkey "+a.pub.String()+")", a.cfg.Commitment)
+}
+
+// lockBatch serialises Submit calls of one batch within this process.
+func (a *Adapter) lockBatch(id int64) func() {
+	a.mu.Lock()
+	l := a.batchLocks[id]
+	if l == nil {
+		l = &batchLock{}
+		a.batchLocks[id] = l
+	}
+	l.refs++
+	a.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		a.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(a.batchLocks, id)
+		}
+		a.mu.Unlock()
+	}
+}
