@@ -21,7 +21,6 @@ import (
 
 	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/chains/stub"
 	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/starter"
 	"github.com/keeperhq/keeper/store"
@@ -76,10 +75,12 @@ type Options struct {
 func Start(ctx context.Context, o Options) (*Node, error) {
 	cfg := o.Config
 	n := &Node{Cfg: cfg, Roles: o.Roles, Chains: o.Chains, Logger: o.Logger}
-	if n.Chains == nil {
-		n.Chains = NewChains(cfg)
-	}
 	var err error
+	if n.Chains == nil {
+		if n.Chains, err = NewChains(ctx, cfg, o.Logger); err != nil {
+			return nil, err
+		}
+	}
 	n.Store, n.sharedStore = o.Store, o.Store != nil
 	if n.Store == nil {
 		if n.Store, err = store.Open(ctx, StoreFile(cfg.DataDir)); err != nil {
@@ -119,18 +120,6 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		}
 	}
 	return n, nil
-}
-
-// NewChains builds the chain adapters the configuration names.
-func NewChains(cfg config.Config) map[string]chains.Adapter {
-	out := map[string]chains.Adapter{}
-	for _, name := range cfg.Chains {
-		switch name {
-		case stub.Name:
-			out[name] = stub.New(cfg.StubConfirmDelay)
-		}
-	}
-	return out
 }
 
 // Policy is the AnchorBatch policy the configuration asks for.

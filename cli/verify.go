@@ -24,8 +24,8 @@ type ChainVerifier struct {
 // Verifiers are the chains `keeper verify` can check, by chain name.
 var Verifiers = map[string]ChainVerifier{}
 
-// anchorCheck is the outcome of verifying one anchor of a receipt.
-type anchorCheck struct {
+// AnchorCheck is the outcome of verifying one anchor of a receipt.
+type AnchorCheck struct {
 	Chain  string
 	OK     bool
 	Failed string // which check failed, and why
@@ -35,17 +35,17 @@ type anchorCheck struct {
 // VerifyReceipt checks every anchor of a receipt: the Merkle proof, then, on
 // the chain itself, that the transaction exists, carries the root, succeeded
 // and is final. rpc maps chain names to endpoints (missing: the default).
-func VerifyReceipt(ctx context.Context, r receipt.Receipt, rpc map[string]string) []anchorCheck {
-	var out []anchorCheck
+func VerifyReceipt(ctx context.Context, r receipt.Receipt, rpc map[string]string) []AnchorCheck {
+	var out []AnchorCheck
 	for _, a := range r.Anchors {
 		out = append(out, verifyAnchor(ctx, r, a, rpc))
 	}
 	return out
 }
 
-func verifyAnchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, rpc map[string]string) anchorCheck {
-	c := anchorCheck{Chain: a.Chain}
-	fail := func(check, format string, args ...any) anchorCheck {
+func verifyAnchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, rpc map[string]string) AnchorCheck {
+	c := AnchorCheck{Chain: a.Chain}
+	fail := func(check, format string, args ...any) AnchorCheck {
 		c.Failed = check + ": " + fmt.Sprintf(format, args...)
 		return c
 	}

@@ -39,6 +39,33 @@ type Config struct {
 
 	DevTemporalPort int
 	DevUIPort       int
+
+	EVM    EVMConfig
+	Solana SolanaConfig
+}
+
+// EVMConfig configures the EtherLink (EVM) adapter.
+type EVMConfig struct {
+	RPCURL          string // empty: `keeper dev` starts a local chain, other commands use http://127.0.0.1:8545
+	KeyFile         string // empty: the local chain's funded dev key in <data-dir>/chains
+	ChainID         int64
+	Confirmations   int
+	ResubmitTimeout time.Duration
+	FeeCeilingGwei  int64
+	RPCConnections  int
+	DevPort         int
+	DevBlockTime    time.Duration
+}
+
+// SolanaConfig configures the Solana adapter.
+type SolanaConfig struct {
+	RPCURL         string // empty: `keeper dev` starts a local devnet, other commands use http://127.0.0.1:8899
+	KeyFile        string // empty: the local devnet's funded fee payer in <data-dir>/chains
+	Commitment     string
+	PriorityFee    int64
+	RPCConnections int
+	DevPort        int
+	DevSlotTime    time.Duration
 }
 
 // Knob describes one setting for flags, environment and the README table.
@@ -53,7 +80,7 @@ func (c *Config) Knobs() []Knob {
 		{"data-dir", "KEEPER_DATA_DIR", "./.keeper", "directory of keeper.db (keeper's records) and, for `keeper dev`, temporal.db", &c.DataDir},
 		{"http-addr", "KEEPER_HTTP_ADDR", "127.0.0.1:8081", "address of the HTTP API, /health, /readyz and /metrics", &c.HTTPAddr},
 		{"log-level", "KEEPER_LOG_LEVEL", "info", "debug, info, warn or error", &c.LogLevel},
-		{"chains", "KEEPER_CHAINS", "stub", "chains evidence may ask for (comma-separated): stub", &c.Chains},
+		{"chains", "KEEPER_CHAINS", "etherlink,solana", "chains evidence may ask for (comma-separated): etherlink, solana, stub", &c.Chains},
 		{"stub-confirm-ms", "KEEPER_STUB_CONFIRM_MS", "1000", "stub chain: time from broadcast to finality", msKnob{&c.StubConfirmDelay}},
 		{"poll-ms", "KEEPER_POLL_MS", "5000", "dispatcher safety-net sweep; intake wakes it at once", msKnob{&c.PollInterval}},
 		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", "how often ConfirmAnchor asks the chain for finality", msKnob{&c.ConfirmPoll}},
@@ -71,6 +98,22 @@ func (c *Config) Knobs() []Knob {
 		{"activity-workers", "KEEPER_ACTIVITY_WORKERS", "64", "concurrent activities per worker process", &c.ActivityWorkers},
 		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", "`keeper dev`: embedded Temporal frontend port", &c.DevTemporalPort},
 		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", "`keeper dev`: Temporal Web UI port (0 = no UI)", &c.DevUIPort},
+		{"evm-rpc-url", "KEEPER_EVM_RPC_URL", "", "EtherLink JSON-RPC endpoint; empty: `keeper dev` runs a local chain (others use http://127.0.0.1:8545)", &c.EVM.RPCURL},
+		{"evm-key-file", "KEEPER_EVM_KEY_FILE", "", "file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key (the local chain's funded key)", &c.EVM.KeyFile},
+		{"evm-chain-id", "KEEPER_EVM_CHAIN_ID", "42793", "chain id the EVM node must report (EtherLink mainnet 42793)", &c.EVM.ChainID},
+		{"evm-confirmations", "KEEPER_EVM_CONFIRMATIONS", "0", "0: final at the node's `finalized` block; N: final N blocks deep (nodes without the tag)", &c.EVM.Confirmations},
+		{"evm-resubmit-ms", "KEEPER_EVM_RESUBMIT_MS", "60000", "an unmined anchor is re-signed with bumped fees after this long", msKnob{&c.EVM.ResubmitTimeout}},
+		{"evm-fee-ceiling-gwei", "KEEPER_EVM_FEE_CEILING_GWEI", "1000", "highest max fee per gas keeper will pay", &c.EVM.FeeCeilingGwei},
+		{"etherlink-rpc-connections", "KEEPER_ETHERLINK_RPC_CONNECTIONS", "4", "concurrent status calls to the EVM endpoint", &c.EVM.RPCConnections},
+		{"dev-evm-port", "KEEPER_DEV_EVM_PORT", "8545", "`keeper dev`: local EVM chain's JSON-RPC port", &c.EVM.DevPort},
+		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", "`keeper dev`: local EVM chain's block time", msKnob{&c.EVM.DevBlockTime}},
+		{"solana-rpc-url", "KEEPER_SOLANA_RPC_URL", "", "Solana JSON-RPC endpoint; empty: `keeper dev` runs a local devnet (others use http://127.0.0.1:8899)", &c.Solana.RPCURL},
+		{"solana-key-file", "KEEPER_SOLANA_KEY_FILE", "", "fee-payer keypair file (JSON array of 64 bytes); empty: <data-dir>/chains/solana-devnet-payer.json (the local devnet's funded key)", &c.Solana.KeyFile},
+		{"solana-commitment", "KEEPER_SOLANA_COMMITMENT", "finalized", "commitment at which a Solana anchor is final: confirmed or finalized", &c.Solana.Commitment},
+		{"solana-priority-fee", "KEEPER_SOLANA_PRIORITY_FEE", "0", "priority fee in micro-lamports per compute unit (0 = none)", &c.Solana.PriorityFee},
+		{"solana-rpc-connections", "KEEPER_SOLANA_RPC_CONNECTIONS", "4", "concurrent status calls to the Solana endpoint", &c.Solana.RPCConnections},
+		{"dev-solana-port", "KEEPER_DEV_SOLANA_PORT", "8899", "`keeper dev`: local Solana devnet's JSON-RPC port", &c.Solana.DevPort},
+		{"dev-solana-slot-ms", "KEEPER_DEV_SOLANA_SLOT_MS", "400", "`keeper dev`: local Solana devnet's slot time", msKnob{&c.Solana.DevSlotTime}},
 	}
 }
 
@@ -128,9 +171,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_ACTIVITY_WORKERS: must be at least 1, got %d", c.ActivityWorkers)
 	}
 	for _, ch := range c.Chains {
-		if ch != "stub" {
-			return fmt.Errorf("KEEPER_CHAINS: unknown chain %q (known: stub)", ch)
+		if ch != "stub" && ch != "etherlink" && ch != "solana" {
+			return fmt.Errorf("KEEPER_CHAINS: unknown chain %q (known: etherlink, solana, stub)", ch)
 		}
+	}
+	if c.Solana.Commitment != "confirmed" && c.Solana.Commitment != "finalized" {
+		return fmt.Errorf("KEEPER_SOLANA_COMMITMENT: must be confirmed or finalized, got %q", c.Solana.Commitment)
 	}
 	return nil
 }

@@ -43,6 +43,13 @@ func devCmd() *cobra.Command {
 				return fmt.Errorf("embedded Temporal server: %w", err)
 			}
 			defer srv.Stop()
+			local, err := cli.StartLocalChains(ctx, &cfg, log.With("component", "local-chains"))
+			if err != nil {
+				return err
+			}
+			if local != nil {
+				defer local.Stop()
+			}
 
 			node, err := app.Start(ctx, app.Options{
 				Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: log,
@@ -60,6 +67,7 @@ func devCmd() *cobra.Command {
 				fmt.Fprintf(out, "  Temporal Web UI  %s\n", srv.UIAddr())
 			}
 			fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
+			cli.PrintLocalChains(out, local, cfg.DataDir)
 			fmt.Fprintf(out, "  data             %s (keeper.db, temporal.db)\n", abs)
 
 			<-ctx.Done()

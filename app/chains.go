@@ -1,0 +1,88 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/big"
+
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/chains/evm"
+	"github.com/keeperhq/keeper/chains/localnet"
+	"github.com/keeperhq/keeper/chains/solana"
+	"github.com/keeperhq/keeper/chains/stub"
+	"github.com/keeperhq/keeper/config"
+)
+
+// Endpoints used when no RPC URL is configured: the local chains of
+// `keeper dev` / `keeper devchains` on their default ports.
+const (
+	DefaultEVMRPC    = "http://127.0.0.1:8545"
+	DefaultSolanaRPC = "http://127.0.0.1:8899"
+)
+
+// EVMRPC is the EtherLink endpoint the configuration names.
+func EVMRPC(cfg config.Config) string {
+	if cfg.EVM.RPCURL != "" {
+		return cfg.EVM.RPCURL
+	}
+	return DefaultEVMRPC
+}
+
+// SolanaRPC is the Solana endpoint the configuration names.
+func SolanaRPC(cfg config.Config) string {
+	if cfg.Solana.RPCURL != "" {
+		return cfg.Solana.RPCURL
+	}
+	return DefaultSolanaRPC
+}
+
+// NewChains builds the chain adapters the configuration names. Real adapters
+// check their endpoint at start (chain id, reachability).
+func NewChains(ctx context.Context, cfg config.Config, log *slog.Logger) (map[string]chains.Adapter, error) {
+	out := map[string]chains.Adapter{}
+	for _, name := range cfg.Chains {
+		switch name {
+		case stub.Name:
+			out[name] = stub.New(cfg.StubConfirmDelay)
+		case "etherlink":
+			keyFile := cfg.EVM.KeyFile
+			if keyFile == "" {
+				keyFile = localnet.EVMKeyFile(cfg.DataDir)
+			}
+			key, err := evm.LoadKey(keyFile)
+			if err != nil {
+				return nil, fmt.Errorf("etherlink signer (KEEPER_EVM_KEY_FILE): %w", err)
+			}
+			a, err := evm.New(ctx, evm.Config{
+				RPCURL: EVMRPC(cfg), Key: key, ChainID: uint64(cfg.EVM.ChainID), Confirmations: uint64(cfg.EVM.Confirmations),
+				ResubmitTimeout: cfg.EVM.ResubmitTimeout, FeeCeiling: new(big.Int).Mul(big.NewInt(cfg.EVM.FeeCeilingGwei), big.NewInt(1e9)),
+				RPCConnections: cfg.EVM.RPCConnections, PollInterval: cfg.ConfirmPoll, Logger: log,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("etherlink: %w", err)
+			}
+			out[name] = a
+		case solana.Name:
+			keyFile := cfg.Solana.KeyFile
+			if keyFile == "" {
+				keyFile = localnet.SolanaKeyFile(cfg.DataDir)
+			}
+			key, err := solana.LoadKey(keyFile)
+			if err != nil {
+				return nil, fmt.Errorf("solana fee payer (KEEPER_SOLANA_KEY_FILE): %w", err)
+			}
+			a, err := solana.New(solana.Config{
+				RPCURL: SolanaRPC(cfg), Payer: key, Commitment: cfg.Solana.Commitment, PriorityFee: uint64(cfg.Solana.PriorityFee),
+				RPCConnections: cfg.Solana.RPCConnections, PollInterval: cfg.ConfirmPoll, Logger: log,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("solana: %w", err)
+			}
+			out[name] = a
+		default:
+			return nil, fmt.Errorf("unknown chain %q", name)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,83 @@
+// Package localnet starts the local chains `keeper dev` (and `keeper
+// devchains`) anchor on when no real endpoint is configured: an EtherLink-like
+// EVM chain (go-ethereum's simulated backend over HTTP JSON-RPC) and a
+// Solana-like devnet, each with a funded key written to the data directory.
+package localnet
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/keeperhq/keeper/chains/evm/devchain"
+	"github.com/keeperhq/keeper/chains/solana/devnet"
+)
+
+// Options choose which local chains to start and where.
+type Options struct {
+	Dir        string // keys live in Dir/chains
+	EVM        bool
+	EVMPort    int // 0 = free port
+	EVMBlock   time.Duration
+	EVMChainID uint64
+	Solana     bool
+	SolanaPort int
+	SolanaSlot time.Duration
+	Logger     *slog.Logger
+}
+
+// Net is the running local chains. Fields are empty for chains not started.
+type Net struct {
+	EVM    *devchain.Chain
+	Solana *devnet.Devnet
+	cancel context.CancelFunc
+}
+
+// KeyDir is where the local chains keep their funded keys.
+func KeyDir(dataDir string) string { return filepath.Join(dataDir, "chains") }
+
+// EVMKeyFile is the local EVM chain's funded dev key (hex).
+func EVMKeyFile(dataDir string) string { return filepath.Join(KeyDir(dataDir), devchain.KeyFileName) }
+
+// SolanaKeyFile is the local devnet's funded fee payer (JSON keypair).
+func SolanaKeyFile(dataDir string) string {
+	return filepath.Join(KeyDir(dataDir), devnet.PayerKeyFileName)
+}
+
+// Start starts the chains asked for; Stop stops them.
+func Start(ctx context.Context, o Options) (*Net, error) {
+	n := &Net{}
+	// The devnet lives as long as this context, not the caller's start-up one.
+	life, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	if o.EVM {
+		c, err := devchain.Start(ctx, devchain.Options{Dir: KeyDir(o.Dir), Port: o.EVMPort, BlockTime: o.EVMBlock, ChainID: o.EVMChainID, Logger: o.Logger})
+		if err != nil {
+			n.Stop()
+			return nil, fmt.Errorf("local EVM chain: %w", err)
+		}
+		n.EVM = c
+	}
+	if o.Solana {
+		d, err := devnet.Start(life, devnet.Options{Dir: KeyDir(o.Dir), Port: o.SolanaPort, SlotTime: o.SolanaSlot})
+		if err != nil {
+			n.Stop()
+			return nil, fmt.Errorf("local Solana devnet: %w", err)
+		}
+		n.Solana = d
+	}
+	return n, nil
+}
+
+// Stop stops every chain that was started.
+func (n *Net) Stop() {
+	if n.EVM != nil {
+		n.EVM.Stop()
+	}
+	if n.Solana != nil {
+		n.Solana.Stop()
+	}
+	n.cancel()
+}

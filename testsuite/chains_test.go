@@ -1,0 +1,128 @@
+package testsuite
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/chains/evm"
+	"github.com/keeperhq/keeper/chains/solana"
+	"github.com/keeperhq/keeper/cli"
+	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/store"
+)
+
+// TestThousandEvidenceOnBothLocalChainsConfirmAndVerify anchors 1,000
+// evidence on the local EtherLink-like chain and the local Solana devnet at
+// once, as `keeper dev` does by default, and verifies receipts against the
+// chains themselves.
+func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
+	dir := tempDir(t)
+	srv := startServer(t, dir)
+	cfg := testConfig(dir)
+	cfg.Chains = []string{"etherlink", "solana"}
+	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
+	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 100*time.Millisecond, 25*time.Millisecond
+	cfg.ConfirmPoll = 100 * time.Millisecond
+
+	net, err := cli.StartLocalChains(context.Background(), &cfg, testLogger(t))
+	require.NoError(t, err)
+	t.Cleanup(net.Stop)
+	st := openStore(t, dir)
+	chs, err := app.NewChains(context.Background(), cfg, testLogger(t))
+	require.NoError(t, err)
+	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs)
+
+	const n = 1000
+	hc := &http.Client{Timeout: 10 * time.Second}
+	ids := make([]string, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				code, id, err := post(hc, node.APIAddr(), map[string]any{"digest": digest(t.Name(), i), "chains": []string{"etherlink", "solana"}})
+				if !assert.NoError(t, err) || !assert.Equal(t, http.StatusAccepted, code) {
+					return
+				}
+				ids[i] = id
+			}
+		}()
+	}
+	wg.Wait()
+	end := waitConfirmed(t, st, n, 3*time.Minute)
+
+	// Every evidence has one anchor per chain; count the transactions sent.
+	batches := map[string]map[int64]bool{"etherlink": {}, "solana": {}}
+	for _, id := range ids {
+		ev, err := st.GetEvidence(context.Background(), id)
+		require.NoError(t, err)
+		require.Len(t, ev.Anchors, 2)
+		for _, a := range ev.Anchors {
+			require.Equal(t, store.StatusConfirmed, a.Status)
+			batches[a.Chain][a.BatchID] = true
+		}
+	}
+	txs := map[string]int{}
+	for chain, bs := range batches {
+		for b := range bs {
+			recs, err := st.Transactions(context.Background(), b)
+			require.NoError(t, err)
+			txs[chain] += len(recs)
+		}
+	}
+	ec, err := ethclient.Dial(cfg.EVM.RPCURL)
+	require.NoError(t, err)
+	defer ec.Close()
+	nonce, err := ec.NonceAt(context.Background(), chs["etherlink"].(*evm.Adapter).Address(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(len(batches["etherlink"])), nonce, "one EVM transaction per batch: the signer's nonce counts them")
+
+	t.Logf("%d evidence on both chains, all confirmed after %v", n, end.Sub(start).Round(time.Millisecond))
+	for _, chain := range []string{"etherlink", "solana"} {
+		var calls int64
+		switch a := chs[chain].(type) {
+		case *evm.Adapter:
+			calls = a.StatusCalls()
+		case *solana.Adapter:
+			calls = a.StatusCalls()
+		}
+		t.Logf("  %-9s batches %d, transactions journaled %d, status RPC calls %d", chain, len(batches[chain]), txs[chain], calls)
+	}
+
+	// Receipts verify against the chains, not against keeper.
+	for _, id := range ids[:20] {
+		ev, err := st.GetEvidence(context.Background(), id)
+		require.NoError(t, err)
+		r := receiptFor(t, node.APIAddr(), ev.ID)
+		rpc := map[string]string{"etherlink": cfg.EVM.RPCURL, "solana": cfg.Solana.RPCURL}
+		for _, c := range cli.VerifyReceipt(context.Background(), r, rpc) {
+			assert.True(t, c.OK, "%s on %s: %s", id, c.Chain, c.Failed)
+		}
+	}
+}
+
+func receiptFor(t *testing.T, apiAddr, id string) receipt.Receipt {
+	t.Helper()
+	resp, err := http.Get("http://" + apiAddr + "/v1/evidence/" + id + "/receipt")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	r, err := receipt.Parse(raw)
+	require.NoError(t, err)
+	return r
+}
