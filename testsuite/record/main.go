@@ -73,7 +73,7 @@ func run(outDir string) error {
 	defer srv.Stop()
 
 	cfg := config.Default()
-	cfg.DataDir, cfg.HTTPAddr = dir, "127.0.0.1:0"
+	cfg.DataDir, cfg.HTTPAddr, cfg.Chains = dir, "127.0.0.1:0", []string{stub.Name}
 	cfg.StubConfirmDelay, cfg.ConfirmPoll = 200*time.Millisecond, 50*time.Millisecond
 	cfg.RetryBase, cfg.RetryCap, cfg.RetryJitter = 100*time.Millisecond, time.Second, 10*time.Millisecond
 	chain := stub.New(cfg.StubConfirmDelay)
