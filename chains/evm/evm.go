@@ -120,7 +120,7 @@ type Adapter struct {
 	poller   *poller.Poller[found]
 	batches  atomic.Int64 // JSON-RPC batch calls made by status lookups
 	hmu      sync.Mutex
-	heights  map[string]uint64    // tx hash -> block height of its last receipt
+	heights  map[string]uint64   // tx hash -> block height of its last receipt
 	resent   map[int64]time.Time // batch -> last rebroadcast of a transaction that could not be bumped
 	finWarn  sync.Once
 	closeOne sync.Once

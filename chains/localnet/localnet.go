@@ -1,7 +1,8 @@
 // Package localnet starts the local chains `keeper dev` (and `keeper
 // devchains`) anchor on when no real endpoint is configured: an EtherLink-like
-// EVM chain (go-ethereum's simulated backend over HTTP JSON-RPC) and a
-// Solana-like devnet, each with a funded key written to the data directory.
+// EVM chain (a go-ethereum node with a dev genesis, sealing blocks on a timer,
+// over HTTP JSON-RPC, its chain kept in the data directory) and a Solana-like
+// devnet (in memory), each with a funded key written to the data directory.
 package localnet
 
 import (
@@ -53,7 +54,7 @@ func Start(ctx context.Context, o Options) (*Net, error) {
 	life, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	if o.EVM {
-		c, err := devchain.Start(ctx, devchain.Options{Dir: KeyDir(o.Dir), Port: o.EVMPort, BlockTime: o.EVMBlock, ChainID: o.EVMChainID, Logger: o.Logger})
+		c, err := devchain.Start(ctx, devchain.Options{Dir: KeyDir(o.Dir), Port: o.EVMPort, BlockTime: o.EVMBlock, ChainID: o.EVMChainID, Persist: true, Logger: o.Logger})
 		if err != nil {
 			n.Stop()
 			return nil, fmt.Errorf("local EVM chain: %w", err)

@@ -1,5 +1,5 @@
 // Package devchain runs a local EVM chain for keeper dev and for tests: a
-// go-ethereum node (in memory) serving real HTTP JSON-RPC on 127.0.0.1, with
+// go-ethereum node (in memory, or on disk) serving real HTTP JSON-RPC on 127.0.0.1, with
 // EtherLink's chain id, a funded dev key kept in a file, a block every
 // BlockTime, a `finalized` block that lags the head, and fault injection
 // (pause mining, drop the mempool, reorganise recent blocks).
@@ -18,10 +18,17 @@
 // finalized = head − FinalityDepth (and safe = head − FinalityDepth/2) after
 // every block, as a consensus client would.
 //
-// The chain lives in memory: a restart begins again at genesis (the dev key
-// file is reused, so the same address is funded again). Block timestamps are
-// whole seconds and must grow by at least one per block, so with BlockTime
-// under a second the chain's clock runs ahead of the wall clock.
+// The chain lives in memory unless Options.Persist keeps it in Dir/chain; in
+// memory a restart begins again at genesis (the dev key file is reused, so the
+// same address is funded again, but transactions journaled before the restart
+// are gone with their nonces). Block timestamps are whole seconds and must grow
+// by at least one per block, so with BlockTime under a second the chain's clock
+// runs ahead of the wall clock.
+//
+// Faults for tests: PauseMining/ResumeMining (transactions wait in the pool),
+// Mine (seal blocks on demand, e.g. with BlockTime set to an hour), DropPending
+// (the node forgets its whole pool), Reorg (replace recent non-final blocks,
+// with or without their transactions).
 package devchain
 
 import (
@@ -80,6 +87,12 @@ type Options struct {
 	FinalityDepth int
 	// ChainID; default 42793 (EtherLink mainnet).
 	ChainID uint64
+	// Persist keeps the chain in Dir/chain, so a restart continues it (and
+	// transactions, receipts and nonces survive, as keeper dev needs when it
+	// resumes unfinished batches). Default: in memory, gone at Stop. A
+	// persisted chain must be restarted with the same ChainID and Fund list
+	// (they are its genesis).
+	Persist bool
 	// Fund lists extra addresses funded at genesis with DevBalance.
 	Fund []common.Address
 	// Logger receives sealing errors; default discard.
@@ -148,6 +161,10 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 
 	nodeCfg := node.DefaultConfig
 	nodeCfg.DataDir = "" // in memory
+	if o.Persist {
+		nodeCfg.DataDir = filepath.Join(o.Dir, "chain")
+		nodeCfg.KeyStoreDir = filepath.Join(o.Dir, "chain", "keystore")
+	}
 	nodeCfg.IPCPath = ""
 	nodeCfg.P2P = p2p.Config{NoDiscovery: true, MaxPeers: 0}
 	nodeCfg.HTTPHost = "127.0.0.1"
@@ -183,9 +200,10 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 		return nil, fmt.Errorf("devchain: start node (port %d): %w", o.Port, err)
 	}
 	backend.SetSynced()
-	genesis := backend.BlockChain().Genesis().Header()
-	backend.BlockChain().SetFinalized(genesis)
-	backend.BlockChain().SetSafe(genesis)
+	if bc := backend.BlockChain(); bc.CurrentFinalBlock() == nil {
+		bc.SetFinalized(bc.Genesis().Header())
+		bc.SetSafe(bc.Genesis().Header())
+	}
 
 	c := &Chain{
 		o:        o,
@@ -198,7 +216,7 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 		stop:     make(chan struct{}),
 		loopDone: make(chan struct{}),
 	}
-	// Seal block 1 and let the transaction indexer catch up: on a chain still
+	// Seal a block and let the transaction indexer catch up: on a chain still
 	// at genesis geth answers lookups of unknown transactions with "transaction
 	// indexing is in progress" instead of null.
 	if err := c.Mine(1); err != nil {

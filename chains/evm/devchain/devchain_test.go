@@ -2,9 +2,12 @@ package devchain_test
 
 import (
 	"context"
+	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -176,4 +179,41 @@ func TestAReorgMovesARecentTransactionToANewBlockOrDropsIt(t *testing.T) {
 	assert.ErrorIs(t, err, ethereum.NotFound, "a reorg without the transaction removes it from the chain")
 
 	assert.ErrorContains(t, c.Reorg(int(c.Head()), false), "finalized")
+}
+
+func TestTheChainListensOnTheGivenPortAndABusyPortIsAnError(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+
+	c := start(t, devchain.Options{Port: port, BlockTime: time.Hour})
+	assert.Equal(t, fmt.Sprintf("http://127.0.0.1:%d", port), c.URL())
+
+	_, err = devchain.Start(context.Background(), devchain.Options{Dir: t.TempDir(), Port: port})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), strconv.Itoa(port))
+}
+
+func TestAPersistedChainContinuesAfterARestart(t *testing.T) {
+	dir := t.TempDir()
+	c, err := devchain.Start(context.Background(), devchain.Options{Dir: dir, Persist: true, BlockTime: time.Hour, FinalityDepth: 2})
+	require.NoError(t, err)
+	ec := dial(t, c.URL())
+	tx := sendTransfer(t, c, ec, 0)
+	require.NoError(t, c.Mine(3))
+	head := c.Head()
+	require.NoError(t, c.Stop())
+
+	again := start(t, devchain.Options{Dir: dir, Persist: true, BlockTime: time.Hour, FinalityDepth: 2})
+	assert.Equal(t, c.Address(), again.Address())
+	assert.Greater(t, again.Head(), head, "the chain went on from where it stopped")
+	ec = dial(t, again.URL())
+	r, err := ec.TransactionReceipt(context.Background(), tx.Hash())
+	require.NoError(t, err)
+	assert.Equal(t, types.ReceiptStatusSuccessful, r.Status)
+	n, err := ec.NonceAt(context.Background(), again.Address(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), n)
+	assert.GreaterOrEqual(t, again.Finalized(), head-2)
 }
