@@ -199,6 +199,7 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 		MaxBatch:    cfg.MaxBatch,
 		Connections: cfg.RPCConnections,
 		Interval:    cfg.PollInterval,
+		Head:        a.head, // a new block polls at once
 	})
 	a.log.Info("etherlink adapter ready", "to", a.to.Hex(), "chain_id", cfg.ChainID, "confirmations", cfg.Confirmations, "fee_ceiling_wei", cfg.FeeCeiling.String())
 	return a, nil
@@ -244,6 +245,15 @@ func (a *Adapter) Close() {
 		a.poller.Close()
 		a.rc.Close()
 	})
+}
+
+// head is the node's latest block number.
+func (a *Adapter) head(ctx context.Context) (uint64, error) {
+	var n hexutil.Uint64
+	if err := a.rc.CallContext(ctx, &n, "eth_blockNumber"); err != nil {
+		return 0, err
+	}
+	return uint64(n), nil
 }
 
 func (a *Adapter) remoteChainID(ctx context.Context) (uint64, error) {

@@ -26,6 +26,11 @@ type Options struct {
 	Connections int           // concurrent calls to the endpoint; default 4
 	Interval    time.Duration // round period while anything waits; default 1 s
 	CallTimeout time.Duration // per call; default 10 s
+	// Head, when set, reports the chain's latest block (or slot). While anyone
+	// waits it is asked every HeadInterval, and a new block starts a round at
+	// once instead of at the next Interval tick.
+	Head         func(ctx context.Context) (uint64, error)
+	HeadInterval time.Duration // default Interval/4
 }
 
 // Poller batches lookups for one endpoint. Use New.
@@ -70,6 +75,9 @@ func New[T any](lookup Lookup[T], o Options) *Poller[T] {
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 10 * time.Second
+	}
+	if o.HeadInterval <= 0 {
+		o.HeadInterval = max(o.Interval/4, time.Millisecond)
 	}
 	p := &Poller[T]{lookup: lookup, o: o, waiting: map[string]*entry{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	go p.loop()
@@ -146,15 +154,44 @@ func (p *Poller[T]) forget(w *waiter) {
 func (p *Poller[T]) loop() {
 	t := time.NewTicker(p.o.Interval)
 	defer t.Stop()
+	var heads <-chan time.Time
+	if p.o.Head != nil {
+		ht := time.NewTicker(p.o.HeadInterval)
+		defer ht.Stop()
+		heads = ht.C
+	}
+	var lastHead uint64
 	for {
 		select {
 		case <-p.done:
 			return
 		case <-t.C:
 		case <-p.kick:
+		case <-heads:
+			if !p.anyWaiting() {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), p.o.CallTimeout)
+			h, err := p.o.Head(ctx)
+			cancel()
+			if err != nil || h <= lastHead {
+				continue
+			}
+			lastHead = h
 		}
 		p.runRound()
 	}
+}
+
+func (p *Poller[T]) anyWaiting() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.waiting {
+		if len(e.result) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // runRound polls every id someone waits for.

@@ -135,3 +135,32 @@ func TestLookupErrorReachesEveryWaiterOfThatCall(t *testing.T) {
 	_, err = p.Check(ctx, []string{"z"}, time.Now())
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+func TestANewBlockStartsARoundWithoutWaitingForTheInterval(t *testing.T) {
+	var head atomic.Uint64
+	head.Store(10)
+	p := New[bool](func(ctx context.Context, ids []string) (map[string]bool, error) {
+		return map[string]bool{ids[0]: true}, nil
+	}, Options{Interval: time.Hour, HeadInterval: 5 * time.Millisecond, Head: func(context.Context) (uint64, error) { return head.Load(), nil }})
+	defer p.Close()
+
+	got := make(chan map[string]bool, 1)
+	go func() {
+		res, _ := p.Check(context.Background(), []string{"tx"}, time.Now())
+		got <- res
+	}()
+	time.Sleep(50 * time.Millisecond)
+	// The first head seen counts as new; afterwards only a higher head triggers.
+	select {
+	case res := <-got:
+		assert.True(t, res["tx"])
+	case <-time.After(10 * time.Second):
+		t.Fatal("no round although the head moved")
+	}
+	rounds := p.Rounds()
+	go p.Check(context.Background(), []string{"tx2"}, time.Now())
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, rounds, p.Rounds(), "an unchanged head starts no round")
+	head.Store(11)
+	require.Eventually(t, func() bool { return p.Rounds() > rounds }, 10*time.Second, time.Millisecond)
+}

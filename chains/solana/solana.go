@@ -190,6 +190,9 @@ func New(cfg Config) (*Adapter, error) {
 		Connections: cfg.RPCConnections,
 		Interval:    cfg.PollInterval,
 		CallTimeout: cfg.RPCTimeout,
+		Head: func(ctx context.Context) (uint64, error) { // a new slot polls at once
+			return a.client.GetSlot(ctx, rpc.CommitmentProcessed)
+		},
 	})
 	a.historyP = poller.New(a.lookupHistory, poller.Options{
 		MaxBatch:    MaxSignaturesPerCall,
