@@ -90,3 +90,34 @@ func TestTamperedProofIsRejected(t *testing.T) {
 	_, err = Build(nil)
 	assert.Error(t, err)
 }
+
+// FuzzProof builds trees of fuzzed sizes and checks every path verifies, and
+// that RootFromPath never panics on arbitrary indexes, sizes and paths.
+func FuzzProof(f *testing.F) {
+	f.Add(uint16(5), uint16(3), []byte{1, 2, 3}, int64(3), int64(5))
+	f.Add(uint16(1), uint16(0), []byte{}, int64(-1), int64(0))
+	f.Fuzz(func(t *testing.T, n, i uint16, junk []byte, idx, size int64) {
+		size16 := int(n%300) + 1
+		ls := leaves(size16)
+		tr, err := Build(ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := int(i) % size16
+		p, err := tr.Path(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Verify(ls[k], k, size16, p, tr.Root()); err != nil {
+			t.Fatalf("n=%d i=%d: %v", size16, k, err)
+		}
+		var bogus []Hash
+		for len(junk) >= 32 {
+			var h Hash
+			copy(h[:], junk)
+			bogus = append(bogus, h)
+			junk = junk[32:]
+		}
+		_, _ = RootFromPath(ls[0], int(idx), int(size), bogus)
+	})
+}
