@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"path/filepath"
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
@@ -58,6 +59,8 @@ func NewChains(ctx context.Context, cfg config.Config, log *slog.Logger) (map[st
 				RPCURL: EVMRPC(cfg), Key: key, ChainID: uint64(cfg.EVM.ChainID), Confirmations: uint64(cfg.EVM.Confirmations),
 				ResubmitTimeout: cfg.EVM.ResubmitTimeout, FeeCeiling: new(big.Int).Mul(big.NewInt(cfg.EVM.FeeCeilingGwei), big.NewInt(1e9)),
 				RPCConnections: cfg.EVM.RPCConnections, PollInterval: cfg.ConfirmPoll, Logger: log,
+				// Workers sharing this data directory share the signer's nonces.
+				NonceFile: filepath.Join(cfg.DataDir, "etherlink-signer.nonce"),
 			})
 			if err != nil {
 				return nil, fmt.Errorf("etherlink: %w", err)

@@ -80,6 +80,10 @@ type Config struct {
 	MaxBatch int
 	// Logger; default discard. It never receives the key.
 	Logger *slog.Logger
+	// NonceFile, when set, makes nonce assignment exclusive across processes
+	// on this machine (a file lock beside it) and remembers the next nonce
+	// there; set it when several workers share one signer.
+	NonceFile string
 }
 
 // String describes the config without its key.
@@ -111,7 +115,8 @@ type Adapter struct {
 	scrub   *scrubber
 	now     func() time.Time
 
-	sem chan struct{} // the nonce owner: one Submit at a time per signer
+	sem   chan struct{} // the nonce owner: one Submit at a time per signer
+	xlock *signerLock   // and across processes, when Config.NonceFile is set
 	// nextNonce follows the last transaction the node accepted (guarded by
 	// sem): for nonceMemory after it, no new transaction is signed below it.
 	nextNonce   uint64
@@ -194,6 +199,9 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	if got != cfg.ChainID {
 		rc.Close()
 		return nil, a.fail(chains.Permanent(fmt.Errorf("etherlink: chain id mismatch: configured %d, node at %s reports %d", cfg.ChainID, cfg.RPCURL, got)))
+	}
+	if cfg.NonceFile != "" {
+		a.xlock = newSignerLock(cfg.NonceFile)
 	}
 	a.poller = poller.New(a.lookup, poller.Options{
 		MaxBatch:    cfg.MaxBatch,

@@ -61,6 +61,20 @@ func (a *Adapter) submit(ctx context.Context, an chains.Anchor, j chains.Journal
 		return "", ctx.Err()
 	}
 	defer func() { <-a.sem }()
+	if a.xlock != nil {
+		if err := a.xlock.lock(ctx); err != nil {
+			return "", err
+		}
+		defer a.xlock.unlock()
+		if next, at := a.xlock.load(); next > a.nextNonce && a.now().Sub(at) < nonceMemory {
+			a.nextNonce, a.nextNonceAt = next, at
+		}
+		defer func() {
+			if err := a.xlock.store(a.nextNonce, a.nextNonceAt); err != nil {
+				a.log.Warn("etherlink: could not record the next nonce", "file", a.xlock.path, "error", err)
+			}
+		}()
+	}
 
 	recs, txs, err := a.journaled(ctx, j, an.BatchID)
 	if err != nil {
