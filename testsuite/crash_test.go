@@ -1,0 +1,299 @@
+//go:build crash
+
+package testsuite
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+	sol "github.com/gagliardetto/solana-go"
+	solrpc "github.com/gagliardetto/solana-go/rpc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/chains/evm"
+	"github.com/keeperhq/keeper/chains/localnet"
+	"github.com/keeperhq/keeper/chains/solana"
+	"github.com/keeperhq/keeper/store"
+)
+
+// proc is one keeper OS process the crash test starts, kills and restarts.
+type proc struct {
+	name string
+	args []string
+	env  []string
+	log  *os.File
+	cmd  *exec.Cmd
+}
+
+func (p *proc) start(t *testing.T, bin string) {
+	t.Helper()
+	p.cmd = exec.Command(bin, p.args...)
+	p.cmd.Env = append(os.Environ(), p.env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, p.cmd.Start(), p.name)
+}
+
+func (p *proc) kill() {
+	if p.cmd != nil && p.cmd.Process != nil {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = p.cmd.Wait()
+	}
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func waitPort(t *testing.T, port int, within time.Duration) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, within, 50*time.Millisecond, "port %d", port)
+}
+
+// TestCrashAndRestartLosesNothing runs keeper as separate processes (Temporal
+// server, two workers, the API, the local chains), posts 5,000 evidence at a
+// steady rate across both chains while SIGKILLing and restarting a random
+// worker, the API or the Temporal server every few seconds, then checks that
+// every accepted evidence is confirmed exactly once with a receipt that
+// verifies against the chains.
+func TestCrashAndRestartLosesNothing(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("KEEPER_CRASH_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (replay with KEEPER_CRASH_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+
+	work := t.TempDir()
+	bin := filepath.Join(work, "keeper")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/keeper")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	require.NoError(t, build.Run())
+
+	dir := filepath.Join(work, "data")
+	tport, apiPort, evmPort, solPort := freePort(t), freePort(t), freePort(t), freePort(t)
+	evmURL, solURL := fmt.Sprintf("http://127.0.0.1:%d", evmPort), fmt.Sprintf("http://127.0.0.1:%d", solPort)
+	base := []string{
+		"KEEPER_DATA_DIR=" + dir, "KEEPER_LOG_LEVEL=warn", "KEEPER_CHAINS=etherlink,solana",
+		fmt.Sprintf("KEEPER_DEV_TEMPORAL_PORT=%d", tport), "KEEPER_DEV_UI_PORT=0",
+		fmt.Sprintf("TEMPORAL_ADDRESS=127.0.0.1:%d", tport), "TEMPORAL_NAMESPACE=default",
+		fmt.Sprintf("KEEPER_HTTP_ADDR=127.0.0.1:%d", apiPort),
+		"KEEPER_CONFIRM_POLL_MS=200", "KEEPER_POLL_MS=500", "KEEPER_RETRY_BASE_MS=200", "KEEPER_RETRY_CAP_MS=2000",
+		"KEEPER_RETRY_JITTER_MS=100", "KEEPER_SUBMIT_TIMEOUT=10s", "KEEPER_EVM_RESUBMIT_MS=5000", "KEEPER_DRAIN_TIMEOUT=1s",
+	}
+	chainsEnv := append([]string{fmt.Sprintf("KEEPER_DEV_EVM_PORT=%d", evmPort), fmt.Sprintf("KEEPER_DEV_SOLANA_PORT=%d", solPort),
+		"KEEPER_DEV_EVM_BLOCK_MS=200", "KEEPER_DEV_SOLANA_SLOT_MS=50"}, base...)
+	nodeEnv := append([]string{"KEEPER_EVM_RPC_URL=" + evmURL, "KEEPER_SOLANA_RPC_URL=" + solURL}, base...)
+
+	logf := func(name string) *os.File {
+		f, err := os.Create(filepath.Join(work, name+".log"))
+		require.NoError(t, err)
+		return f
+	}
+	chainsP := &proc{name: "devchains", args: []string{"devchains"}, env: chainsEnv, log: logf("devchains")}
+	server := &proc{name: "server", args: []string{"devserver"}, env: base, log: logf("server")}
+	api := &proc{name: "api", args: []string{"api"}, env: nodeEnv, log: logf("api")}
+	w1 := &proc{name: "worker1", args: []string{"worker"}, env: nodeEnv, log: logf("worker1")}
+	w2 := &proc{name: "worker2", args: []string{"worker"}, env: nodeEnv, log: logf("worker2")}
+	all := []*proc{chainsP, server, api, w1, w2}
+	t.Cleanup(func() {
+		for _, p := range all {
+			p.kill()
+		}
+		if t.Failed() {
+			for _, p := range all {
+				b, _ := os.ReadFile(p.log.Name())
+				if len(b) > 4000 {
+					b = b[len(b)-4000:]
+				}
+				t.Logf("--- %s log (tail) ---\n%s", p.name, b)
+			}
+		}
+	})
+	chainsP.start(t, bin)
+	waitPort(t, evmPort, time.Minute)
+	waitPort(t, solPort, time.Minute)
+	server.start(t, bin)
+	waitPort(t, tport, time.Minute)
+	for _, p := range []*proc{api, w1, w2} {
+		p.start(t, bin)
+	}
+	waitPort(t, apiPort, time.Minute)
+
+	// Post 5,000 evidence at a steady rate while the killer works.
+	const total = 5000
+	rate := 100.0 // per second: 50 s of posting
+	hc := &http.Client{Timeout: 5 * time.Second}
+	var accepted sync.Map // id -> index
+	var refused, posted atomic.Int64
+	chainSets := [][]string{{"etherlink"}, {"solana"}, {"etherlink", "solana"}}
+	postDone := make(chan struct{})
+	go func() {
+		defer close(postDone)
+		start := time.Now()
+		for i := 0; i < total; i++ {
+			time.Sleep(time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))))
+			code, id, err := post(hc, fmt.Sprintf("127.0.0.1:%d", apiPort), map[string]any{"digest": digest("crash", i), "chains": chainSets[i%3], "idempotency_key": fmt.Sprintf("crash-%d", i)})
+			posted.Add(1)
+			if err == nil && code/100 == 2 && id != "" {
+				accepted.Store(id, i)
+			} else {
+				refused.Add(1)
+			}
+		}
+	}()
+
+	kinds := []*proc{w1, w2, api, api, server, server, w1, w2, api, server, w1, server}
+	rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+	kills := map[string]int{}
+	for _, p := range kinds {
+		time.Sleep(time.Duration(2500+rng.IntN(1500)) * time.Millisecond)
+		p.kill()
+		kills[p.name]++
+		time.Sleep(time.Duration(300+rng.IntN(700)) * time.Millisecond)
+		p.start(t, bin)
+	}
+	<-postDone
+	t.Logf("kills: %v (%d in all); posted %d, accepted %d, refused %d", kills, len(kinds), posted.Load(), posted.Load()-refused.Load(), refused.Load())
+
+	// Everything accepted must confirm.
+	st, err := store.Open(context.Background(), app.StoreFile(dir))
+	require.NoError(t, err)
+	defer st.Close()
+	var ids []string
+	accepted.Range(func(k, _ any) bool { ids = append(ids, k.(string)); return true })
+	require.Greater(t, len(ids), total*8/10, "most posts were accepted")
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		c := countByStatus(t, st)
+		require.Zero(t, c[store.StatusDeadLetter], "nothing dead-lettered: %v", c)
+		if c[store.StatusConfirmed] == sumCounts(c) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "not everything confirmed in time: %v", c)
+		time.Sleep(time.Second)
+	}
+	// A request whose answer was lost with a killed API may still have been
+	// stored: the client saw an error, and its retry with the same
+	// idempotency key gets that evidence back. Nothing else may be stored.
+	c := countByStatus(t, st)
+	assert.GreaterOrEqual(t, c[store.StatusConfirmed], len(ids))
+	assert.LessOrEqual(t, c[store.StatusConfirmed]-len(ids), int(refused.Load()), "only refused requests can account for extra stored evidence")
+	extra := c[store.StatusConfirmed] - len(ids)
+
+	// Receipts: each proof holds; each distinct transaction is checked once on its chain.
+	var longest time.Duration
+	txRoots := map[string]string{} // chain/tx -> root
+	batchTx := map[int64]string{}
+	for _, id := range ids {
+		ev, err := st.GetEvidence(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, store.StatusConfirmed, ev.Status)
+		longest = max(longest, ev.UpdatedAt.Sub(ev.CreatedAt))
+		r := receiptFor(t, fmt.Sprintf("127.0.0.1:%d", apiPort), id)
+		for _, a := range r.Anchors {
+			require.NoError(t, r.CheckProof(a), id)
+			key := a.Chain + "/" + a.TxRef
+			if prev, ok := txRoots[key]; ok {
+				require.Equal(t, prev, a.Root, "one transaction, one root")
+			}
+			txRoots[key] = a.Root
+		}
+		for _, a := range ev.Anchors {
+			if prev, ok := batchTx[a.BatchID]; ok {
+				require.Equal(t, prev, a.TxRef, "batch %d confirmed with two transactions", a.BatchID)
+			}
+			batchTx[a.BatchID] = a.TxRef
+		}
+	}
+	ctx := context.Background()
+	evmTxs := 0
+	for key, root := range txRoots {
+		chain, ref, _ := strings.Cut(key, "/")
+		var got [32]byte
+		var ok bool
+		switch chain {
+		case "etherlink":
+			evmTxs++
+			v, err := evm.VerifyTx(ctx, evmURL, ref)
+			require.NoError(t, err)
+			got, ok = v.Root, v.Found && v.Succeeded && v.Final
+		case "solana":
+			v, err := solana.VerifyTx(ctx, solURL, ref)
+			require.NoError(t, err)
+			got, ok = v.Root, v.Found && v.Succeeded && v.Final
+		}
+		require.True(t, ok, "%s verifies on chain", key)
+		require.Equal(t, root, fmt.Sprintf("%x", got), key)
+	}
+
+	// EVM: the signer's nonce counts exactly the confirmed anchor transactions.
+	keyHex, err := os.ReadFile(localnet.EVMKeyFile(dir))
+	require.NoError(t, err)
+	k, err := crypto.HexToECDSA(strings.TrimPrefix(strings.TrimSpace(string(keyHex)), "0x"))
+	require.NoError(t, err)
+	ec, err := ethclient.Dial(evmURL)
+	require.NoError(t, err)
+	nonce, err := ec.NonceAt(ctx, crypto.PubkeyToAddress(k.PublicKey), nil)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(evmTxs), nonce, "no EVM transaction beyond one per confirmed batch (no doubles, no gaps)")
+
+	// Solana: per batch, exactly one of its journaled signatures landed.
+	sc := solrpc.New(solURL)
+	for batchID, tx := range batchTx {
+		recs, err := st.Transactions(ctx, batchID)
+		require.NoError(t, err)
+		if len(recs) == 0 || recs[0].Chain != "solana" {
+			continue
+		}
+		var sigs []sol.Signature
+		for _, r := range recs {
+			sigs = append(sigs, sol.MustSignatureFromBase58(r.Ref))
+		}
+		res, err := sc.GetSignatureStatuses(ctx, true, sigs...)
+		require.NoError(t, err)
+		landed := 0
+		for _, s := range res.Value {
+			if s != nil {
+				landed++
+			}
+		}
+		assert.Equal(t, 1, landed, "solana batch %d (%s): one signature landed", batchID, tx)
+	}
+	t.Logf("accepted %d: confirmed %d, duplicated 0, lost 0 (and %d stored whose client saw an error); %d EVM and %d Solana transactions; longest wait %v",
+		len(ids), len(ids), extra, evmTxs, len(txRoots)-evmTxs, longest.Round(time.Millisecond))
+}
+
+func sumCounts(c map[store.Status]int) int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
+}
