@@ -53,6 +53,12 @@ type Node struct {
 	stopOnce sync.Once
 
 	sharedStore bool
+
+	epochWorker sdkworker.Worker
+	upstream    *activities.UpstreamMetrics
+
+	// backfillWorker runs WalletSync and Backfill (nil without a backfill network).
+	backfillWorker sdkworker.Worker
 }
 
 // StoreFile is keeper's record store inside the data directory.
@@ -99,6 +105,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
+	n.upstream = activities.NewUpstreamMetrics()
 
 	if o.Roles.Worker {
 		if err := worker.EnsureSearchAttributes(ctx, n.Client, co.Namespace, n.Logger); err != nil {
@@ -111,6 +118,17 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		if err := n.worker.Start(); err != nil {
 			n.close()
 			return nil, fmt.Errorf("start worker: %w", err)
+		}
+		n.epochWorker = worker.NewEpoch(n.Client, n.epochActivities(), worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout})
+		if err := n.epochWorker.Start(); err != nil {
+			n.worker.Stop()
+			n.close()
+			return nil, fmt.Errorf("start epoch worker: %w", err)
+		}
+		if err := n.startBackfillWorker(ctx); err != nil {
+			n.stopWorkers()
+			n.close()
+			return nil, err
 		}
 	}
 	if o.Roles.API {
@@ -147,15 +165,24 @@ func (n *Node) startAPI(ctx context.Context) error {
 	for name, c := range n.Chains {
 		checks = append(checks, starter.Check{Name: "chain:" + name, Ping: c.Ping})
 	}
+	token, err := cfg.Token()
+	if err != nil {
+		return err
+	}
 	n.api = &starter.API{
 		Store: n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
-		Checks: checks, Logger: n.Logger,
+		Checks: checks, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
+		Auth:     starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen},
+		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Collectors: n.upstream.Collectors(), Wallets: n.wallets(),
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("API listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	n.listener = ln
+	if token == "" && !isLoopback(ln.Addr()) {
+		n.Logger.Warn("the API listens beyond loopback without a token: anyone who can reach " + ln.Addr().String() + " can submit and read evidence; set KEEPER_API_TOKEN")
+	}
 	n.http = &http.Server{
 		Handler:           n.api.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -172,14 +199,26 @@ func (n *Node) startAPI(ctx context.Context) error {
 		}
 	}()
 	d := &starter.Dispatcher{
-		Store: n.Store, Temporal: n.Client, MaxItems: cfg.BatchMaxItems, MaxWait: cfg.BatchMaxWait,
+		Store: n.Store, Temporal: n.Client, MaxItems: cfg.BatchMaxItems, MaxWait: cfg.BatchMaxWait, MinGap: cfg.BatchMinGap,
 		Sweep: cfg.PollInterval, Policy: Policy(cfg), Logger: n.Logger,
 	}
 	go func() {
 		defer n.wg.Done()
 		d.Run(ctx)
 	}()
+	if n.api.Wallets != nil {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.api.Wallets.Run(ctx)
+		}()
+	}
 	return nil
+}
+
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // APIAddr is where the HTTP API listens ("" when this node has no API).
@@ -201,9 +240,8 @@ func (n *Node) Shutdown(ctx context.Context) error {
 			n.api.Drain()
 		}
 		n.cancel() // dispatcher
-		if n.worker != nil {
-			n.worker.Stop() // waits up to WorkerStopTimeout for activities
-		}
+		// Each worker lets in-flight activities finish for up to WorkerStopTimeout.
+		n.stopWorkers()
 		if n.http != nil {
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			err = n.http.Shutdown(sctx)
@@ -225,6 +263,12 @@ func (n *Node) Kill() {
 		}
 		if n.worker != nil {
 			go n.worker.Stop()
+		}
+		if n.epochWorker != nil {
+			go n.epochWorker.Stop()
+		}
+		if n.backfillWorker != nil {
+			go n.backfillWorker.Stop()
 		}
 		n.wg.Wait()
 		n.Client.Close()

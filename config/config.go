@@ -5,7 +5,9 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +28,7 @@ type Config struct {
 	ConfirmPoll     time.Duration
 	BatchMaxItems   int
 	BatchMaxWait    time.Duration
+	BatchMinGap     time.Duration
 	MaxPending      int
 	MaxBodyBytes    int64
 	MaxAttempts     int
@@ -39,9 +42,17 @@ type Config struct {
 
 	DevTemporalPort int
 	DevUIPort       int
+	PprofAddr       string
 
-	EVM    EVMConfig
-	Solana SolanaConfig
+	APIToken     string
+	APITokenFile string
+	MetricsOpen  bool
+	MaxInFlight  int
+
+	EVM      EVMConfig
+	Solana   SolanaConfig
+	Epochs   EpochConfig
+	Backfill BackfillConfig
 }
 
 // EVMConfig configures the EtherLink (EVM) adapter.
@@ -68,6 +79,24 @@ type SolanaConfig struct {
 	DevSlotTime    time.Duration
 }
 
+// EpochConfig configures reward epochs (seed 001).
+type EpochConfig struct {
+	MaxInFlight     int           // epochs queued or computing at once; the next gets 429
+	Duration        time.Duration // epoch_duration: an epoch gets half of it (or the caller's sooner deadline)
+	Heartbeat       time.Duration // a long epoch step whose worker stops heartbeating is retried after this long
+	ArtifactDir     string        // empty: <data-dir>/artifacts
+	LedgerURL       string        // empty: the built-in ledger in keeper's store
+	UpstreamTimeout time.Duration // an accounting source or ledger call without progress for this long is retried
+}
+
+// ArtifactDirOrDefault is where epoch artifacts go.
+func (c *Config) ArtifactDirOrDefault() string {
+	if c.Epochs.ArtifactDir != "" {
+		return c.Epochs.ArtifactDir
+	}
+	return filepath.Join(c.DataDir, "artifacts")
+}
+
 // Knob describes one setting for flags, environment and the README table.
 type Knob struct {
 	Flag, Env, Default, Help string
@@ -86,6 +115,7 @@ func (c *Config) Knobs() []Knob {
 		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", "how often ConfirmAnchor asks the chain for finality", msKnob{&c.ConfirmPoll}},
 		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "1024", "largest batch (1 = one workflow and one transaction per evidence)", &c.BatchMaxItems},
 		{"batch-max-wait-ms", "KEEPER_BATCH_MAX_WAIT_MS", "200", "longest a batch grows while an earlier one awaits submission", msKnob{&c.BatchMaxWait}},
+		{"batch-min-gap-ms", "KEEPER_BATCH_MIN_GAP_MS", "500", "least time between two batches of one chain (about a block: anchors closer than that land in one block anyway); under load batches grow meanwhile, a lone evidence after a quiet spell goes out at once", msKnob{&c.BatchMinGap}},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
 		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "20", "attempts per submit or confirm before the batch is dead-lettered", &c.MaxAttempts},
@@ -96,8 +126,19 @@ func (c *Config) Knobs() []Knob {
 		{"confirm-timeout", "KEEPER_CONFIRM_TIMEOUT", "1h", "longest one ConfirmAnchor attempt waits for finality", &c.ConfirmTimeout},
 		{"drain-timeout", "KEEPER_DRAIN_TIMEOUT", "10s", "on SIGINT/SIGTERM, how long in-flight activities may finish", &c.DrainTimeout},
 		{"activity-workers", "KEEPER_ACTIVITY_WORKERS", "64", "concurrent activities per worker process", &c.ActivityWorkers},
+		{"max-epochs-in-flight", "KEEPER_MAX_EPOCHS_IN_FLIGHT", "64", "reward epochs queued or computing at once; one more gets 429 with Retry-After", &c.Epochs.MaxInFlight},
+		{"epoch-duration", "KEEPER_EPOCH_DURATION", "1h", "an epoch must finish within half of this, or by the caller's `deadline` when sooner", &c.Epochs.Duration},
+		{"epoch-heartbeat-ms", "KEEPER_EPOCH_HEARTBEAT_MS", "10000", "a long epoch step (fetch, emit intents) whose worker stops heartbeating is retried elsewhere after this long", msKnob{&c.Epochs.Heartbeat}},
+		{"artifact-dir", "KEEPER_ARTIFACT_DIR", "", "epoch artifacts (sealed inputs, payouts, run.json, commitment), shared by every epoch worker; empty: <data-dir>/artifacts", &c.Epochs.ArtifactDir},
+		{"ledger-url", "KEEPER_LEDGER_URL", "", "settlement ledger that takes epoch intents (POST <url>/ledger/v1/intents); empty: keeper's built-in ledger, kept in keeper.db and served at /ledger/v1", &c.Epochs.LedgerURL},
+		{"upstream-timeout-ms", "KEEPER_UPSTREAM_TIMEOUT_MS", "5000", "an accounting-source or ledger call that makes no progress for this long is abandoned and retried", msKnob{&c.Epochs.UpstreamTimeout}},
 		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", "`keeper dev`: embedded Temporal frontend port", &c.DevTemporalPort},
 		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", "`keeper dev`: Temporal Web UI port (0 = no UI)", &c.DevUIPort},
+		{"pprof", "KEEPER_PPROF_ADDR", "", "serve Go's pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off", &c.PprofAddr},
+		{"api-token", "KEEPER_API_TOKEN", "", "when set, /v1, /rewarder and /ledger routes need `Authorization: Bearer <token>` (compared in constant time)", &c.APIToken},
+		{"api-token-file", "KEEPER_API_TOKEN_FILE", "", "file holding the API token (instead of KEEPER_API_TOKEN)", &c.APITokenFile},
+		{"metrics-open", "KEEPER_METRICS_OPEN", "true", "serve /metrics without the API token", &c.MetricsOpen},
+		{"max-in-flight", "KEEPER_MAX_IN_FLIGHT", "256", "concurrent requests per route group; beyond it 503 busy at once", &c.MaxInFlight},
 		{"evm-rpc-url", "KEEPER_EVM_RPC_URL", "", "EtherLink JSON-RPC endpoint; empty: `keeper dev` runs a local chain (others use http://127.0.0.1:8545)", &c.EVM.RPCURL},
 		{"evm-key-file", "KEEPER_EVM_KEY_FILE", "", "file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key (the local chain's funded key)", &c.EVM.KeyFile},
 		{"evm-chain-id", "KEEPER_EVM_CHAIN_ID", "42793", "chain id the EVM node must report (EtherLink mainnet 42793)", &c.EVM.ChainID},
@@ -114,6 +155,16 @@ func (c *Config) Knobs() []Knob {
 		{"solana-rpc-connections", "KEEPER_SOLANA_RPC_CONNECTIONS", "4", "concurrent status calls to the Solana endpoint", &c.Solana.RPCConnections},
 		{"dev-solana-port", "KEEPER_DEV_SOLANA_PORT", "8899", "`keeper dev`: local Solana devnet's JSON-RPC port", &c.Solana.DevPort},
 		{"dev-solana-slot-ms", "KEEPER_DEV_SOLANA_SLOT_MS", "400", "`keeper dev`: local Solana devnet's slot time", msKnob{&c.Solana.DevSlotTime}},
+		{"backfill-workers", "KEEPER_BACKFILL_WORKERS", "4", "concurrent wallet-backfill scans per worker process (task queue `keeper-backfill`); a free slot takes the next item at once", &c.Backfill.Workers},
+		{"backfill-etherlink-start-block", "KEEPER_BACKFILL_ETHERLINK_START_BLOCK", "0", "first EtherLink block a wallet backfill scans", &c.Backfill.EtherlinkStart},
+		{"backfill-solana-start-slot", "KEEPER_BACKFILL_SOLANA_START_SLOT", "0", "first Solana slot a wallet backfill scans", &c.Backfill.SolanaStart},
+		{"backfill-evm-chunk-blocks", "KEEPER_BACKFILL_EVM_CHUNK_BLOCKS", "500", "EVM blocks scanned between two checkpoints", &c.Backfill.EVMChunkBlocks},
+		{"backfill-solana-chunk", "KEEPER_BACKFILL_SOLANA_CHUNK", "100", "Solana signatures fetched between two checkpoints", &c.Backfill.SolanaChunk},
+		{"backfill-retry-base-ms", "KEEPER_BACKFILL_RETRY_BASE_MS", "120000", "a failed backfill item is retried after min(base·2^(retry−1), cap) + jitter", msKnob{&c.Backfill.RetryBase}},
+		{"backfill-retry-cap-ms", "KEEPER_BACKFILL_RETRY_CAP_MS", "3600000", "backfill retry delay cap", msKnob{&c.Backfill.RetryCap}},
+		{"backfill-retry-jitter-pct", "KEEPER_BACKFILL_RETRY_JITTER_PCT", "25", "backfill retry jitter: up to this percentage of the delay, uniform", &c.Backfill.RetryJitterPct},
+		{"backfill-max-retries", "KEEPER_BACKFILL_MAX_RETRIES", "5", "retries before a backfill item is ABANDONED (adding the wallet again starts it anew)", &c.Backfill.MaxRetries},
+		{"backfill-heartbeat-ms", "KEEPER_BACKFILL_HEARTBEAT_MS", "30000", "a scan whose worker stops heartbeating resumes from its checkpoint on another worker after this long", msKnob{&c.Backfill.Heartbeat}},
 	}
 }
 
@@ -169,6 +220,17 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_MAX_BODY_BYTES: must be at least 1024, got %d", c.MaxBodyBytes)
 	case c.ActivityWorkers < 1:
 		return fmt.Errorf("KEEPER_ACTIVITY_WORKERS: must be at least 1, got %d", c.ActivityWorkers)
+	case c.Epochs.MaxInFlight < 1:
+		return fmt.Errorf("KEEPER_MAX_EPOCHS_IN_FLIGHT: must be at least 1, got %d", c.Epochs.MaxInFlight)
+	case c.Epochs.Duration < 2*time.Second:
+		return fmt.Errorf("KEEPER_EPOCH_DURATION: must be at least 2s, got %v", c.Epochs.Duration)
+	case c.Epochs.Heartbeat <= 0 || c.Epochs.UpstreamTimeout <= 0:
+		return fmt.Errorf("KEEPER_EPOCH_HEARTBEAT_MS and KEEPER_UPSTREAM_TIMEOUT_MS must be positive")
+	}
+	if u := c.Epochs.LedgerURL; u != "" {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("KEEPER_LEDGER_URL: must be an http or https URL, got %q", u)
+		}
 	}
 	for _, ch := range c.Chains {
 		if ch != "stub" && ch != "etherlink" && ch != "solana" {
@@ -178,7 +240,30 @@ func (c *Config) Validate() error {
 	if c.Solana.Commitment != "confirmed" && c.Solana.Commitment != "finalized" {
 		return fmt.Errorf("KEEPER_SOLANA_COMMITMENT: must be confirmed or finalized, got %q", c.Solana.Commitment)
 	}
+	if err := c.Backfill.validate(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// Token returns the API token from KEEPER_API_TOKEN or KEEPER_API_TOKEN_FILE.
+// Errors never contain the token.
+func (c *Config) Token() (string, error) {
+	if c.APIToken != "" {
+		return c.APIToken, nil
+	}
+	if c.APITokenFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(c.APITokenFile)
+	if err != nil {
+		return "", fmt.Errorf("KEEPER_API_TOKEN_FILE: cannot read %s", c.APITokenFile)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("KEEPER_API_TOKEN_FILE: %s is empty", c.APITokenFile)
+	}
+	return t, nil
 }
 
 // HasChain reports whether chain is configured.
@@ -207,6 +292,12 @@ func set(ptr any, v string) error {
 			return fmt.Errorf("not an integer")
 		}
 		*p = n
+	case *bool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("not a boolean (true or false)")
+		}
+		*p = b
 	case *time.Duration:
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -241,6 +332,8 @@ func get(ptr any) string {
 		return strconv.Itoa(*p)
 	case *int64:
 		return strconv.FormatInt(*p, 10)
+	case *bool:
+		return strconv.FormatBool(*p)
 	case *time.Duration:
 		return p.String()
 	case msKnob:
@@ -261,6 +354,8 @@ func (f *flagValue) Type() string {
 		return "int"
 	case *time.Duration:
 		return "duration"
+	case *bool:
+		return "bool"
 	case *[]string:
 		return "list"
 	}

@@ -16,8 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/keeperhq/keeper/ledger"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -35,9 +37,23 @@ type API struct {
 	MaxBodyBytes int64
 	Checks       []Check
 	Logger       *slog.Logger
+	Auth         AuthOptions
+	MaxInFlight  int // concurrent requests per route group; default 256
 
-	draining atomic.Bool
-	metrics  *metrics
+	// Reward epochs: Temporal starts their workflows; Ledger, when set, is
+	// the built-in ledger served under /ledger/v1; Collectors are more
+	// metrics to serve (the epoch worker's upstream counters).
+	Temporal   WorkflowStarter
+	Epochs     EpochOptions
+	Ledger     *ledger.Server
+	Collectors []prometheus.Collector
+
+	// Wallets, when set, serves wallet backfill under /v1/wallets.
+	Wallets *Wallets
+
+	draining     atomic.Bool
+	metrics      *metrics
+	epochMetrics *epochMetrics
 }
 
 // Drain makes readiness false and intake answer 503; reads keep working.
@@ -55,6 +71,9 @@ func (a *API) Handler() http.Handler {
 		{"/v1/evidence/{id}/receipt", map[string]http.HandlerFunc{"GET": a.getReceipt}},
 		{"/v1/evidence/{id}/retry", map[string]http.HandlerFunc{"POST": a.retryEvidence}},
 	}
+	a.registerEpochMetrics()
+	routes = append(routes, a.epochRoutes()...)
+	routes = append(routes, a.walletRoutes()...)
 	mux := http.NewServeMux()
 	for _, r := range routes {
 		mux.Handle(r.pattern, r)
@@ -62,7 +81,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
 	})
-	return a.recoverer(cleanPaths(mux))
+	return a.recoverer(cleanPaths(a.guard(mux)))
 }
 
 // cleanPaths answers paths with "..", "." or "//" segments with a JSON 400

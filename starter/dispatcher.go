@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -17,20 +19,29 @@ import (
 
 // Dispatcher turns pending outbox rows into batches and starts one
 // AnchorBatch workflow per batch. Batching is adaptive, like group commit: a
-// chain with no batch awaiting submission gets the pending evidence at once;
-// otherwise the next batch grows until MaxItems or MaxWait.
+// chain with no batch awaiting submission, and none formed in the last
+// MinGap, gets the pending evidence at once; otherwise the next batch grows
+// until MaxItems, or until MaxWait while an earlier batch awaits submission,
+// or until MinGap after the chain's previous batch.
 type Dispatcher struct {
 	Store    *store.Store
 	Temporal client.Client
 	MaxItems int
 	MaxWait  time.Duration
+	MinGap   time.Duration // least time between two batches of one chain (0 = none)
 	Sweep    time.Duration // safety-net poll when nothing wakes the dispatcher
 	Policy   workflows.AnchorPolicy
 	Logger   *slog.Logger
 
 	// OnStart, when set, is called after each batch's workflow is started.
 	OnStart func(store.Batch)
+
+	lastFormed map[string]time.Time // by chain, batches this dispatcher formed
 }
+
+// wakeGap is the least time between two ticks woken by store changes. A
+// lone evidence after a quiet spell is dispatched at once.
+const wakeGap = 10 * time.Millisecond
 
 // temporalRetry is how soon the dispatcher tries again after Temporal refused
 // a start (down, overloaded): evidence keeps queuing locally meanwhile.
@@ -40,6 +51,7 @@ const temporalRetry = time.Second
 func (d *Dispatcher) Run(ctx context.Context) error {
 	for {
 		changed := d.Store.Changed() // taken before the tick so no wake-up is lost
+		ticked := time.Now()
 		wait := d.tick(ctx)
 		t := time.NewTimer(wait)
 		select {
@@ -47,6 +59,14 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			t.Stop()
 			return nil
 		case <-changed:
+			// Under load every intake commit wakes the dispatcher; a burst of
+			// them is served by one tick instead of one tick each.
+			if gap := wakeGap - time.Since(ticked); gap > 0 {
+				select {
+				case <-ctx.Done():
+				case <-time.After(gap):
+				}
+			}
 		case <-t.C:
 		}
 		t.Stop()
@@ -56,6 +76,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // tick does all the work that is due and returns how long until more may be.
 func (d *Dispatcher) tick(ctx context.Context) time.Duration {
 	wait := d.Sweep
+	if d.lastFormed == nil {
+		d.lastFormed = map[string]time.Time{}
+	}
 	formed, err := d.Store.FormedBatches(ctx)
 	if err != nil {
 		d.Logger.Error("dispatcher: list formed batches", "error", err)
@@ -67,26 +90,28 @@ func (d *Dispatcher) tick(ctx context.Context) time.Duration {
 			return temporalRetry
 		}
 	}
-	pending, err := d.Store.PendingChains(ctx)
-	if err != nil {
-		d.Logger.Error("dispatcher: pending chains", "error", err)
-		return temporalRetry
-	}
-	for chain := range pending {
-		for {
+	// Rounds of at most one batch per chain, so a chain with a deep backlog
+	// (one evidence per batch, say) never starves the others.
+	for ctx.Err() == nil {
+		pending, err := d.Store.PendingChains(ctx)
+		if err != nil {
+			d.Logger.Error("dispatcher: pending chains", "error", err)
+			return temporalRetry
+		}
+		formedAny := false
+		for _, chain := range slices.Sorted(maps.Keys(pending)) {
 			p := pending[chain]
 			if p.Count == 0 {
-				break
+				continue
 			}
 			busy, err := d.Store.AwaitingSubmit(ctx, chain)
 			if err != nil {
 				d.Logger.Error("dispatcher: chain state", "chain", chain, "error", err)
 				return temporalRetry
 			}
-			age := time.Since(p.Oldest)
-			if busy && p.Count < d.MaxItems && age < d.MaxWait {
-				wait = min(wait, d.MaxWait-age)
-				break
+			if hold := d.hold(chain, p, busy); hold > 0 {
+				wait = min(wait, hold)
+				continue
 			}
 			b, ok, err := d.Store.FormBatch(ctx, chain, d.MaxItems)
 			if err != nil {
@@ -94,19 +119,39 @@ func (d *Dispatcher) tick(ctx context.Context) time.Duration {
 				return temporalRetry
 			}
 			if !ok {
-				break
+				continue
 			}
 			if err := d.start(ctx, b); err != nil {
 				d.Logger.Warn("dispatcher: start batch workflow; will retry", "batch", b.ID, "chain", chain, "error", err)
 				return temporalRetry
 			}
-			if pending, err = d.Store.PendingChains(ctx); err != nil {
-				d.Logger.Error("dispatcher: pending chains", "error", err)
-				return temporalRetry
-			}
+			d.lastFormed[chain] = time.Now()
+			formedAny = true
+		}
+		if !formedAny {
+			break
 		}
 	}
 	return max(wait, time.Millisecond)
+}
+
+// hold is how much longer the chain's next batch should grow (0: form it
+// now). A full batch goes at once. Otherwise it waits while an earlier batch
+// awaits submission, up to MaxWait after its oldest evidence arrived, and
+// until MinGap after the chain's previous batch, so that under load each
+// transaction (and each workflow) carries many evidence.
+func (d *Dispatcher) hold(chain string, p store.PendingInfo, busy bool) time.Duration {
+	if p.Count >= d.MaxItems {
+		return 0
+	}
+	var hold time.Duration
+	if busy {
+		hold = d.MaxWait - time.Since(p.Oldest)
+	}
+	if last, ok := d.lastFormed[chain]; ok && d.MinGap > 0 {
+		hold = max(hold, d.MinGap-time.Since(last))
+	}
+	return max(hold, 0)
 }
 
 // start starts a batch's workflow. The workflow id de-duplicates: a batch
@@ -124,6 +169,10 @@ func (d *Dispatcher) start(ctx context.Context, b store.Batch) error {
 			workflows.SABatchSize.ValueSet(int64(b.Size)),
 		),
 		Priority: temporal.Priority{PriorityKey: workflows.TaskPriority(b.Priority)},
+		// With a worker in this process (keeper dev), the start's answer
+		// carries the first workflow task: one round trip through matching
+		// less. Without one, the SDK starts the workflow as usual.
+		EnableEagerStart: true,
 	}
 	in := workflows.AnchorBatchInput{BatchID: b.ID, Chain: b.Chain, Size: b.Size, Priority: b.Priority, Policy: d.Policy}
 	_, err := d.Temporal.ExecuteWorkflow(ctx, opts, workflows.AnchorBatch, in)

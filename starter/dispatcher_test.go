@@ -178,3 +178,36 @@ func TestABatchWhoseWorkflowTemporalRefusedIsStartedLaterNotFormedAgain(t *testi
 	_, err = st.GetBatch(context.Background(), b.ID+1)
 	assert.ErrorIs(t, err, store.ErrNotFound, "the evidence was not put into a second batch")
 }
+
+func TestAChainsNextBatchWaitsMinGapAfterItsPreviousOne(t *testing.T) {
+	st := openTestStore(t)
+	insertDigest(t, st, "first", 5, "stub")
+	temporalClient, _ := mockTemporal(t, 0)
+	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, MinGap: 300 * time.Millisecond, Sweep: time.Hour})
+
+	first := waitStart(t, started, 3*time.Second)
+	formed := time.Now()
+	// The first batch is submitted at once, so only MinGap holds the next.
+	require.NoError(t, st.MarkSubmitted(context.Background(), first.ID, [32]byte{1}, "tx"))
+	insertDigest(t, st, "second", 5, "stub")
+	insertDigest(t, st, "third", 5, "stub")
+
+	second := waitStart(t, started, 3*time.Second)
+	assert.GreaterOrEqual(t, time.Since(formed), 280*time.Millisecond, "the second batch waited for MinGap after the first")
+	assert.Equal(t, 2, second.Size, "evidence arriving meanwhile shares one batch")
+}
+
+func TestBacklogsOnTwoChainsAreDispatchedInTurn(t *testing.T) {
+	st := openTestStore(t)
+	for i := range 4 {
+		insertDigest(t, st, fmt.Sprint("both", i), 5, "a", "b")
+	}
+	temporalClient, _ := mockTemporal(t, 0)
+	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 1, MaxWait: time.Hour, Sweep: time.Hour})
+
+	perChain := map[string]int{}
+	for range 4 {
+		perChain[waitStart(t, started, 3*time.Second).Chain]++
+	}
+	assert.Equal(t, map[string]int{"a": 2, "b": 2}, perChain, "one evidence per batch: neither chain waits for the other's backlog")
+}

@@ -80,30 +80,19 @@ func (s *Store) AwaitingSubmit(ctx context.Context, chain string) (bool, error) 
 // was pending.
 func (s *Store) FormBatch(ctx context.Context, chain string, maxItems int) (b Batch, ok bool, err error) {
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT evidence_seq, priority FROM outbox WHERE chain = ? AND batch_id IS NULL
-			ORDER BY priority, evidence_seq LIMIT ?`, chain, maxItems)
-		if err != nil {
-			return err
-		}
-		var seqs []int64
-		prio := 10
-		for rows.Next() {
-			var seq int64
-			var p int
-			if err := rows.Scan(&seq, &p); err != nil {
-				rows.Close()
-				return err
-			}
-			seqs = append(seqs, seq)
-			prio = min(prio, p)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(seqs) == 0 {
+		// Set-based: the rows are counted, then numbered and moved in one
+		// statement each, not one UPDATE per row.
+		var (
+			n    int
+			prio sql.NullInt64
+		)
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(priority) FROM (SELECT priority FROM outbox
+			WHERE chain = ? AND batch_id IS NULL ORDER BY priority, evidence_seq LIMIT ?)`, chain, maxItems).Scan(&n, &prio); err != nil || n == 0 {
 			return err
 		}
 		now := time.Now()
 		res, err := tx.ExecContext(ctx, `INSERT INTO batches (chain, size, priority, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			chain, len(seqs), prio, BatchFormed, ms(now), ms(now))
+			chain, n, prio.Int64, BatchFormed, ms(now), ms(now))
 		if err != nil {
 			return err
 		}
@@ -111,20 +100,22 @@ func (s *Store) FormBatch(ctx context.Context, chain string, maxItems int) (b Ba
 		if err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `UPDATE outbox SET batch_id = ?, leaf_index = ?, state = ? WHERE evidence_seq = ? AND chain = ?`)
+		moved, err := tx.ExecContext(ctx, `WITH picked AS (
+				SELECT evidence_seq, ROW_NUMBER() OVER (ORDER BY priority, evidence_seq) - 1 AS leaf FROM outbox
+				WHERE chain = ? AND batch_id IS NULL ORDER BY priority, evidence_seq LIMIT ?)
+			UPDATE outbox SET batch_id = ?, leaf_index = picked.leaf, state = ?
+			FROM picked WHERE outbox.evidence_seq = picked.evidence_seq AND outbox.chain = ?`,
+			chain, maxItems, id, StatusBatched, chain)
 		if err != nil {
 			return err
 		}
-		defer stmt.Close()
-		for i, seq := range seqs {
-			if _, err := stmt.ExecContext(ctx, id, i, StatusBatched, seq, chain); err != nil {
-				return err
-			}
+		if m, err := moved.RowsAffected(); err != nil || m != int64(n) {
+			return fmt.Errorf("batch %d: moved %d outbox rows, counted %d (%v)", id, m, n, err)
 		}
 		if err := refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
 			return err
 		}
-		b = Batch{ID: id, Chain: chain, Size: len(seqs), Priority: prio, State: BatchFormed, CreatedAt: fromMS(ms(now))}
+		b = Batch{ID: id, Chain: chain, Size: n, Priority: int(prio.Int64), State: BatchFormed, CreatedAt: fromMS(ms(now))}
 		ok = true
 		return nil
 	})
@@ -283,11 +274,45 @@ type Confirmation struct {
 	BlockTime time.Time
 }
 
-// ConfirmBatch stores every evidence's audit path and marks the batch and its
-// anchors confirmed, in one transaction. paths[i] is leaf i's path. It is a
-// no-op for a batch already confirmed.
+// pathsPerTx bounds the audit paths one ConfirmBatch transaction writes:
+// the store has one writer, and intake waits while it is busy.
+const pathsPerTx = 128
+
+// ConfirmBatch stores every evidence's audit path, then marks the batch and
+// its anchors confirmed in one transaction. paths[i] is leaf i's path. The
+// paths go in transactions of at most pathsPerTx leaves, so a big batch never
+// holds the writer (and intake with it) for long; a path written before a
+// crash is written again, identically, by the retry, and no receipt shows
+// before the anchors are confirmed. It is a no-op for a batch already
+// confirmed or dead-lettered.
 func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, paths [][][32]byte) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	b, err := s.GetBatch(ctx, id)
+	if err != nil {
+		return fmt.Errorf("store: confirm batch %d: %w", id, err)
+	}
+	if b.State == BatchConfirmed || b.State == BatchDeadLetter {
+		return nil
+	}
+	for from := 0; from < len(paths); from += pathsPerTx {
+		chunk := paths[from:min(from+pathsPerTx, len(paths))]
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			stmt, err := tx.PrepareContext(ctx, `UPDATE outbox SET path = ? WHERE batch_id = ? AND leaf_index = ?`)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for i, p := range chunk {
+				if _, err := stmt.ExecContext(ctx, joinHashes(p), id, from+i); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("store: audit paths of batch %d: %w", id, err)
+		}
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, tx_ref = ?, block = ?, block_time = ?, updated_at = ?
 			WHERE id = ? AND state <> ? AND state <> ?`, BatchConfirmed, c.TxRef, c.Block, ms(c.BlockTime), ms(time.Now()), id, BatchConfirmed, BatchDeadLetter)
 		if err != nil {
@@ -296,15 +321,8 @@ func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, path
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
-		stmt, err := tx.PrepareContext(ctx, `UPDATE outbox SET state = ?, path = ? WHERE batch_id = ? AND leaf_index = ?`)
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ? WHERE batch_id = ?`, StatusConfirmed, id); err != nil {
 			return err
-		}
-		defer stmt.Close()
-		for i, p := range paths {
-			if _, err := stmt.ExecContext(ctx, StatusConfirmed, joinHashes(p), id, i); err != nil {
-				return err
-			}
 		}
 		return refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id)
 	})

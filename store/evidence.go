@@ -77,9 +77,11 @@ type AnchorState struct {
 	BlockTime time.Time
 }
 
-// InsertEvidence stores an evidence and its outbox rows in one transaction.
-// With an idempotency key that was seen before, it returns the stored evidence
-// and created=false, and stores nothing.
+// InsertEvidence stores an evidence and its outbox rows in one transaction,
+// which it may share with other evidence inserted at the same moment (an
+// evidence is stored whole or not at all either way). With an idempotency key
+// that was seen before, it returns the stored evidence and created=false, and
+// stores nothing.
 func (s *Store) InsertEvidence(ctx context.Context, ne NewEvidence) (Evidence, bool, error) {
 	if ne.IdempotencyKey != "" {
 		if ev, err := s.evidenceByKey(ctx, s.r, ne.IdempotencyKey); err == nil {
@@ -88,58 +90,14 @@ func (s *Store) InsertEvidence(ctx context.Context, ne NewEvidence) (Evidence, b
 			return Evidence{}, false, err
 		}
 	}
-	now := time.Now()
+	now := fromMS(ms(time.Now()))
 	ev := Evidence{
 		ID: newID("ev_"), Digest: ne.Digest, Chains: ne.Chains, Priority: ne.Priority,
 		IdempotencyKey: ne.IdempotencyKey, Metadata: ne.Metadata, Status: StatusPending,
-		CreatedAt: fromMS(ms(now)), UpdatedAt: fromMS(ms(now)),
+		CreatedAt: now, UpdatedAt: now,
 	}
-	created := true
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		if ne.IdempotencyKey != "" {
-			// A concurrent request with the same key may have won the race.
-			existing, err := s.evidenceByKey(ctx, tx, ne.IdempotencyKey)
-			if err == nil {
-				ev, created = existing, false
-				return nil
-			} else if !errors.Is(err, ErrNotFound) {
-				return err
-			}
-		}
-		var key, meta any
-		if ne.IdempotencyKey != "" {
-			key = ne.IdempotencyKey
-		}
-		if len(ne.Metadata) > 0 {
-			meta = string(ne.Metadata)
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO evidence (id, digest, chains, priority, idempotency_key, metadata, status, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ev.ID, ne.Digest[:], strings.Join(ne.Chains, ","), ne.Priority, key, meta, StatusPending, ms(now), ms(now))
-		if err != nil {
-			return err
-		}
-		seq, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		ev.seq = seq
-		for _, c := range ne.Chains {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO outbox (evidence_seq, chain, priority, state) VALUES (?, ?, ?, ?)`,
-				seq, c, ne.Priority, StatusPending); err != nil {
-				return err
-			}
-			ev.Anchors = append(ev.Anchors, AnchorState{Chain: c, Status: StatusPending})
-		}
-		return nil
-	})
-	if err != nil {
-		return Evidence{}, false, fmt.Errorf("store: insert evidence: %w", err)
-	}
-	if created {
-		s.notify()
-	}
-	return ev, created, nil
+	// Concurrent inserts are committed together (see committer).
+	return s.enqueue(ctx, ev)
 }
 
 type querier interface {
@@ -344,12 +302,14 @@ func (s *Store) RetryEvidence(ctx context.Context, id string) (Evidence, error) 
 // refreshStatus recomputes evidence.status from its outbox rows for the
 // evidence matched by where.
 func refreshStatus(ctx context.Context, tx *sql.Tx, where string, args ...any) error {
-	q := `UPDATE evidence SET updated_at = ?, status = CASE
-		WHEN EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = evidence.seq AND o.state = 'dead_letter') THEN 'dead_letter'
-		WHEN EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = evidence.seq AND o.state = 'pending') THEN 'pending'
-		WHEN EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = evidence.seq AND o.state = 'batched') THEN 'batched'
-		WHEN EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = evidence.seq AND o.state = 'submitted') THEN 'submitted'
-		ELSE 'confirmed' END
+	// One pass over the evidence's outbox rows (one per chain) decides.
+	q := `UPDATE evidence SET updated_at = ?, status = (SELECT CASE
+			WHEN MAX(o.state = 'dead_letter') THEN 'dead_letter'
+			WHEN MAX(o.state = 'pending') THEN 'pending'
+			WHEN MAX(o.state = 'batched') THEN 'batched'
+			WHEN MAX(o.state = 'submitted') THEN 'submitted'
+			ELSE 'confirmed' END
+		FROM outbox o WHERE o.evidence_seq = evidence.seq)
 		WHERE ` + where
 	_, err := tx.ExecContext(ctx, q, append([]any{ms(time.Now())}, args...)...)
 	return err

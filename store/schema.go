@@ -66,4 +66,124 @@ CREATE TABLE tx_refs (
 	PRIMARY KEY (batch_id, seq)
 );
 `,
+	// 2: reward epochs (one row per epoch: its request, where each step's
+	// artifacts are and how far it got) and the built-in ledger's intents.
+	`
+CREATE TABLE epochs (
+	id                   TEXT    PRIMARY KEY,
+	run                  INTEGER NOT NULL,
+	status               TEXT    NOT NULL,
+	reason               TEXT    NOT NULL DEFAULT '',
+	request_hash         TEXT    NOT NULL,
+	pool                 TEXT    NOT NULL,
+	source               TEXT    NOT NULL DEFAULT '',
+	usage                BLOB,
+	deadline_at          INTEGER NOT NULL,
+	inputs_hash          TEXT    NOT NULL DEFAULT '',
+	inputs_path          TEXT    NOT NULL DEFAULT '',
+	accounts             INTEGER NOT NULL DEFAULT 0,
+	total_units          TEXT    NOT NULL DEFAULT '',
+	total_paid           TEXT    NOT NULL DEFAULT '',
+	payouts_hash         TEXT    NOT NULL DEFAULT '',
+	payouts_path         TEXT    NOT NULL DEFAULT '',
+	run_hash             TEXT    NOT NULL DEFAULT '',
+	run_path             TEXT    NOT NULL DEFAULT '',
+	commitment           TEXT    NOT NULL DEFAULT '',
+	commitment_hash      TEXT    NOT NULL DEFAULT '',
+	commitment_path      TEXT    NOT NULL DEFAULT '',
+	intents_total        INTEGER NOT NULL DEFAULT 0,
+	intents_emitted      INTEGER NOT NULL DEFAULT 0,
+	intents_acknowledged INTEGER NOT NULL DEFAULT 0,
+	evidence_id          TEXT    NOT NULL DEFAULT '',
+	created_at           INTEGER NOT NULL,
+	started_at           INTEGER NOT NULL DEFAULT 0,
+	sealed_at            INTEGER NOT NULL DEFAULT 0,
+	computed_at          INTEGER NOT NULL DEFAULT 0,
+	written_at           INTEGER NOT NULL DEFAULT 0,
+	intents_at           INTEGER NOT NULL DEFAULT 0,
+	anchored_at          INTEGER NOT NULL DEFAULT 0,
+	finished_at          INTEGER NOT NULL DEFAULT 0,
+	updated_at           INTEGER NOT NULL
+);
+CREATE INDEX epochs_by_status ON epochs(status, deadline_at);
+
+-- The built-in ledger: one row per idempotency key, with a hash of the body
+-- it was first used with.
+CREATE TABLE ledger_intents (
+	idempotency_key TEXT    PRIMARY KEY,
+	id              TEXT    NOT NULL,
+	body_hash       BLOB    NOT NULL,
+	epoch           TEXT    NOT NULL,
+	account         TEXT    NOT NULL,
+	amount          TEXT    NOT NULL,
+	replays         INTEGER NOT NULL DEFAULT 0,
+	created_at      INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX ledger_intents_by_epoch ON ledger_intents(epoch, account);
+`,
+	// 3: wallet backfill (seed 002): one sync-status row per (wallet,
+	// network), the transfers found, and the balances computed and read from
+	// the chain.
+	`
+CREATE TABLE sync_status (
+	wallet        TEXT    NOT NULL,
+	network       TEXT    NOT NULL,
+	status        TEXT    NOT NULL,
+	start_point   INTEGER NOT NULL,
+	target        INTEGER NOT NULL DEFAULT 0,
+	checkpoint    INTEGER NOT NULL DEFAULT 0,
+	cursor        TEXT    NOT NULL DEFAULT '',
+	scanned       INTEGER NOT NULL DEFAULT 0,
+	total         INTEGER NOT NULL DEFAULT 0,
+	attempts      INTEGER NOT NULL DEFAULT 0,
+	retry_count   INTEGER NOT NULL DEFAULT 0,
+	next_retry_at INTEGER NOT NULL DEFAULT 0,
+	last_error    TEXT    NOT NULL DEFAULT '',
+	start_seq     INTEGER NOT NULL DEFAULT 1,
+	started_seq   INTEGER NOT NULL DEFAULT 0,
+	created_at    INTEGER NOT NULL,
+	started_at    INTEGER NOT NULL DEFAULT 0,
+	finished_at   INTEGER NOT NULL DEFAULT 0,
+	updated_at    INTEGER NOT NULL,
+	PRIMARY KEY (wallet, network)
+);
+-- (Re-)added work whose WalletSync has not been started or signalled yet.
+CREATE INDEX sync_status_unstarted ON sync_status(wallet) WHERE started_seq < start_seq;
+
+CREATE TABLE transfers (
+	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+	network    TEXT    NOT NULL,
+	wallet     TEXT    NOT NULL,
+	tx         TEXT    NOT NULL,
+	kind       TEXT    NOT NULL,
+	idx        INTEGER NOT NULL,
+	asset      TEXT    NOT NULL,
+	sender     TEXT    NOT NULL,
+	recipient  TEXT    NOT NULL,
+	amount     TEXT    NOT NULL,
+	direction  TEXT    NOT NULL,
+	class      TEXT    NOT NULL DEFAULT '',
+	block      INTEGER NOT NULL,
+	block_time INTEGER NOT NULL,
+	UNIQUE (network, wallet, tx, kind, idx)
+);
+CREATE INDEX transfers_by_wallet ON transfers(wallet, network, seq);
+
+CREATE TABLE wallet_balances (
+	wallet        TEXT    NOT NULL,
+	network       TEXT    NOT NULL,
+	asset         TEXT    NOT NULL,
+	opening       TEXT    NOT NULL DEFAULT '0',
+	opening_known INTEGER NOT NULL DEFAULT 0,
+	opening_at    INTEGER NOT NULL DEFAULT 0,
+	computed      TEXT    NOT NULL DEFAULT '',
+	chain         TEXT    NOT NULL DEFAULT '',
+	chain_known   INTEGER NOT NULL DEFAULT 0,
+	chain_at      INTEGER NOT NULL DEFAULT 0,
+	reconciled    INTEGER,
+	detail        TEXT    NOT NULL DEFAULT '',
+	updated_at    INTEGER NOT NULL,
+	PRIMARY KEY (wallet, network, asset)
+);
+`,
 }

@@ -33,6 +33,8 @@ type Store struct {
 
 	mu      sync.Mutex
 	waiters []chan struct{}
+
+	intake *committer // group commit of InsertEvidence
 }
 
 // Open opens (creating if needed) the store at path and applies migrations.
@@ -54,6 +56,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	s.startCommitter()
 	return s, nil
 }
 
@@ -110,6 +113,7 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Close closes the store.
 func (s *Store) Close() error {
+	s.stopCommitter()
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 

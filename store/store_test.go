@@ -599,3 +599,44 @@ func TestListEvidenceWithoutALimitIsAnErrorNotACrash(t *testing.T) {
 		assert.Empty(t, next)
 	}
 }
+
+func TestConcurrentInsertsAreEachStoredOnceEvenWhenOneOfThemFails(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	const n = 64
+	var (
+		wg   sync.WaitGroup
+		ids  [n]string
+		errs [n]error
+	)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			chains := []string{"stub"}
+			if i == n/2 {
+				chains = []string{"stub", "stub"} // its second outbox row collides: this one insert fails
+			}
+			ev, _, err := st.InsertEvidence(ctx, store.NewEvidence{Digest: digestOf(fmt.Sprint("group", i)), Chains: chains, Priority: 5})
+			ids[i], errs[i] = ev.ID, err
+		}()
+	}
+	close(start)
+	wg.Wait()
+
+	stored := map[string]bool{}
+	for _, ev := range listAll(t, st, "") {
+		stored[ev.ID] = true
+	}
+	for i := range n {
+		if i == n/2 {
+			assert.Error(t, errs[i])
+			continue
+		}
+		require.NoError(t, errs[i], "insert %d", i)
+		assert.True(t, stored[ids[i]], "insert %d was answered but not stored", i)
+	}
+	assert.Len(t, stored, n-1, "everything but the failed insert, each once")
+}

@@ -18,11 +18,15 @@ import (
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(files), 4, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch")
+	require.GreaterOrEqual(t, len(files), 12, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch, a completed and a quarantined epoch, "+
+		"and the WalletSync and Backfill of a completed, an abandoned and a re-added wallet")
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflow(workflows.AnchorBatch)
+			r.RegisterWorkflow(workflows.EpochCompute)
+			r.RegisterWorkflow(workflows.WalletSync)
+			r.RegisterWorkflow(workflows.Backfill)
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}

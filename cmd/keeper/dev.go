@@ -34,6 +34,11 @@ func devCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			log := cli.Logger(cfg.LogLevel)
+			stopPprof, err := cli.StartPprof(cfg.PprofAddr, log)
+			if err != nil {
+				return err
+			}
+			defer stopPprof()
 
 			srv, err := devserver.Start(ctx, devserver.Options{
 				DataDir: cfg.DataDir, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,

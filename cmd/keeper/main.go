@@ -11,7 +11,7 @@ import (
 
 func main() {
 	root := cli.Root()
-	root.AddCommand(devCmd(), devserverCmd())
+	root.AddCommand(devCmd(), devserverCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "keeper:", err)
 		os.Exit(1)

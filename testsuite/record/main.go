@@ -17,9 +17,11 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
@@ -106,6 +108,61 @@ func run(outDir string) error {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
 		fmt.Printf("%s: workflow %s ended %s -> %s\n", sc.name, wid, ev.Status, path)
+	}
+	if err := recordEpochs(ctx, node, outDir, len(scenarios)); err != nil {
+		return err
+	}
+	return recordWallets(ctx, srv, dir, outDir, len(scenarios)+len(epochScenarios))
+}
+
+// epochScenarios are recorded EpochCompute runs: one computed, paid and
+// anchored; one quarantined because its accounting source lists an account twice.
+var epochScenarios = []struct {
+	name, epoch string
+	body        func(sourceURL string) string
+}{
+	{"epoch_compute_completed", "recorded-completed", func(string) string {
+		return `{"pool":"1000","usage":[{"account":"alice","units":"1"},{"account":"bob","units":"1"},{"account":"carol","units":"1"}]}`
+	}},
+	{"epoch_compute_quarantined", "recorded-quarantined", func(source string) string {
+		return `{"pool":"1000","source":"` + source + `"}`
+	}},
+}
+
+func recordEpochs(ctx context.Context, node *app.Node, outDir string, done int) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	source := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `[{"account":"alice","units":"3"},{"account":"bob","units":"1"},{"account":"alice","units":"4"}]`)
+	})}
+	go source.Serve(ln)
+	defer source.Close()
+
+	for i, sc := range epochScenarios {
+		resp, err := http.Post("http://"+node.APIAddr()+"/rewarder/epochs/"+sc.epoch+"/compute", "application/json",
+			strings.NewReader(sc.body("http://"+ln.Addr().String()+"/usage")))
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			return fmt.Errorf("%s: compute: HTTP %d", sc.name, resp.StatusCode)
+		}
+		wid := workflows.EpochWorkflowID(sc.epoch)
+		if err := waitClosed(ctx, node.Client, wid); err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		e, err := node.Store.GetEpoch(ctx, sc.epoch)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		path := filepath.Join(outDir, fmt.Sprintf("%02d_%s.json", done+i+1, sc.name))
+		if err := writeHistory(ctx, node.Client, wid, path); err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		fmt.Printf("%s: workflow %s ended %s -> %s\n", sc.name, wid, e.Status, path)
 	}
 	return nil
 }

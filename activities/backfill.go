@@ -1,0 +1,343 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/keeperhq/keeper/backfill"
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/store"
+)
+
+// Backfill holds the wallet-backfill activities' dependencies.
+type Backfill struct {
+	Store    *store.Store
+	Scanners map[string]backfill.Scanner // by network
+	RPCURLs  []string                    // endpoints to keep out of stored errors (they often carry API keys)
+	Logger   *slog.Logger
+}
+
+// BackfillRef names one (wallet, network) item: ids only, never transfers.
+type BackfillRef struct {
+	Wallet  string
+	Network string
+}
+
+// ScanResult is what a completed scan covered.
+type ScanResult struct {
+	Target    uint64 // last block or slot scanned
+	Scanned   uint64 // blocks or signatures
+	Transfers int    // rows stored for the network
+}
+
+// ErrTypeScanFailed is a scan attempt that failed for a reason worth a
+// later retry. Scan failures are non-retryable for Temporal's activity retry:
+// the Backfill workflow applies seed 002's schedule itself. Only timeouts (a
+// worker that stopped heartbeating) are retried by Temporal, at once, from
+// the last checkpoint.
+const ErrTypeScanFailed = "ScanFailed"
+
+// ScanNetwork scans the item's history from its checkpoint to the finalized
+// head fixed when the run began, storing each chunk's transfers together with
+// the checkpoint after them, and heartbeating that checkpoint. At the end it
+// reads the wallet's balances from the chain (before the start of the history
+// and at its end) and marks the item COMPLETED.
+func (a *Backfill) ScanNetwork(ctx context.Context, ref BackfillRef) (ScanResult, error) {
+	res, err := a.scan(ctx, ref)
+	switch {
+	case err == nil:
+		return res, nil
+	case ctx.Err() != nil:
+		// Cancelled (worker stopping, heartbeat timeout): let Temporal run the
+		// attempt again from the checkpoint.
+		return ScanResult{}, err
+	}
+	msg := a.redact(err.Error())
+	if chains.IsPermanent(err) {
+		return ScanResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypePermanent, nil)
+	}
+	return ScanResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeScanFailed, nil)
+}
+
+func (a *Backfill) scan(ctx context.Context, ref BackfillRef) (ScanResult, error) {
+	sc, ok := a.Scanners[ref.Network]
+	if !ok {
+		return ScanResult{}, chains.Permanent(fmt.Errorf("network %q is not configured on this worker", ref.Network))
+	}
+	wallet, err := sc.ParseAddress(ref.Wallet)
+	if err != nil {
+		return ScanResult{}, err
+	}
+	row, err := a.Store.BeginScan(ctx, wallet, ref.Network)
+	if errors.Is(err, store.ErrNotFound) {
+		return ScanResult{}, chains.Permanent(err)
+	}
+	if err != nil {
+		return ScanResult{}, err
+	}
+	if row.Target == 0 {
+		if row.Target, err = sc.Finalized(ctx); err != nil {
+			return ScanResult{}, err
+		}
+		if err := a.Store.SetScanTarget(ctx, wallet, ref.Network, row.Target); err != nil {
+			return ScanResult{}, err
+		}
+	}
+	job := backfill.Job{Wallet: wallet, Start: row.Start, Target: row.Target, From: backfill.Cursor{Block: row.Checkpoint, Sig: row.Cursor}, Scanned: row.Scanned}
+	if activity.HasHeartbeatDetails(ctx) {
+		var hb backfill.Cursor
+		if activity.GetHeartbeatDetails(ctx, &hb) == nil {
+			a.log().Info("backfill resumes after an interrupted attempt", "wallet", wallet, "network", ref.Network,
+				"heartbeat_checkpoint", hb.Block, "stored_checkpoint", row.Checkpoint)
+		}
+	}
+
+	hb := newHeartbeater(ctx, job.From)
+	defer hb.stop()
+	emit := func(ch backfill.Chunk) error {
+		if err := a.Store.SaveChunk(ctx, wallet, ref.Network, ch); err != nil {
+			return err
+		}
+		job.From, job.Scanned = ch.Cursor, ch.Scanned
+		hb.beat(ch.Cursor)
+		return nil
+	}
+	// A node keeps the state of recent blocks only: if the end of the scan
+	// fell out of it while scanning, scan on to a newer head and read there.
+	var h store.Holdings
+	for round := 0; ; round++ {
+		if err := sc.Scan(ctx, job, emit); err != nil {
+			return ScanResult{}, err
+		}
+		if h, err = a.holdings(ctx, sc, wallet, job); err != nil {
+			return ScanResult{}, err
+		}
+		if round == 2 || allKnown(h.Closing) {
+			break
+		}
+		head, err := sc.Finalized(ctx)
+		if err != nil {
+			return ScanResult{}, err
+		}
+		if head <= job.Target {
+			break
+		}
+		job.Target = head
+		if err := a.Store.SetScanTarget(ctx, wallet, ref.Network, head); err != nil {
+			return ScanResult{}, err
+		}
+	}
+	if err := a.Store.CompleteScan(ctx, wallet, ref.Network, h); err != nil {
+		return ScanResult{}, err
+	}
+	done, err := a.Store.SyncStatus(ctx, wallet, ref.Network)
+	if err != nil {
+		return ScanResult{}, err
+	}
+	return ScanResult{Target: job.Target, Scanned: done.Scanned, Transfers: done.Transfers}, nil
+}
+
+// holdings reads what the chain says the wallet held of every asset it has
+// transfers of: before the first block (or slot) of its history, and at the
+// end of the scan.
+func (a *Backfill) holdings(ctx context.Context, sc backfill.Scanner, wallet string, job backfill.Job) (store.Holdings, error) {
+	assets, err := a.Store.WalletAssets(ctx, wallet, sc.Network())
+	if err != nil {
+		return store.Holdings{}, err
+	}
+	h := store.Holdings{OpeningAt: max(job.Start, 1) - 1, ClosingAt: job.Target}
+	if h.Opening, err = sc.Holdings(ctx, wallet, h.OpeningAt, assets); err != nil {
+		return store.Holdings{}, err
+	}
+	if h.Closing, err = sc.Holdings(ctx, wallet, h.ClosingAt, assets); err != nil {
+		return store.Holdings{}, err
+	}
+	return h, nil
+}
+
+func allKnown(hs []backfill.Holding) bool {
+	for _, h := range hs {
+		if !h.Known {
+			return false
+		}
+	}
+	return true
+}
+
+// heartbeater heartbeats the latest checkpoint after every chunk and, in
+// between, often enough that a slow chunk is not taken for a dead worker.
+type heartbeater struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	cur  backfill.Cursor
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newHeartbeater(ctx context.Context, cur backfill.Cursor) *heartbeater {
+	h := &heartbeater{ctx: ctx, cur: cur, done: make(chan struct{})}
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 4
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		t := time.NewTicker(max(every, 50*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-h.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				h.mu.Lock()
+				cur := h.cur
+				h.mu.Unlock()
+				activity.RecordHeartbeat(ctx, cur)
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heartbeater) beat(cur backfill.Cursor) {
+	h.mu.Lock()
+	h.cur = cur
+	h.mu.Unlock()
+	activity.RecordHeartbeat(h.ctx, cur)
+}
+
+func (h *heartbeater) stop() {
+	close(h.done)
+	h.wg.Wait()
+}
+
+// RetrySchedule is seed 002's rule for failed backfill items:
+// delay = min(Base·2^(retry−1), Cap) plus uniform jitter of up to JitterPct
+// percent of it; after MaxRetries retries the item is ABANDONED.
+type RetrySchedule struct {
+	MaxRetries int
+	Base       time.Duration // 2 min
+	Cap        time.Duration // 60 min
+	JitterPct  int           // 25
+}
+
+// DefaultRetrySchedule is the seed's numbers.
+var DefaultRetrySchedule = RetrySchedule{MaxRetries: 5, Base: 2 * time.Minute, Cap: time.Hour, JitterPct: 25}
+
+// Delay is the wait before retry n (1-based), without jitter.
+func (r RetrySchedule) Delay(retry int) time.Duration {
+	n := min(max(retry-1, 0), 30)
+	d := r.Base << n
+	if d > r.Cap || d <= 0 {
+		d = r.Cap
+	}
+	return d
+}
+
+func (r RetrySchedule) jittered(retry int) time.Duration {
+	d := r.Delay(retry)
+	if j := time.Duration(int64(d) * int64(r.JitterPct) / 100); j > 0 {
+		d += rand.N(j)
+	}
+	return d
+}
+
+// FailInput reports a failed scan attempt. Now is the workflow's clock, so
+// the stored next retry time agrees with the timer the workflow sets.
+type FailInput struct {
+	Ref       BackfillRef
+	Error     string
+	Permanent bool
+	Now       time.Time
+	Schedule  RetrySchedule
+}
+
+// FailOutcome is what became of the item.
+type FailOutcome struct {
+	Status      string // FAILED (waiting for a retry, or for good when Wait is 0) or ABANDONED
+	RetryCount  int
+	Wait        time.Duration // until the next retry; 0: none
+	NextRetryAt time.Time
+}
+
+// FailScan records a failed attempt (a local activity: quick, and it must
+// not wait for a slot behind long scans). It computes seed 002's jittered
+// delay for the retry, so the workflow only sleeps for what it is told.
+func (a *Backfill) FailScan(ctx context.Context, in FailInput) (FailOutcome, error) {
+	row, wait, err := a.Store.FailScan(ctx, in.Ref.Wallet, in.Ref.Network, store.ScanFailure{
+		Error: in.Error, Permanent: in.Permanent, Now: in.Now, MaxRetries: in.Schedule.MaxRetries, Delay: in.Schedule.jittered,
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return FailOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePermanent, err)
+	}
+	if err != nil {
+		return FailOutcome{}, err
+	}
+	a.log().Warn("backfill attempt failed", "wallet", in.Ref.Wallet, "network", in.Ref.Network, "status", row.Status,
+		"retry", row.RetryCount, "next_retry_in", wait, "error", in.Error)
+	return FailOutcome{Status: string(row.Status), RetryCount: row.RetryCount, Wait: wait, NextRetryAt: row.NextRetryAt}, nil
+}
+
+// WalletSummary is how a wallet's balances came out.
+type WalletSummary struct {
+	Assets       int
+	Reconciled   int
+	Unreconciled int
+	Unchecked    int
+}
+
+// FinishWallet reclassifies a wallet's transfers and recalculates and
+// reconciles its balances, once all of its networks are done (seed 002).
+func (a *Backfill) FinishWallet(ctx context.Context, wallet string) (WalletSummary, error) {
+	bals, err := a.Store.FinishWallet(ctx, wallet)
+	if err != nil {
+		return WalletSummary{}, err
+	}
+	out := WalletSummary{Assets: len(bals)}
+	for _, b := range bals {
+		switch {
+		case b.Reconciled == nil:
+			out.Unchecked++
+		case *b.Reconciled:
+			out.Reconciled++
+		default:
+			out.Unreconciled++
+		}
+	}
+	return out, nil
+}
+
+func (a *Backfill) log() *slog.Logger {
+	if a.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Logger
+}
+
+// redact replaces the configured endpoints in msg by their scheme and host.
+func (a *Backfill) redact(msg string) string {
+	for _, raw := range a.RPCURLs {
+		u, err := url.Parse(raw)
+		if err != nil || raw == "" {
+			continue
+		}
+		short := u.Scheme + "://" + u.Host
+		if raw != short {
+			msg = strings.ReplaceAll(msg, raw, short+"/…")
+		}
+	}
+	return msg
+}

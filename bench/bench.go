@@ -1,0 +1,395 @@
+// Package bench measures keeper on one machine: intake latency under an
+// open-loop arrival rate, anchoring throughput batched and per evidence,
+// what each evidence costs in Temporal actions, chain transactions, CPU and
+// memory, and latency at low load. `keeper bench` runs it on a fresh embedded
+// stack; the numbers are reported, never asserted.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/workflows"
+)
+
+// The phases a run can hold, in the order they run.
+const (
+	PhaseLowLoad     = "low-load"     // one evidence every LowLoadEvery for LowLoadFor
+	PhaseIntake      = "intake"       // open-loop POSTs at Rate for Duration
+	PhaseBatched     = "batched"      // as much as intake accepts for Duration, default batching
+	PhasePerEvidence = "per-evidence" // the same with KEEPER_BATCH_MAX_ITEMS=1, on a second stack
+)
+
+// AllPhases is every phase, in run order.
+var AllPhases = []string{PhaseLowLoad, PhaseIntake, PhaseBatched, PhasePerEvidence}
+
+// Options configure a run.
+type Options struct {
+	Config       config.Config // the node's configuration (chains, batching, timeouts)
+	Phases       []string      // default AllPhases
+	Duration     time.Duration // intake, batched and per-evidence phases each; default 60s
+	Rate         float64       // intake phase arrival rate, requests/s; default 1000
+	Concurrency  int           // clients of the anchoring phases; default 32
+	AnchorRate   float64       // anchoring phases' request cap per second; 0 = as fast as intake answers
+	LowLoadEvery time.Duration // default 500ms
+	LowLoadFor   time.Duration // default 30s
+	Drain        time.Duration // longest wait for a phase's evidence to confirm; default 2m
+	Dir          string        // where the stacks live; empty = a temporary directory, removed after
+	Logger       *slog.Logger  // the stack's logs; nil = discarded
+	Progress     io.Writer     // one line per step; nil = silent
+}
+
+func (o *Options) defaults() {
+	if len(o.Phases) == 0 {
+		o.Phases = AllPhases
+	}
+	if o.Duration <= 0 {
+		o.Duration = 60 * time.Second
+	}
+	if o.Rate <= 0 {
+		o.Rate = 1000
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 32
+	}
+	if o.LowLoadEvery <= 0 {
+		o.LowLoadEvery = 500 * time.Millisecond
+	}
+	if o.LowLoadFor <= 0 {
+		o.LowLoadFor = 30 * time.Second
+	}
+	if o.Drain <= 0 {
+		o.Drain = 2 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+}
+
+func (o *Options) has(phase string) bool { return slices.Contains(o.Phases, phase) }
+
+// Run runs the phases asked for and returns their report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	o.defaults()
+	for _, p := range o.Phases {
+		if !slices.Contains(AllPhases, p) {
+			return nil, fmt.Errorf("bench: unknown phase %q (known: %v)", p, AllPhases)
+		}
+	}
+	dir := o.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "keeper-bench-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	r := newReport(o)
+	mem := startMemorySampler()
+	defer func() { r.Memory = mem.stop() }()
+
+	if o.has(PhaseLowLoad) || o.has(PhaseIntake) || o.has(PhaseBatched) {
+		if err := r.runStack(ctx, o, filepath.Join(dir, "batched"), o.Config, []string{PhaseLowLoad, PhaseIntake, PhaseBatched}, mem); err != nil {
+			return r, err
+		}
+	}
+	if o.has(PhasePerEvidence) {
+		cfg := o.Config
+		cfg.BatchMaxItems = 1
+		if err := r.runStack(ctx, o, filepath.Join(dir, "per-evidence"), cfg, []string{PhasePerEvidence}, mem); err != nil {
+			return r, err
+		}
+	}
+	if r.Batched != nil && r.PerEvidence != nil && r.PerEvidence.ConfirmedPerSec > 0 {
+		r.Ratio = round2(r.Batched.ConfirmedPerSec / r.PerEvidence.ConfirmedPerSec)
+	}
+	r.Machine.LoadEnd = loadAverage()
+	r.FinishedAt = time.Now().UTC()
+	return r, nil
+}
+
+// runStack starts one stack and runs the given phases on it, in order.
+func (r *Report) runStack(ctx context.Context, o Options, dir string, cfg config.Config, phases []string, mem *memorySampler) error {
+	fmt.Fprintf(o.Progress, "bench: starting a fresh stack in %s (batch max items %d)\n", dir, cfg.BatchMaxItems)
+	st, err := startStack(ctx, cfg, dir, o.Logger)
+	if err != nil {
+		return err
+	}
+	defer st.stop()
+	if r.Chains == nil {
+		r.Chains = chainInfo(st.cfg, st.net)
+	}
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	token, err := cfg.Token()
+	if err != nil {
+		return err
+	}
+	ld := newLoader(st.node.APIAddr(), run, token, cfg.Chains)
+	defer ld.close()
+	if err := waitReady(ctx, st.node.APIAddr()); err != nil {
+		return err
+	}
+	for _, p := range phases {
+		if !o.has(p) {
+			continue
+		}
+		mem.phase(p)
+		switch p {
+		case PhaseLowLoad:
+			fmt.Fprintf(o.Progress, "bench: low load, one evidence every %v for %v\n", o.LowLoadEvery, o.LowLoadFor)
+			rep, err := lowLoad(ctx, o, st, ld)
+			if err != nil {
+				return err
+			}
+			r.LowLoad = rep
+		case PhaseIntake:
+			fmt.Fprintf(o.Progress, "bench: intake, %.0f requests/s open loop for %v\n", o.Rate, o.Duration)
+			rep, err := intake(ctx, o, st, ld)
+			if err != nil {
+				return err
+			}
+			r.Intake = rep
+		case PhaseBatched, PhasePerEvidence:
+			fmt.Fprintf(o.Progress, "bench: anchoring %s, %d clients for %v\n", p, o.Concurrency, o.Duration)
+			rep, err := anchoring(ctx, o, p, st, ld)
+			if err != nil {
+				return err
+			}
+			if p == PhaseBatched {
+				r.Batched = rep
+			} else {
+				r.PerEvidence = rep
+			}
+		}
+	}
+	mem.phase("")
+	return nil
+}
+
+// waitReady waits until the node answers /readyz (chains and Temporal up).
+func waitReady(ctx context.Context, apiAddr string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get("http://" + apiAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: keeper at %s not ready after a minute", apiAddr)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// window is the evidence one phase took in: seqs (after, upto].
+type window struct{ after, upto int64 }
+
+// drain waits until every evidence of w has settled (confirmed or dead
+// letter) or limit passes; it returns whether all did.
+func drain(ctx context.Context, st *store.Store, w window, limit time.Duration) (bool, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := st.StatusCounts(ctx, w.after, w.upto)
+		if err != nil {
+			return false, err
+		}
+		total := 0
+		for _, n := range c {
+			total += n
+		}
+		if c[store.StatusConfirmed]+c[store.StatusDeadLetter] == total {
+			return true, nil
+		}
+		if time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// IntakeReport is the open-loop intake phase.
+type IntakeReport struct {
+	TargetRate   float64        `json:"target_rate"`
+	AchievedRate float64        `json:"achieved_rate"`
+	DurationS    float64        `json:"duration_s"`
+	Requests     int            `json:"requests"`
+	Accepted     int            `json:"accepted"`
+	Errors       int            `json:"errors"`
+	ErrorsBy     map[string]int `json:"errors_by_status,omitempty"`
+	Latency      Latency        `json:"latency"`
+	Load1        float64        `json:"load_average_1m"`
+}
+
+func intakeSummary(l load, target float64) IntakeReport {
+	rep := IntakeReport{TargetRate: target, Requests: len(l.reqs), ErrorsBy: map[string]int{}}
+	ds := make([]time.Duration, 0, len(l.reqs))
+	for _, q := range l.reqs {
+		ds = append(ds, q.latency)
+		if q.status == http.StatusAccepted {
+			rep.Accepted++
+			continue
+		}
+		rep.Errors++
+		key := strconv.Itoa(q.status)
+		if q.status == 0 {
+			key = "transport"
+		}
+		rep.ErrorsBy[key]++
+	}
+	rep.Latency = summarize(ds)
+	if d := l.end.Sub(l.start).Seconds(); d > 0 {
+		rep.DurationS = round2(d)
+		rep.AchievedRate = round2(float64(rep.Accepted) / d)
+	}
+	rep.Load1 = loadAverage()
+	return rep
+}
+
+func intake(ctx context.Context, o Options, st *stack, ld *loader) (*IntakeReport, error) {
+	before, err := st.node.Store.LastSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l := ld.openLoop(ctx, o.Rate, o.Duration)
+	rep := intakeSummary(l, o.Rate)
+	after, err := st.node.Store.LastSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Let anchoring catch up before the next phase measures its own.
+	if _, err := drain(ctx, st.node.Store, window{before, after}, o.Drain); err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+// memorySampler records the process's RSS every second.
+type memorySampler struct {
+	start time.Time
+	mu    sync.Mutex
+	cur   string
+	out   []MemorySample
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// MemorySample is the process's resident set at one moment of the run.
+type MemorySample struct {
+	T      float64 `json:"t_s"`
+	Phase  string  `json:"phase,omitempty"`
+	RSSMiB float64 `json:"rss_mib"`
+}
+
+// MemoryReport is the process's memory over the whole run.
+type MemoryReport struct {
+	PeakRSSMiB float64        `json:"peak_rss_mib"`
+	Samples    []MemorySample `json:"samples"`
+}
+
+func startMemorySampler() *memorySampler {
+	m := &memorySampler{start: time.Now(), done: make(chan struct{})}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			m.sample()
+			select {
+			case <-m.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return m
+}
+
+func (m *memorySampler) sample() {
+	rss, _, err := memory()
+	if err != nil {
+		return
+	}
+	m.mu.Lock()
+	m.out = append(m.out, MemorySample{T: round2(time.Since(m.start).Seconds()), Phase: m.cur, RSSMiB: round2(rss)})
+	m.mu.Unlock()
+}
+
+func (m *memorySampler) phase(p string) {
+	m.mu.Lock()
+	m.cur = p
+	m.mu.Unlock()
+}
+
+// since returns the samples taken during phase p.
+func (m *memorySampler) of(p string) []MemorySample {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []MemorySample
+	for _, s := range m.out {
+		if s.Phase == p {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (m *memorySampler) stop() *MemoryReport {
+	close(m.done)
+	m.wg.Wait()
+	_, peak, _ := memory()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return &MemoryReport{PeakRSSMiB: round2(peak), Samples: m.out}
+}
+
+// workflowIDs are the AnchorBatch workflows of the settled batches.
+func workflowIDs(bs []store.BatchTiming) []string {
+	var out []string
+	for _, b := range bs {
+		if b.State == store.BatchConfirmed || b.State == store.BatchDeadLetter {
+			out = append(out, workflows.WorkflowID(b.Chain, b.ID))
+		}
+	}
+	return out
+}
+
+func round2(v float64) float64 {
+	if v < 0 {
+		return -round2(-v)
+	}
+	return float64(int64(v*100+0.5)) / 100
+}
+
+// machine describes where the run happened.
+func machine() Machine {
+	host, _ := os.Hostname()
+	return Machine{CPUs: runtime.NumCPU(), CPU: cpuModel(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, Host: host, LoadStart: loadAverage()}
+}

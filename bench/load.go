@@ -1,0 +1,220 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// request is one POST /v1/evidence the load generator made.
+type request struct {
+	due     time.Time     // when it was scheduled (open loop) or sent (closed loop)
+	latency time.Duration // from due to the whole answer read
+	status  int           // HTTP status; 0 when the request failed before an answer
+	id      string        // the evidence id of a 202
+}
+
+// load is one run of the load generator.
+type load struct {
+	start, end time.Time // first due time; when the last answer arrived
+	reqs       []request
+}
+
+func (l load) accepted() []request {
+	var out []request
+	for _, r := range l.reqs {
+		if r.status == http.StatusAccepted && r.id != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// loader posts distinct evidence digests to one keeper API.
+type loader struct {
+	hc     *http.Client
+	url    string
+	chains []byte // JSON array
+	run    string // makes digests distinct between runs
+	token  string // API token, when the node asks for one
+	seq    atomic.Int64
+}
+
+func newLoader(apiAddr, run, token string, chains []string) *loader {
+	cj, _ := json.Marshal(chains)
+	return &loader{
+		hc: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+			MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute, DisableCompression: true,
+		}},
+		url: "http://" + apiAddr + "/v1/evidence", chains: cj, run: run, token: token,
+	}
+}
+
+func (l *loader) close() { l.hc.CloseIdleConnections() }
+
+// post sends one evidence; latency counts from due, so a request that waited
+// for a stalled server carries the wait.
+func (l *loader) post(ctx context.Context, due time.Time) request {
+	d := sha256.Sum256([]byte(l.run + "/" + itoa(l.seq.Add(1))))
+	body := make([]byte, 0, 128)
+	body = append(body, `{"digest":"`...)
+	body = hex.AppendEncode(body, d[:])
+	body = append(body, `","chains":`...)
+	body = append(body, l.chains...)
+	body = append(body, '}')
+	r := request{due: due}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(body))
+	if err != nil {
+		r.latency = time.Since(due)
+		return r
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if l.token != "" {
+		req.Header.Set("Authorization", "Bearer "+l.token)
+	}
+	resp, err := l.hc.Do(req)
+	if err != nil {
+		r.latency = time.Since(due)
+		return r
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	r.latency = time.Since(due)
+	if err != nil {
+		return r
+	}
+	r.status = resp.StatusCode
+	if r.status == http.StatusAccepted {
+		r.id = evidenceID(raw)
+	}
+	return r
+}
+
+// evidenceID finds the "id" of an intake answer without decoding it whole.
+func evidenceID(raw []byte) string {
+	i := bytes.Index(raw, []byte(`"id"`))
+	if i < 0 {
+		return ""
+	}
+	rest := raw[i+4:]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || len(rest) < j+28 {
+		return ""
+	}
+	return string(rest[j+1 : j+28])
+}
+
+// openLoop posts at a constant arrival rate for d, whatever the answers do:
+// request i is due at start + i/rate and is sent then, even when earlier
+// ones are still waiting, so a stall shows in the latencies instead of
+// slowing the arrivals down.
+func (l *loader) openLoop(ctx context.Context, rate float64, d time.Duration) load {
+	n := int(rate * d.Seconds())
+	out := load{reqs: make([]request, n)}
+	interval := time.Duration(float64(time.Second) / rate)
+	var wg sync.WaitGroup
+	out.start = time.Now()
+	for i := 0; i < n; i++ {
+		due := out.start.Add(time.Duration(i) * interval)
+		if wait := time.Until(due); wait > 0 {
+			select {
+			case <-ctx.Done():
+				out.reqs = out.reqs[:i]
+				wg.Wait()
+				out.end = time.Now()
+				return out
+			case <-time.After(wait):
+			}
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			out.reqs[i] = l.post(ctx, due)
+		}(i)
+	}
+	wg.Wait()
+	out.end = time.Now()
+	return out
+}
+
+// closedLoop posts from conc clients back to back for d (or at most rate
+// requests per second overall when rate > 0): as much as intake accepts.
+func (l *loader) closedLoop(ctx context.Context, conc int, rate float64, d time.Duration) load {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := load{start: time.Now()}
+	stop := out.start.Add(d)
+	var tick <-chan time.Time
+	if rate > 0 {
+		// A token per due time; clients take them as they come free.
+		tokens := make(chan time.Time, conc)
+		tick = tokens
+		go func() {
+			interval := time.Duration(float64(time.Second) / rate)
+			for i := 0; ; i++ {
+				due := out.start.Add(time.Duration(i) * interval)
+				if due.After(stop) {
+					close(tokens)
+					return
+				}
+				if wait := time.Until(due); wait > 0 {
+					time.Sleep(wait)
+				}
+				select {
+				case tokens <- due:
+				case <-ctx.Done():
+					close(tokens)
+					return
+				}
+			}
+		}()
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for c := 0; c < conc; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []request
+			for {
+				due := time.Now()
+				if tick != nil {
+					t, ok := <-tick
+					if !ok {
+						break
+					}
+					due = t
+				} else if due.After(stop) {
+					break
+				}
+				mine = append(mine, l.post(ctx, due))
+			}
+			mu.Lock()
+			out.reqs = append(out.reqs, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	out.end = time.Now()
+	return out
+}
+
+func itoa(n int64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}

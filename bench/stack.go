@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/chains/evm/devchain"
+	"github.com/keeperhq/keeper/chains/localnet"
+	"github.com/keeperhq/keeper/cli"
+	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/devserver"
+	"github.com/keeperhq/keeper/worker"
+)
+
+// stack is one fresh keeper node with everything it needs, in one directory:
+// the embedded Temporal server, the local chains (those without an RPC URL)
+// and a node running the API, the dispatcher and the worker.
+type stack struct {
+	cfg  config.Config
+	srv  *devserver.Server
+	net  *localnet.Net
+	node *app.Node
+	rpcs *rpcCounter
+}
+
+// startStack starts a stack on dir. Every port is picked free, so a bench
+// never collides with a running `keeper dev`.
+func startStack(ctx context.Context, cfg config.Config, dir string, log *slog.Logger) (*stack, error) {
+	cfg.DataDir = dir
+	cfg.HTTPAddr = "127.0.0.1:0"
+	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
+	s := &stack{rpcs: newRPCCounter()}
+	var err error
+	s.srv, err = devserver.Start(ctx, devserver.Options{
+		DataDir: dir, Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log.With("component", "temporal-server"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bench: embedded Temporal server: %w", err)
+	}
+	if s.net, err = cli.StartLocalChains(ctx, &cfg, log.With("component", "local-chains")); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("bench: local chains: %w", err)
+	}
+	s.node, err = app.Start(ctx, app.Options{
+		Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: log,
+		ClientOptions: client.Options{HostPort: s.srv.FrontendAddr(), Namespace: s.srv.Namespace(), MetricsHandler: s.rpcs.handler()},
+	})
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("bench: keeper node: %w", err)
+	}
+	s.cfg = cfg
+	return s, nil
+}
+
+// stop drains the node and stops the chains and the server.
+func (s *stack) stop() {
+	if s.node != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.node.Cfg.DrainTimeout+10*time.Second)
+		s.node.Shutdown(ctx)
+		cancel()
+	}
+	if s.net != nil {
+		s.net.Stop()
+	}
+	if s.srv != nil {
+		s.srv.Stop()
+	}
+}
+
+// ChainInfo is how fast a chain makes blocks and how deep an anchor must be
+// to count as final.
+type ChainInfo struct {
+	Name          string  `json:"name"`
+	Local         bool    `json:"local"`
+	BlockTimeMS   float64 `json:"block_time_ms"`
+	FinalityDepth int     `json:"finality_depth"`
+	FinalityMS    float64 `json:"finality_ms"` // block time × depth
+}
+
+// chainInfo describes the configured chains' finality.
+func chainInfo(cfg config.Config, local *localnet.Net) []ChainInfo {
+	var out []ChainInfo
+	for _, name := range cfg.Chains {
+		ci := ChainInfo{Name: name}
+		switch name {
+		case "etherlink":
+			ci.Local = local != nil && local.EVM != nil
+			ci.BlockTimeMS = msOf(cfg.EVM.DevBlockTime)
+			ci.FinalityDepth = devchain.DefaultFinalityDepth
+			if cfg.EVM.Confirmations > 0 {
+				ci.FinalityDepth = cfg.EVM.Confirmations
+			}
+		case "solana":
+			ci.Local = local != nil && local.Solana != nil
+			ci.BlockTimeMS = msOf(cfg.Solana.DevSlotTime)
+			ci.FinalityDepth = 32 // the devnet finalizes a slot 32 slots later
+			if cfg.Solana.Commitment == "confirmed" {
+				ci.FinalityDepth = 1
+			}
+		case "stub":
+			ci.Local = true
+			ci.BlockTimeMS = msOf(cfg.StubConfirmDelay)
+			ci.FinalityDepth = 1
+		}
+		ci.FinalityMS = ci.BlockTimeMS * float64(ci.FinalityDepth)
+		out = append(out, ci)
+	}
+	return out
+}

@@ -1,0 +1,68 @@
+package starter
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+)
+
+// AuthOptions protect the API. With an empty Token every route is open (fine
+// on loopback; keeper warns at start when it listens beyond).
+type AuthOptions struct {
+	Token       string // required as "Authorization: Bearer <token>" on /v1, /rewarder and /ledger routes
+	MetricsOpen bool   // /metrics answers without the token
+}
+
+// MaxInFlight bounds concurrent requests per route; beyond it a request gets
+// 503 at once instead of queuing, so nothing grows without bound.
+const defaultMaxInFlight = 256
+
+// guard checks the bearer token (in constant time) on protected routes and
+// caps concurrent requests per route prefix.
+func (a *API) guard(next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(a.Auth.Token))
+	limit := a.MaxInFlight
+	if limit <= 0 {
+		limit = defaultMaxInFlight
+	}
+	slots := map[string]chan struct{}{}
+	for _, p := range []string{"/v1/", "/rewarder/", "/ledger/", "/metrics", "/readyz"} {
+		slots[p] = make(chan struct{}, limit)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.Auth.Token != "" && a.protected(r.URL.Path) {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			sum := sha256.Sum256([]byte(got))
+			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="keeper"`)
+				writeError(w, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "this route needs Authorization: Bearer <KEEPER_API_TOKEN>"})
+				return
+			}
+		}
+		for prefix, sem := range slots {
+			if strings.HasPrefix(r.URL.Path, prefix) {
+				select {
+				case sem <- struct{}{}:
+					defer func() { <-sem }()
+				default:
+					w.Header().Set("Retry-After", "1")
+					writeError(w, &apiError{Status: http.StatusServiceUnavailable, Code: "busy", Message: "too many concurrent requests on " + prefix + "; retry shortly"})
+					return
+				}
+				break
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (a *API) protected(path string) bool {
+	switch {
+	case strings.HasPrefix(path, "/v1/"), path == "/v1", strings.HasPrefix(path, "/rewarder/"), strings.HasPrefix(path, "/ledger/"):
+		return true
+	case path == "/metrics":
+		return !a.Auth.MetricsOpen
+	}
+	return false
+}

@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// EvidenceTiming is when one evidence was taken in and last changed (for a
+// confirmed evidence: when its last chain confirmed), and its batches.
+type EvidenceTiming struct {
+	Seq       int64
+	ID        string
+	Status    Status
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Batches   []int64 // one per chain that has batched it
+}
+
+// BatchTiming is when one batch was formed and its first transaction was
+// journaled (just before its broadcast), and how many it took.
+type BatchTiming struct {
+	ID        int64
+	Chain     string
+	Size      int
+	State     string
+	CreatedAt time.Time
+	FirstTx   time.Time // zero before the first transaction
+	Txs       int
+}
+
+// LastSeq is the intake sequence number of the newest evidence (0 when none).
+func (s *Store) LastSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM evidence`).Scan(&seq)
+	return seq, err
+}
+
+// EvidenceTimings returns the timings of the evidence taken in after seq
+// `after`, up to and including `upto`, in intake order. `keeper bench`
+// measures latencies and throughput from them.
+func (s *Store) EvidenceTimings(ctx context.Context, after, upto int64) ([]EvidenceTiming, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT e.seq, e.id, e.status, e.created_at, e.updated_at, COALESCE(o.batch_id, 0)
+		FROM evidence e JOIN outbox o ON o.evidence_seq = e.seq
+		WHERE e.seq > ? AND e.seq <= ? ORDER BY e.seq, o.chain`, after, upto)
+	if err != nil {
+		return nil, fmt.Errorf("store: evidence timings: %w", err)
+	}
+	defer rows.Close()
+	var out []EvidenceTiming
+	for rows.Next() {
+		var (
+			t            EvidenceTiming
+			status       string
+			created, upd int64
+			batch        int64
+		)
+		if err := rows.Scan(&t.Seq, &t.ID, &status, &created, &upd, &batch); err != nil {
+			return nil, err
+		}
+		if n := len(out); n == 0 || out[n-1].Seq != t.Seq {
+			t.Status, t.CreatedAt, t.UpdatedAt = Status(status), fromMS(created), fromMS(upd)
+			out = append(out, t)
+		}
+		if batch != 0 {
+			last := &out[len(out)-1]
+			last.Batches = append(last.Batches, batch)
+		}
+	}
+	return out, rows.Err()
+}
+
+// BatchTimings returns the timings of the batches holding evidence taken in
+// after seq `after`, up to and including `upto`.
+func (s *Store) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTiming, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT b.id, b.chain, b.size, b.state, b.created_at,
+			COALESCE((SELECT MIN(t.created_at) FROM tx_refs t WHERE t.batch_id = b.id), 0),
+			(SELECT COUNT(*) FROM tx_refs t WHERE t.batch_id = b.id)
+		FROM batches b WHERE b.id IN (SELECT DISTINCT batch_id FROM outbox WHERE evidence_seq > ? AND evidence_seq <= ? AND batch_id IS NOT NULL)
+		ORDER BY b.id`, after, upto)
+	if err != nil {
+		return nil, fmt.Errorf("store: batch timings: %w", err)
+	}
+	defer rows.Close()
+	var out []BatchTiming
+	for rows.Next() {
+		var (
+			b            BatchTiming
+			created, ftx int64
+		)
+		if err := rows.Scan(&b.ID, &b.Chain, &b.Size, &b.State, &created, &ftx, &b.Txs); err != nil {
+			return nil, err
+		}
+		b.CreatedAt, b.FirstTx = fromMS(created), fromMS(ftx)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// StatusCounts counts the evidence taken in after seq `after`, up to and
+// including `upto`, by status.
+func (s *Store) StatusCounts(ctx context.Context, after, upto int64) (map[Status]int, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT status, COUNT(*) FROM evidence WHERE seq > ? AND seq <= ? GROUP BY status`, after, upto)
+	if err != nil {
+		return nil, fmt.Errorf("store: status counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[Status]int{}
+	for rows.Next() {
+		var (
+			st string
+			n  int
+		)
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[Status(st)] = n
+	}
+	return out, rows.Err()
+}

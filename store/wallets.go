@@ -1,0 +1,734 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/big"
+	"sort"
+	"time"
+
+	"github.com/keeperhq/keeper/backfill"
+)
+
+// SyncState is where the backfill of one (wallet, network) stands (seed 002).
+type SyncState string
+
+// The backfill lifecycle. FAILED with a next retry time waits for that
+// retry; FAILED without one failed for good (a permanent error). ABANDONED
+// used up its retries. Re-adding the wallet starts FAILED, ABANDONED and
+// COMPLETED items again; PENDING and RUNNING ones are already at work.
+const (
+	SyncPending   SyncState = "PENDING"
+	SyncRunning   SyncState = "RUNNING"
+	SyncCompleted SyncState = "COMPLETED"
+	SyncFailed    SyncState = "FAILED"
+	SyncAbandoned SyncState = "ABANDONED"
+)
+
+// Active reports whether the item is queued or being scanned.
+func (s SyncState) Active() bool { return s == SyncPending || s == SyncRunning }
+
+// SyncStatus is one (wallet, network) backfill: its progress, checkpoint
+// and retries.
+type SyncStatus struct {
+	Wallet      string
+	Network     string
+	Status      SyncState
+	Start       uint64 // first block (or slot) of the history looked at
+	Target      uint64 // last one: the finalized head when the run began (0: not fixed yet)
+	Checkpoint  uint64 // EVM: the next block to scan; Solana: the slot of Cursor
+	Cursor      string // Solana: the newest signature stored
+	Scanned     uint64 // blocks or signatures scanned
+	Total       uint64 // of this many (0: not known yet)
+	Transfers   int    // rows stored for this network (fees included)
+	Attempts    int    // scan attempts started
+	RetryCount  int
+	NextRetryAt time.Time // zero: no retry scheduled
+	LastError   string
+	Gen         int64 // bumped by every (re-)add that starts work
+	CreatedAt   time.Time
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	UpdatedAt   time.Time
+	startedGen  int64
+}
+
+// NetworkStart names a network to backfill and where its history starts.
+type NetworkStart struct {
+	Network string
+	Start   uint64
+}
+
+const syncCols = `s.wallet, s.network, s.status, s.start_point, s.target, s.checkpoint, s.cursor, s.scanned, s.total,
+	(SELECT COUNT(*) FROM transfers t WHERE t.wallet = s.wallet AND t.network = s.network),
+	s.attempts, s.retry_count, s.next_retry_at, s.last_error, s.start_seq, s.started_seq,
+	s.created_at, s.started_at, s.finished_at, s.updated_at`
+
+func scanSync(row interface{ Scan(...any) error }) (SyncStatus, error) {
+	var (
+		st                                       SyncStatus
+		status                                   string
+		next, created, started, finished, update int64
+	)
+	err := row.Scan(&st.Wallet, &st.Network, &status, &st.Start, &st.Target, &st.Checkpoint, &st.Cursor, &st.Scanned, &st.Total,
+		&st.Transfers, &st.Attempts, &st.RetryCount, &next, &st.LastError, &st.Gen, &st.startedGen,
+		&created, &started, &finished, &update)
+	if errors.Is(err, sql.ErrNoRows) {
+		return SyncStatus{}, ErrNotFound
+	}
+	if err != nil {
+		return SyncStatus{}, err
+	}
+	st.Status = SyncState(status)
+	st.NextRetryAt, st.CreatedAt, st.StartedAt, st.FinishedAt, st.UpdatedAt = fromMS(next), fromMS(created), fromMS(started), fromMS(finished), fromMS(update)
+	return st, nil
+}
+
+func syncRows(ctx context.Context, q querier, where string, args ...any) ([]SyncStatus, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+syncCols+` FROM sync_status s WHERE `+where+` ORDER BY s.wallet, s.network`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []SyncStatus
+	for rows.Next() {
+		st, err := scanSync(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, rows.Err()
+}
+
+func syncRow(ctx context.Context, q querier, wallet, network string) (SyncStatus, error) {
+	return scanSync(q.QueryRowContext(ctx, `SELECT `+syncCols+` FROM sync_status s WHERE s.wallet = ? AND s.network = ?`, wallet, network))
+}
+
+// AddWallet records a wallet's backfill for each network, in one
+// transaction: a new (wallet, network) is stored PENDING; one that is
+// PENDING or RUNNING is left alone; a FAILED, ABANDONED or COMPLETED one is
+// made PENDING again with its retry count and next retry time reset (its
+// checkpoint is kept, so the scan continues where it stopped). It returns the
+// wallet's rows and whether any work was (re)started.
+func (s *Store) AddWallet(ctx context.Context, wallet string, networks []NetworkStart) ([]SyncStatus, bool, error) {
+	changed := false
+	var out []SyncStatus
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		now := ms(time.Now())
+		for _, n := range networks {
+			cur, err := syncRow(ctx, tx, wallet, n.Network)
+			switch {
+			case errors.Is(err, ErrNotFound):
+				if _, err := tx.ExecContext(ctx, `INSERT INTO sync_status (wallet, network, status, start_point, checkpoint, created_at, updated_at)
+					VALUES (?, ?, ?, ?, ?, ?, ?)`, wallet, n.Network, SyncPending, n.Start, n.Start, now, now); err != nil {
+					return err
+				}
+				changed = true
+			case err != nil:
+				return err
+			case !cur.Status.Active():
+				if _, err := tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, retry_count = 0, next_retry_at = 0, last_error = '',
+					target = 0, start_seq = start_seq + 1, finished_at = 0, updated_at = ? WHERE wallet = ? AND network = ?`,
+					SyncPending, now, wallet, n.Network); err != nil {
+					return err
+				}
+				changed = true
+			}
+		}
+		var err error
+		out, err = syncRows(ctx, tx, `s.wallet = ?`, wallet)
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("store: add wallet %s: %w", wallet, err)
+	}
+	if changed {
+		s.notify()
+	}
+	return out, changed, nil
+}
+
+// WalletStatus returns a wallet's sync-status rows, or ErrNotFound.
+func (s *Store) WalletStatus(ctx context.Context, wallet string) ([]SyncStatus, error) {
+	out, err := syncRows(ctx, s.r, `s.wallet = ?`, wallet)
+	if err != nil {
+		return nil, fmt.Errorf("store: wallet %s: %w", wallet, err)
+	}
+	if len(out) == 0 {
+		return nil, ErrNotFound
+	}
+	return out, nil
+}
+
+// SyncStatus returns one (wallet, network) row, or ErrNotFound.
+func (s *Store) SyncStatus(ctx context.Context, wallet, network string) (SyncStatus, error) {
+	return syncRow(ctx, s.r, wallet, network)
+}
+
+// WalletStart is (re-)added work whose WalletSync must still be started or
+// signalled: the networks and the generation of each.
+type WalletStart struct {
+	Wallet   string
+	Networks []NetworkGen
+}
+
+// NetworkGen is a network's add generation.
+type NetworkGen struct {
+	Network string
+	Gen     int64
+}
+
+// UnstartedWallets lists the wallets with (re-)added work not yet handed to
+// Temporal, at most limit of them.
+func (s *Store) UnstartedWallets(ctx context.Context, limit int) ([]WalletStart, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT wallet, network, start_seq FROM sync_status
+		WHERE wallet IN (SELECT DISTINCT wallet FROM sync_status WHERE started_seq < start_seq ORDER BY wallet LIMIT ?)
+		AND started_seq < start_seq ORDER BY wallet, network`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: unstarted wallets: %w", err)
+	}
+	defer rows.Close()
+	var out []WalletStart
+	for rows.Next() {
+		var w string
+		var n NetworkGen
+		if err := rows.Scan(&w, &n.Network, &n.Gen); err != nil {
+			return nil, err
+		}
+		if len(out) == 0 || out[len(out)-1].Wallet != w {
+			out = append(out, WalletStart{Wallet: w})
+		}
+		out[len(out)-1].Networks = append(out[len(out)-1].Networks, n)
+	}
+	return out, rows.Err()
+}
+
+// MarkWalletStarted records that Temporal has the work of ws. A re-add that
+// happened meanwhile has a newer generation and stays unstarted.
+func (s *Store) MarkWalletStarted(ctx context.Context, ws WalletStart) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		for _, n := range ws.Networks {
+			if _, err := tx.ExecContext(ctx, `UPDATE sync_status SET started_seq = MAX(started_seq, ?) WHERE wallet = ? AND network = ?`,
+				n.Gen, ws.Wallet, n.Network); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// BeginScan marks an item RUNNING for a new scan attempt and returns it.
+func (s *Store) BeginScan(ctx context.Context, wallet, network string) (SyncStatus, error) {
+	var out SyncStatus
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		now := ms(time.Now())
+		res, err := tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, attempts = attempts + 1, next_retry_at = 0,
+			started_at = CASE WHEN started_at = 0 THEN ? ELSE started_at END, updated_at = ? WHERE wallet = ? AND network = ?`,
+			SyncRunning, now, now, wallet, network)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrNotFound
+		}
+		out, err = syncRow(ctx, tx, wallet, network)
+		return err
+	})
+	if err != nil {
+		return SyncStatus{}, fmt.Errorf("store: begin scan of %s on %s: %w", wallet, network, err)
+	}
+	return out, nil
+}
+
+// SetScanTarget fixes the last block (or slot) of the run.
+func (s *Store) SetScanTarget(ctx context.Context, wallet, network string, target uint64) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE sync_status SET target = ?, updated_at = ? WHERE wallet = ? AND network = ?`,
+		target, ms(time.Now()), wallet, network)
+	return err
+}
+
+// SaveChunk stores a chunk's transfers and moves the checkpoint past them,
+// in one transaction. Transfers already stored (a repeated chunk) are
+// skipped; the checkpoint only moves forward, so a late write from an
+// attempt presumed dead cannot take it back.
+func (s *Store) SaveChunk(ctx context.Context, wallet, network string, ch backfill.Chunk) error {
+	ts := append([]backfill.Transfer(nil), ch.Transfers...)
+	sort.SliceStable(ts, func(i, j int) bool {
+		if ts[i].Block != ts[j].Block {
+			return ts[i].Block < ts[j].Block
+		}
+		if ts[i].Tx != ts[j].Tx {
+			return ts[i].Tx < ts[j].Tx
+		}
+		if ts[i].Kind != ts[j].Kind {
+			return ts[i].Kind < ts[j].Kind
+		}
+		return ts[i].Index < ts[j].Index
+	})
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if len(ts) > 0 {
+			stmt, err := tx.PrepareContext(ctx, `INSERT INTO transfers (network, wallet, tx, kind, idx, asset, sender, recipient, amount, direction, block, block_time)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (network, wallet, tx, kind, idx) DO NOTHING`)
+			if err != nil {
+				return err
+			}
+			defer stmt.Close()
+			for _, t := range ts {
+				if _, err := stmt.ExecContext(ctx, network, wallet, t.Tx, t.Kind, t.Index, t.Asset, t.From, t.To, t.Amount.String(),
+					t.Direction, t.Block, ms(t.BlockTime)); err != nil {
+					return err
+				}
+			}
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE sync_status SET
+				checkpoint = CASE WHEN ? >= checkpoint THEN ? ELSE checkpoint END,
+				cursor = CASE WHEN ? >= checkpoint AND ? != '' THEN ? ELSE cursor END,
+				scanned = MAX(scanned, ?), total = CASE WHEN ? > 0 THEN ? ELSE total END, updated_at = ?
+			WHERE wallet = ? AND network = ?`,
+			ch.Cursor.Block, ch.Cursor.Block, ch.Cursor.Block, ch.Cursor.Sig, ch.Cursor.Sig,
+			ch.Scanned, ch.Total, ch.Total, ms(time.Now()), wallet, network)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: save chunk of %s on %s: %w", wallet, network, err)
+	}
+	return nil
+}
+
+// WalletAssets lists the assets of a wallet's stored transfers on a network,
+// the native coin first.
+func (s *Store) WalletAssets(ctx context.Context, wallet, network string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT asset FROM transfers WHERE wallet = ? AND network = ? ORDER BY asset`, wallet, network)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []string{backfill.NativeAsset}
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, err
+		}
+		if a != backfill.NativeAsset {
+			out = append(out, a)
+		}
+	}
+	return out, rows.Err()
+}
+
+// Holdings are what the chain said about a wallet's balances before the
+// start of its history and at the end of a completed scan.
+type Holdings struct {
+	OpeningAt, ClosingAt uint64
+	Opening, Closing     []backfill.Holding
+}
+
+// CompleteScan records the chain's balances and marks the item COMPLETED,
+// resetting its retry count and next retry time (seed 002). The network's
+// computed balances are cleared until FinishWallet recalculates them.
+func (s *Store) CompleteScan(ctx context.Context, wallet, network string, h Holdings) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		now := ms(time.Now())
+		// The network's computed balances are stale until FinishWallet runs.
+		if _, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET computed = '', reconciled = NULL, detail = '', updated_at = ?
+			WHERE wallet = ? AND network = ?`, now, wallet, network); err != nil {
+			return err
+		}
+		upsert := func(hold backfill.Holding, cols string, at uint64) error {
+			amount := "0"
+			if hold.Known {
+				amount = hold.Amount.String()
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO wallet_balances (wallet, network, asset, updated_at) VALUES (?, ?, ?, ?)
+				ON CONFLICT (wallet, network, asset) DO NOTHING`, wallet, network, hold.Asset, now)
+			if err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE wallet_balances SET `+cols+` WHERE wallet = ? AND network = ? AND asset = ?`,
+				amount, hold.Known, at, now, wallet, network, hold.Asset)
+			return err
+		}
+		for _, hold := range h.Opening {
+			if err := upsert(hold, `opening = ?, opening_known = ?, opening_at = ?, updated_at = ?`, h.OpeningAt); err != nil {
+				return err
+			}
+		}
+		for _, hold := range h.Closing {
+			if err := upsert(hold, `chain = ?, chain_known = ?, chain_at = ?, updated_at = ?`, h.ClosingAt); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, retry_count = 0, next_retry_at = 0, last_error = '',
+			finished_at = ?, updated_at = ? WHERE wallet = ? AND network = ?`, SyncCompleted, now, now, wallet, network)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: complete scan of %s on %s: %w", wallet, network, err)
+	}
+	return nil
+}
+
+// ScanFailure is a failed scan attempt.
+type ScanFailure struct {
+	Error      string
+	Permanent  bool                          // fail at once, no retry
+	Now        time.Time                     // the workflow's clock
+	MaxRetries int                           // retries before ABANDONED
+	Delay      func(retry int) time.Duration // wait before retry n (1-based)
+}
+
+// FailScan records a failed attempt (seed 002): a permanent error leaves the
+// item FAILED with no retry; otherwise the retry count goes up and the item
+// waits, FAILED, until the next retry time, or, with its retries used up,
+// becomes ABANDONED. It returns the row and the wait (0: no retry).
+func (s *Store) FailScan(ctx context.Context, wallet, network string, f ScanFailure) (SyncStatus, time.Duration, error) {
+	var (
+		out  SyncStatus
+		wait time.Duration
+	)
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		cur, err := syncRow(ctx, tx, wallet, network)
+		if err != nil {
+			return err
+		}
+		status, retry, next := SyncFailed, cur.RetryCount, int64(0)
+		switch {
+		case f.Permanent:
+		case cur.RetryCount >= f.MaxRetries:
+			status = SyncAbandoned
+		default:
+			retry++
+			wait = f.Delay(retry)
+			next = ms(f.Now.Add(wait))
+		}
+		now := ms(time.Now())
+		if _, err := tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, retry_count = ?, next_retry_at = ?, last_error = ?,
+			finished_at = CASE WHEN ? THEN ? ELSE 0 END, updated_at = ? WHERE wallet = ? AND network = ?`,
+			status, retry, next, f.Error, wait == 0, now, now, wallet, network); err != nil {
+			return err
+		}
+		out, err = syncRow(ctx, tx, wallet, network)
+		return err
+	})
+	if err != nil {
+		return SyncStatus{}, 0, fmt.Errorf("store: fail scan of %s on %s: %w", wallet, network, err)
+	}
+	return out, wait, nil
+}
+
+// Balance is one asset of a wallet on a network: what its stored transfers
+// add up to and whether that matches what the chain says.
+type Balance struct {
+	Network      string
+	Asset        string
+	Opening      *big.Int // before the start of the history (0 when the node could not say)
+	OpeningKnown bool
+	OpeningAt    uint64
+	Computed     *big.Int // opening + received − sent − fees
+	Chain        *big.Int // what the chain says at ChainAt; nil when not known
+	ChainAt      uint64
+	Reconciled   *bool // nil: could not be checked
+	Detail       string
+	UpdatedAt    time.Time
+}
+
+// Transfer classes set when a wallet's backfill finishes, one per
+// transaction, from everything the wallet did in it.
+const (
+	ClassReceived = "received" // only received
+	ClassSent     = "sent"     // only sent (and the fee)
+	ClassSwap     = "swap"     // sent one asset and received another
+	ClassSelf     = "self"     // moved to itself
+	ClassFee      = "fee"      // only paid a fee (a contract call, an approval, a failed transaction)
+)
+
+// FinishWallet runs once all of a wallet's networks are done (seed 002):
+// it reclassifies the wallet's transfers and recalculates its balances,
+// reconciling each with what the chain said, in one transaction.
+func (s *Store) FinishWallet(ctx context.Context, wallet string) ([]Balance, error) {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if err := reclassify(ctx, tx, wallet); err != nil {
+			return err
+		}
+		return recalc(ctx, tx, wallet)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: finish wallet %s: %w", wallet, err)
+	}
+	return s.Balances(ctx, wallet)
+}
+
+func reclassify(ctx context.Context, tx *sql.Tx, wallet string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT network, tx, kind, asset, direction FROM transfers WHERE wallet = ? ORDER BY network, tx`, wallet)
+	if err != nil {
+		return err
+	}
+	type txKey struct{ network, tx string }
+	type seen struct {
+		in, out, self bool
+		assets        map[string]bool
+	}
+	var order []txKey
+	byTx := map[txKey]*seen{}
+	for rows.Next() {
+		var k txKey
+		var kind, asset, dir string
+		if err := rows.Scan(&k.network, &k.tx, &kind, &asset, &dir); err != nil {
+			rows.Close()
+			return err
+		}
+		sn := byTx[k]
+		if sn == nil {
+			sn = &seen{assets: map[string]bool{}}
+			byTx[k] = sn
+			order = append(order, k)
+		}
+		if backfill.Kind(kind) == backfill.KindFee {
+			continue
+		}
+		sn.assets[asset] = true
+		switch backfill.Direction(dir) {
+		case backfill.In:
+			sn.in = true
+		case backfill.Out:
+			sn.out = true
+		case backfill.Self:
+			sn.self = true
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, `UPDATE transfers SET class = ? WHERE wallet = ? AND network = ? AND tx = ?`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, k := range order {
+		sn := byTx[k]
+		class := ClassFee
+		switch {
+		case sn.in && sn.out && len(sn.assets) > 1:
+			class = ClassSwap
+		case sn.out:
+			class = ClassSent
+		case sn.in:
+			class = ClassReceived
+		case sn.self:
+			class = ClassSelf
+		}
+		if _, err := stmt.ExecContext(ctx, class, wallet, k.network, k.tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type assetKey struct{ network, asset string }
+
+func recalc(ctx context.Context, tx *sql.Tx, wallet string) error {
+	net := map[assetKey]*big.Int{}
+	var keys []assetKey
+	rows, err := tx.QueryContext(ctx, `SELECT network, asset, amount, direction FROM transfers WHERE wallet = ?`, wallet)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var k assetKey
+		var amount, dir string
+		if err := rows.Scan(&k.network, &k.asset, &amount, &dir); err != nil {
+			rows.Close()
+			return err
+		}
+		v, ok := new(big.Int).SetString(amount, 10)
+		if !ok {
+			rows.Close()
+			return fmt.Errorf("transfer amount %q is not a decimal", amount)
+		}
+		if net[k] == nil {
+			net[k] = new(big.Int)
+			keys = append(keys, k)
+		}
+		switch backfill.Direction(dir) {
+		case backfill.In:
+			net[k].Add(net[k], v)
+		case backfill.Out:
+			net[k].Sub(net[k], v)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	now := ms(time.Now())
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO wallet_balances (wallet, network, asset, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (wallet, network, asset) DO NOTHING`, wallet, k.network, k.asset, now); err != nil {
+			return err
+		}
+	}
+	bals, err := balances(ctx, tx, wallet)
+	if err != nil {
+		return err
+	}
+	status := map[string]SyncState{}
+	sts, err := syncRows(ctx, tx, `s.wallet = ?`, wallet)
+	if err != nil {
+		return err
+	}
+	for _, st := range sts {
+		status[st.Network] = st.Status
+	}
+	for _, b := range bals {
+		computed := new(big.Int).Set(b.Opening)
+		if n := net[assetKey{b.Network, b.Asset}]; n != nil {
+			computed.Add(computed, n)
+		}
+		var reconciled any // NULL: not checked
+		detail := ""
+		switch {
+		case status[b.Network] != SyncCompleted:
+			detail = "the backfill of " + b.Network + " did not complete"
+		case b.Chain == nil:
+			detail = "the chain's balance at the end of the scan is not known"
+		default:
+			ok := computed.Cmp(b.Chain) == 0
+			reconciled = ok
+			if !ok {
+				diff := new(big.Int).Sub(b.Chain, computed)
+				detail = fmt.Sprintf("the chain holds %s more than the stored transfers explain", diff)
+				if diff.Sign() < 0 {
+					detail = fmt.Sprintf("the chain holds %s less than the stored transfers explain", new(big.Int).Neg(diff))
+				}
+				if !b.OpeningKnown {
+					detail += fmt.Sprintf("; the balance at block %d, before the history scanned, was not known to the node and was taken as 0", b.OpeningAt)
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET computed = ?, reconciled = ?, detail = ?, updated_at = ?
+			WHERE wallet = ? AND network = ? AND asset = ?`, computed.String(), reconciled, detail, now, wallet, b.Network, b.Asset); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Balances returns a wallet's balances per network and asset, the native
+// coin first.
+func (s *Store) Balances(ctx context.Context, wallet string) ([]Balance, error) {
+	return balances(ctx, s.r, wallet)
+}
+
+func balances(ctx context.Context, q querier, wallet string) ([]Balance, error) {
+	rows, err := q.QueryContext(ctx, `SELECT network, asset, opening, opening_known, opening_at, computed, chain, chain_known, chain_at,
+		reconciled, detail, updated_at FROM wallet_balances WHERE wallet = ?
+		ORDER BY network, CASE WHEN asset = ? THEN 0 ELSE 1 END, asset`, wallet, backfill.NativeAsset)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Balance
+	for rows.Next() {
+		var (
+			b                      Balance
+			opening, computed, chn string
+			chainKnown             bool
+			reconciled             sql.NullBool
+			updated                int64
+		)
+		if err := rows.Scan(&b.Network, &b.Asset, &opening, &b.OpeningKnown, &b.OpeningAt, &computed, &chn, &chainKnown, &b.ChainAt,
+			&reconciled, &b.Detail, &updated); err != nil {
+			return nil, err
+		}
+		b.Opening = parseAmount(opening)
+		if computed != "" {
+			b.Computed = parseAmount(computed)
+		}
+		if chainKnown {
+			b.Chain = parseAmount(chn)
+		}
+		if reconciled.Valid {
+			b.Reconciled = &reconciled.Bool
+		}
+		b.UpdatedAt = fromMS(updated)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+func parseAmount(s string) *big.Int {
+	v, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		return new(big.Int)
+	}
+	return v
+}
+
+// StoredTransfer is a transfer as stored, with its class.
+type StoredTransfer struct {
+	backfill.Transfer
+	Network string
+	Class   string
+	seq     int64
+}
+
+// TransferFilter selects a page of a wallet's transfers.
+type TransferFilter struct {
+	Wallet  string
+	Network string // "" = every network
+	Limit   int
+	Cursor  string
+}
+
+// ListTransfers returns a page of a wallet's transfers in the order they
+// were found (oldest block first per network) and the next page's cursor
+// ("" on the last page).
+func (s *Store) ListTransfers(ctx context.Context, f TransferFilter) ([]StoredTransfer, string, error) {
+	if f.Limit < 1 {
+		return nil, "", fmt.Errorf("store: list transfers: limit must be at least 1, got %d", f.Limit)
+	}
+	after, err := decodeCursor(f.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	q := `SELECT seq, network, tx, kind, idx, asset, sender, recipient, amount, direction, class, block, block_time
+		FROM transfers WHERE wallet = ? AND seq > ?`
+	args := []any{f.Wallet, after}
+	if f.Network != "" {
+		q += ` AND network = ?`
+		args = append(args, f.Network)
+	}
+	q += ` ORDER BY seq LIMIT ?`
+	args = append(args, f.Limit+1)
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list transfers: %w", err)
+	}
+	defer rows.Close()
+	var out []StoredTransfer
+	for rows.Next() {
+		var (
+			t              StoredTransfer
+			kind, dir, amt string
+			blockTime      int64
+		)
+		if err := rows.Scan(&t.seq, &t.Network, &t.Tx, &kind, &t.Index, &t.Asset, &t.From, &t.To, &amt, &dir, &t.Class, &t.Block, &blockTime); err != nil {
+			return nil, "", err
+		}
+		t.Kind, t.Direction, t.Amount, t.BlockTime = backfill.Kind(kind), backfill.Direction(dir), parseAmount(amt), fromMS(blockTime)
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(out) > f.Limit {
+		out = out[:f.Limit]
+		next = encodeCursor(out[len(out)-1].seq)
+	}
+	return out, next, nil
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/backfill"
+	"github.com/keeperhq/keeper/backfill/testchain"
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/chains/solana/devnet"
+	"github.com/keeperhq/keeper/chains/stub"
+	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/devserver"
+	"github.com/keeperhq/keeper/workflows"
+)
+
+// walletScenario is one recorded wallet backfill on a local Solana devnet:
+// the wallet's WalletSync and its Backfill child are both kept.
+type walletScenario struct {
+	name  string
+	retry time.Duration // KEEPER_BACKFILL_RETRY_BASE_MS (and cap) of the node that runs it
+	run   func(ctx context.Context, d *devnet.Devnet, apiAddr, wallet string) error
+}
+
+var walletScenarios = []walletScenario{
+	// Scanned and reconciled at the first attempt.
+	{"completed", 50 * time.Millisecond, func(ctx context.Context, d *devnet.Devnet, api, wallet string) error {
+		return addAndWait(ctx, api, wallet, "COMPLETED")
+	}},
+	// Every attempt fails: five retries on the (shortened) schedule, then ABANDONED.
+	{"abandoned", 50 * time.Millisecond, func(ctx context.Context, d *devnet.Devnet, api, wallet string) error {
+		d.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress"})
+		defer d.ClearFaults()
+		return addAndWait(ctx, api, wallet, "ABANDONED")
+	}},
+	// Fails, and while it waits an hour for its retry the wallet is added
+	// again: the retry runs at once (sync and retry-now signals) and completes.
+	{"readded_while_waiting", time.Hour, func(ctx context.Context, d *devnet.Devnet, api, wallet string) error {
+		d.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress"})
+		if _, err := postWallet(api, wallet); err != nil {
+			return err
+		}
+		if err := waitNetwork(ctx, api, wallet, func(status, nextRetry string) bool { return status == "FAILED" && nextRetry != "" }); err != nil {
+			return err
+		}
+		d.ClearFaults()
+		return addAndWait(ctx, api, wallet, "COMPLETED")
+	}},
+}
+
+// recordWallets records the wallet scenarios with a backfill node of their
+// own (the anchoring node has no backfill network).
+func recordWallets(ctx context.Context, srv *devserver.Server, dir, outDir string, done int) error {
+	d, err := devnet.Start(ctx, devnet.Options{SlotTime: 10 * time.Millisecond})
+	if err != nil {
+		return err
+	}
+	defer d.Stop()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for i, sc := range walletScenarios {
+		h, err := testchain.BuildSolanaHistory(ctx, d, 2)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		cfg := config.Default()
+		cfg.DataDir, cfg.HTTPAddr, cfg.Chains = filepath.Join(dir, "wallets-"+sc.name), "127.0.0.1:0", []string{backfill.Solana}
+		cfg.Solana.RPCURL = d.URL()
+		cfg.Backfill.RetryBase, cfg.Backfill.RetryCap, cfg.Backfill.Heartbeat = sc.retry, sc.retry, time.Second
+		node, err := app.Start(ctx, app.Options{
+			Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: quiet,
+			Chains:        map[string]chains.Adapter{stub.Name: stub.New(0)},
+			ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
+		})
+		if err != nil {
+			return err
+		}
+		wallet := h.Wallet.PublicKey().String()
+		err = sc.run(ctx, d, node.APIAddr(), wallet)
+		for j, wid := range []string{workflows.WalletWorkflowID(wallet), workflows.BackfillWorkflowID(backfill.Solana, wallet)} {
+			if err != nil {
+				break
+			}
+			if err = waitClosed(ctx, node.Client, wid); err != nil {
+				break
+			}
+			kind := []string{"wallet_sync", "backfill"}[j]
+			path := filepath.Join(outDir, fmt.Sprintf("%02d_%s_%s.json", done+2*i+j+1, kind, sc.name))
+			if err = writeHistory(ctx, node.Client, wid, path); err == nil {
+				fmt.Printf("%s_%s: workflow %s -> %s\n", kind, sc.name, wid, path)
+			}
+		}
+		node.Shutdown(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+	}
+	return nil
+}
+
+func postWallet(api, wallet string) (int, error) {
+	resp, err := http.Post("http://"+api+"/v1/wallets", "application/json", strings.NewReader(`{"address":"`+wallet+`"}`))
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, fmt.Errorf("add wallet: HTTP %d", resp.StatusCode)
+	}
+	return resp.StatusCode, nil
+}
+
+// addAndWait adds the wallet and waits until its network ends in want.
+func addAndWait(ctx context.Context, api, wallet, want string) error {
+	if _, err := postWallet(api, wallet); err != nil {
+		return err
+	}
+	var last string
+	err := waitNetwork(ctx, api, wallet, func(status, _ string) bool { last = status; return status == want })
+	if err != nil {
+		return fmt.Errorf("%w (last status %s)", err, last)
+	}
+	return nil
+}
+
+func waitNetwork(ctx context.Context, api, wallet string, ok func(status, nextRetry string) bool) error {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + api + "/v1/wallets/" + wallet)
+		if err != nil {
+			return err
+		}
+		var w struct {
+			Done     bool `json:"done"`
+			Networks []struct {
+				Status      string `json:"status"`
+				NextRetryAt string `json:"next_retry_at"`
+			} `json:"networks"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&w)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if len(w.Networks) == 1 && ok(w.Networks[0].Status, w.Networks[0].NextRetryAt) && (w.Done || w.Networks[0].NextRetryAt != "") {
+			return nil
+		}
+	}
+	return fmt.Errorf("wallet %s did not get there within a minute", wallet)
+}

@@ -1,0 +1,149 @@
+package testsuite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/chains/localnet"
+	"github.com/keeperhq/keeper/chains/solana"
+	"github.com/keeperhq/keeper/cli"
+	"github.com/keeperhq/keeper/devserver"
+	"github.com/keeperhq/keeper/worker"
+)
+
+// syncBuffer collects every log line of a run.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestNoSecretReachesLogsOrWorkflowPayloads runs an anchoring round on both
+// local chains with debug logging everywhere, a chain failure on the way, and
+// an API token, then searches every log line and every workflow history for
+// the signing keys and the token.
+func TestNoSecretReachesLogsOrWorkflowPayloads(t *testing.T) {
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	dir := tempDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := devserver.Start(ctx, devserver.Options{DataDir: dir, Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log, LogLevel: slog.LevelDebug})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Stop() })
+
+	cfg := testConfig(dir)
+	cfg.Chains = []string{"etherlink", "solana"}
+	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
+	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 100*time.Millisecond, 25*time.Millisecond
+	cfg.APIToken = "tok-" + strings.Repeat("7", 40)
+	net, err := cli.StartLocalChains(ctx, &cfg, log)
+	require.NoError(t, err)
+	t.Cleanup(net.Stop)
+	net.Solana.FailRPC("sendTransaction", 2) // errors on the way must not leak either
+
+	node, err := app.Start(ctx, app.Options{Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: log,
+		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()}})
+	require.NoError(t, err)
+	t.Cleanup(node.Kill)
+
+	hc := &authClient{token: cfg.APIToken}
+	for i := 0; i < 20; i++ {
+		code, _, err := postAuth(hc, node.APIAddr(), map[string]any{"digest": digest(t.Name(), i), "chains": []string{"etherlink", "solana"}})
+		require.NoError(t, err)
+		require.Equal(t, 202, code)
+	}
+	waitConfirmed(t, node.Store, 20, 2*time.Minute)
+
+	evmKey, err := os.ReadFile(localnet.EVMKeyFile(dir))
+	require.NoError(t, err)
+	solKey, err := solana.LoadKey(localnet.SolanaKeyFile(dir))
+	require.NoError(t, err)
+	solJSON, err := os.ReadFile(localnet.SolanaKeyFile(dir))
+	require.NoError(t, err)
+	secrets := map[string]string{
+		"EVM key (hex)":       strings.TrimPrefix(strings.TrimSpace(string(evmKey)), "0x"),
+		"Solana key (base58)": solKey.String(),
+		"Solana key (JSON)":   strings.TrimSpace(string(solJSON))[:40],
+		"API token":           cfg.APIToken,
+	}
+
+	histories := allHistories(t, srv)
+	all := logs.String()
+	require.NotEmpty(t, all)
+	for name, s := range secrets {
+		require.Greater(t, len(s), 30, name)
+		assert.NotContains(t, strings.ToLower(all), strings.ToLower(s), "%s in the logs", name)
+		assert.NotContains(t, strings.ToLower(histories), strings.ToLower(s), "%s in a workflow history", name)
+	}
+	t.Logf("searched %d bytes of logs and %d bytes of workflow histories", len(all), len(histories))
+}
+
+func allHistories(t *testing.T, srv *devserver.Server) string {
+	c, err := client.Dial(client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace(), Logger: nopLogger{}})
+	require.NoError(t, err)
+	defer c.Close()
+	ctx := context.Background()
+	res, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: srv.Namespace(), PageSize: 1000})
+	require.NoError(t, err)
+	require.NotEmpty(t, res.Executions)
+	var b strings.Builder
+	for _, e := range res.Executions {
+		it := c.GetWorkflowHistory(ctx, e.Execution.WorkflowId, e.Execution.RunId, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			require.NoError(t, err)
+			j, err := protojson.Marshal(ev)
+			require.NoError(t, err)
+			b.Write(j)
+		}
+	}
+	return b.String()
+}
+
+type authClient struct{ token string }
+
+// postAuth posts one evidence with the API token.
+func postAuth(c *authClient, apiAddr string, body map[string]any) (int, string, error) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(http.MethodPost, "http://"+apiAddr+"/v1/evidence", bytes.NewReader(b))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	var a postAnswer
+	err = json.NewDecoder(resp.Body).Decode(&a)
+	return resp.StatusCode, a.ID, err
+}

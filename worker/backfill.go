@@ -1,0 +1,27 @@
+package worker
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/keeperhq/keeper/activities"
+	"github.com/keeperhq/keeper/workflows"
+)
+
+// NewBackfill returns a worker on the wallet-backfill task queue with
+// WalletSync, Backfill and their activities registered. At most scans scan
+// activities run at once (KEEPER_BACKFILL_WORKERS, seed 002's worker count);
+// Temporal hands a freed slot the next waiting item at once. The short
+// bookkeeping steps are local activities and take no slot.
+func NewBackfill(c client.Client, acts *activities.Backfill, scans int, drain time.Duration) sdkworker.Worker {
+	w := sdkworker.New(c, workflows.BackfillTaskQueue, sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: scans,
+		WorkerStopTimeout:                  drain,
+	})
+	w.RegisterWorkflow(workflows.WalletSync)
+	w.RegisterWorkflow(workflows.Backfill)
+	w.RegisterActivity(acts)
+	return w
+}
