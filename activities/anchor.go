@@ -128,6 +128,10 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error
 	if err != nil {
 		return ConfirmResult{}, err
 	}
+	// An adapter whose Status waits for its poller's next round is asked
+	// again at once, so finality is seen on the first round after it; the
+	// others are asked every ConfirmPoll.
+	paced := chains.IsPaced(ad)
 	poll := time.NewTicker(a.ConfirmPoll)
 	defer poll.Stop()
 	for {
@@ -144,6 +148,12 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error
 			return ConfirmResult{}, chains.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
 		}
 		activity.RecordHeartbeat(ctx, st.Ref)
+		if paced {
+			if err := ctx.Err(); err != nil {
+				return ConfirmResult{}, err
+			}
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return ConfirmResult{}, ctx.Err()

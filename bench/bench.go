@@ -47,6 +47,7 @@ type Options struct {
 	LowLoadFor   time.Duration // default 30s
 	Drain        time.Duration // longest wait for a phase's evidence to confirm; default 2m
 	Dir          string        // where the stacks live; empty = a temporary directory, removed after
+	API          string        // host:port of a running keeper API: only the intake phase runs, against it
 	Logger       *slog.Logger  // the stack's logs; nil = discarded
 	Progress     io.Writer     // one line per step; nil = silent
 }
@@ -91,6 +92,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("bench: unknown phase %q (known: %v)", p, AllPhases)
 		}
 	}
+	if o.API != "" {
+		return runAgainst(ctx, o)
+	}
 	dir := o.Dir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "keeper-bench-")
@@ -119,6 +123,31 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if r.Batched != nil && r.PerEvidence != nil && r.PerEvidence.ConfirmedPerSec > 0 {
 		r.Ratio = round2(r.Batched.ConfirmedPerSec / r.PerEvidence.ConfirmedPerSec)
 	}
+	r.Machine.LoadEnd = loadAverage()
+	r.FinishedAt = time.Now().UTC()
+	return r, nil
+}
+
+// runAgainst measures intake on a running keeper: the anchoring and
+// low-load phases need the stack's own store and histories, so they only run
+// on a stack the bench starts.
+func runAgainst(ctx context.Context, o Options) (*Report, error) {
+	if len(o.Phases) != 1 || o.Phases[0] != PhaseIntake {
+		return nil, fmt.Errorf("bench: against a running keeper (%s) only the intake phase runs: pass --phases intake", o.API)
+	}
+	r := newReport(o)
+	token, err := o.Config.Token()
+	if err != nil {
+		return nil, err
+	}
+	ld := newLoader(o.API, strconv.FormatInt(time.Now().UnixNano(), 36), token, o.Config.Chains)
+	defer ld.close()
+	if err := waitReady(ctx, o.API); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Progress, "bench: intake against %s, %.0f requests/s open loop for %v\n", o.API, o.Rate, o.Duration)
+	rep := intakeSummary(ld.openLoop(ctx, o.Rate, o.Duration), o.Rate)
+	r.Intake = &rep
 	r.Machine.LoadEnd = loadAverage()
 	r.FinishedAt = time.Now().UTC()
 	return r, nil

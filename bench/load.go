@@ -112,34 +112,47 @@ func evidenceID(raw []byte) string {
 }
 
 // openLoop posts at a constant arrival rate for d, whatever the answers do:
-// request i is due at start + i/rate and is sent then, even when earlier
-// ones are still waiting, so a stall shows in the latencies instead of
-// slowing the arrivals down.
+// request i is due at start + i/rate and is handed to a free client then,
+// even when earlier ones are still waiting. A client pool (like any real
+// client's connection pool) sends them; when a stalled server keeps every
+// client busy, due requests queue and the wait shows in their latency, which
+// counts from the due time, instead of slowing the arrivals down.
 func (l *loader) openLoop(ctx context.Context, rate float64, d time.Duration) load {
 	n := int(rate * d.Seconds())
 	out := load{reqs: make([]request, n)}
 	interval := time.Duration(float64(time.Second) / rate)
+	clients := min(max(int(rate/10), 8), 256)
+	due := make(chan int, n)
 	var wg sync.WaitGroup
 	out.start = time.Now()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range due {
+				out.reqs[i] = l.post(ctx, out.start.Add(time.Duration(i)*interval))
+			}
+		}()
+	}
+	sent := n
 	for i := 0; i < n; i++ {
-		due := out.start.Add(time.Duration(i) * interval)
-		if wait := time.Until(due); wait > 0 {
+		if wait := time.Until(out.start.Add(time.Duration(i) * interval)); wait > 0 {
+			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
-				out.reqs = out.reqs[:i]
-				wg.Wait()
-				out.end = time.Now()
-				return out
-			case <-time.After(wait):
+				t.Stop()
+				sent = i
+			case <-t.C:
+			}
+			if sent < n {
+				break
 			}
 		}
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			out.reqs[i] = l.post(ctx, due)
-		}(i)
+		due <- i
 	}
+	close(due)
 	wg.Wait()
+	out.reqs = out.reqs[:sent]
 	out.end = time.Now()
 	return out
 }

@@ -91,6 +91,20 @@ type Adapter interface {
 	Ping(ctx context.Context) error
 }
 
+// Paced is implemented by adapters whose Status waits for the chain's next
+// poll round (a new block, or the poll interval) before it answers, as the
+// batched status pollers do. A caller may then ask again at once: it costs no
+// extra calls, and finality is seen on the first round after it.
+type Paced interface {
+	PacedStatus() bool
+}
+
+// IsPaced reports whether a's Status paces itself.
+func IsPaced(a Adapter) bool {
+	p, ok := a.(Paced)
+	return ok && p.PacedStatus()
+}
+
 // PermanentError marks a failure that retrying cannot fix: invalid payload,
 // misconfigured signer, a transaction the chain rejected for good.
 type PermanentError struct{ Err error }

@@ -115,7 +115,7 @@ func (c *Config) Knobs() []Knob {
 		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", "how often ConfirmAnchor asks the chain for finality", msKnob{&c.ConfirmPoll}},
 		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "1024", "largest batch (1 = one workflow and one transaction per evidence)", &c.BatchMaxItems},
 		{"batch-max-wait-ms", "KEEPER_BATCH_MAX_WAIT_MS", "200", "longest a batch grows while an earlier one awaits submission", msKnob{&c.BatchMaxWait}},
-		{"batch-min-gap-ms", "KEEPER_BATCH_MIN_GAP_MS", "500", "least time between two batches of one chain (about a block: anchors closer than that land in one block anyway); under load batches grow meanwhile, a lone evidence after a quiet spell goes out at once", msKnob{&c.BatchMinGap}},
+		{"batch-min-gap-ms", "KEEPER_BATCH_MIN_GAP_MS", "500", "under load (a chain's last batch held more than one evidence), least time between two of its batches, about a block: anchors closer than that land in one block anyway; a lone evidence still goes out at once", msKnob{&c.BatchMinGap}},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
 		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "20", "attempts per submit or confirm before the batch is dead-lettered", &c.MaxAttempts},

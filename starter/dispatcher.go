@@ -19,16 +19,16 @@ import (
 
 // Dispatcher turns pending outbox rows into batches and starts one
 // AnchorBatch workflow per batch. Batching is adaptive, like group commit: a
-// chain with no batch awaiting submission, and none formed in the last
-// MinGap, gets the pending evidence at once; otherwise the next batch grows
-// until MaxItems, or until MaxWait while an earlier batch awaits submission,
-// or until MinGap after the chain's previous batch.
+// chain with no batch awaiting submission gets the pending evidence at once;
+// otherwise the next batch grows until MaxItems or MaxWait. Under load (the
+// chain's previous batch held more than one evidence) a batch also grows
+// until MinGap after the previous one.
 type Dispatcher struct {
 	Store    *store.Store
 	Temporal client.Client
 	MaxItems int
 	MaxWait  time.Duration
-	MinGap   time.Duration // least time between two batches of one chain (0 = none)
+	MinGap   time.Duration // least time between two batches of a chain under load (0 = none)
 	Sweep    time.Duration // safety-net poll when nothing wakes the dispatcher
 	Policy   workflows.AnchorPolicy
 	Logger   *slog.Logger
@@ -36,7 +36,12 @@ type Dispatcher struct {
 	// OnStart, when set, is called after each batch's workflow is started.
 	OnStart func(store.Batch)
 
-	lastFormed map[string]time.Time // by chain, batches this dispatcher formed
+	last map[string]lastBatch // by chain, the last batch this dispatcher formed
+}
+
+type lastBatch struct {
+	at   time.Time
+	size int
 }
 
 // wakeGap is the least time between two ticks woken by store changes. A
@@ -76,8 +81,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // tick does all the work that is due and returns how long until more may be.
 func (d *Dispatcher) tick(ctx context.Context) time.Duration {
 	wait := d.Sweep
-	if d.lastFormed == nil {
-		d.lastFormed = map[string]time.Time{}
+	if d.last == nil {
+		d.last = map[string]lastBatch{}
 	}
 	formed, err := d.Store.FormedBatches(ctx)
 	if err != nil {
@@ -93,7 +98,7 @@ func (d *Dispatcher) tick(ctx context.Context) time.Duration {
 	// Rounds of at most one batch per chain, so a chain with a deep backlog
 	// (one evidence per batch, say) never starves the others.
 	for ctx.Err() == nil {
-		pending, err := d.Store.PendingChains(ctx)
+		pending, err := d.Store.PendingUpTo(ctx, d.MaxItems)
 		if err != nil {
 			d.Logger.Error("dispatcher: pending chains", "error", err)
 			return temporalRetry
@@ -125,7 +130,7 @@ func (d *Dispatcher) tick(ctx context.Context) time.Duration {
 				d.Logger.Warn("dispatcher: start batch workflow; will retry", "batch", b.ID, "chain", chain, "error", err)
 				return temporalRetry
 			}
-			d.lastFormed[chain] = time.Now()
+			d.last[chain] = lastBatch{at: time.Now(), size: b.Size}
 			formedAny = true
 		}
 		if !formedAny {
@@ -137,8 +142,9 @@ func (d *Dispatcher) tick(ctx context.Context) time.Duration {
 
 // hold is how much longer the chain's next batch should grow (0: form it
 // now). A full batch goes at once. Otherwise it waits while an earlier batch
-// awaits submission, up to MaxWait after its oldest evidence arrived, and
-// until MinGap after the chain's previous batch, so that under load each
+// awaits submission, up to MaxWait after its oldest evidence arrived, and,
+// when the chain's previous batch held more than one evidence (the chain is
+// under load), until MinGap after that batch, so that under load each
 // transaction (and each workflow) carries many evidence.
 func (d *Dispatcher) hold(chain string, p store.PendingInfo, busy bool) time.Duration {
 	if p.Count >= d.MaxItems {
@@ -148,8 +154,10 @@ func (d *Dispatcher) hold(chain string, p store.PendingInfo, busy bool) time.Dur
 	if busy {
 		hold = d.MaxWait - time.Since(p.Oldest)
 	}
-	if last, ok := d.lastFormed[chain]; ok && d.MinGap > 0 {
-		hold = max(hold, d.MinGap-time.Since(last))
+	// Only a chain under load waits for MinGap: after a batch of one, the
+	// next lone evidence goes out at once.
+	if last, ok := d.last[chain]; ok && last.size > 1 && d.MinGap > 0 {
+		hold = max(hold, d.MinGap-time.Since(last.at))
 	}
 	return max(hold, 0)
 }

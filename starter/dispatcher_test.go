@@ -179,9 +179,10 @@ func TestABatchWhoseWorkflowTemporalRefusedIsStartedLaterNotFormedAgain(t *testi
 	assert.ErrorIs(t, err, store.ErrNotFound, "the evidence was not put into a second batch")
 }
 
-func TestAChainsNextBatchWaitsMinGapAfterItsPreviousOne(t *testing.T) {
+func TestUnderLoadAChainsNextBatchWaitsMinGapAfterItsPreviousOne(t *testing.T) {
 	st := openTestStore(t)
 	insertDigest(t, st, "first", 5, "stub")
+	insertDigest(t, st, "company", 5, "stub") // two at once: the chain is under load
 	temporalClient, _ := mockTemporal(t, 0)
 	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, MinGap: 300 * time.Millisecond, Sweep: time.Hour})
 
@@ -195,6 +196,19 @@ func TestAChainsNextBatchWaitsMinGapAfterItsPreviousOne(t *testing.T) {
 	second := waitStart(t, started, 3*time.Second)
 	assert.GreaterOrEqual(t, time.Since(formed), 280*time.Millisecond, "the second batch waited for MinGap after the first")
 	assert.Equal(t, 2, second.Size, "evidence arriving meanwhile shares one batch")
+}
+
+func TestALoneEvidenceAfterABatchOfOneGoesOutAtOnce(t *testing.T) {
+	st := openTestStore(t)
+	insertDigest(t, st, "lone", 5, "stub")
+	temporalClient, _ := mockTemporal(t, 0)
+	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, MinGap: time.Hour, Sweep: time.Hour})
+
+	first := waitStart(t, started, 3*time.Second)
+	require.NoError(t, st.MarkSubmitted(context.Background(), first.ID, [32]byte{1}, "tx"))
+	insertDigest(t, st, "next", 5, "stub")
+	second := waitStart(t, started, 3*time.Second)
+	assert.Equal(t, 1, second.Size, "MinGap only holds a chain under load")
 }
 
 func TestBacklogsOnTwoChainsAreDispatchedInTurn(t *testing.T) {

@@ -640,3 +640,33 @@ func TestConcurrentInsertsAreEachStoredOnceEvenWhenOneOfThemFails(t *testing.T) 
 	}
 	assert.Len(t, stored, n-1, "everything but the failed insert, each once")
 }
+
+func TestPendingUpToCountsEachChainUpToTheCapWithItsOldestEvidence(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	var first store.Evidence
+	for i := range 5 {
+		ev, _, err := st.InsertEvidence(ctx, store.NewEvidence{Digest: digestOf(fmt.Sprint("cap", i)), Chains: []string{"a", "b"}, Priority: 10 - i})
+		require.NoError(t, err)
+		if i == 0 {
+			first = ev
+		}
+	}
+	_, _, err := st.InsertEvidence(ctx, store.NewEvidence{Digest: digestOf("only-c"), Chains: []string{"c"}, Priority: 1})
+	require.NoError(t, err)
+	_, ok, err := st.FormBatch(ctx, "b", 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	got, err := st.PendingUpTo(ctx, 3)
+	require.NoError(t, err)
+	require.Len(t, got, 2, "chain b has nothing pending any more")
+	assert.Equal(t, 3, got["a"].Count, "counted up to the cap")
+	assert.Equal(t, first.CreatedAt, got["a"].Oldest, "the oldest, whatever its priority")
+	assert.Equal(t, 1, got["c"].Count)
+
+	exact, err := st.PendingChains(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 5, exact["a"].Count)
+	assert.Equal(t, exact["a"].Oldest, got["a"].Oldest)
+}

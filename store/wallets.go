@@ -352,7 +352,13 @@ func (s *Store) CompleteScan(ctx context.Context, wallet, network string, h Hold
 			return err
 		}
 		for _, hold := range h.Opening {
-			if err := upsert(hold, `opening = ?, opening_known = ?, opening_at = ?, updated_at = ?`, h.OpeningAt); err != nil {
+			// The balance before the history never changes: an opening read
+			// earlier is kept when the node has since pruned that state.
+			cols := `opening = ?, opening_known = ?, opening_at = ?, updated_at = ?`
+			if !hold.Known {
+				cols = `opening = CASE WHEN opening_known THEN opening ELSE ? END, opening_known = opening_known OR ?, opening_at = ?, updated_at = ?`
+			}
+			if err := upsert(hold, cols, h.OpeningAt); err != nil {
 				return err
 			}
 		}

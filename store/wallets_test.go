@@ -244,3 +244,25 @@ func TestUnknownWalletsAreNotFound(t *testing.T) {
 	_, _, err = st.ListTransfers(context.Background(), store.TransferFilter{Wallet: walletA, Limit: 1, Cursor: "nope"})
 	assert.ErrorIs(t, err, store.ErrBadCursor)
 }
+
+func TestAnOpeningBalanceReadEarlierIsKeptWhenTheNodeHasSincePrunedIt(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	addWallet(t, st, walletA, bothNetworks[0])
+	complete := func(opening backfill.Holding) {
+		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{
+			Opening: []backfill.Holding{opening},
+			Closing: []backfill.Holding{{Asset: backfill.NativeAsset, Amount: big.NewInt(9), Known: true}},
+		}))
+	}
+	complete(backfill.Holding{Asset: backfill.NativeAsset, Amount: big.NewInt(9), Known: true})
+	addWallet(t, st, walletA, bothNetworks[0]) // re-added: scans the new blocks
+	complete(backfill.Holding{Asset: backfill.NativeAsset, Detail: "pruned"})
+	bals, err := st.FinishWallet(ctx, walletA)
+	require.NoError(t, err)
+	require.Len(t, bals, 1)
+	assert.True(t, bals[0].OpeningKnown)
+	assert.Equal(t, "9", bals[0].Opening.String())
+	require.NotNil(t, bals[0].Reconciled)
+	assert.True(t, *bals[0].Reconciled)
+}

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -454,4 +455,35 @@ func TestConcurrentAddsOfOneWalletRunOneWalletSyncAndOneBackfillPerNetwork(t *te
 	require.Eventually(t, func() bool { return runs(workflows.WalletWorkflowID(wallet)) > 0 }, 10*time.Second, 50*time.Millisecond)
 	assert.Equal(t, 1, runs(workflows.WalletWorkflowID(wallet)), "one WalletSync")
 	assert.Equal(t, 1, runs(workflows.BackfillWorkflowID(backfill.Solana, wallet)), "one Backfill for the network")
+}
+
+func TestOneBackfillWorkerScansOneWalletAtATimeAndThenTheNext(t *testing.T) {
+	d := startDevnet(t)
+	var wallets []string
+	for range 3 {
+		h, err := testchain.BuildSolanaHistory(context.Background(), d, 3)
+		require.NoError(t, err)
+		wallets = append(wallets, h.Wallet.PublicKey().String())
+	}
+	dir := tempDir(t)
+	srv := startServer(t, dir)
+	st := openStore(t, dir)
+	cfg := backfillConfig(dir, "", d.URL())
+	cfg.Backfill.Workers = 1
+	node := startBackfillNode(t, srv, cfg, st)
+	for _, w := range wallets {
+		code, _ := addWallet(t, node.APIAddr(), `{"address":"`+w+`"}`)
+		require.Equal(t, http.StatusAccepted, code)
+	}
+	var rows []store.SyncStatus
+	for _, w := range wallets {
+		require.Equal(t, "COMPLETED", waitWallet(t, node.APIAddr(), w, time.Minute).Status)
+		row, err := st.SyncStatus(context.Background(), w, backfill.Solana)
+		require.NoError(t, err)
+		rows = append(rows, row)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].StartedAt.Before(rows[j].StartedAt) })
+	for i := 1; i < len(rows); i++ {
+		assert.False(t, rows[i].StartedAt.Before(rows[i-1].FinishedAt), "with one slot, a scan starts once the previous one is done")
+	}
 }

@@ -63,11 +63,12 @@ type evmActor struct {
 }
 
 type evmBuilder struct {
-	ctx     context.Context
-	c       *devchain.Chain
-	ec      *ethclient.Client
-	chainID *big.Int
-	h       *EVMHistory
+	ctx      context.Context
+	c        *devchain.Chain
+	ec       *ethclient.Client
+	chainID  *big.Int
+	h        *EVMHistory
+	unsealed []common.Hash // sent, not yet seen in a block
 }
 
 // BuildEVMHistory makes a fresh wallet on c and gives it a history:
@@ -117,7 +118,7 @@ func BuildEVMHistory(ctx context.Context, c *devchain.Chain, o EVMOptions) (*EVM
 	if err := b.native(dev, other, new(big.Int).Mul(big.NewInt(10), ether)); err != nil {
 		return nil, err
 	}
-	if err := c.Mine(1); err != nil {
+	if err := b.seal(1); err != nil {
 		return nil, err
 	}
 	r, err := ec.TransactionReceipt(ctx, deploy)
@@ -155,12 +156,18 @@ func BuildEVMHistory(ctx context.Context, c *devchain.Chain, o EVMOptions) (*EVM
 				return err
 			})
 		}
-		for _, step := range steps {
+		// Deposits land a block before the payments that spend them.
+		for i, step := range steps {
+			if i == 2 {
+				if err := b.seal(1); err != nil {
+					return nil, err
+				}
+			}
 			if err := step(); err != nil {
 				return nil, fmt.Errorf("round %d: %w", round, err)
 			}
 		}
-		if err := c.Mine(o.BlocksPerRound); err != nil {
+		if err := b.seal(max(o.BlocksPerRound-1, 1)); err != nil {
 			return nil, err
 		}
 	}
@@ -213,7 +220,28 @@ func (b *evmBuilder) send(from *evmActor, to *common.Address, value *big.Int, da
 	if from.addr == b.h.Wallet {
 		b.h.Sent = append(b.h.Sent, tx.Hash())
 	}
+	b.unsealed = append(b.unsealed, tx.Hash())
 	return tx.Hash(), nil
+}
+
+// seal seals n blocks, more if a transaction sent since the last seal is
+// not in one yet (the pool may still be promoting it).
+func (b *evmBuilder) seal(n int) error {
+	for sealed := 0; sealed < n || len(b.unsealed) > 0; sealed++ {
+		if sealed > n+20 {
+			return fmt.Errorf("transaction %s never made it into a block", b.unsealed[0].Hex())
+		}
+		if err := b.c.Mine(1); err != nil {
+			return err
+		}
+		for len(b.unsealed) > 0 {
+			if _, err := b.ec.TransactionReceipt(b.ctx, b.unsealed[0]); err != nil {
+				break
+			}
+			b.unsealed = b.unsealed[1:]
+		}
+	}
+	return nil
 }
 
 func (b *evmBuilder) native(from, to *evmActor, value *big.Int) error {

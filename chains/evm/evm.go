@@ -216,6 +216,10 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 // Name implements chains.Adapter.
 func (a *Adapter) Name() string { return Name }
 
+// PacedStatus reports that Status waits for the status poller's next round
+// (receipt lookups batched per endpoint, started by a new block).
+func (a *Adapter) PacedStatus() bool { return true }
+
 // Address is the signer's address.
 func (a *Adapter) Address() common.Address { return a.from }
 

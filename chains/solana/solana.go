@@ -225,6 +225,10 @@ func newHTTPClient(conns int) *http.Client {
 // Name implements chains.Adapter.
 func (a *Adapter) Name() string { return Name }
 
+// PacedStatus reports that Status waits for the status poller's next round
+// (signature-status lookups batched per endpoint, started by a new block).
+func (a *Adapter) PacedStatus() bool { return true }
+
 // Payer is the fee payer's public key.
 func (a *Adapter) Payer() sol.PublicKey { return a.pub }
 

@@ -26,7 +26,8 @@ func benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure intake latency, anchoring throughput (batched and per evidence), cost and low-load latency on a fresh embedded stack",
 		Long: `keeper bench starts a fresh embedded stack (Temporal server, local chains, API,
-dispatcher and worker) in a temporary directory and measures, in one run:
+dispatcher and worker) in a temporary directory (--dir to keep it elsewhere; --api to
+measure only intake on a keeper already running) and measures, in one run:
 
   low-load      one evidence every 500 ms for 30 s: intake → submitted and → confirmed
   intake        open-loop POST /v1/evidence at --rate for --duration (latency from each
@@ -97,6 +98,7 @@ the report carries the load average.`,
 	f.DurationVar(&o.LowLoadFor, "low-load-for", 30*time.Second, "low-load phase: for this long")
 	f.DurationVar(&o.Drain, "drain", 2*time.Minute, "longest wait for a phase's evidence to be confirmed")
 	f.StringVar(&o.Dir, "dir", "", "keep the stacks' data here (default: a temporary directory, removed afterwards)")
+	f.StringVar(&o.API, "api", "", "host:port of a running keeper API to measure instead (intake phase only: --phases intake)")
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
 	f.StringVar(&plotPath, "plot", "", "write a PNG chart of confirmed/s and p99 latency over time to this file")
 	cfg.BindFlags(f)
