@@ -45,7 +45,10 @@ type Point struct {
 	P99MS     float64 `json:"p99_ms"`
 }
 
-func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loader) (*AnchorReport, error) {
+// anchoring runs one anchoring phase; analysing is called once its evidence
+// has settled, before the report is computed (reading histories costs memory
+// that is not the phase's).
+func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loader, analysing func()) (*AnchorReport, error) {
 	s := st.node.Store
 	before, err := s.LastSeq(ctx)
 	if err != nil {
@@ -76,6 +79,7 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	_, peak, _ := memory()
 	hb1 := st.rpcs.get("RecordActivityTaskHeartbeat")
 	end := time.Now()
+	analysing()
 
 	rep := &AnchorReport{
 		Mode: mode, BatchMaxItems: st.cfg.BatchMaxItems, Clients: o.Concurrency, Intake: intakeSummary(l, o.AnchorRate),

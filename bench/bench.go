@@ -196,7 +196,7 @@ func (r *Report) runStack(ctx context.Context, o Options, dir string, cfg config
 			r.Intake = rep
 		case PhaseBatched, PhasePerEvidence:
 			fmt.Fprintf(o.Progress, "bench: anchoring %s, %d clients for %v\n", p, o.Concurrency, o.Duration)
-			rep, err := anchoring(ctx, o, p, st, ld)
+			rep, err := anchoring(ctx, o, p, st, ld, func() { mem.phase("") })
 			if err != nil {
 				return err
 			}
@@ -331,9 +331,12 @@ type memorySampler struct {
 
 // MemorySample is the process's resident set at one moment of the run.
 type MemorySample struct {
-	T      float64 `json:"t_s"`
-	Phase  string  `json:"phase,omitempty"`
-	RSSMiB float64 `json:"rss_mib"`
+	T       float64 `json:"t_s"`
+	Phase   string  `json:"phase,omitempty"` // empty between phases and while a phase is being analysed
+	RSSMiB  float64 `json:"rss_mib"`
+	AnonMiB float64 `json:"anon_mib"` // anonymous: Go's heap and stacks, SQLite's memory
+	FileMiB float64 `json:"file_mib"` // file-backed: mostly the binary's pages
+	HeapMiB float64 `json:"go_heap_mib"`
 }
 
 // MemoryReport is the process's memory over the whole run.
@@ -362,12 +365,17 @@ func startMemorySampler() *memorySampler {
 }
 
 func (m *memorySampler) sample() {
-	rss, _, err := memory()
+	mi, err := memoryDetail()
 	if err != nil {
 		return
 	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	m.mu.Lock()
-	m.out = append(m.out, MemorySample{T: round2(time.Since(m.start).Seconds()), Phase: m.cur, RSSMiB: round2(rss)})
+	m.out = append(m.out, MemorySample{
+		T: round2(time.Since(m.start).Seconds()), Phase: m.cur, RSSMiB: round2(mi.rss),
+		AnonMiB: round2(mi.anon), FileMiB: round2(mi.file), HeapMiB: round2(float64(ms.HeapInuse) / (1 << 20)),
+	})
 	m.mu.Unlock()
 }
 
@@ -375,19 +383,6 @@ func (m *memorySampler) phase(p string) {
 	m.mu.Lock()
 	m.cur = p
 	m.mu.Unlock()
-}
-
-// since returns the samples taken during phase p.
-func (m *memorySampler) of(p string) []MemorySample {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []MemorySample
-	for _, s := range m.out {
-		if s.Phase == p {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func (m *memorySampler) stop() *MemoryReport {

@@ -41,9 +41,20 @@ func cpuSeconds() (float64, error) {
 // memory is the process's resident set now and its peak, in MiB, from
 // /proc/self/status.
 func memory() (rss, peak float64, err error) {
+	m, err := memoryDetail()
+	return m.rss, m.peak, err
+}
+
+// memInfo splits the resident set: anonymous memory (heaps: Go's and
+// SQLite's) and file-backed pages (mostly the binary's own code and data,
+// paged in as they are used, and given back under memory pressure).
+type memInfo struct{ rss, peak, anon, file float64 }
+
+func memoryDetail() (memInfo, error) {
+	var m memInfo
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -51,12 +62,16 @@ func memory() (rss, peak float64, err error) {
 		line := sc.Text()
 		switch {
 		case strings.HasPrefix(line, "VmRSS:"):
-			rss = kib(line)
+			m.rss = kib(line) / 1024
 		case strings.HasPrefix(line, "VmHWM:"):
-			peak = kib(line)
+			m.peak = kib(line) / 1024
+		case strings.HasPrefix(line, "RssAnon:"):
+			m.anon = kib(line) / 1024
+		case strings.HasPrefix(line, "RssFile:"):
+			m.file = kib(line) / 1024
 		}
 	}
-	return rss / 1024, peak / 1024, sc.Err()
+	return m, sc.Err()
 }
 
 func kib(line string) float64 {

@@ -108,8 +108,19 @@ func (r *Report) Evaluate() {
 }
 
 // MemoryGrowth compares the batched phase's RSS after its first fifth with
-// its highest RSS in the last fifth, in percent.
+// its highest RSS in the last fifth, in percent (load and drain only, not the
+// analysis after them).
 func (r *Report) MemoryGrowth() (float64, bool) {
+	return r.growth(func(s MemorySample) float64 { return s.RSSMiB })
+}
+
+// AnonGrowth is MemoryGrowth of the anonymous memory alone (heaps), without
+// the binary's pages.
+func (r *Report) AnonGrowth() (float64, bool) {
+	return r.growth(func(s MemorySample) float64 { return s.AnonMiB })
+}
+
+func (r *Report) growth(of func(MemorySample) float64) (float64, bool) {
 	if r.Memory == nil {
 		return 0, false
 	}
@@ -122,10 +133,10 @@ func (r *Report) MemoryGrowth() (float64, bool) {
 	if len(ss) < 10 {
 		return 0, false
 	}
-	base := ss[len(ss)/5].RSSMiB
+	base := of(ss[len(ss)/5])
 	var late float64
 	for _, s := range ss[len(ss)*4/5:] {
-		late = max(late, s.RSSMiB)
+		late = max(late, of(s))
 	}
 	if base <= 0 {
 		return 0, false
@@ -236,7 +247,8 @@ func (r *Report) WriteTable(out io.Writer) {
 		g, ok := r.MemoryGrowth()
 		growth := "n/a (batched phase too short)"
 		if ok {
-			growth = fmt.Sprintf("%+.1f %% over the batched phase", g)
+			a, _ := r.AnonGrowth()
+			growth = fmt.Sprintf("%+.1f %% over the batched phase (anonymous memory alone %+.1f %%)", g, a)
 		}
 		fmt.Fprintf(w, "MEMORY\tpeak RSS %.0f MiB; growth %s\t\n", r.Memory.PeakRSSMiB, growth)
 		section()
