@@ -1,0 +1,45 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestPercentilesAreNearestRank(t *testing.T) {
+	var ds []time.Duration
+	for i := 100; i >= 1; i-- {
+		ds = append(ds, time.Duration(i)*time.Millisecond)
+	}
+	l := summarize(ds)
+	assert.Equal(t, 100, l.N)
+	assert.Equal(t, 50.0, l.P50)
+	assert.Equal(t, 95.0, l.P95)
+	assert.Equal(t, 99.0, l.P99)
+	assert.Equal(t, 100.0, l.P999)
+	assert.Equal(t, 100.0, l.Max)
+	assert.Equal(t, Latency{}, summarize(nil))
+}
+
+func TestTheEvidenceIDIsFoundInIndentedAndCompactAnswers(t *testing.T) {
+	id := "ev_0123456789abcdef01234567"
+	assert.Equal(t, id, evidenceID([]byte("{\n  \"id\": \""+id+"\",\n  \"status\": \"pending\"\n}")))
+	assert.Equal(t, id, evidenceID([]byte(`{"id":"`+id+`","status":"pending"}`)))
+	assert.Empty(t, evidenceID([]byte(`{"code":"overloaded"}`)))
+}
+
+func TestSteadyRateCountsFromTheFirstConfirmationPlusWarmUpForAsLongAsTheLoad(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var tl evTimeline
+	// Nothing for 10 s (finality), then 100 confirmations a second for 60 s.
+	for s := 10; s < 70; s++ {
+		for i := range 100 {
+			tl.confirmedAt = append(tl.confirmedAt, t0.Add(time.Duration(s)*time.Second+time.Duration(i)*10*time.Millisecond))
+		}
+	}
+	rate, from, to := steadyRate(tl, t0, 60*time.Second, t0.Add(80*time.Second))
+	assert.Equal(t, 100.0, rate)
+	assert.Equal(t, 20.0, from, "first confirmation at 10 s plus a 10 s warm-up")
+	assert.Equal(t, 70.0, to, "as long after the first confirmation as the load lasted")
+}
