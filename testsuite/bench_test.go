@@ -72,3 +72,56 @@ func TestBenchSmokeProducesACompleteReport(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, bytes.HasPrefix(img, []byte("\x89PNG")), "the chart is a PNG")
 }
+
+// TestBenchBackfillSmokeMeasuresAWalletOnEachLocalChain runs `keeper bench
+// backfill` on tiny histories: every network's wallet is scanned, its
+// transfers counted and its workflows' actions read.
+func TestBenchBackfillSmokeMeasuresAWalletOnEachLocalChain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := bench.RunBackfill(ctx, bench.BackfillOptions{
+		Config: testConfig(""), EVMRounds: 3, EVMBlocks: 2, SolanaTxs: 3, Limit: time.Minute,
+		Dir: t.TempDir(), Logger: testLogger(t),
+	})
+	require.NoError(t, err)
+	require.Len(t, r.Backfill, 2)
+	for _, b := range r.Backfill {
+		assert.Equal(t, "COMPLETED", b.Status, b.Network)
+		assert.Positive(t, b.Scanned, b.Network)
+		assert.Positive(t, b.Transfers, b.Network)
+		assert.Positive(t, b.ScanS, b.Network)
+		assert.GreaterOrEqual(t, b.DoneS, b.ScanS, b.Network)
+	}
+	assert.Equal(t, 4, r.Actions.Workflows, "a WalletSync and a Backfill per network")
+	assert.Positive(t, r.Actions.ActivityAttempts)
+	assert.Positive(t, r.CPUSeconds)
+	var table bytes.Buffer
+	r.WriteTable(&table)
+	assert.Contains(t, table.String(), "BACKFILL")
+	assert.Contains(t, table.String(), "solana")
+}
+
+// TestBenchEpochSmokeFollowsAnEpochThroughEveryStage runs `keeper bench
+// epoch` with a few thousand accounts on the stub chain.
+func TestBenchEpochSmokeFollowsAnEpochThroughEveryStage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := bench.RunEpoch(ctx, bench.EpochOptions{
+		Config: testConfig(""), Accounts: 3000, Pool: "1000000007", Limit: 2 * time.Minute, Dir: t.TempDir(), Logger: testLogger(t),
+	})
+	require.NoError(t, err)
+	e := r.Epoch
+	require.NotNil(t, e)
+	assert.Equal(t, "completed", e.Status)
+	assert.Equal(t, "1000000007", e.TotalPaid, "the split pays out the whole pool")
+	assert.Equal(t, 3000, e.Intents)
+	for _, stage := range []string{"seal", "compute", "artifacts", "intents", "anchor"} {
+		assert.Contains(t, e.Stages, stage)
+	}
+	assert.Positive(t, e.ComputedS)
+	assert.GreaterOrEqual(t, e.CompletedS, e.ComputedS)
+	assert.Positive(t, r.Actions.ActivityAttempts)
+	var table bytes.Buffer
+	r.WriteTable(&table)
+	assert.Contains(t, table.String(), "EPOCH")
+}

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/keeperhq/keeper/bench"
 	"github.com/keeperhq/keeper/cli"
@@ -37,6 +40,7 @@ measure only intake on a keeper already running) and measures, in one run:
   per-evidence  the same on a second stack with KEEPER_BATCH_MAX_ITEMS=1
 
 It prints one table, and writes the same as JSON (--out) and a chart (--plot).
+` + "`keeper bench backfill`" + ` and ` + "`keeper bench epoch`" + ` measure the other two workloads.
 Every other keeper setting (--chains, --batch-max-wait-ms, --dev-evm-block-ms, …)
 applies to the stacks. Numbers depend on the machine and on what else runs on it:
 the report carries the load average.`,
@@ -59,12 +63,7 @@ the report carries the load average.`,
 			}
 			defer stopPprof()
 			o.Config = cfg
-			o.Phases = nil
-			for _, p := range strings.Split(phases, ",") {
-				if p = strings.TrimSpace(p); p != "" {
-					o.Phases = append(o.Phases, p)
-				}
-			}
+			o.Phases = splitList(phases)
 			o.Logger = cli.Logger(cfg.LogLevel)
 			o.Progress = cmd.ErrOrStderr()
 			r, err := bench.Run(ctx, o)
@@ -102,5 +101,103 @@ the report carries the load average.`,
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
 	f.StringVar(&plotPath, "plot", "", "write a PNG chart of confirmed/s and p99 latency over time to this file")
 	cfg.BindFlags(f)
+	cmd.AddCommand(benchBackfillCmd(), benchEpochCmd())
 	return cmd
+}
+
+// workloadCmd is a `keeper bench` subcommand that runs one workload on a
+// fresh stack and reports it as a table and, with --out, JSON.
+func workloadCmd(use, short, long string, flags func(*pflag.FlagSet),
+	run func(ctx context.Context, cfg config.Config, log *slog.Logger, progress func(string, ...any)) (*bench.WorkloadReport, error)) *cobra.Command {
+	cfg, loadErr := config.Load(nil)
+	var out string
+	cmd := &cobra.Command{
+		Use: use, Short: short, Long: long, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if loadErr != nil {
+				return loadErr
+			}
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("log-level") {
+				cfg.LogLevel = "error"
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			progress := func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "bench: "+format+"\n", args...) }
+			r, err := run(ctx, cfg, cli.Logger(cfg.LogLevel), progress)
+			if err != nil {
+				return err
+			}
+			r.WriteTable(cmd.OutOrStdout())
+			if out != "" {
+				if err := r.WriteJSON(out); err != nil {
+					return fmt.Errorf("write %s: %w", out, err)
+				}
+				progress("report written to %s", out)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "write the report as JSON to this file")
+	flags(f)
+	cfg.BindFlags(f)
+	return cmd
+}
+
+func benchBackfillCmd() *cobra.Command {
+	var o bench.BackfillOptions
+	var networks string
+	return workloadCmd("backfill", "Backfill a wallet with a built history on each local chain and measure blocks/s and transfers/s",
+		`keeper bench backfill builds a wallet history on a fresh local EVM chain (native and
+ERC-20 transfers in both directions, fees, a reverted transaction and unrelated traffic,
+about 5,000 blocks by default) and on the local Solana devnet, then adds the wallet
+through POST /v1/wallets and follows it until it is scanned, reclassified and
+reconciled. It reports blocks (or signatures) and transfers per second, the Temporal
+actions the WalletSync and Backfill workflows cost, CPU and peak RSS.`,
+		func(f *pflag.FlagSet) {
+			f.StringVar(&networks, "networks", "etherlink,solana", "networks to backfill on (comma-separated): etherlink, solana")
+			f.IntVar(&o.EVMRounds, "evm-rounds", 120, "rounds of wallet traffic on the EVM chain (about 4.6 wallet transfers each)")
+			f.IntVar(&o.EVMBlocks, "evm-blocks-per-round", 42, "blocks sealed per round")
+			f.IntVar(&o.SolanaTxs, "solana-rounds", 200, "rounds of wallet traffic on the Solana devnet")
+			f.DurationVar(&o.Limit, "limit", 10*time.Minute, "longest wait for one wallet")
+			f.StringVar(&o.Dir, "dir", "", "keep the stack's data here (default: a temporary directory, removed afterwards)")
+		},
+		func(ctx context.Context, cfg config.Config, log *slog.Logger, progress func(string, ...any)) (*bench.WorkloadReport, error) {
+			o.Config, o.Logger, o.Progress, o.Networks = cfg, log, progress, splitList(networks)
+			return bench.RunBackfill(ctx, o)
+		})
+}
+
+func benchEpochCmd() *cobra.Command {
+	var o bench.EpochOptions
+	return workloadCmd("epoch", "Compute a reward epoch of a million accounts through the API and measure each stage",
+		`keeper bench epoch serves the usage of --accounts accounts (1,000,000 by default) from a
+local accounting source, asks POST /rewarder/epochs/{id}/compute for an epoch over it with
+the largest pool (2^127), and follows the epoch until it completed: inputs sealed, the
+split computed and checked, artifacts written, every intent acknowledged by the built-in
+ledger and the commitment anchored on the local chains. It reports each stage's time,
+intents per second, the Temporal actions, CPU and peak RSS.`,
+		func(f *pflag.FlagSet) {
+			f.IntVar(&o.Accounts, "accounts", 1_000_000, "accounts in the epoch")
+			f.StringVar(&o.Pool, "pool", "170141183460469231731687303715884105728", "pool to split, in minor units")
+			f.DurationVar(&o.Limit, "limit", 10*time.Minute, "longest wait for the epoch")
+			f.StringVar(&o.Dir, "dir", "", "keep the stack's data here (default: a temporary directory, removed afterwards)")
+		},
+		func(ctx context.Context, cfg config.Config, log *slog.Logger, progress func(string, ...any)) (*bench.WorkloadReport, error) {
+			o.Config, o.Logger, o.Progress = cfg, log, progress
+			return bench.RunEpoch(ctx, o)
+		})
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
