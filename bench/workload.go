@@ -75,7 +75,7 @@ func (r *WorkloadReport) WriteTable(out io.Writer) {
 		fmt.Fprintf(w, "  compute (split, conservation check)\t%.2f s\n", e.Stages["compute"])
 		fmt.Fprintf(w, "  artifacts (run.json, commitment)\t%.2f s\n", e.Stages["artifacts"])
 		fmt.Fprintf(w, "  intents to the ledger\t%.2f s (%d, %.0f/s)\n", e.Stages["intents"], e.Intents, e.IntentsPerSec)
-		fmt.Fprintf(w, "  commitment anchored\t%.2f s after the intents\n", e.Stages["anchor"])
+		fmt.Fprintf(w, "  commitment handed to anchoring\t%.2f s after the intents\n", e.Stages["anchor"])
 		fmt.Fprintf(w, "  request → computed (artifacts written)\t%.2f s\n", e.ComputedS)
 		fmt.Fprintf(w, "  request → completed\t%.2f s\n", e.CompletedS)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -255,4 +256,17 @@ func TestConfigPrintsAMarkdownTableOfEverySetting(t *testing.T) {
 		assert.Contains(t, row, "`"+k.Default+"`")
 		assert.Equal(t, strings.Count(lines[0], "|"), strings.Count(row, "|"), "row %q has as many columns as the header", row)
 	}
+}
+
+func TestHealthcheckExitsZeroOnAReadyAPIAndFailsOnAnErrorAnswer(t *testing.T) {
+	s := newServer(t)
+	_, _, err := keeper(t, "healthcheck", s.url+"/health")
+	require.NoError(t, err)
+
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	_, _, err = keeper(t, "healthcheck", down.URL+"/readyz")
+	require.ErrorContains(t, err, "503")
 }

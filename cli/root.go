@@ -31,7 +31,7 @@ func Root() *cobra.Command {
 	root.AddCommand(
 		nodeCmd("worker", "Run a Temporal worker (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS and API key from the environment)", app.Roles{Worker: true}),
 		nodeCmd("api", "Run the HTTP API and dispatcher against a Temporal cluster (TEMPORAL_* environment)", app.Roles{API: true}),
-		submitCmd(), statusCmd(), receiptCmd(), verifyCmd(), devchainsCmd(), configCmd(), backfillCmd(),
+		submitCmd(), statusCmd(), receiptCmd(), verifyCmd(), devchainsCmd(), configCmd(), backfillCmd(), healthcheckCmd(),
 	)
 	return root
 }
