@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"sync"
@@ -334,9 +335,10 @@ type MemorySample struct {
 	T       float64 `json:"t_s"`
 	Phase   string  `json:"phase,omitempty"` // empty between phases and while a phase is being analysed
 	RSSMiB  float64 `json:"rss_mib"`
-	AnonMiB float64 `json:"anon_mib"` // anonymous: Go's heap and stacks, SQLite's memory
-	FileMiB float64 `json:"file_mib"` // file-backed: mostly the binary's pages
-	HeapMiB float64 `json:"go_heap_mib"`
+	AnonMiB float64 `json:"anon_mib"`         // anonymous: Go's heap and stacks, SQLite's memory
+	FileMiB float64 `json:"file_mib"`         // file-backed: mostly the binary's pages
+	HeapMiB float64 `json:"go_heap_mib"`      // in use, garbage not yet collected included
+	LiveMiB float64 `json:"go_live_heap_mib"` // reachable at the last GC: what a leak would grow
 }
 
 // MemoryReport is the process's memory over the whole run.
@@ -371,10 +373,13 @@ func (m *memorySampler) sample() {
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
 	m.mu.Lock()
 	m.out = append(m.out, MemorySample{
 		T: round2(time.Since(m.start).Seconds()), Phase: m.cur, RSSMiB: round2(mi.rss),
 		AnonMiB: round2(mi.anon), FileMiB: round2(mi.file), HeapMiB: round2(float64(ms.HeapInuse) / (1 << 20)),
+		LiveMiB: round2(float64(live[0].Value.Uint64()) / (1 << 20)),
 	})
 	m.mu.Unlock()
 }

@@ -114,6 +114,13 @@ func (r *Report) MemoryGrowth() (float64, bool) {
 	return r.growth(func(s MemorySample) float64 { return s.RSSMiB })
 }
 
+// LiveHeapGrowth is MemoryGrowth of the Go heap reachable at each sample's
+// last GC: growth there is data kept, not GC headroom or pages not yet
+// returned to the OS.
+func (r *Report) LiveHeapGrowth() (float64, bool) {
+	return r.growth(func(s MemorySample) float64 { return s.LiveMiB })
+}
+
 // AnonGrowth is MemoryGrowth of the anonymous memory alone (heaps), without
 // the binary's pages.
 func (r *Report) AnonGrowth() (float64, bool) {
@@ -248,7 +255,8 @@ func (r *Report) WriteTable(out io.Writer) {
 		growth := "n/a (batched phase too short)"
 		if ok {
 			a, _ := r.AnonGrowth()
-			growth = fmt.Sprintf("%+.1f %% over the batched phase (anonymous memory alone %+.1f %%)", g, a)
+			l, _ := r.LiveHeapGrowth()
+			growth = fmt.Sprintf("%+.1f %% over the batched phase (anonymous memory alone %+.1f %%, live Go heap %+.1f %%)", g, a, l)
 		}
 		fmt.Fprintf(w, "MEMORY\tpeak RSS %.0f MiB; growth %s\t\n", r.Memory.PeakRSSMiB, growth)
 		section()
