@@ -6,6 +6,7 @@ require (
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/gagliardetto/binary v0.8.0
 	github.com/gagliardetto/solana-go v1.14.0
+	github.com/jackc/pgx/v5 v5.10.0
 	github.com/mr-tron/base58 v1.2.0
 	github.com/prometheus/client_golang v1.21.0
 	github.com/spf13/cobra v1.8.1
@@ -173,7 +174,6 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.10.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.2 // indirect
 	github.com/jackpal/go-nat-pmp v1.0.2 // indirect
 	github.com/jmoiron/sqlx v1.4.0 // indirect

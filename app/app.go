@@ -64,6 +64,16 @@ type Node struct {
 // StoreFile is keeper's record store inside the data directory.
 func StoreFile(dataDir string) string { return filepath.Join(dataDir, "keeper.db") }
 
+// OpenStore opens the record store the configuration names: the PostgreSQL
+// database of KEEPER_STORE_URL, shared with every node given the same URL,
+// or else keeper.db in the data directory.
+func OpenStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
+	if cfg.StoreURL != "" {
+		return store.OpenPostgres(ctx, cfg.StoreURL)
+	}
+	return store.Open(ctx, StoreFile(cfg.DataDir))
+}
+
 // Options builds a node. Chains, when nil, are made from the configuration.
 type Options struct {
 	Config        config.Config
@@ -89,8 +99,11 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	}
 	n.Store, n.sharedStore = o.Store, o.Store != nil
 	if n.Store == nil {
-		if n.Store, err = store.Open(ctx, StoreFile(cfg.DataDir)); err != nil {
+		if n.Store, err = OpenStore(ctx, cfg); err != nil {
 			return nil, err
+		}
+		if cfg.StoreURL != "" {
+			n.Logger.Info("keeper's records are in PostgreSQL", "store", store.RedactURL(cfg.StoreURL))
 		}
 	}
 	co := o.ClientOptions

@@ -18,6 +18,7 @@ import (
 // Config holds every knob of every keeper command.
 type Config struct {
 	DataDir  string
+	StoreURL string
 	HTTPAddr string
 	LogLevel string
 
@@ -106,7 +107,8 @@ type Knob struct {
 // Knobs lists every setting of c, in README order.
 func (c *Config) Knobs() []Knob {
 	return []Knob{
-		{"data-dir", "KEEPER_DATA_DIR", "./.keeper", "directory of keeper.db (keeper's records) and, for `keeper dev`, temporal.db", &c.DataDir},
+		{"data-dir", "KEEPER_DATA_DIR", "./.keeper", "directory of keeper.db (keeper's records, unless KEEPER_STORE_URL is set) and, for `keeper dev`, temporal.db", &c.DataDir},
+		{"store-url", "KEEPER_STORE_URL", "", "keeper's records in PostgreSQL instead, shared by every node given the same URL: postgres://user:password@host:5432/database?sslmode=require (search_path=… picks a schema); empty: SQLite keeper.db in the data directory", &c.StoreURL},
 		{"http-addr", "KEEPER_HTTP_ADDR", "127.0.0.1:8081", "address of the HTTP API, /health, /readyz and /metrics", &c.HTTPAddr},
 		{"log-level", "KEEPER_LOG_LEVEL", "info", "debug, info, warn or error", &c.LogLevel},
 		{"chains", "KEEPER_CHAINS", "etherlink,solana", "chains evidence may ask for (comma-separated): etherlink, solana, stub", &c.Chains},
@@ -130,7 +132,7 @@ func (c *Config) Knobs() []Knob {
 		{"epoch-duration", "KEEPER_EPOCH_DURATION", "1h", "an epoch must finish within half of this, or by the caller's `deadline` when sooner", &c.Epochs.Duration},
 		{"epoch-heartbeat-ms", "KEEPER_EPOCH_HEARTBEAT_MS", "10000", "a long epoch step (fetch, emit intents) whose worker stops heartbeating is retried elsewhere after this long", msKnob{&c.Epochs.Heartbeat}},
 		{"artifact-dir", "KEEPER_ARTIFACT_DIR", "", "epoch artifacts (sealed inputs, payouts, run.json, commitment), shared by every epoch worker; empty: <data-dir>/artifacts", &c.Epochs.ArtifactDir},
-		{"ledger-url", "KEEPER_LEDGER_URL", "", "settlement ledger that takes epoch intents (POST <url>/ledger/v1/intents); empty: keeper's built-in ledger, kept in keeper.db and served at /ledger/v1", &c.Epochs.LedgerURL},
+		{"ledger-url", "KEEPER_LEDGER_URL", "", "settlement ledger that takes epoch intents (POST <url>/ledger/v1/intents); empty: keeper's built-in ledger, kept in keeper's store and served at /ledger/v1", &c.Epochs.LedgerURL},
 		{"upstream-timeout-ms", "KEEPER_UPSTREAM_TIMEOUT_MS", "5000", "an accounting-source or ledger call that makes no progress for this long is abandoned and retried", msKnob{&c.Epochs.UpstreamTimeout}},
 		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", "`keeper dev`: embedded Temporal frontend port", &c.DevTemporalPort},
 		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", "`keeper dev`: Temporal Web UI port (0 = no UI)", &c.DevUIPort},
@@ -202,7 +204,17 @@ func Load(getenv func(string) string) (Config, error) {
 func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	for _, k := range c.Knobs() {
 		fs.Var(&flagValue{k.ptr}, k.Flag, fmt.Sprintf("%s (env %s, default %s)", k.Help, k.Env, k.Default))
+		if c.secret(k) {
+			// --help shows a flag's value when bound as its default: here
+			// the environment's, which may hold a password or token.
+			fs.Lookup(k.Flag).DefValue = k.Default
+		}
 	}
+}
+
+// secret reports whether the knob's value may hold a credential.
+func (c *Config) secret(k Knob) bool {
+	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken)
 }
 
 // Validate reports the first setting that cannot work.
@@ -226,6 +238,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_EPOCH_DURATION: must be at least 2s, got %v", c.Epochs.Duration)
 	case c.Epochs.Heartbeat <= 0 || c.Epochs.UpstreamTimeout <= 0:
 		return fmt.Errorf("KEEPER_EPOCH_HEARTBEAT_MS and KEEPER_UPSTREAM_TIMEOUT_MS must be positive")
+	}
+	if u := c.StoreURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		// Not echoed: it may hold a password.
+		return fmt.Errorf("KEEPER_STORE_URL: must be a postgres:// or postgresql:// URL")
 	}
 	if u := c.Epochs.LedgerURL; u != "" {
 		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -40,4 +41,34 @@ func TestBadSettingsNameTheVariable(t *testing.T) {
 		require.Error(t, err, env)
 		assert.True(t, strings.Contains(err.Error(), env), "%s: %v", env, err)
 	}
+}
+
+func TestAStoreURLThatIsNotPostgreSQLIsRefusedWithoutEchoingIt(t *testing.T) {
+	withStoreURL := func(u string) (Config, error) {
+		return Load(func(k string) string { return map[string]string{"KEEPER_STORE_URL": u}[k] })
+	}
+	for _, u := range []string{"mysql://keeper:hunter2@db/keeper", "keeper:hunter2@db", "/var/lib/keeper.db"} {
+		_, err := withStoreURL(u)
+		require.Error(t, err, u)
+		assert.Contains(t, err.Error(), "KEEPER_STORE_URL")
+		assert.NotContains(t, err.Error(), "hunter2")
+	}
+	for _, u := range []string{"", "postgres://keeper:hunter2@db/keeper", "postgresql://db/keeper?sslmode=require"} {
+		c, err := withStoreURL(u)
+		require.NoError(t, err, u)
+		assert.Equal(t, u, c.StoreURL)
+	}
+}
+
+func TestHelpNeverShowsTheStoreURLOrTokenFromTheEnvironment(t *testing.T) {
+	env := map[string]string{"KEEPER_STORE_URL": "postgres://keeper:hunter2@db/keeper", "KEEPER_API_TOKEN": "tok-hunter3"}
+	c, err := Load(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	fs := pflag.NewFlagSet("keeper api", pflag.ContinueOnError)
+	c.BindFlags(fs)
+	help := fs.FlagUsages()
+	assert.Contains(t, help, "--store-url")
+	assert.NotContains(t, help, "hunter2")
+	assert.NotContains(t, help, "tok-hunter3")
+	assert.Equal(t, "postgres://keeper:hunter2@db/keeper", c.StoreURL, "the value itself is still in force")
 }

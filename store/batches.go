@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -77,10 +78,11 @@ type PendingInfo struct {
 // chain instead of a pass over every waiting row.
 func (s *Store) PendingUpTo(ctx context.Context, upTo int) (map[string]PendingInfo, error) {
 	// The chains with pending rows, one index probe each (a loose index scan).
+	pendingIndex := s.d.indexedBy("outbox_pending")
 	rows, err := s.r.QueryContext(ctx, `WITH RECURSIVE c(chain) AS (
-			SELECT (SELECT MIN(chain) FROM outbox INDEXED BY outbox_pending WHERE batch_id IS NULL)
+			SELECT (SELECT MIN(chain) FROM outbox`+pendingIndex+` WHERE batch_id IS NULL)
 			UNION ALL
-			SELECT (SELECT MIN(chain) FROM outbox INDEXED BY outbox_pending WHERE batch_id IS NULL AND chain > c.chain)
+			SELECT (SELECT MIN(chain) FROM outbox`+pendingIndex+` WHERE batch_id IS NULL AND chain > c.chain)
 			FROM c WHERE c.chain IS NOT NULL)
 		SELECT chain FROM c WHERE chain IS NOT NULL`)
 	if err != nil {
@@ -109,10 +111,10 @@ func (s *Store) PendingUpTo(ctx context.Context, upTo int) (map[string]PendingIn
 		// each the first entry of its part of the pending index.
 		err := s.r.QueryRowContext(ctx, `WITH prio(v) AS (VALUES (1), (2), (3), (4), (5), (6), (7), (8), (9), (10))
 			SELECT
-				(SELECT COUNT(*) FROM (SELECT 1 FROM outbox WHERE chain = ?1 AND batch_id IS NULL LIMIT ?2)),
+				(SELECT COUNT(*) FROM (SELECT 1 FROM outbox WHERE chain = ?1 AND batch_id IS NULL LIMIT ?2) AS waiting),
 				COALESCE((SELECT e.created_at FROM evidence e WHERE e.seq = (SELECT MIN(m) FROM (
 					SELECT (SELECT MIN(evidence_seq) FROM outbox WHERE chain = ?1 AND batch_id IS NULL AND priority = prio.v) AS m
-					FROM prio))), 0)`, c, upTo).Scan(&p.Count, &oldest)
+					FROM prio) AS firsts)), 0)`, c, upTo).Scan(&p.Count, &oldest)
 		if err != nil {
 			return nil, fmt.Errorf("store: pending on %s: %w", c, err)
 		}
@@ -134,52 +136,106 @@ func (s *Store) AwaitingSubmit(ctx context.Context, chain string) (bool, error) 
 
 // FormBatch takes up to maxItems pending outbox rows of a chain, by priority
 // then age, into a new batch, in one transaction. ok is false when nothing
-// was pending.
+// was pending. Dispatchers on several nodes may form batches of one chain at
+// once: each outbox row lands in exactly one batch.
 func (s *Store) FormBatch(ctx context.Context, chain string, maxItems int) (b Batch, ok bool, err error) {
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		// Set-based: the rows are counted, then numbered and moved in one
-		// statement each, not one UPDATE per row.
-		var (
-			n    int
-			prio sql.NullInt64
-		)
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(priority) FROM (SELECT priority FROM outbox
-			WHERE chain = ? AND batch_id IS NULL ORDER BY priority, evidence_seq LIMIT ?)`, chain, maxItems).Scan(&n, &prio); err != nil || n == 0 {
-			return err
-		}
+	claim := claimSerialized
+	if s.d.postgres {
+		claim = claimLocked
+	}
+	err = s.tx(ctx, func(tx *txn) error {
 		now := time.Now()
-		res, err := tx.ExecContext(ctx, `INSERT INTO batches (chain, size, priority, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			chain, n, prio.Int64, BatchFormed, ms(now), ms(now))
-		if err != nil {
+		id, n, prio, err := claim(ctx, tx, chain, maxItems, now)
+		if err != nil || n == 0 {
 			return err
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		moved, err := tx.ExecContext(ctx, `WITH picked AS (
-				SELECT evidence_seq, ROW_NUMBER() OVER (ORDER BY priority, evidence_seq) - 1 AS leaf FROM outbox
-				WHERE chain = ? AND batch_id IS NULL ORDER BY priority, evidence_seq LIMIT ?)
-			UPDATE outbox SET batch_id = ?, leaf_index = picked.leaf, state = ?
-			FROM picked WHERE outbox.evidence_seq = picked.evidence_seq AND outbox.chain = ?`,
-			chain, maxItems, id, StatusBatched, chain)
-		if err != nil {
-			return err
-		}
-		if m, err := moved.RowsAffected(); err != nil || m != int64(n) {
-			return fmt.Errorf("batch %d: moved %d outbox rows, counted %d (%v)", id, m, n, err)
 		}
 		if err := refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
 			return err
 		}
-		b = Batch{ID: id, Chain: chain, Size: n, Priority: int(prio.Int64), State: BatchFormed, CreatedAt: fromMS(ms(now))}
+		b = Batch{ID: id, Chain: chain, Size: n, Priority: prio, State: BatchFormed, CreatedAt: fromMS(ms(now))}
 		ok = true
 		return nil
 	})
+	if errors.Is(err, errNothingPending) {
+		return Batch{}, false, nil
+	}
 	if err != nil {
 		return Batch{}, false, fmt.Errorf("store: form batch on %s: %w", chain, err)
 	}
 	return b, ok, nil
+}
+
+// errNothingPending rolls back a batch that claimed no outbox row.
+var errNothingPending = errors.New("nothing pending")
+
+// claimSerialized moves a chain's next pending outbox rows into a new batch
+// and returns its id, size and best priority (size 0: nothing pending). It
+// relies on the transaction being the only writer (SQLite): the rows it
+// counts are the rows it moves.
+func claimSerialized(ctx context.Context, tx *txn, chain string, maxItems int, now time.Time) (id int64, n, prio int, err error) {
+	// Set-based: the rows are counted, then numbered and moved in one
+	// statement each, not one UPDATE per row.
+	var minPrio sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(priority) FROM (SELECT priority FROM outbox
+		WHERE chain = ? AND batch_id IS NULL ORDER BY priority, evidence_seq LIMIT ?) AS picked`, chain, maxItems).Scan(&n, &minPrio); err != nil || n == 0 {
+		return 0, 0, 0, err
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO batches (chain, size, priority, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		chain, n, minPrio.Int64, BatchFormed, ms(now), ms(now))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if id, err = res.LastInsertId(); err != nil {
+		return 0, 0, 0, err
+	}
+	moved, err := tx.ExecContext(ctx, `WITH picked AS (
+			SELECT evidence_seq, ROW_NUMBER() OVER (ORDER BY priority, evidence_seq) - 1 AS leaf FROM outbox
+			WHERE chain = ? AND batch_id IS NULL ORDER BY priority, evidence_seq LIMIT ?)
+		UPDATE outbox SET batch_id = ?, leaf_index = picked.leaf, state = ?
+		FROM picked WHERE outbox.evidence_seq = picked.evidence_seq AND outbox.chain = ?`,
+		chain, maxItems, id, StatusBatched, chain)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if m, err := moved.RowsAffected(); err != nil || m != int64(n) {
+		return 0, 0, 0, fmt.Errorf("batch %d: moved %d outbox rows, counted %d (%v)", id, m, n, err)
+	}
+	return id, n, int(minPrio.Int64), nil
+}
+
+// claimLocked is claimSerialized for writers that run at once (PostgreSQL):
+// the rows are locked as they are picked, and rows another node's
+// transaction holds are skipped rather than waited for, so concurrent
+// dispatchers take disjoint rows without queueing on each other. The batch
+// row comes first (the outbox rows point at it) and is rolled back when
+// nothing was left to take.
+func claimLocked(ctx context.Context, tx *txn, chain string, maxItems int, now time.Time) (id int64, n, prio int, err error) {
+	if err := tx.QueryRowContext(ctx, `INSERT INTO batches (chain, size, priority, state, created_at, updated_at)
+		VALUES (?, 0, 0, ?, ?, ?) RETURNING id`, chain, BatchFormed, ms(now), ms(now)).Scan(&id); err != nil {
+		return 0, 0, 0, err
+	}
+	// Window functions cannot sit beside FOR UPDATE: the rows are locked in
+	// one step and numbered in the next.
+	err = tx.QueryRowContext(ctx, `WITH locked AS (
+			SELECT evidence_seq, priority FROM outbox
+			WHERE chain = ? AND batch_id IS NULL ORDER BY priority, evidence_seq LIMIT ?
+			FOR UPDATE SKIP LOCKED),
+		picked AS (
+			SELECT evidence_seq, ROW_NUMBER() OVER (ORDER BY priority, evidence_seq) - 1 AS leaf FROM locked),
+		moved AS (
+			UPDATE outbox SET batch_id = ?, leaf_index = picked.leaf, state = ?
+			FROM picked WHERE outbox.evidence_seq = picked.evidence_seq AND outbox.chain = ?
+			RETURNING outbox.priority)
+		SELECT COUNT(*), COALESCE(MIN(priority), 0) FROM moved`,
+		chain, maxItems, id, StatusBatched, chain).Scan(&n, &prio)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if n == 0 {
+		return 0, 0, 0, errNothingPending
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE batches SET size = ?, priority = ? WHERE id = ?`, n, prio, id)
+	return id, n, prio, err
 }
 
 // FormedBatches returns batches formed but whose workflow was not started yet
@@ -289,7 +345,7 @@ func (s *Store) SaveTransaction(ctx context.Context, r chains.TxRecord) error {
 // MarkSubmitted records the batch's root and transaction and moves its
 // evidence to submitted. Re-marking an already submitted batch updates the ref.
 func (s *Store) MarkSubmitted(ctx context.Context, id int64, root [32]byte, ref string) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, root = ?, tx_ref = ?, updated_at = ?
 			WHERE id = ? AND state IN (?, ?, ?)`, BatchSubmitted, root[:], ref, ms(time.Now()), id, BatchFormed, BatchStarted, BatchSubmitted)
 		if err != nil {
@@ -313,9 +369,12 @@ func (s *Store) MarkSubmitted(ctx context.Context, id int64, root [32]byte, ref 
 // RecordAttempt notes a failed attempt on a batch and on its evidence, so
 // users see attempts and the last error while Temporal retries.
 func (s *Store) RecordAttempt(ctx context.Context, id int64, attempts int, lastErr string) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *txn) error {
 		now := ms(time.Now())
 		if _, err := tx.ExecContext(ctx, `UPDATE batches SET attempts = ?, last_error = ?, updated_at = ? WHERE id = ?`, attempts, lastErr, now, id); err != nil {
+			return err
+		}
+		if err := s.d.lockEvidence(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE evidence SET attempts = ?, last_error = ?, updated_at = ?
@@ -352,7 +411,7 @@ func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, path
 	}
 	for from := 0; from < len(paths); from += pathsPerTx {
 		chunk := paths[from:min(from+pathsPerTx, len(paths))]
-		err := s.tx(ctx, func(tx *sql.Tx) error {
+		err := s.tx(ctx, func(tx *txn) error {
 			stmt, err := tx.PrepareContext(ctx, `UPDATE outbox SET path = ? WHERE batch_id = ? AND leaf_index = ?`)
 			if err != nil {
 				return err
@@ -369,7 +428,7 @@ func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, path
 			return fmt.Errorf("store: audit paths of batch %d: %w", id, err)
 		}
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, tx_ref = ?, block = ?, block_time = ?, updated_at = ?
 			WHERE id = ? AND state <> ? AND state <> ?`, BatchConfirmed, c.TxRef, c.Block, ms(c.BlockTime), ms(time.Now()), id, BatchConfirmed, BatchDeadLetter)
 		if err != nil {
@@ -392,7 +451,7 @@ func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, path
 // DeadLetterBatch marks a batch and its anchors dead-lettered with the error
 // that ended it. Its evidence can be re-driven with RetryEvidence.
 func (s *Store) DeadLetterBatch(ctx context.Context, id int64, lastErr string) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		now := ms(time.Now())
 		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, last_error = ?, updated_at = ? WHERE id = ? AND state <> ? AND state <> ?`,
 			BatchDeadLetter, lastErr, now, id, BatchConfirmed, BatchDeadLetter)
@@ -403,6 +462,9 @@ func (s *Store) DeadLetterBatch(ctx context.Context, id int64, lastErr string) e
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ? WHERE batch_id = ?`, StatusDeadLetter, id); err != nil {
+			return err
+		}
+		if err := s.d.lockEvidence(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE evidence SET last_error = ? WHERE seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, lastErr, id); err != nil {

@@ -107,7 +107,10 @@ const inFlightWhere = `status IN ('queued', 'computing') AND deadline_at > ?`
 func (s *Store) CreateEpoch(ctx context.Context, ne NewEpoch, maxInFlight int) (Epoch, bool, error) {
 	now := time.Now()
 	created := false
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := s.d.lock(ctx, tx, "epochs in flight"); err != nil {
+			return err
+		}
 		var n int
 		err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM epochs WHERE id = ?`, ne.ID).Scan(&n)
 		if err != nil || n > 0 {
@@ -136,7 +139,7 @@ func (s *Store) CreateEpoch(ctx context.Context, ne NewEpoch, maxInFlight int) (
 	return e, created, err
 }
 
-func checkInFlight(ctx context.Context, tx *sql.Tx, now time.Time, max int) error {
+func checkInFlight(ctx context.Context, tx *txn, now time.Time, max int) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM epochs WHERE `+inFlightWhere, ms(now)).Scan(&n); err != nil {
 		return err
@@ -153,7 +156,10 @@ func checkInFlight(ctx context.Context, tx *sql.Tx, now time.Time, max int) erro
 // ErrBusy at the in-flight limit.
 func (s *Store) RestartEpoch(ctx context.Context, id, requestHash string, deadline time.Time, maxInFlight int) (Epoch, error) {
 	now := time.Now()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := s.d.lock(ctx, tx, "epochs in flight"); err != nil {
+			return err
+		}
 		e, err := scanEpoch(tx.QueryRowContext(ctx, `SELECT `+epochCols+` FROM epochs WHERE id = ?`, id), now)
 		if err != nil {
 			return err

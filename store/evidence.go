@@ -274,7 +274,10 @@ func (s *Store) PendingCount(ctx context.Context) (int, error) {
 // outbox. It returns ErrNotFound for an unknown id and ErrConflict when the
 // evidence is not dead-lettered.
 func (s *Store) RetryEvidence(ctx context.Context, id string) (Evidence, error) {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := s.d.lockEvidence(ctx, tx, `id = ?`, id); err != nil {
+			return err
+		}
 		ev, err := scanEvidence(tx.QueryRowContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE id = ?`, id))
 		if err != nil {
 			return err
@@ -301,13 +304,17 @@ func (s *Store) RetryEvidence(ctx context.Context, id string) (Evidence, error) 
 
 // refreshStatus recomputes evidence.status from its outbox rows for the
 // evidence matched by where.
-func refreshStatus(ctx context.Context, tx *sql.Tx, where string, args ...any) error {
+func refreshStatus(ctx context.Context, tx *txn, where string, args ...any) error {
+	if err := tx.d.lockEvidence(ctx, tx, where, args...); err != nil {
+		return err
+	}
 	// One pass over the evidence's outbox rows (one per chain) decides.
+	anyOf := tx.d.anyOf
 	q := `UPDATE evidence SET updated_at = ?, status = (SELECT CASE
-			WHEN MAX(o.state = 'dead_letter') THEN 'dead_letter'
-			WHEN MAX(o.state = 'pending') THEN 'pending'
-			WHEN MAX(o.state = 'batched') THEN 'batched'
-			WHEN MAX(o.state = 'submitted') THEN 'submitted'
+			WHEN ` + anyOf + `(o.state = 'dead_letter') THEN 'dead_letter'
+			WHEN ` + anyOf + `(o.state = 'pending') THEN 'pending'
+			WHEN ` + anyOf + `(o.state = 'batched') THEN 'batched'
+			WHEN ` + anyOf + `(o.state = 'submitted') THEN 'submitted'
 			ELSE 'confirmed' END
 		FROM outbox o WHERE o.evidence_seq = evidence.seq)
 		WHERE ` + where

@@ -111,8 +111,8 @@ func (s *Store) commitGroup(group []*insertReq) {
 	}
 	results := make([]insertRes, len(live))
 	created := false
-	err := s.tx(context.Background(), func(tx *sql.Tx) error {
-		ins, err := prepareInserts(tx)
+	err := s.tx(context.Background(), func(tx *txn) error {
+		ins, err := s.prepareInserts(tx)
 		if err != nil {
 			return err
 		}
@@ -130,8 +130,8 @@ func (s *Store) commitGroup(group []*insertReq) {
 	if err != nil && len(live) > 1 {
 		for _, r := range live {
 			var res insertRes
-			res.err = s.tx(r.ctx, func(tx *sql.Tx) error {
-				ins, err := prepareInserts(tx)
+			res.err = s.tx(r.ctx, func(tx *txn) error {
+				ins, err := s.prepareInserts(tx)
 				if err != nil {
 					return err
 				}
@@ -160,13 +160,14 @@ func (s *Store) commitGroup(group []*insertReq) {
 
 type inserts struct{ evidence, outbox *sql.Stmt }
 
-func prepareInserts(tx *sql.Tx) (*inserts, error) {
-	ev, err := tx.Prepare(`INSERT INTO evidence (id, digest, chains, priority, idempotency_key, metadata, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
+	ctx := context.Background()
+	ev, err := tx.PrepareContext(ctx, s.d.returning(`INSERT INTO evidence (id, digest, chains, priority, idempotency_key, metadata, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, "seq"))
 	if err != nil {
 		return nil, err
 	}
-	ob, err := tx.Prepare(`INSERT INTO outbox (evidence_seq, chain, priority, state) VALUES (?, ?, ?, ?)`)
+	ob, err := tx.PrepareContext(ctx, `INSERT INTO outbox (evidence_seq, chain, priority, state) VALUES (?, ?, ?, ?)`)
 	if err != nil {
 		ev.Close()
 		return nil, err
@@ -182,7 +183,7 @@ func (i *inserts) close() {
 // insertOne writes one evidence and its outbox rows inside tx. An
 // idempotency key already stored (by an earlier transaction or earlier in
 // this one) returns that evidence with created=false and writes nothing.
-func (s *Store) insertOne(tx *sql.Tx, ins *inserts, ev Evidence) (Evidence, bool, error) {
+func (s *Store) insertOne(tx *txn, ins *inserts, ev Evidence) (Evidence, bool, error) {
 	ctx := context.Background()
 	if ev.IdempotencyKey != "" {
 		existing, err := s.evidenceByKey(ctx, tx, ev.IdempotencyKey)
@@ -200,11 +201,9 @@ func (s *Store) insertOne(tx *sql.Tx, ins *inserts, ev Evidence) (Evidence, bool
 		meta = string(ev.Metadata)
 	}
 	at := ms(ev.CreatedAt)
-	res, err := ins.evidence.ExecContext(ctx, ev.ID, ev.Digest[:], strings.Join(ev.Chains, ","), ev.Priority, key, meta, StatusPending, at, at)
+	var err error
+	ev.seq, err = s.d.insertedID(ctx, ins.evidence, ev.ID, ev.Digest[:], strings.Join(ev.Chains, ","), ev.Priority, key, meta, StatusPending, at, at)
 	if err != nil {
-		return Evidence{}, false, err
-	}
-	if ev.seq, err = res.LastInsertId(); err != nil {
 		return Evidence{}, false, err
 	}
 	ev.Anchors = make([]AnchorState, 0, len(ev.Chains))

@@ -53,7 +53,7 @@ type IntentResult struct {
 func (s *Store) RecordLedgerIntents(ctx context.Context, lis []LedgerIntent) ([]IntentResult, error) {
 	now := time.Now()
 	out := make([]IntentResult, len(lis))
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		insert, err := tx.PrepareContext(ctx, `INSERT INTO ledger_intents (idempotency_key, id, body_hash, epoch, account, amount, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING`)
 		if err != nil {

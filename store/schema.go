@@ -2,7 +2,8 @@ package store
 
 // migrations are applied in order, each once, inside one transaction; the
 // applied version is kept in schema_migrations. Never edit a released
-// migration: append a new one.
+// migration: append a new one, here and, under the same number, in its
+// PostgreSQL spelling (postgresMigrations).
 var migrations = []string{
 	// 1: evidence, its per-chain outbox rows, batches and their transactions.
 	`

@@ -1,7 +1,10 @@
 // Package store keeps keeper's own records: evidence and its outbox, batches,
-// the transactions signed for them, and receipts. It is a SQLite file in WAL
-// mode with one writer connection and a small pool of readers, so intake
-// writes never wait on a reader and readers never see a half-written batch.
+// the transactions signed for them, and receipts. By default it is a SQLite
+// file in WAL mode with one writer connection and a small pool of readers, so
+// intake writes never wait on a reader and readers never see a half-written
+// batch. Several API nodes share one PostgreSQL database instead
+// (OpenPostgres): the same queries, with batch formation claiming outbox
+// rows under row locks so no two nodes batch the same evidence.
 package store
 
 import (
@@ -26,10 +29,11 @@ var (
 )
 
 // Store is keeper's record store. It is safe for concurrent use, including by
-// several processes on the same file.
+// several processes on the same file or PostgreSQL database.
 type Store struct {
-	w *sql.DB // the one writer
-	r *sql.DB // readers
+	d *dialect
+	w *pool // SQLite: the one writer; PostgreSQL: the pool
+	r *pool // SQLite: readers; PostgreSQL: the same pool as w
 
 	mu      sync.Mutex
 	waiters []chan struct{}
@@ -37,7 +41,8 @@ type Store struct {
 	intake *committer // group commit of InsertEvidence
 }
 
-// Open opens (creating if needed) the store at path and applies migrations.
+// Open opens (creating if needed) the SQLite store at path and applies
+// migrations.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: create directory for %s: %w", path, err)
@@ -51,7 +56,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	s := &Store{w: w, r: r}
+	return start(ctx, &Store{d: sqliteDialect, w: &pool{w, sqliteDialect}, r: &pool{r, sqliteDialect}})
+}
+
+// start applies migrations and starts intake's committer.
+func start(ctx context.Context, s *Store) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -84,13 +93,26 @@ func openDB(path string, conns int, readOnly bool) (*sql.DB, error) {
 	return db, nil
 }
 
+// migrate applies the migrations not applied yet. Nodes starting together
+// on one PostgreSQL database take turns (the migrate lock), so each
+// migration is applied once.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := s.d.lock(ctx, tx, "migrate"); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, s.d.migrationsTable)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("store: create schema_migrations: %w", err)
 	}
-	for i, m := range migrations {
+	for i, m := range s.d.migrations {
 		version := i + 1
-		err := s.tx(ctx, func(tx *sql.Tx) error {
+		err := s.tx(ctx, func(tx *txn) error {
+			if err := s.d.lock(ctx, tx, "migrate"); err != nil {
+				return err
+			}
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
 				return err
@@ -114,7 +136,10 @@ func (s *Store) migrate(ctx context.Context) error {
 // Close closes the store.
 func (s *Store) Close() error {
 	s.stopCommitter()
-	return errors.Join(s.r.Close(), s.w.Close())
+	if s.r == s.w {
+		return s.w.db.Close()
+	}
+	return errors.Join(s.r.db.Close(), s.w.db.Close())
 }
 
 // Ping checks the store answers (readiness).
@@ -124,16 +149,16 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // tx runs fn in a write transaction and commits it when fn returns nil.
-func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+func (s *Store) tx(ctx context.Context, fn func(*txn) error) error {
+	tx, err := s.w.begin(ctx)
 	if err != nil {
 		return err
 	}
 	if err := fn(tx); err != nil {
-		tx.Rollback()
+		tx.tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	return tx.tx.Commit()
 }
 
 // Changed returns a channel closed at the next change that can matter to the

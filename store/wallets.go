@@ -116,7 +116,10 @@ func syncRow(ctx context.Context, q querier, wallet, network string) (SyncStatus
 func (s *Store) AddWallet(ctx context.Context, wallet string, networks []NetworkStart) ([]SyncStatus, bool, error) {
 	changed := false
 	var out []SyncStatus
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := s.d.lock(ctx, tx, "wallet "+wallet); err != nil {
+			return err
+		}
 		now := ms(time.Now())
 		for _, n := range networks {
 			cur, err := syncRow(ctx, tx, wallet, n.Network)
@@ -209,9 +212,9 @@ func (s *Store) UnstartedWallets(ctx context.Context, limit int) ([]WalletStart,
 // MarkWalletStarted records that Temporal has the work of ws. A re-add that
 // happened meanwhile has a newer generation and stays unstarted.
 func (s *Store) MarkWalletStarted(ctx context.Context, ws WalletStart) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return s.tx(ctx, func(tx *txn) error {
 		for _, n := range ws.Networks {
-			if _, err := tx.ExecContext(ctx, `UPDATE sync_status SET started_seq = MAX(started_seq, ?) WHERE wallet = ? AND network = ?`,
+			if _, err := tx.ExecContext(ctx, `UPDATE sync_status SET started_seq = `+s.d.greatest+`(started_seq, ?) WHERE wallet = ? AND network = ?`,
 				n.Gen, ws.Wallet, n.Network); err != nil {
 				return err
 			}
@@ -223,7 +226,7 @@ func (s *Store) MarkWalletStarted(ctx context.Context, ws WalletStart) error {
 // BeginScan marks an item RUNNING for a new scan attempt and returns it.
 func (s *Store) BeginScan(ctx context.Context, wallet, network string) (SyncStatus, error) {
 	var out SyncStatus
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		now := ms(time.Now())
 		res, err := tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, attempts = attempts + 1, next_retry_at = 0,
 			started_at = CASE WHEN started_at = 0 THEN ? ELSE started_at END, updated_at = ? WHERE wallet = ? AND network = ?`,
@@ -268,7 +271,7 @@ func (s *Store) SaveChunk(ctx context.Context, wallet, network string, ch backfi
 		}
 		return ts[i].Index < ts[j].Index
 	})
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		if len(ts) > 0 {
 			stmt, err := tx.PrepareContext(ctx, `INSERT INTO transfers (network, wallet, tx, kind, idx, asset, sender, recipient, amount, direction, block, block_time)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (network, wallet, tx, kind, idx) DO NOTHING`)
@@ -286,7 +289,7 @@ func (s *Store) SaveChunk(ctx context.Context, wallet, network string, ch backfi
 		_, err := tx.ExecContext(ctx, `UPDATE sync_status SET
 				checkpoint = CASE WHEN ? >= checkpoint THEN ? ELSE checkpoint END,
 				cursor = CASE WHEN ? >= checkpoint AND ? != '' THEN ? ELSE cursor END,
-				scanned = MAX(scanned, ?), total = CASE WHEN ? > 0 THEN ? ELSE total END, updated_at = ?
+				scanned = `+s.d.greatest+`(scanned, ?), total = CASE WHEN ? > 0 THEN ? ELSE total END, updated_at = ?
 			WHERE wallet = ? AND network = ?`,
 			ch.Cursor.Block, ch.Cursor.Block, ch.Cursor.Block, ch.Cursor.Sig, ch.Cursor.Sig,
 			ch.Scanned, ch.Total, ch.Total, ms(time.Now()), wallet, network)
@@ -330,7 +333,7 @@ type Holdings struct {
 // resetting its retry count and next retry time (seed 002). The network's
 // computed balances are cleared until FinishWallet recalculates them.
 func (s *Store) CompleteScan(ctx context.Context, wallet, network string, h Holdings) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
 		now := ms(time.Now())
 		// The network's computed balances are stale until FinishWallet runs.
 		if _, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET computed = '', reconciled = NULL, detail = '', updated_at = ?
@@ -395,7 +398,10 @@ func (s *Store) FailScan(ctx context.Context, wallet, network string, f ScanFail
 		out  SyncStatus
 		wait time.Duration
 	)
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := s.d.lock(ctx, tx, "wallet "+wallet); err != nil {
+			return err
+		}
 		cur, err := syncRow(ctx, tx, wallet, network)
 		if err != nil {
 			return err
@@ -411,9 +417,13 @@ func (s *Store) FailScan(ctx context.Context, wallet, network string, f ScanFail
 			next = ms(f.Now.Add(wait))
 		}
 		now := ms(time.Now())
+		finished := int64(0) // a retry is still to come
+		if wait == 0 {
+			finished = now
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, retry_count = ?, next_retry_at = ?, last_error = ?,
-			finished_at = CASE WHEN ? THEN ? ELSE 0 END, updated_at = ? WHERE wallet = ? AND network = ?`,
-			status, retry, next, f.Error, wait == 0, now, now, wallet, network); err != nil {
+			finished_at = ?, updated_at = ? WHERE wallet = ? AND network = ?`,
+			status, retry, next, f.Error, finished, now, wallet, network); err != nil {
 			return err
 		}
 		out, err = syncRow(ctx, tx, wallet, network)
@@ -455,7 +465,10 @@ const (
 // it reclassifies the wallet's transfers and recalculates its balances,
 // reconciling each with what the chain said, in one transaction.
 func (s *Store) FinishWallet(ctx context.Context, wallet string) ([]Balance, error) {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := s.d.lock(ctx, tx, "wallet "+wallet); err != nil {
+			return err
+		}
 		if err := reclassify(ctx, tx, wallet); err != nil {
 			return err
 		}
@@ -467,7 +480,7 @@ func (s *Store) FinishWallet(ctx context.Context, wallet string) ([]Balance, err
 	return s.Balances(ctx, wallet)
 }
 
-func reclassify(ctx context.Context, tx *sql.Tx, wallet string) error {
+func reclassify(ctx context.Context, tx *txn, wallet string) error {
 	rows, err := tx.QueryContext(ctx, `SELECT network, tx, kind, asset, direction FROM transfers WHERE wallet = ? ORDER BY network, tx`, wallet)
 	if err != nil {
 		return err
@@ -536,7 +549,7 @@ func reclassify(ctx context.Context, tx *sql.Tx, wallet string) error {
 
 type assetKey struct{ network, asset string }
 
-func recalc(ctx context.Context, tx *sql.Tx, wallet string) error {
+func recalc(ctx context.Context, tx *txn, wallet string) error {
 	net := map[assetKey]*big.Int{}
 	var keys []assetKey
 	rows, err := tx.QueryContext(ctx, `SELECT network, asset, amount, direction FROM transfers WHERE wallet = ?`, wallet)

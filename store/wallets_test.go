@@ -30,239 +30,259 @@ func transfer(tx string, kind backfill.Kind, asset string, dir backfill.Directio
 }
 
 func TestAddingAWalletStoresOnePendingRowPerNetwork(t *testing.T) {
-	st := openStore(t)
-	rows, changed := addWallet(t, st, walletA, bothNetworks...)
-	assert.True(t, changed)
-	require.Len(t, rows, 2)
-	for _, r := range rows {
-		assert.Equal(t, store.SyncPending, r.Status)
-		assert.Zero(t, r.RetryCount)
-	}
-	assert.Equal(t, uint64(5), rows[1].Start)
-	assert.Equal(t, uint64(5), rows[1].Checkpoint, "a fresh scan starts at the start point")
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		rows, changed := addWallet(t, st, walletA, bothNetworks...)
+		assert.True(t, changed)
+		require.Len(t, rows, 2)
+		for _, r := range rows {
+			assert.Equal(t, store.SyncPending, r.Status)
+			assert.Zero(t, r.RetryCount)
+		}
+		assert.Equal(t, uint64(5), rows[1].Start)
+		assert.Equal(t, uint64(5), rows[1].Checkpoint, "a fresh scan starts at the start point")
 
-	due, err := st.UnstartedWallets(context.Background(), 10)
-	require.NoError(t, err)
-	require.Len(t, due, 1)
-	assert.Equal(t, []store.NetworkGen{{Network: "etherlink", Gen: 1}, {Network: "solana", Gen: 1}}, due[0].Networks)
-	require.NoError(t, st.MarkWalletStarted(context.Background(), due[0]))
-	due, err = st.UnstartedWallets(context.Background(), 10)
-	require.NoError(t, err)
-	assert.Empty(t, due)
+		due, err := st.UnstartedWallets(context.Background(), 10)
+		require.NoError(t, err)
+		require.Len(t, due, 1)
+		assert.Equal(t, []store.NetworkGen{{Network: "etherlink", Gen: 1}, {Network: "solana", Gen: 1}}, due[0].Networks)
+		require.NoError(t, st.MarkWalletStarted(context.Background(), due[0]))
+		due, err = st.UnstartedWallets(context.Background(), 10)
+		require.NoError(t, err)
+		assert.Empty(t, due)
+	})
 }
 
 func TestAddingAWalletAgainWhileItRunsChangesNothing(t *testing.T) {
-	st := openStore(t)
-	addWallet(t, st, walletA, bothNetworks...)
-	_, err := st.BeginScan(context.Background(), walletA, "etherlink")
-	require.NoError(t, err)
-	rows, changed := addWallet(t, st, walletA, bothNetworks...)
-	assert.False(t, changed)
-	assert.Equal(t, store.SyncRunning, rows[0].Status)
-	assert.Equal(t, store.SyncPending, rows[1].Status)
-	assert.Equal(t, int64(1), rows[0].Gen)
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		addWallet(t, st, walletA, bothNetworks...)
+		_, err := st.BeginScan(context.Background(), walletA, "etherlink")
+		require.NoError(t, err)
+		rows, changed := addWallet(t, st, walletA, bothNetworks...)
+		assert.False(t, changed)
+		assert.Equal(t, store.SyncRunning, rows[0].Status)
+		assert.Equal(t, store.SyncPending, rows[1].Status)
+		assert.Equal(t, int64(1), rows[0].Gen)
+	})
 }
 
 func TestConcurrentAddsOfOneWalletStartItsWorkOnce(t *testing.T) {
-	st := openStore(t)
-	var wg sync.WaitGroup
-	changes := make(chan bool, 8)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, changed, err := st.AddWallet(context.Background(), walletA, bothNetworks)
-			assert.NoError(t, err)
-			changes <- changed
-		}()
-	}
-	wg.Wait()
-	close(changes)
-	n := 0
-	for c := range changes {
-		if c {
-			n++
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		var wg sync.WaitGroup
+		changes := make(chan bool, 8)
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, changed, err := st.AddWallet(context.Background(), walletA, bothNetworks)
+				assert.NoError(t, err)
+				changes <- changed
+			}()
 		}
-	}
-	assert.Equal(t, 1, n)
+		wg.Wait()
+		close(changes)
+		n := 0
+		for c := range changes {
+			if c {
+				n++
+			}
+		}
+		assert.Equal(t, 1, n)
+	})
 }
 
 func TestFailuresCountRetriesThenAbandonAndReAddingResets(t *testing.T) {
-	st := openStore(t)
-	ctx := context.Background()
-	addWallet(t, st, walletA, bothNetworks[0])
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	delay := func(retry int) time.Duration { return time.Duration(retry) * time.Minute }
-	for retry := 1; retry <= 2; retry++ {
-		_, err := st.BeginScan(ctx, walletA, "etherlink")
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		addWallet(t, st, walletA, bothNetworks[0])
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		delay := func(retry int) time.Duration { return time.Duration(retry) * time.Minute }
+		for retry := 1; retry <= 2; retry++ {
+			_, err := st.BeginScan(ctx, walletA, "etherlink")
+			require.NoError(t, err)
+			row, wait, err := st.FailScan(ctx, walletA, "etherlink", store.ScanFailure{Error: "rpc down", Now: now, MaxRetries: 2, Delay: delay})
+			require.NoError(t, err)
+			assert.Equal(t, store.SyncFailed, row.Status)
+			assert.Equal(t, retry, row.RetryCount)
+			assert.Equal(t, time.Duration(retry)*time.Minute, wait)
+			assert.Equal(t, now.Add(wait), row.NextRetryAt)
+			assert.Equal(t, "rpc down", row.LastError)
+		}
+		row, wait, err := st.FailScan(ctx, walletA, "etherlink", store.ScanFailure{Error: "rpc still down", Now: now, MaxRetries: 2, Delay: delay})
 		require.NoError(t, err)
-		row, wait, err := st.FailScan(ctx, walletA, "etherlink", store.ScanFailure{Error: "rpc down", Now: now, MaxRetries: 2, Delay: delay})
-		require.NoError(t, err)
-		assert.Equal(t, store.SyncFailed, row.Status)
-		assert.Equal(t, retry, row.RetryCount)
-		assert.Equal(t, time.Duration(retry)*time.Minute, wait)
-		assert.Equal(t, now.Add(wait), row.NextRetryAt)
-		assert.Equal(t, "rpc down", row.LastError)
-	}
-	row, wait, err := st.FailScan(ctx, walletA, "etherlink", store.ScanFailure{Error: "rpc still down", Now: now, MaxRetries: 2, Delay: delay})
-	require.NoError(t, err)
-	assert.Equal(t, store.SyncAbandoned, row.Status)
-	assert.Zero(t, wait)
-	assert.True(t, row.NextRetryAt.IsZero())
-	assert.Equal(t, 2, row.RetryCount)
+		assert.Equal(t, store.SyncAbandoned, row.Status)
+		assert.Zero(t, wait)
+		assert.True(t, row.NextRetryAt.IsZero())
+		assert.Equal(t, 2, row.RetryCount)
 
-	rows, changed := addWallet(t, st, walletA, bothNetworks[0])
-	assert.True(t, changed)
-	assert.Equal(t, store.SyncPending, rows[0].Status)
-	assert.Zero(t, rows[0].RetryCount)
-	assert.True(t, rows[0].NextRetryAt.IsZero())
-	assert.Empty(t, rows[0].LastError)
-	assert.Equal(t, int64(2), rows[0].Gen, "a re-add is a new generation to start")
+		rows, changed := addWallet(t, st, walletA, bothNetworks[0])
+		assert.True(t, changed)
+		assert.Equal(t, store.SyncPending, rows[0].Status)
+		assert.Zero(t, rows[0].RetryCount)
+		assert.True(t, rows[0].NextRetryAt.IsZero())
+		assert.Empty(t, rows[0].LastError)
+		assert.Equal(t, int64(2), rows[0].Gen, "a re-add is a new generation to start")
+	})
 }
 
 func TestAPermanentFailureIsNotRetried(t *testing.T) {
-	st := openStore(t)
-	addWallet(t, st, walletA, bothNetworks[0])
-	row, wait, err := st.FailScan(context.Background(), walletA, "etherlink", store.ScanFailure{Error: "bad address", Permanent: true, Now: time.Now(), MaxRetries: 5,
-		Delay: func(int) time.Duration { panic("no delay for a permanent failure") }})
-	require.NoError(t, err)
-	assert.Equal(t, store.SyncFailed, row.Status)
-	assert.Zero(t, wait)
-	assert.True(t, row.NextRetryAt.IsZero())
-	assert.Zero(t, row.RetryCount)
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		addWallet(t, st, walletA, bothNetworks[0])
+		row, wait, err := st.FailScan(context.Background(), walletA, "etherlink", store.ScanFailure{Error: "bad address", Permanent: true, Now: time.Now(), MaxRetries: 5,
+			Delay: func(int) time.Duration { panic("no delay for a permanent failure") }})
+		require.NoError(t, err)
+		assert.Equal(t, store.SyncFailed, row.Status)
+		assert.Zero(t, wait)
+		assert.True(t, row.NextRetryAt.IsZero())
+		assert.Zero(t, row.RetryCount)
+	})
 }
 
 func TestChunksStoreTransfersOnceAndTheCheckpointOnlyMovesForward(t *testing.T) {
-	st := openStore(t)
-	ctx := context.Background()
-	addWallet(t, st, walletA, bothNetworks[0])
-	chunk := backfill.Chunk{
-		Transfers: []backfill.Transfer{
-			transfer("0x01", backfill.KindNative, backfill.NativeAsset, backfill.In, 100, 3),
-			transfer("0x01", backfill.KindToken, "0xt", backfill.In, 7, 3),
-		},
-		Cursor: backfill.Cursor{Block: 10}, Scanned: 10, Total: 100,
-	}
-	require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk))
-	require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk), "a repeated chunk is no error")
-	later := backfill.Chunk{Transfers: []backfill.Transfer{transfer("0x02", backfill.KindFee, backfill.NativeAsset, backfill.Out, 1, 12)}, Cursor: backfill.Cursor{Block: 20}, Scanned: 20, Total: 100}
-	require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", later))
-	require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk), "a late write from a presumed-dead attempt")
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		addWallet(t, st, walletA, bothNetworks[0])
+		chunk := backfill.Chunk{
+			Transfers: []backfill.Transfer{
+				transfer("0x01", backfill.KindNative, backfill.NativeAsset, backfill.In, 100, 3),
+				transfer("0x01", backfill.KindToken, "0xt", backfill.In, 7, 3),
+			},
+			Cursor: backfill.Cursor{Block: 10}, Scanned: 10, Total: 100,
+		}
+		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk))
+		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk), "a repeated chunk is no error")
+		later := backfill.Chunk{Transfers: []backfill.Transfer{transfer("0x02", backfill.KindFee, backfill.NativeAsset, backfill.Out, 1, 12)}, Cursor: backfill.Cursor{Block: 20}, Scanned: 20, Total: 100}
+		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", later))
+		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk), "a late write from a presumed-dead attempt")
 
-	row, err := st.SyncStatus(ctx, walletA, "etherlink")
-	require.NoError(t, err)
-	assert.Equal(t, uint64(20), row.Checkpoint)
-	assert.Equal(t, uint64(20), row.Scanned)
-	assert.Equal(t, 3, row.Transfers)
+		row, err := st.SyncStatus(ctx, walletA, "etherlink")
+		require.NoError(t, err)
+		assert.Equal(t, uint64(20), row.Checkpoint)
+		assert.Equal(t, uint64(20), row.Scanned)
+		assert.Equal(t, 3, row.Transfers)
 
-	page, next, err := st.ListTransfers(ctx, store.TransferFilter{Wallet: walletA, Limit: 2})
-	require.NoError(t, err)
-	require.Len(t, page, 2)
-	assert.Equal(t, "0x01", page[0].Tx)
-	rest, last, err := st.ListTransfers(ctx, store.TransferFilter{Wallet: walletA, Limit: 2, Cursor: next})
-	require.NoError(t, err)
-	assert.Empty(t, last)
-	require.Len(t, rest, 1)
-	assert.Equal(t, backfill.KindFee, rest[0].Kind)
-	assets, err := st.WalletAssets(ctx, walletA, "etherlink")
-	require.NoError(t, err)
-	assert.Equal(t, []string{backfill.NativeAsset, "0xt"}, assets)
+		page, next, err := st.ListTransfers(ctx, store.TransferFilter{Wallet: walletA, Limit: 2})
+		require.NoError(t, err)
+		require.Len(t, page, 2)
+		assert.Equal(t, "0x01", page[0].Tx)
+		rest, last, err := st.ListTransfers(ctx, store.TransferFilter{Wallet: walletA, Limit: 2, Cursor: next})
+		require.NoError(t, err)
+		assert.Empty(t, last)
+		require.Len(t, rest, 1)
+		assert.Equal(t, backfill.KindFee, rest[0].Kind)
+		assets, err := st.WalletAssets(ctx, walletA, "etherlink")
+		require.NoError(t, err)
+		assert.Equal(t, []string{backfill.NativeAsset, "0xt"}, assets)
+	})
 }
 
 func TestFinishingAWalletReclassifiesAndReconcilesItsBalances(t *testing.T) {
-	st := openStore(t)
-	ctx := context.Background()
-	addWallet(t, st, walletA, bothNetworks[0])
-	require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", backfill.Chunk{Cursor: backfill.Cursor{Block: 100}, Transfers: []backfill.Transfer{
-		transfer("0x01", backfill.KindNative, backfill.NativeAsset, backfill.In, 1000, 1), // received
-		transfer("0x02", backfill.KindNative, backfill.NativeAsset, backfill.Out, 300, 2), // sent …
-		transfer("0x02", backfill.KindFee, backfill.NativeAsset, backfill.Out, 21, 2),     // … with its fee
-		transfer("0x03", backfill.KindToken, "0xt", backfill.In, 50, 3),                   // swap: tokens in …
-		transfer("0x03", backfill.KindNative, backfill.NativeAsset, backfill.Out, 100, 3), // … for coin out
-		transfer("0x03", backfill.KindFee, backfill.NativeAsset, backfill.Out, 30, 3),     //
-		transfer("0x04", backfill.KindFee, backfill.NativeAsset, backfill.Out, 9, 4),      // an approval
-		transfer("0x05", backfill.KindNative, backfill.NativeAsset, backfill.Self, 5, 5),  // to itself
-		transfer("0x05", backfill.KindFee, backfill.NativeAsset, backfill.Out, 10, 5),     //
-	}}))
-	hold := func(asset string, v int64) backfill.Holding {
-		return backfill.Holding{Asset: asset, Amount: big.NewInt(v), Known: true}
-	}
-	require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{
-		OpeningAt: 0, ClosingAt: 100,
-		Opening: []backfill.Holding{hold(backfill.NativeAsset, 0), {Asset: "0xt", Detail: "pruned"}},
-		Closing: []backfill.Holding{hold(backfill.NativeAsset, 530), hold("0xt", 49)},
-	}))
-	bals, err := st.FinishWallet(ctx, walletA)
-	require.NoError(t, err)
-	require.Len(t, bals, 2)
-	native, token := bals[0], bals[1]
-	assert.Equal(t, backfill.NativeAsset, native.Asset)
-	assert.Equal(t, "530", native.Computed.String())
-	require.NotNil(t, native.Reconciled)
-	assert.True(t, *native.Reconciled)
-	assert.Equal(t, "50", token.Computed.String())
-	require.NotNil(t, token.Reconciled)
-	assert.False(t, *token.Reconciled)
-	assert.Contains(t, token.Detail, "1 less than the stored transfers explain")
-	assert.Contains(t, token.Detail, "was not known to the node")
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		addWallet(t, st, walletA, bothNetworks[0])
+		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", backfill.Chunk{Cursor: backfill.Cursor{Block: 100}, Transfers: []backfill.Transfer{
+			transfer("0x01", backfill.KindNative, backfill.NativeAsset, backfill.In, 1000, 1), // received
+			transfer("0x02", backfill.KindNative, backfill.NativeAsset, backfill.Out, 300, 2), // sent …
+			transfer("0x02", backfill.KindFee, backfill.NativeAsset, backfill.Out, 21, 2),     // … with its fee
+			transfer("0x03", backfill.KindToken, "0xt", backfill.In, 50, 3),                   // swap: tokens in …
+			transfer("0x03", backfill.KindNative, backfill.NativeAsset, backfill.Out, 100, 3), // … for coin out
+			transfer("0x03", backfill.KindFee, backfill.NativeAsset, backfill.Out, 30, 3),     //
+			transfer("0x04", backfill.KindFee, backfill.NativeAsset, backfill.Out, 9, 4),      // an approval
+			transfer("0x05", backfill.KindNative, backfill.NativeAsset, backfill.Self, 5, 5),  // to itself
+			transfer("0x05", backfill.KindFee, backfill.NativeAsset, backfill.Out, 10, 5),     //
+		}}))
+		hold := func(asset string, v int64) backfill.Holding {
+			return backfill.Holding{Asset: asset, Amount: big.NewInt(v), Known: true}
+		}
+		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{
+			OpeningAt: 0, ClosingAt: 100,
+			Opening: []backfill.Holding{hold(backfill.NativeAsset, 0), {Asset: "0xt", Detail: "pruned"}},
+			Closing: []backfill.Holding{hold(backfill.NativeAsset, 530), hold("0xt", 49)},
+		}))
+		bals, err := st.FinishWallet(ctx, walletA)
+		require.NoError(t, err)
+		require.Len(t, bals, 2)
+		native, token := bals[0], bals[1]
+		assert.Equal(t, backfill.NativeAsset, native.Asset)
+		assert.Equal(t, "530", native.Computed.String())
+		require.NotNil(t, native.Reconciled)
+		assert.True(t, *native.Reconciled)
+		assert.Equal(t, "50", token.Computed.String())
+		require.NotNil(t, token.Reconciled)
+		assert.False(t, *token.Reconciled)
+		assert.Contains(t, token.Detail, "1 less than the stored transfers explain")
+		assert.Contains(t, token.Detail, "was not known to the node")
 
-	page, _, err := st.ListTransfers(ctx, store.TransferFilter{Wallet: walletA, Network: "etherlink", Limit: 100})
-	require.NoError(t, err)
-	classes := map[string]string{}
-	for _, tr := range page {
-		classes[tr.Tx] = tr.Class
-	}
-	assert.Equal(t, map[string]string{"0x01": store.ClassReceived, "0x02": store.ClassSent, "0x03": store.ClassSwap, "0x04": store.ClassFee, "0x05": store.ClassSelf}, classes)
+		page, _, err := st.ListTransfers(ctx, store.TransferFilter{Wallet: walletA, Network: "etherlink", Limit: 100})
+		require.NoError(t, err)
+		classes := map[string]string{}
+		for _, tr := range page {
+			classes[tr.Tx] = tr.Class
+		}
+		assert.Equal(t, map[string]string{"0x01": store.ClassReceived, "0x02": store.ClassSent, "0x03": store.ClassSwap, "0x04": store.ClassFee, "0x05": store.ClassSelf}, classes)
 
-	row, err := st.SyncStatus(ctx, walletA, "etherlink")
-	require.NoError(t, err)
-	assert.Equal(t, store.SyncCompleted, row.Status)
+		row, err := st.SyncStatus(ctx, walletA, "etherlink")
+		require.NoError(t, err)
+		assert.Equal(t, store.SyncCompleted, row.Status)
+	})
 }
 
 func TestBalancesOfAnUnfinishedNetworkAreNotReconciled(t *testing.T) {
-	st := openStore(t)
-	ctx := context.Background()
-	addWallet(t, st, walletA, bothNetworks[0])
-	require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", backfill.Chunk{Cursor: backfill.Cursor{Block: 5},
-		Transfers: []backfill.Transfer{transfer("0x01", backfill.KindNative, backfill.NativeAsset, backfill.In, 1, 1)}}))
-	_, _, err := st.FailScan(ctx, walletA, "etherlink", store.ScanFailure{Error: "x", Permanent: true, Now: time.Now()})
-	require.NoError(t, err)
-	bals, err := st.FinishWallet(ctx, walletA)
-	require.NoError(t, err)
-	require.Len(t, bals, 1)
-	assert.Nil(t, bals[0].Reconciled)
-	assert.Equal(t, "1", bals[0].Computed.String())
-	assert.Contains(t, bals[0].Detail, "did not complete")
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		addWallet(t, st, walletA, bothNetworks[0])
+		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", backfill.Chunk{Cursor: backfill.Cursor{Block: 5},
+			Transfers: []backfill.Transfer{transfer("0x01", backfill.KindNative, backfill.NativeAsset, backfill.In, 1, 1)}}))
+		_, _, err := st.FailScan(ctx, walletA, "etherlink", store.ScanFailure{Error: "x", Permanent: true, Now: time.Now()})
+		require.NoError(t, err)
+		bals, err := st.FinishWallet(ctx, walletA)
+		require.NoError(t, err)
+		require.Len(t, bals, 1)
+		assert.Nil(t, bals[0].Reconciled)
+		assert.Equal(t, "1", bals[0].Computed.String())
+		assert.Contains(t, bals[0].Detail, "did not complete")
+	})
 }
 
 func TestUnknownWalletsAreNotFound(t *testing.T) {
-	st := openStore(t)
-	_, err := st.WalletStatus(context.Background(), walletA)
-	assert.ErrorIs(t, err, store.ErrNotFound)
-	_, err = st.BeginScan(context.Background(), walletA, "etherlink")
-	assert.ErrorIs(t, err, store.ErrNotFound)
-	_, _, err = st.ListTransfers(context.Background(), store.TransferFilter{Wallet: walletA, Limit: 1, Cursor: "nope"})
-	assert.ErrorIs(t, err, store.ErrBadCursor)
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		_, err := st.WalletStatus(context.Background(), walletA)
+		assert.ErrorIs(t, err, store.ErrNotFound)
+		_, err = st.BeginScan(context.Background(), walletA, "etherlink")
+		assert.ErrorIs(t, err, store.ErrNotFound)
+		_, _, err = st.ListTransfers(context.Background(), store.TransferFilter{Wallet: walletA, Limit: 1, Cursor: "nope"})
+		assert.ErrorIs(t, err, store.ErrBadCursor)
+	})
 }
 
 func TestAnOpeningBalanceReadEarlierIsKeptWhenTheNodeHasSincePrunedIt(t *testing.T) {
-	st := openStore(t)
-	ctx := context.Background()
-	addWallet(t, st, walletA, bothNetworks[0])
-	complete := func(opening backfill.Holding) {
-		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{
-			Opening: []backfill.Holding{opening},
-			Closing: []backfill.Holding{{Asset: backfill.NativeAsset, Amount: big.NewInt(9), Known: true}},
-		}))
-	}
-	complete(backfill.Holding{Asset: backfill.NativeAsset, Amount: big.NewInt(9), Known: true})
-	addWallet(t, st, walletA, bothNetworks[0]) // re-added: scans the new blocks
-	complete(backfill.Holding{Asset: backfill.NativeAsset, Detail: "pruned"})
-	bals, err := st.FinishWallet(ctx, walletA)
-	require.NoError(t, err)
-	require.Len(t, bals, 1)
-	assert.True(t, bals[0].OpeningKnown)
-	assert.Equal(t, "9", bals[0].Opening.String())
-	require.NotNil(t, bals[0].Reconciled)
-	assert.True(t, *bals[0].Reconciled)
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		addWallet(t, st, walletA, bothNetworks[0])
+		complete := func(opening backfill.Holding) {
+			require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{
+				Opening: []backfill.Holding{opening},
+				Closing: []backfill.Holding{{Asset: backfill.NativeAsset, Amount: big.NewInt(9), Known: true}},
+			}))
+		}
+		complete(backfill.Holding{Asset: backfill.NativeAsset, Amount: big.NewInt(9), Known: true})
+		addWallet(t, st, walletA, bothNetworks[0]) // re-added: scans the new blocks
+		complete(backfill.Holding{Asset: backfill.NativeAsset, Detail: "pruned"})
+		bals, err := st.FinishWallet(ctx, walletA)
+		require.NoError(t, err)
+		require.Len(t, bals, 1)
+		assert.True(t, bals[0].OpeningKnown)
+		assert.Equal(t, "9", bals[0].Opening.String())
+		require.NotNil(t, bals[0].Reconciled)
+		assert.True(t, *bals[0].Reconciled)
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/keeperhq/keeper/cli"
 	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/devserver"
+	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/worker"
 )
 
@@ -73,7 +74,12 @@ func devCmd() *cobra.Command {
 			}
 			fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
 			cli.PrintLocalChains(out, local, cfg.DataDir)
-			fmt.Fprintf(out, "  data             %s (keeper.db, temporal.db)\n", abs)
+			if cfg.StoreURL != "" {
+				fmt.Fprintf(out, "  records          %s\n", store.RedactURL(cfg.StoreURL))
+				fmt.Fprintf(out, "  data             %s (temporal.db)\n", abs)
+			} else {
+				fmt.Fprintf(out, "  data             %s (keeper.db, temporal.db)\n", abs)
+			}
 
 			<-ctx.Done()
 			fmt.Fprintln(out, "keeper dev: shutting down (draining in-flight work)")

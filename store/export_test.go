@@ -1,0 +1,28 @@
+package store
+
+import "context"
+
+// Columns lists each table's columns in name order, for the test that
+// holds the two schemas to the same tables and columns.
+func Columns(ctx context.Context, s *Store) (map[string][]string, error) {
+	q := `SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p
+		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY 1, 2`
+	if s.d.postgres {
+		q = `SELECT table_name, column_name FROM information_schema.columns
+			WHERE table_schema = current_schema() ORDER BY 1, 2`
+	}
+	rows, err := s.r.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var table, col string
+		if err := rows.Scan(&table, &col); err != nil {
+			return nil, err
+		}
+		out[table] = append(out[table], col)
+	}
+	return out, rows.Err()
+}

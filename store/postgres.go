@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// postgresConns bounds one node's connections to PostgreSQL: intake's
+// committer, the dispatcher, activities and API reads share them.
+const postgresConns = 16
+
+// OpenPostgres opens the store in the PostgreSQL database at connURL
+// (postgres://user:password@host:port/database?sslmode=…, with any libpq
+// setting pgx understands, such as search_path to keep keeper's tables in
+// a schema of their own), creating keeper's tables if needed. Several nodes
+// may share one database. Errors name the URL without its password.
+func OpenPostgres(ctx context.Context, connURL string) (*Store, error) {
+	if !IsPostgresURL(connURL) {
+		return nil, fmt.Errorf("store: %q is not a postgres:// URL", RedactURL(connURL))
+	}
+	cfg, err := pgx.ParseConfig(connURL)
+	if err != nil {
+		// pgx's own message would show a password given as a parameter.
+		why := "invalid settings"
+		if inner := errors.Unwrap(err); inner != nil {
+			why = inner.Error()
+		}
+		return nil, fmt.Errorf("store: cannot parse %s: %s", RedactURL(connURL), why)
+	}
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(postgresConns)
+	db.SetMaxIdleConns(postgresConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := pingWithin(ctx, db, 10*time.Second); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: connect to %s: %w", RedactURL(connURL), err)
+	}
+	p := &pool{db, postgresDialect}
+	s, err := start(ctx, &Store{d: postgresDialect, w: p, r: p})
+	if err != nil {
+		return nil, fmt.Errorf("%w (database %s)", err, RedactURL(connURL))
+	}
+	return s, nil
+}
+
+func pingWithin(ctx context.Context, db *sql.DB, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return db.PingContext(ctx)
+}
+
+// IsPostgresURL reports whether s names a PostgreSQL database.
+func IsPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// RedactURL is a connection URL fit for logs and errors: its password, in
+// the user part or in a password= parameter, is replaced by xxxxx.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,186 @@
+package store
+
+// postgresMigrations are migrations (schema.go) spelled for PostgreSQL: the
+// same tables, columns, keys and indexes, version for version, so a
+// migration added to one list is added to the other under the same number.
+// Times are milliseconds since the Unix epoch in BIGINT columns, as in
+// SQLite, so both read and write them the same way; flags that SQL compares
+// or combines are BOOLEAN.
+var postgresMigrations = []string{
+	// 1: evidence, its per-chain outbox rows, batches and their transactions.
+	`
+CREATE TABLE evidence (
+	seq             BIGSERIAL PRIMARY KEY,
+	id              TEXT    NOT NULL UNIQUE,
+	digest          BYTEA   NOT NULL,
+	chains          TEXT    NOT NULL,
+	priority        INTEGER NOT NULL,
+	idempotency_key TEXT    UNIQUE,
+	metadata        TEXT,
+	status          TEXT    NOT NULL,
+	attempts        INTEGER NOT NULL DEFAULT 0,
+	last_error      TEXT    NOT NULL DEFAULT '',
+	created_at      BIGINT  NOT NULL,
+	updated_at      BIGINT  NOT NULL
+);
+CREATE INDEX evidence_by_status ON evidence(status, seq);
+
+CREATE TABLE batches (
+	id         BIGSERIAL PRIMARY KEY,
+	chain      TEXT    NOT NULL,
+	size       INTEGER NOT NULL,
+	priority   INTEGER NOT NULL,
+	state      TEXT    NOT NULL,
+	root       BYTEA,
+	tx_ref     TEXT,
+	block      BIGINT,
+	block_time BIGINT,
+	attempts   INTEGER NOT NULL DEFAULT 0,
+	last_error TEXT    NOT NULL DEFAULT '',
+	created_at BIGINT  NOT NULL,
+	updated_at BIGINT  NOT NULL
+);
+CREATE INDEX batches_by_state ON batches(state, chain);
+
+-- The outbox: one row per (evidence, chain), written in the intake transaction.
+-- batch_id NULL means the row still waits for a dispatcher.
+CREATE TABLE outbox (
+	evidence_seq BIGINT  NOT NULL REFERENCES evidence(seq),
+	chain        TEXT    NOT NULL,
+	priority     INTEGER NOT NULL,
+	state        TEXT    NOT NULL,
+	batch_id     BIGINT  REFERENCES batches(id),
+	leaf_index   INTEGER,
+	path         BYTEA,
+	PRIMARY KEY (evidence_seq, chain)
+);
+CREATE INDEX outbox_pending ON outbox(chain, priority, evidence_seq) WHERE batch_id IS NULL;
+CREATE INDEX outbox_by_batch ON outbox(batch_id, leaf_index);
+
+-- Every transaction an adapter signed for a batch, saved before broadcast.
+CREATE TABLE tx_refs (
+	batch_id   BIGINT  NOT NULL REFERENCES batches(id),
+	seq        INTEGER NOT NULL,
+	chain      TEXT    NOT NULL,
+	ref        TEXT    NOT NULL,
+	raw        BYTEA,
+	meta       TEXT,
+	created_at BIGINT  NOT NULL,
+	PRIMARY KEY (batch_id, seq)
+);
+`,
+	// 2: reward epochs and the built-in ledger's intents.
+	`
+CREATE TABLE epochs (
+	id                   TEXT    PRIMARY KEY,
+	run                  INTEGER NOT NULL,
+	status               TEXT    NOT NULL,
+	reason               TEXT    NOT NULL DEFAULT '',
+	request_hash         TEXT    NOT NULL,
+	pool                 TEXT    NOT NULL,
+	source               TEXT    NOT NULL DEFAULT '',
+	usage                BYTEA,
+	deadline_at          BIGINT  NOT NULL,
+	inputs_hash          TEXT    NOT NULL DEFAULT '',
+	inputs_path          TEXT    NOT NULL DEFAULT '',
+	accounts             INTEGER NOT NULL DEFAULT 0,
+	total_units          TEXT    NOT NULL DEFAULT '',
+	total_paid           TEXT    NOT NULL DEFAULT '',
+	payouts_hash         TEXT    NOT NULL DEFAULT '',
+	payouts_path         TEXT    NOT NULL DEFAULT '',
+	run_hash             TEXT    NOT NULL DEFAULT '',
+	run_path             TEXT    NOT NULL DEFAULT '',
+	commitment           TEXT    NOT NULL DEFAULT '',
+	commitment_hash      TEXT    NOT NULL DEFAULT '',
+	commitment_path      TEXT    NOT NULL DEFAULT '',
+	intents_total        INTEGER NOT NULL DEFAULT 0,
+	intents_emitted      INTEGER NOT NULL DEFAULT 0,
+	intents_acknowledged INTEGER NOT NULL DEFAULT 0,
+	evidence_id          TEXT    NOT NULL DEFAULT '',
+	created_at           BIGINT  NOT NULL,
+	started_at           BIGINT  NOT NULL DEFAULT 0,
+	sealed_at            BIGINT  NOT NULL DEFAULT 0,
+	computed_at          BIGINT  NOT NULL DEFAULT 0,
+	written_at           BIGINT  NOT NULL DEFAULT 0,
+	intents_at           BIGINT  NOT NULL DEFAULT 0,
+	anchored_at          BIGINT  NOT NULL DEFAULT 0,
+	finished_at          BIGINT  NOT NULL DEFAULT 0,
+	updated_at           BIGINT  NOT NULL
+);
+CREATE INDEX epochs_by_status ON epochs(status, deadline_at);
+
+CREATE TABLE ledger_intents (
+	idempotency_key TEXT    PRIMARY KEY,
+	id              TEXT    NOT NULL,
+	body_hash       BYTEA   NOT NULL,
+	epoch           TEXT    NOT NULL,
+	account         TEXT    NOT NULL,
+	amount          TEXT    NOT NULL,
+	replays         INTEGER NOT NULL DEFAULT 0,
+	created_at      BIGINT  NOT NULL
+);
+CREATE INDEX ledger_intents_by_epoch ON ledger_intents(epoch, account);
+`,
+	// 3: wallet backfill (seed 002).
+	`
+CREATE TABLE sync_status (
+	wallet        TEXT    NOT NULL,
+	network       TEXT    NOT NULL,
+	status        TEXT    NOT NULL,
+	start_point   BIGINT  NOT NULL,
+	target        BIGINT  NOT NULL DEFAULT 0,
+	checkpoint    BIGINT  NOT NULL DEFAULT 0,
+	cursor        TEXT    NOT NULL DEFAULT '',
+	scanned       BIGINT  NOT NULL DEFAULT 0,
+	total         BIGINT  NOT NULL DEFAULT 0,
+	attempts      INTEGER NOT NULL DEFAULT 0,
+	retry_count   INTEGER NOT NULL DEFAULT 0,
+	next_retry_at BIGINT  NOT NULL DEFAULT 0,
+	last_error    TEXT    NOT NULL DEFAULT '',
+	start_seq     BIGINT  NOT NULL DEFAULT 1,
+	started_seq   BIGINT  NOT NULL DEFAULT 0,
+	created_at    BIGINT  NOT NULL,
+	started_at    BIGINT  NOT NULL DEFAULT 0,
+	finished_at   BIGINT  NOT NULL DEFAULT 0,
+	updated_at    BIGINT  NOT NULL,
+	PRIMARY KEY (wallet, network)
+);
+CREATE INDEX sync_status_unstarted ON sync_status(wallet) WHERE started_seq < start_seq;
+
+CREATE TABLE transfers (
+	seq        BIGSERIAL PRIMARY KEY,
+	network    TEXT    NOT NULL,
+	wallet     TEXT    NOT NULL,
+	tx         TEXT    NOT NULL,
+	kind       TEXT    NOT NULL,
+	idx        INTEGER NOT NULL,
+	asset      TEXT    NOT NULL,
+	sender     TEXT    NOT NULL,
+	recipient  TEXT    NOT NULL,
+	amount     TEXT    NOT NULL,
+	direction  TEXT    NOT NULL,
+	class      TEXT    NOT NULL DEFAULT '',
+	block      BIGINT  NOT NULL,
+	block_time BIGINT  NOT NULL,
+	UNIQUE (network, wallet, tx, kind, idx)
+);
+CREATE INDEX transfers_by_wallet ON transfers(wallet, network, seq);
+
+CREATE TABLE wallet_balances (
+	wallet        TEXT    NOT NULL,
+	network       TEXT    NOT NULL,
+	asset         TEXT    NOT NULL,
+	opening       TEXT    NOT NULL DEFAULT '0',
+	opening_known BOOLEAN NOT NULL DEFAULT FALSE,
+	opening_at    BIGINT  NOT NULL DEFAULT 0,
+	computed      TEXT    NOT NULL DEFAULT '',
+	chain         TEXT    NOT NULL DEFAULT '',
+	chain_known   BOOLEAN NOT NULL DEFAULT FALSE,
+	chain_at      BIGINT  NOT NULL DEFAULT 0,
+	reconciled    BOOLEAN,
+	detail        TEXT    NOT NULL DEFAULT '',
+	updated_at    BIGINT  NOT NULL,
+	PRIMARY KEY (wallet, network, asset)
+);
+`,
+}
