@@ -391,7 +391,7 @@ type Confirmation struct {
 }
 
 // pathsPerTx bounds the audit paths one ConfirmBatch transaction writes:
-// the store has one writer, and intake waits while it is busy.
+// SQLite has one writer, and intake waits while it is busy.
 const pathsPerTx = 128
 
 // ConfirmBatch stores every evidence's audit path, then marks the batch and

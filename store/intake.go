@@ -15,7 +15,9 @@ import (
 // one goroutine that takes every insert waiting at that moment (up to
 // maxGroup) and commits them in one transaction, answering each request once
 // that transaction is committed. A lone request is committed at once; under
-// load the requests arriving during one commit share the next.
+// load the requests arriving during one commit share the next. On
+// PostgreSQL, where writers do not queue, it still saves a commit (a WAL
+// flush) per request.
 type committer struct {
 	reqs chan *insertReq
 	quit chan struct{}
