@@ -155,3 +155,43 @@ func TestThreeNodesSharingOneStoreBatchEveryOutboxRowExactlyOnce(t *testing.T) {
 		t.Logf("%s: batches formed per node: %d, %d, %d", db.name, len(formed[0]), len(formed[1]), len(formed[2]))
 	})
 }
+
+func TestTwoNodesTakingInOneIdempotencyKeyAtOnceStoreOneEvidence(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		ctx := context.Background()
+		where := db.fresh(t)
+		nodes := []*store.Store{openAt(t, where), openAt(t, where)}
+		for _, st := range nodes {
+			defer st.Close()
+		}
+		const n = 20
+		var (
+			wg      sync.WaitGroup
+			ids     [n]string
+			created [n]bool
+			errs    [n]error
+			start   = make(chan struct{})
+		)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				ev, c, err := nodes[i%2].InsertEvidence(ctx, store.NewEvidence{Digest: digestOf(fmt.Sprint(i)), Chains: []string{"stub"}, Priority: 5, IdempotencyKey: "one-key"})
+				ids[i], created[i], errs[i] = ev.ID, c, err
+			}()
+		}
+		close(start)
+		wg.Wait()
+		nCreated := 0
+		for i := range n {
+			require.NoError(t, errs[i], "request %d", i)
+			assert.Equal(t, ids[0], ids[i], "request %d", i)
+			if created[i] {
+				nCreated++
+			}
+		}
+		assert.Equal(t, 1, nCreated)
+		assert.Len(t, listAll(t, nodes[1], ""), 1)
+	})
+}
