@@ -53,6 +53,21 @@ func TestDropNextAcceptsATransactionThatNeverLands(t *testing.T) {
 	assert.NotNil(t, status(t, c, kept))
 }
 
+func TestClearDropsIncludesSendsAgain(t *testing.T) {
+	ctx := context.Background()
+	d, c := startPaused(t, Options{})
+	bh, _ := blockhash(t, c, rpc.CommitmentFinalized)
+	d.DropNext(100)
+	dropped, err := c.SendTransaction(ctx, signed(t, bh, []solana.PrivateKey{d.Payer()}, memoIx("dropped")))
+	require.NoError(t, err)
+	d.ClearDrops()
+	kept, err := c.SendTransaction(ctx, signed(t, bh, []solana.PrivateKey{d.Payer()}, memoIx("kept")))
+	require.NoError(t, err)
+	d.Advance(2)
+	assert.Nil(t, status(t, c, dropped))
+	assert.NotNil(t, status(t, c, kept))
+}
+
 func TestDelayInclusionHoldsTransactionsBack(t *testing.T) {
 	ctx := context.Background()
 	d, c := startPaused(t, Options{})
