@@ -45,11 +45,8 @@ const (
 
 // faultOptions choose the chains of a fault stack and what sits in front of them.
 type faultOptions struct {
-	evm, solana         bool
-	evmProxy, solProxy  bool // keeper reaches the chain through an rpcfault proxy
-	evmResubmitTimeout  time.Duration
-	evmFinalityDepth    int
-	retryBase, retryCap time.Duration
+	evm, solana        bool
+	evmProxy, solProxy bool // keeper reaches the chain through an rpcfault proxy
 }
 
 // faultStack is one keeper node (API and worker) on its own Temporal server
@@ -72,24 +69,19 @@ func startFaultStack(t *testing.T, o faultOptions) *faultStack {
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
-	cfg.Chains = nil
 	cfg.ConfirmPoll = 100 * time.Millisecond
 	cfg.BatchMaxItems = 4 // several batches per test
-	// Seed 000's backoff scaled down 5×: a 2-minute outage costs an
-	// activity about 11 of its 20 attempts, as the seed's numbers would
-	// spend about 7 on a 10-minute one.
+	// Seed 000's backoff on shorter numbers (1 s base, 15 s cap instead of
+	// 5 s and 300 s): a 2-minute outage costs an activity about 12 of its 20
+	// attempts, where the seed's numbers would spend 5, and a retry follows
+	// the end of a fault within 15 s.
 	cfg.RetryBase, cfg.RetryCap, cfg.RetryJitter = time.Second, 15*time.Second, 500*time.Millisecond
-	if o.retryBase > 0 {
-		cfg.RetryBase, cfg.RetryCap = o.retryBase, o.retryCap
-	}
+	// An unmined EVM anchor is found dropped (and re-signed) after 3 s.
 	cfg.EVM.ResubmitTimeout = 3 * time.Second
-	if o.evmResubmitTimeout > 0 {
-		cfg.EVM.ResubmitTimeout = o.evmResubmitTimeout
-	}
 	s := &faultStack{cfg: cfg}
 	ctx := context.Background()
 	if o.evm {
-		c, err := devchain.Start(ctx, devchain.Options{Dir: t.TempDir(), BlockTime: evmBlockTime, FinalityDepth: o.evmFinalityDepth, Logger: testLogger(t)})
+		c, err := devchain.Start(ctx, devchain.Options{Dir: t.TempDir(), BlockTime: evmBlockTime, Logger: testLogger(t)})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = c.Stop() })
 		s.evm, s.cfg.EVM.RPCURL, s.cfg.EVM.KeyFile = c, c.URL(), c.KeyFile()
@@ -392,6 +384,17 @@ func (s *faultStack) metric(t *testing.T, name, chain string) float64 {
 	return sum
 }
 
+// checkRetried asserts that the retries show on /metrics and as attempts
+// above 1 in the AnchorBatch histories, on every chain of the stack.
+func (s *faultStack) checkRetried(t *testing.T, ids []string) {
+	t.Helper()
+	for _, chain := range s.chains {
+		assert.Positive(t, s.metric(t, "keeper_anchor_retries_total", chain), "%s retries on /metrics", chain)
+		assert.Positive(t, s.retriedActivities(t, chain, s.batchesOf(t, ids, chain)), "%s: attempt > 1 in some AnchorBatch history", chain)
+	}
+	s.logMetrics(t)
+}
+
 func (s *faultStack) logMetrics(t *testing.T) {
 	t.Helper()
 	for _, c := range s.chains {
@@ -437,11 +440,7 @@ func TestChainFaultANodeDownForTwoMinutesDelaysEvidenceButConfirmsEachOnce(t *te
 
 	s.checkExactlyOnce(t, ids, 2*time.Minute)
 	t.Logf("all %d evidence confirmed %v after the nodes went down", len(ids), time.Since(start).Round(time.Second))
-	for _, chain := range s.chains {
-		assert.Positive(t, s.metric(t, "keeper_anchor_retries_total", chain), "%s retries on /metrics", chain)
-		assert.Positive(t, s.retriedActivities(t, chain, s.batchesOf(t, ids, chain)), "%s: attempt > 1 in some AnchorBatch history", chain)
-	}
-	s.logMetrics(t)
+	s.checkRetried(t, ids)
 }
 
 func TestChainFaultThirtyPercentRPCErrorsAndTimeoutsForAMinuteStillConfirmEachEvidenceOnce(t *testing.T) {
@@ -470,11 +469,7 @@ func TestChainFaultThirtyPercentRPCErrorsAndTimeoutsForAMinuteStillConfirmEachEv
 
 	s.checkExactlyOnce(t, ids, 2*time.Minute)
 	t.Logf("all %d evidence confirmed %v after the faults began", len(ids), time.Since(start).Round(time.Second))
-	for _, chain := range s.chains {
-		assert.Positive(t, s.metric(t, "keeper_anchor_retries_total", chain), "%s retries on /metrics", chain)
-		assert.Positive(t, s.retriedActivities(t, chain, s.batchesOf(t, ids, chain)), "%s: attempt > 1 in some AnchorBatch history", chain)
-	}
-	s.logMetrics(t)
+	s.checkRetried(t, ids)
 }
 
 func TestChainFaultADroppedTransactionIsSubmittedAgainAndConfirmsOnce(t *testing.T) {

@@ -197,7 +197,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	status, header, answer, err := p.forward(r, body)
 	if err != nil {
-		http.Error(w, "upstream: "+err.Error(), http.StatusBadGateway)
+		http.Error(w, "upstream node unreachable", http.StatusBadGateway) // its URL may carry a key: not echoed
 		return
 	}
 	if kind == timeoutFault {

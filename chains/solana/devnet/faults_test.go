@@ -182,6 +182,16 @@ func TestRateFaultsFailAFractionOfCallsUntilCleared(t *testing.T) {
 	assert.Equal(t, -32005, rpcErr(t, err).Code)
 }
 
+func TestAFaultWithOnlyADelaySlowsCallsDownWithoutFailingThem(t *testing.T) {
+	ctx := context.Background()
+	d, c := start(t, Options{})
+	d.InjectFault(RPCFault{Method: "getHealth", Delay: 50 * time.Millisecond, Count: 1})
+	h, err := c.GetHealth(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, rpc.HealthOk, h)
+	assert.Equal(t, 1, d.Calls("getHealth"))
+}
+
 func TestCancellingTheStartContextStopsTheDevnet(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d, err := Start(ctx, Options{SlotTime: testSlotTime})
