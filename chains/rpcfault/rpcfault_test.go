@@ -119,7 +119,9 @@ func TestDownRefusesConnectionsUntilUpServesTheSameURLAgain(t *testing.T) {
 	require.NoError(t, c.Call(new(string), "test_echo", "before"))
 
 	require.NoError(t, p.Down())
-	_, err := http.Post(url, "application/json", nil)
+	// A new connection (not one the client pooled before) is refused.
+	fresh := &http.Client{Transport: &http.Transport{}}
+	_, err := fresh.Post(url, "application/json", nil)
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "connection refused")
 	assert.Error(t, c.Call(new(string), "test_echo", "while down"))
