@@ -24,7 +24,8 @@ type Anchor struct {
 	Store       *store.Store
 	Chains      map[string]chains.Adapter
 	Backoff     Backoff
-	ConfirmPoll time.Duration // how often ConfirmAnchor asks the chain
+	ConfirmPoll time.Duration  // how often ConfirmAnchor asks the chain
+	Metrics     *AnchorMetrics // attempts and retries by chain; nil counts nothing
 	Logger      *slog.Logger
 }
 
@@ -68,7 +69,7 @@ func (a *Anchor) adapter(chain string) (chains.Adapter, error) {
 // broadcast one transaction for it. A retry (after a crash or a transient
 // error) rebroadcasts the transaction the adapter journaled, never a second one.
 func (a *Anchor) SubmitAnchor(ctx context.Context, in BatchRef) (SubmitResult, error) {
-	attempt := activity.GetInfo(ctx).Attempt
+	attempt := a.countAttempt(ctx, in.Chain)
 	res, err := a.submit(ctx, in)
 	if err != nil {
 		err = fmt.Errorf("submit batch %d on %s: %w", in.BatchID, in.Chain, err)
@@ -113,12 +114,15 @@ func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) 
 // heartbeating while it waits. A dropped transaction is reported, not failed:
 // the workflow submits again.
 func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult, error) {
-	attempt := activity.GetInfo(ctx).Attempt
+	attempt := a.countAttempt(ctx, in.Chain)
 	res, err := a.confirm(ctx, in)
 	if err != nil {
 		err = fmt.Errorf("confirm batch %d on %s: %w", in.BatchID, in.Chain, err)
 		a.recordAttempt(ctx, in.BatchID, attempt, err)
 		return ConfirmResult{}, a.Backoff.classify(err, attempt)
+	}
+	if res.Dropped {
+		a.Metrics.dropped(in.Chain)
 	}
 	return res, nil
 }
@@ -165,9 +169,10 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error
 // RecordReceipts stores every evidence's audit path against the confirmed
 // transaction, making their receipts available.
 func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResult) error {
+	attempt := a.countAttempt(ctx, in.Chain)
 	tree, err := a.tree(ctx, in.BatchID)
 	if err != nil {
-		return a.Backoff.classify(err, activity.GetInfo(ctx).Attempt)
+		return a.Backoff.classify(err, attempt)
 	}
 	paths := make([][][32]byte, tree.Size())
 	for i := range paths {
@@ -181,12 +186,20 @@ func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResul
 		}
 	}
 	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime}, paths)
-	return a.Backoff.classify(err, activity.GetInfo(ctx).Attempt)
+	return a.Backoff.classify(err, attempt)
 }
 
 // DeadLetter marks a batch's evidence dead-lettered with the error that ended it.
 func (a *Anchor) DeadLetter(ctx context.Context, in DeadLetterInput) error {
 	return a.Store.DeadLetterBatch(ctx, in.BatchID, in.Error)
+}
+
+// countAttempt counts this activity attempt in the metrics and returns its
+// number (1 for the first).
+func (a *Anchor) countAttempt(ctx context.Context, chain string) int32 {
+	info := activity.GetInfo(ctx)
+	a.Metrics.attempt(chain, info.ActivityType.Name, info.Attempt)
+	return info.Attempt
 }
 
 func (a *Anchor) recordAttempt(ctx context.Context, batchID int64, attempt int32, err error) {

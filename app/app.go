@@ -56,6 +56,7 @@ type Node struct {
 
 	epochWorker sdkworker.Worker
 	upstream    *activities.UpstreamMetrics
+	anchoring   *activities.AnchorMetrics
 
 	// backfillWorker runs WalletSync and Backfill (nil without a backfill network).
 	backfillWorker sdkworker.Worker
@@ -119,13 +120,14 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.upstream = activities.NewUpstreamMetrics()
+	n.anchoring = activities.NewAnchorMetrics()
 
 	if o.Roles.Worker {
 		if err := worker.EnsureSearchAttributes(ctx, n.Client, co.Namespace, n.Logger); err != nil {
 			n.Logger.Warn("search attributes not verified", "error", err)
 		}
 		n.worker = worker.New(n.Client, &activities.Anchor{
-			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll,
+			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchoring,
 			Backoff: activities.Backoff{Base: cfg.RetryBase, Cap: cfg.RetryCap, Jitter: cfg.RetryJitter},
 		}, worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout})
 		if err := n.worker.Start(); err != nil {
@@ -186,7 +188,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 		Store: n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
 		Checks: checks, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
 		Auth:     starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen},
-		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Collectors: n.upstream.Collectors(), Wallets: n.wallets(),
+		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Collectors: append(n.upstream.Collectors(), n.anchoring.Collectors()...), Wallets: n.wallets(),
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

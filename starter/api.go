@@ -42,7 +42,7 @@ type API struct {
 
 	// Reward epochs: Temporal starts their workflows; Ledger, when set, is
 	// the built-in ledger served under /ledger/v1; Collectors are more
-	// metrics to serve (the epoch worker's upstream counters).
+	// metrics to serve (the worker's upstream and anchoring counters).
 	Temporal   WorkflowStarter
 	Epochs     EpochOptions
 	Ledger     *ledger.Server

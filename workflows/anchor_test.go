@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/suite"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -26,6 +27,7 @@ type AnchorBatchSuite struct {
 	env    *testsuite.TestWorkflowEnvironment
 	store  *store.Store
 	chain  *stub.Chain
+	metric *activities.AnchorMetrics
 	starts map[string][]time.Time // activity type -> start times (workflow clock)
 }
 
@@ -35,16 +37,40 @@ func (s *AnchorBatchSuite) SetupTest() {
 	st, err := store.Open(context.Background(), filepath.Join(s.T().TempDir(), "keeper.db"))
 	s.Require().NoError(err)
 	s.T().Cleanup(func() { st.Close() })
-	s.store, s.chain = st, stub.New(0)
+	s.store, s.chain, s.metric = st, stub.New(0), activities.NewAnchorMetrics()
 	s.starts = map[string][]time.Time{}
 	s.env = s.NewTestWorkflowEnvironment()
 	s.env.RegisterActivity(&activities.Anchor{
 		Store: st, Chains: map[string]chains.Adapter{stub.Name: s.chain},
-		Backoff: activities.DefaultBackoff, ConfirmPoll: 10 * time.Millisecond,
+		Backoff: activities.DefaultBackoff, ConfirmPoll: 10 * time.Millisecond, Metrics: s.metric,
 	})
 	s.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		s.starts[info.ActivityType.Name] = append(s.starts[info.ActivityType.Name], s.env.Now())
 	})
+}
+
+// counted is a stub-chain counter of the anchoring metrics as /metrics
+// would show it, for one activity ("" for counters without that label).
+func (s *AnchorBatchSuite) counted(name, activity string) float64 {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(s.metric.Collectors()...)
+	mfs, err := reg.Gather()
+	s.Require().NoError(err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["chain"] == stub.Name && labels["activity"] == activity {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
 }
 
 func (s *AnchorBatchSuite) formBatch(n int) store.Batch {
@@ -123,6 +149,9 @@ func (s *AnchorBatchSuite) TestTransientSubmitFailuresBackOffAsSeed000() {
 		s.Equal(store.StatusConfirmed, ev.Status)
 		s.Equal(4, ev.Attempts, "attempts seen by the user")
 	}
+	s.Equal(5.0, s.counted("keeper_anchor_attempts_total", "SubmitAnchor"), "attempts on /metrics")
+	s.Equal(4.0, s.counted("keeper_anchor_retries_total", "SubmitAnchor"), "retries on /metrics")
+	s.Zero(s.counted("keeper_anchor_retries_total", "ConfirmAnchor"))
 }
 
 func (s *AnchorBatchSuite) TestBackoffIsCappedAtFiveMinutes() {
@@ -172,4 +201,6 @@ func (s *AnchorBatchSuite) TestDroppedTransactionIsSubmittedAgain() {
 	s.Equal(1, res.Resubmits)
 	s.Len(s.starts["SubmitAnchor"], 2)
 	s.Equal(1, s.chain.Transactions(b.ID), "the rebroadcast reuses the journaled transaction")
+	s.Equal(1.0, s.counted("keeper_anchor_dropped_total", ""), "the drop on /metrics")
+	s.Zero(s.counted("keeper_anchor_retries_total", "SubmitAnchor"), "a resubmission is a new activity, not a retry")
 }

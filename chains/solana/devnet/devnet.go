@@ -290,6 +290,10 @@ func (d *Devnet) SkipSlots(n int) { d.mu.Lock(); d.skip += n; d.mu.Unlock() }
 // answered normally (with the signature) but never included.
 func (d *Devnet) DropNext(n int) { d.mu.Lock(); d.dropNext += n; d.mu.Unlock() }
 
+// ClearDrops cancels what DropNext and LoseDeliveries still had to drop
+// or lose: from now on sends are included again.
+func (d *Devnet) ClearDrops() { d.mu.Lock(); d.dropNext, d.loseNext = 0, 0; d.mu.Unlock() }
+
 // DelayInclusion holds every transaction received from now on out of blocks
 // for at least dur after it arrives (0 restores immediate inclusion).
 func (d *Devnet) DelayInclusion(dur time.Duration) { d.mu.Lock(); d.delay = dur; d.mu.Unlock() }

@@ -19,7 +19,7 @@ type RPCFault struct {
 	// (e.g. 503, 429) and a plain-text body instead of a JSON-RPC response.
 	HTTPStatus int
 	// Code and Message form the JSON-RPC error when HTTPStatus is 0
-	// (default -32603 "Internal error").
+	// (default -32603 "Internal error", unless Delay is set).
 	Code    int
 	Message string
 	// Delay is added before the call is answered (whether or not it fails
@@ -39,7 +39,7 @@ func (d *Devnet) InjectFault(f RPCFault) {
 	if left <= 0 {
 		left = -1
 	}
-	if f.HTTPStatus == 0 && f.Code == 0 {
+	if f.HTTPStatus == 0 && f.Code == 0 && f.Delay == 0 {
 		f.Code, f.Message = codeInternalError, "Internal error"
 	}
 	d.fmu.Lock()

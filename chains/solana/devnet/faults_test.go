@@ -53,6 +53,21 @@ func TestDropNextAcceptsATransactionThatNeverLands(t *testing.T) {
 	assert.NotNil(t, status(t, c, kept))
 }
 
+func TestClearDropsIncludesSendsAgain(t *testing.T) {
+	ctx := context.Background()
+	d, c := startPaused(t, Options{})
+	bh, _ := blockhash(t, c, rpc.CommitmentFinalized)
+	d.DropNext(100)
+	dropped, err := c.SendTransaction(ctx, signed(t, bh, []solana.PrivateKey{d.Payer()}, memoIx("dropped")))
+	require.NoError(t, err)
+	d.ClearDrops()
+	kept, err := c.SendTransaction(ctx, signed(t, bh, []solana.PrivateKey{d.Payer()}, memoIx("kept")))
+	require.NoError(t, err)
+	d.Advance(2)
+	assert.Nil(t, status(t, c, dropped))
+	assert.NotNil(t, status(t, c, kept))
+}
+
 func TestDelayInclusionHoldsTransactionsBack(t *testing.T) {
 	ctx := context.Background()
 	d, c := startPaused(t, Options{})
@@ -165,6 +180,16 @@ func TestRateFaultsFailAFractionOfCallsUntilCleared(t *testing.T) {
 	d.InjectFault(RPCFault{Method: "getHealth", Code: -32005, Message: "Node is unhealthy"})
 	_, err = c.GetHealth(ctx)
 	assert.Equal(t, -32005, rpcErr(t, err).Code)
+}
+
+func TestAFaultWithOnlyADelaySlowsCallsDownWithoutFailingThem(t *testing.T) {
+	ctx := context.Background()
+	d, c := start(t, Options{})
+	d.InjectFault(RPCFault{Method: "getHealth", Delay: 50 * time.Millisecond, Count: 1})
+	h, err := c.GetHealth(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, rpc.HealthOk, h)
+	assert.Equal(t, 1, d.Calls("getHealth"))
 }
 
 func TestCancellingTheStartContextStopsTheDevnet(t *testing.T) {
