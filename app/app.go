@@ -21,6 +21,7 @@ import (
 
 	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/codec"
 	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/starter"
 	"github.com/keeperhq/keeper/store"
@@ -60,6 +61,8 @@ type Node struct {
 
 	// backfillWorker runs WalletSync and Backfill (nil without a backfill network).
 	backfillWorker sdkworker.Worker
+
+	codec *codec.Codec // nil: payloads are plain
 }
 
 // StoreFile is keeper's record store inside the data directory.
@@ -92,7 +95,10 @@ type Options struct {
 func Start(ctx context.Context, o Options) (*Node, error) {
 	cfg := o.Config
 	n := &Node{Cfg: cfg, Roles: o.Roles, Chains: o.Chains, Logger: o.Logger}
-	var err error
+	co, err := n.withCodec(o.ClientOptions)
+	if err != nil {
+		return nil, err
+	}
 	if n.Chains == nil {
 		if n.Chains, err = NewChains(ctx, cfg, o.Logger); err != nil {
 			return nil, err
@@ -107,7 +113,6 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 			n.Logger.Info("keeper's records are in PostgreSQL", "store", store.RedactURL(cfg.StoreURL))
 		}
 	}
-	co := o.ClientOptions
 	if co.Logger == nil {
 		co.Logger = sdklog.NewStructuredLogger(o.Logger.With("component", "temporal-sdk"))
 	}
@@ -189,6 +194,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 		Checks: checks, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
 		Auth:     starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen},
 		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Collectors: append(n.upstream.Collectors(), n.anchoring.Collectors()...), Wallets: n.wallets(),
+		Codec: n.codecAPI(),
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

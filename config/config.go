@@ -50,6 +50,9 @@ type Config struct {
 	MetricsOpen  bool
 	MaxInFlight  int
 
+	CodecKeyFile     string   // empty: Temporal payloads are not encrypted
+	CodecCORSOrigins []string // Web UI origins allowed to call /codec from a browser
+
 	EVM      EVMConfig
 	Solana   SolanaConfig
 	Epochs   EpochConfig
@@ -137,10 +140,12 @@ func (c *Config) Knobs() []Knob {
 		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", "`keeper dev`: embedded Temporal frontend port", &c.DevTemporalPort},
 		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", "`keeper dev`: Temporal Web UI port (0 = no UI)", &c.DevUIPort},
 		{"pprof", "KEEPER_PPROF_ADDR", "", "serve Go's pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off", &c.PprofAddr},
-		{"api-token", "KEEPER_API_TOKEN", "", "when set, /v1, /rewarder and /ledger routes need `Authorization: Bearer <token>` (compared in constant time)", &c.APIToken},
+		{"api-token", "KEEPER_API_TOKEN", "", "when set, /v1, /rewarder, /ledger and /codec routes need `Authorization: Bearer <token>` (compared in constant time)", &c.APIToken},
 		{"api-token-file", "KEEPER_API_TOKEN_FILE", "", "file holding the API token (instead of KEEPER_API_TOKEN)", &c.APITokenFile},
 		{"metrics-open", "KEEPER_METRICS_OPEN", "true", "serve /metrics without the API token", &c.MetricsOpen},
 		{"max-in-flight", "KEEPER_MAX_IN_FLIGHT", "256", "concurrent requests per route group; beyond it 503 busy at once", &c.MaxInFlight},
+		{"codec-key-file", "KEEPER_CODEC_KEY_FILE", "", "file of AES-256-GCM keys, one `<key-id> <base64 of 32 bytes>` per line: every Temporal payload keeper writes is encrypted with the first, read with any; /codec serves them to the Web UI and the temporal CLI. Every worker and API node needs the same file; empty: payloads are plain", &c.CodecKeyFile},
+		{"codec-cors-origins", "KEEPER_CODEC_CORS_ORIGINS", "", "Web UI origins (comma-separated, e.g. https://temporal.example) whose pages may call /codec; `keeper dev` adds its own UI", &c.CodecCORSOrigins},
 		{"evm-rpc-url", "KEEPER_EVM_RPC_URL", "", "EtherLink JSON-RPC endpoint; empty: `keeper dev` runs a local chain (others use http://127.0.0.1:8545)", &c.EVM.RPCURL},
 		{"evm-key-file", "KEEPER_EVM_KEY_FILE", "", "file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key (the local chain's funded key)", &c.EVM.KeyFile},
 		{"evm-chain-id", "KEEPER_EVM_CHAIN_ID", "42793", "chain id the EVM node must report (EtherLink mainnet 42793)", &c.EVM.ChainID},
@@ -259,7 +264,19 @@ func (c *Config) Validate() error {
 	if err := c.Backfill.validate(); err != nil {
 		return err
 	}
+	for _, o := range c.CodecCORSOrigins {
+		if !isOrigin(o) {
+			return fmt.Errorf("KEEPER_CODEC_CORS_ORIGINS: %q is not an origin: want scheme://host[:port], nothing after it", o)
+		}
+	}
 	return nil
+}
+
+// isOrigin reports whether o is a browser origin such as http://127.0.0.1:8233.
+func isOrigin(o string) bool {
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil && u.Scheme+"://"+u.Host == o
 }
 
 // Token returns the API token from KEEPER_API_TOKEN or KEEPER_API_TOKEN_FILE.

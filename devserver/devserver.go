@@ -77,6 +77,9 @@ type Options struct {
 	// slog.LevelWarn, because the server is chatty; to see Info logs pass
 	// any level below zero, e.g. slog.LevelInfo-1 or slog.LevelDebug.
 	LogLevel slog.Level
+	// CodecEndpoint, when set, is the remote codec the Web UI decodes
+	// payloads with (keeper's API /codec), e.g. "http://127.0.0.1:8081/codec".
+	CodecEndpoint string
 	// DynamicConfig overrides server dynamic config (e.g.
 	// "frontend.namespaceRPS.visibility": 100). Applied after the defaults.
 	DynamicConfig map[string]any
@@ -508,6 +511,7 @@ func (s *Server) startUI(o Options, p ports) {
 		CORS:                uiconfig.CORS{CookieInsecure: true},
 		HideLogs:            true,
 		DisableNewsFetch:    true,
+		Codec:               uiconfig.Codec{Endpoint: o.CodecEndpoint},
 	}))
 	s.uiDone = make(chan struct{})
 	ui, logger := s.ui, o.Logger

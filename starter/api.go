@@ -51,6 +51,9 @@ type API struct {
 	// Wallets, when set, serves wallet backfill under /v1/wallets.
 	Wallets *Wallets
 
+	// Codec, when its Handler is set, serves the payload codec under /codec.
+	Codec CodecOptions
+
 	draining     atomic.Bool
 	metrics      *metrics
 	epochMetrics *epochMetrics
@@ -74,6 +77,7 @@ func (a *API) Handler() http.Handler {
 	a.registerEpochMetrics()
 	routes = append(routes, a.epochRoutes()...)
 	routes = append(routes, a.walletRoutes()...)
+	routes = append(routes, a.codecRoutes()...)
 	mux := http.NewServeMux()
 	for _, r := range routes {
 		mux.Handle(r.pattern, r)
@@ -81,7 +85,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
 	})
-	return a.recoverer(cleanPaths(a.guard(mux)))
+	return a.recoverer(cleanPaths(a.codecCORS(a.guard(mux))))
 }
 
 // cleanPaths answers paths with "..", "." or "//" segments with a JSON 400

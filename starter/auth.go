@@ -10,7 +10,7 @@ import (
 // AuthOptions protect the API. With an empty Token every route is open (fine
 // on loopback; keeper warns at start when it listens beyond).
 type AuthOptions struct {
-	Token       string // required as "Authorization: Bearer <token>" on /v1, /rewarder and /ledger routes
+	Token       string // required as "Authorization: Bearer <token>" on /v1, /rewarder, /ledger and /codec routes
 	MetricsOpen bool   // /metrics answers without the token
 }
 
@@ -27,7 +27,7 @@ func (a *API) guard(next http.Handler) http.Handler {
 		limit = defaultMaxInFlight
 	}
 	slots := map[string]chan struct{}{}
-	for _, p := range []string{"/v1/", "/rewarder/", "/ledger/", "/metrics", "/readyz"} {
+	for _, p := range []string{"/v1/", "/rewarder/", "/ledger/", "/codec/", "/metrics", "/readyz"} {
 		slots[p] = make(chan struct{}, limit)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -59,7 +59,7 @@ func (a *API) guard(next http.Handler) http.Handler {
 
 func (a *API) protected(path string) bool {
 	switch {
-	case strings.HasPrefix(path, "/v1/"), path == "/v1", strings.HasPrefix(path, "/rewarder/"), strings.HasPrefix(path, "/ledger/"):
+	case strings.HasPrefix(path, "/v1/"), path == "/v1", strings.HasPrefix(path, "/rewarder/"), strings.HasPrefix(path, "/ledger/"), strings.HasPrefix(path, "/codec/"):
 		return true
 	case path == "/metrics":
 		return !a.Auth.MetricsOpen

@@ -44,11 +44,13 @@ func devCmd() *cobra.Command {
 			srv, err := devserver.Start(ctx, devserver.Options{
 				DataDir: cfg.DataDir, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
 				Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log.With("component", "temporal-server"),
+				CodecEndpoint: devCodecEndpoint(cfg),
 			})
 			if err != nil {
 				return fmt.Errorf("embedded Temporal server: %w", err)
 			}
 			defer srv.Stop()
+			allowDevUI(&cfg, srv.UIAddr(), log)
 			local, err := cli.StartLocalChains(ctx, &cfg, log.With("component", "local-chains"))
 			if err != nil {
 				return err
@@ -71,6 +73,9 @@ func devCmd() *cobra.Command {
 			fmt.Fprintf(out, "  Temporal server  %s   (namespace %s; temporal CLI: --address %s)\n", srv.FrontendAddr(), srv.Namespace(), srv.FrontendAddr())
 			if srv.UIAddr() != "" {
 				fmt.Fprintf(out, "  Temporal Web UI  %s\n", srv.UIAddr())
+			}
+			if ep := devCodecEndpoint(cfg); ep != "" {
+				fmt.Fprintf(out, "  payload codec    %s   (payloads are encrypted; temporal CLI: --codec-endpoint %s)\n", ep, ep)
 			}
 			fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
 			cli.PrintLocalChains(out, local, cfg.DataDir)

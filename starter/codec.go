@@ -1,0 +1,69 @@
+package starter
+
+import (
+	"net/http"
+	"strings"
+)
+
+// CodecOptions serve Temporal's remote codec protocol (POST /codec/encode,
+// POST /codec/decode) so the Web UI and the temporal CLI can show keeper's
+// encrypted payloads. With KEEPER_API_TOKEN set the routes need the token,
+// like /v1.
+type CodecOptions struct {
+	Handler      http.Handler // nil: no /codec routes
+	AllowOrigins []string     // browser origins (e.g. the Web UI's) allowed to call /codec
+}
+
+func (a *API) codecRoutes() []route {
+	if a.Codec.Handler == nil {
+		return nil
+	}
+	h := a.Codec.Handler.ServeHTTP
+	return []route{
+		{"/codec/encode", map[string]http.HandlerFunc{"POST": h}},
+		{"/codec/decode", map[string]http.HandlerFunc{"POST": h}},
+	}
+}
+
+// codecCORS lets the Web UI's pages call /codec from the browser. It answers
+// preflights before the token check (a browser never sends credentials on a
+// preflight) and marks every answer to an allowed origin, refusals included,
+// so the UI can show why a decode failed. Other origins get no CORS headers,
+// so a browser keeps the answer from their pages.
+func (a *API) codecCORS(next http.Handler) http.Handler {
+	allowed := map[string]bool{}
+	for _, o := range a.Codec.AllowOrigins {
+		allowed[o] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.Codec.Handler == nil || !strings.HasPrefix(r.URL.Path, "/codec/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		origin := r.Header.Get("Origin")
+		ok := origin != "" && allowed[origin]
+		h := w.Header()
+		h.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+			if !ok {
+				writeError(w, &apiError{Status: http.StatusForbidden, Code: "origin_not_allowed", Message: "origin " + printable(origin) + " is not in KEEPER_CODEC_CORS_ORIGINS"})
+				return
+			}
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Allow-Credentials", "true")
+			h.Set("Access-Control-Allow-Methods", "POST")
+			// What the Web UI sends: its namespace, JSON, and with "pass access
+			// token" the Authorization headers.
+			h.Set("Access-Control-Allow-Headers", "Authorization, Authorization-Extras, Content-Type, X-Namespace")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		if ok {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Allow-Credentials", "true")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
