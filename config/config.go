@@ -144,7 +144,7 @@ func (c *Config) Knobs() []Knob {
 		{"api-token-file", "KEEPER_API_TOKEN_FILE", "", "file holding the API token (instead of KEEPER_API_TOKEN)", &c.APITokenFile},
 		{"metrics-open", "KEEPER_METRICS_OPEN", "true", "serve /metrics without the API token", &c.MetricsOpen},
 		{"max-in-flight", "KEEPER_MAX_IN_FLIGHT", "256", "concurrent requests per route group; beyond it 503 busy at once", &c.MaxInFlight},
-		{"codec-key-file", "KEEPER_CODEC_KEY_FILE", "", "file of AES-256-GCM keys, one `<key-id> <base64 of 32 bytes>` per line: every Temporal payload keeper writes is encrypted with the first, read with any; /codec serves them to the Web UI and the temporal CLI. Every worker and API node needs the same file; empty: payloads are plain", &c.CodecKeyFile},
+		{"codec-key-file", "KEEPER_CODEC_KEY_FILE", "", "file of AES-256-GCM keys, one `<key-id> <base64 of 32 bytes>` per line: every Temporal payload keeper writes is encrypted with the first key and read with any, and the API serves /codec so the Web UI and the temporal CLI can show them. Every worker and API node needs the same file; empty: payloads are plain", &c.CodecKeyFile},
 		{"codec-cors-origins", "KEEPER_CODEC_CORS_ORIGINS", "", "Web UI origins (comma-separated, e.g. https://temporal.example) whose pages may call /codec; `keeper dev` adds its own UI", &c.CodecCORSOrigins},
 		{"evm-rpc-url", "KEEPER_EVM_RPC_URL", "", "EtherLink JSON-RPC endpoint; empty: `keeper dev` runs a local chain (others use http://127.0.0.1:8545)", &c.EVM.RPCURL},
 		{"evm-key-file", "KEEPER_EVM_KEY_FILE", "", "file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key (the local chain's funded key)", &c.EVM.KeyFile},

@@ -72,3 +72,21 @@ func TestHelpNeverShowsTheStoreURLOrTokenFromTheEnvironment(t *testing.T) {
 	assert.NotContains(t, help, "tok-hunter3")
 	assert.Equal(t, "postgres://keeper:hunter2@db/keeper", c.StoreURL, "the value itself is still in force")
 }
+
+func TestCodecCORSOriginsMustBeBareOrigins(t *testing.T) {
+	load := func(v string) error {
+		_, err := Load(func(k string) string {
+			if k == "KEEPER_CODEC_CORS_ORIGINS" {
+				return v
+			}
+			return ""
+		})
+		return err
+	}
+	require.NoError(t, load("http://127.0.0.1:8233, https://temporal.example"))
+	for _, bad := range []string{"*", "127.0.0.1:8233", "http://127.0.0.1:8233/", "https://temporal.example/ui", "ftp://x", "http://u:p@x"} {
+		err := load(bad)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "KEEPER_CODEC_CORS_ORIGINS")
+	}
+}

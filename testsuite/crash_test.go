@@ -58,13 +58,6 @@ func (p *proc) kill() {
 	}
 }
 
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 func waitPort(t *testing.T, port int, within time.Duration) {
 	t.Helper()
 	require.Eventually(t, func() bool {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -153,6 +154,14 @@ func waitConfirmed(t testing.TB, st *store.Store, want int, limit time.Duration)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// freePort is a TCP port free on 127.0.0.1 at the time of the call.
+func freePort(t testing.TB) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func tempDir(t testing.TB) string {

@@ -44,13 +44,13 @@ func devCmd() *cobra.Command {
 			srv, err := devserver.Start(ctx, devserver.Options{
 				DataDir: cfg.DataDir, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
 				Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log.With("component", "temporal-server"),
-				CodecEndpoint: devCodecEndpoint(cfg),
+				CodecEndpoint: cli.DevCodecEndpoint(cfg),
 			})
 			if err != nil {
 				return fmt.Errorf("embedded Temporal server: %w", err)
 			}
 			defer srv.Stop()
-			allowDevUI(&cfg, srv.UIAddr(), log)
+			cli.AllowDevUI(&cfg, srv.UIAddr(), log)
 			local, err := cli.StartLocalChains(ctx, &cfg, log.With("component", "local-chains"))
 			if err != nil {
 				return err
@@ -74,7 +74,7 @@ func devCmd() *cobra.Command {
 			if srv.UIAddr() != "" {
 				fmt.Fprintf(out, "  Temporal Web UI  %s\n", srv.UIAddr())
 			}
-			if ep := devCodecEndpoint(cfg); ep != "" {
+			if ep := cli.DevCodecEndpoint(cfg); ep != "" {
 				fmt.Fprintf(out, "  payload codec    %s   (payloads are encrypted; temporal CLI: --codec-endpoint %s)\n", ep, ep)
 			}
 			fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)

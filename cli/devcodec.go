@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"log/slog"
@@ -8,9 +8,9 @@ import (
 	"github.com/keeperhq/keeper/config"
 )
 
-// devCodecEndpoint is the /codec URL a browser on this machine reaches the
+// DevCodecEndpoint is the /codec URL a browser on this machine reaches the
 // API at ("" without a key file: there is nothing to decode).
-func devCodecEndpoint(cfg config.Config) string {
+func DevCodecEndpoint(cfg config.Config) string {
 	if cfg.CodecKeyFile == "" {
 		return ""
 	}
@@ -24,10 +24,10 @@ func devCodecEndpoint(cfg config.Config) string {
 	return "http://" + net.JoinHostPort(host, port) + "/codec"
 }
 
-// allowDevUI lets the embedded Web UI call /codec, opened as 127.0.0.1 or
+// AllowDevUI lets the embedded Web UI call /codec, opened as 127.0.0.1 or
 // as localhost, and says when it cannot: the UI only forwards the access
 // token of its own login, never KEEPER_API_TOKEN.
-func allowDevUI(cfg *config.Config, uiAddr string, log *slog.Logger) {
+func AllowDevUI(cfg *config.Config, uiAddr string, log *slog.Logger) {
 	if cfg.CodecKeyFile == "" || uiAddr == "" {
 		return
 	}
@@ -36,6 +36,6 @@ func allowDevUI(cfg *config.Config, uiAddr string, log *slog.Logger) {
 		cfg.CodecCORSOrigins = append(cfg.CodecCORSOrigins, "http://"+net.JoinHostPort("localhost", u.Port()))
 	}
 	if token, _ := cfg.Token(); token != "" {
-		log.Warn("the Web UI cannot send KEEPER_API_TOKEN to /codec, so it shows payloads encrypted; decode with the temporal CLI: --codec-endpoint " + devCodecEndpoint(*cfg) + " --codec-auth 'Bearer <token>'")
+		log.Warn("the Web UI cannot send KEEPER_API_TOKEN to /codec, so it shows payloads encrypted; decode with the temporal CLI: --codec-endpoint " + DevCodecEndpoint(*cfg) + " --codec-auth 'Bearer <token>'")
 	}
 }
