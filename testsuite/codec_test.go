@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -41,20 +42,26 @@ func TestWithACodecKeyFileTemporalHoldsOnlyCiphertextAndKeeperWorksAsBefore(t *t
 	cfg.HTTPAddr = "127.0.0.1:" + strconv.Itoa(freePort(t))
 	cfg.CodecKeyFile = writeCodecKeys(t, "2026-06", "2025-01")
 
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	srv, err := devserver.Start(ctx, devserver.Options{
-		DataDir: dir, UIPort: freePort(t), Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: testLogger(t),
+		DataDir: dir, UIPort: freePort(t), Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log,
 		CodecEndpoint: cli.DevCodecEndpoint(cfg),
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Stop() })
-	cli.AllowDevUI(&cfg, srv.UIAddr(), testLogger(t))
+	cli.AllowDevUI(&cfg, srv.UIAddr(), log)
 
 	chain, ch := stubChains(cfg)
 	chain.FailSubmits(1, false)
 	st := openStore(t, dir)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, ch)
+	node, err := app.Start(ctx, app.Options{Config: cfg, Roles: app.Roles{API: true, Worker: true}, Store: st, Chains: ch, Logger: log,
+		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()}})
+	require.NoError(t, err)
+	t.Cleanup(node.Kill)
 
 	dg := digest(t.Name(), 0)
 	const secretMeta = "acme-confidential-7781"
@@ -142,6 +149,18 @@ func TestWithACodecKeyFileTemporalHoldsOnlyCiphertextAndKeeperWorksAsBefore(t *t
 		resp.Body.Close()
 		assert.Equal(t, http.StatusNoContent, resp.StatusCode)
 		assert.Equal(t, srv.UIAddr(), resp.Header.Get("Access-Control-Allow-Origin"))
+	})
+
+	t.Run("no key reaches the logs", func(t *testing.T) {
+		keys, err := os.ReadFile(cfg.CodecKeyFile)
+		require.NoError(t, err)
+		all := logs.String()
+		assert.Contains(t, all, "Temporal payloads are encrypted")
+		for _, line := range strings.Split(strings.TrimSpace(string(keys)), "\n") {
+			secret := strings.Fields(line)[1]
+			assert.NotContains(t, all, secret)
+			assert.NotContains(t, all, strings.TrimRight(secret, "="))
+		}
 	})
 }
 
