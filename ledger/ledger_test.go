@@ -83,7 +83,10 @@ func TestIntentsWithoutAKeyOrWithABadBodyAreRefused(t *testing.T) {
 		{"k", `{"epoch":"e","account":"a","amount":"-1"}`, 400, "invalid_amount"},
 		{"k", `{"epoch":"e","account":"a b","amount":"1"}`, 400, "invalid_account"},
 		{"k", `{"epoch":"","account":"a","amount":"1"}`, 400, "invalid_epoch"},
-		{"k", `{"epoch":"e","account":"a","amount":"1","memo":"x"}`, 400, "invalid_json"},
+		{"k", `{"epoch":"e","account":"a","amount":"1","memo":"x"}`, 400, "unknown_field"},
+		{"k", `{"epoch":"e","account":"a","account":"b","amount":"1"}`, 400, "duplicate_field"},
+		{"k", `{"epoch":"e","ACCOUNT":"a","amount":"1"}`, 400, "unknown_field"},
+		{"k", `{"epoch":"e","account":"a","amount":1}`, 400, "invalid_type"},
 		{"k", `not json`, 400, "invalid_json"},
 	} {
 		req, _ := http.NewRequest("POST", srv.URL+"/ledger/v1/intents", strings.NewReader(c.body))

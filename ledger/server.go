@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,10 +8,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/keeperhq/keeper/rewards"
 	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/strictjson"
 )
 
 const (
@@ -90,10 +89,9 @@ func decodeIntent(r *http.Request) (Intent, *Error) {
 		return Intent{}, &Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("an intent is at most %d bytes", maxIntentBody)}
 	}
 	var in Intent
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if !utf8.Valid(body) || dec.Decode(&in) != nil || dec.More() {
-		return Intent{}, &Error{Status: http.StatusBadRequest, Code: "invalid_json", Message: `the body must be one JSON object {"epoch", "account", "amount"} with string values`}
+	if e := strictjson.Decode(body, &in); e != nil {
+		return Intent{}, &Error{Status: http.StatusBadRequest, Code: e.Code, Field: e.Field,
+			Message: e.Message + `; an intent is one JSON object {"epoch", "account", "amount"} with string values`}
 	}
 	switch {
 	case in.Epoch == "" || len(in.Epoch) > 64:

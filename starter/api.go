@@ -6,8 +6,11 @@ package starter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"mime"
+	"net"
 	"net/http"
 	"path"
 	"sort"
@@ -143,17 +146,53 @@ func (a *API) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// readBody reads at most MaxBodyBytes, answering 413 beyond.
+// readBody reads a JSON body of at most MaxBodyBytes, answering 415 for
+// another content type, 413 beyond the limit and 408 for a body that stops
+// arriving before the server's read timeout.
 func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	if aerr := jsonContent(r); aerr != nil {
+		return nil, aerr
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.MaxBodyBytes))
 	var tooBig *http.MaxBytesError
+	var netErr net.Error
 	switch {
 	case errors.As(err, &tooBig):
 		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "request body is larger than the limit of " + strconv.FormatInt(a.MaxBodyBytes, 10) + " bytes"}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return nil, &apiError{Status: http.StatusRequestTimeout, Code: "body_timeout", Message: "the request body did not arrive within the server's read timeout"}
 	case err != nil:
 		return nil, badRequest("invalid_body", "", "could not read the request body: "+err.Error())
 	}
 	return body, nil
+}
+
+// jsonContent refuses a body declared as anything but JSON in UTF-8. A web
+// page can make a browser send text/plain or a form to keeper without asking
+// first (no CORS preflight), so such bodies are never read; a body without a
+// Content-Type is taken as JSON.
+func jsonContent(r *http.Request) *apiError {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) && (params["charset"] == "" || strings.EqualFold(params["charset"], "utf-8")) {
+		return nil
+	}
+	return &apiError{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Field: "Content-Type",
+		Message: fmt.Sprintf("the body must be JSON in UTF-8, sent as Content-Type: application/json, not %q", printable(ct))}
+}
+
+// jsonOnly checks the Content-Type before h reads the body.
+func jsonOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if aerr := jsonContent(r); aerr != nil {
+			writeError(w, aerr)
+			return
+		}
+		h(w, r)
+	}
 }
 
 func (a *API) health(w http.ResponseWriter, r *http.Request) {

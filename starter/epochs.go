@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,7 +55,7 @@ func (a *API) epochRoutes() []route {
 	}
 	if a.Ledger != nil {
 		routes = append(routes,
-			route{"/ledger/v1/intents", map[string]http.HandlerFunc{"POST": a.Ledger.PostIntent}},
+			route{"/ledger/v1/intents", map[string]http.HandlerFunc{"POST": jsonOnly(a.Ledger.PostIntent)}},
 			route{"/ledger/v1/intents/{key}", map[string]http.HandlerFunc{"GET": a.Ledger.GetIntent}},
 			route{"/ledger/v1/epochs/{epoch}/intents", map[string]http.HandlerFunc{"GET": a.Ledger.ListIntents}},
 		)
@@ -77,10 +78,6 @@ type epochRequest struct {
 func decodeEpoch(id string, body []byte) (store.NewEpoch, time.Duration, *apiError) {
 	var req epochRequest
 	if err := decodeStrict(body, &req); err != nil {
-		if err.Code == "unknown_field" && checkKeys(body, &req) == nil {
-			// Every top-level key is known, so this one is inside a usage entry.
-			err.Field, err.Message = "usage."+err.Field, fmt.Sprintf("usage entries hold only account and units, not %q", err.Field)
-		}
 		return store.NewEpoch{}, 0, err
 	}
 	ne := store.NewEpoch{ID: id}
@@ -120,9 +117,13 @@ func decodeEpoch(id string, body []byte) (store.NewEpoch, time.Duration, *apiErr
 		}
 		ne.Usage, ne.RequestHash = sealed, rewards.Hash(sealed)
 	case req.Source != nil:
+		// URLs are ASCII: a host that is not (a homoglyph, a right-to-left
+		// override) would only fail later, at the fetch, or mislead whoever
+		// reads the manifest. International hosts are written in punycode.
 		u, err := url.Parse(*req.Source)
-		if err != nil || len(*req.Source) > maxSourceLen || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			return ne, 0, badRequest("invalid_source", "source", fmt.Sprintf("source must be an http or https URL without credentials, at most %d characters", maxSourceLen))
+		if err != nil || strings.ContainsFunc(*req.Source, func(r rune) bool { return r <= ' ' || r > '~' }) ||
+			(u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(u.String()) > maxSourceLen {
+			return ne, 0, badRequest("invalid_source", "source", fmt.Sprintf("source must be an http or https URL in printable ASCII (punycode hosts) without credentials, at most %d characters", maxSourceLen))
 		}
 		ne.Source = u.String()
 		h := sha256.Sum256([]byte("keeper-epoch-request v1\npool " + ne.Pool + "\nsource " + ne.Source + "\n"))

@@ -317,7 +317,7 @@ func TestBadComputeRequestsAreRefusedWithAJSONErrorAndStoreNothing(t *testing.T)
 		{"an empty body", "e", ``, 400, "invalid_json", ""},
 		{"not JSON", "e", `pool=1`, 400, "invalid_json", ""},
 		{"an unknown field", "e", `{"pool":"1",` + usage + `,"currency":"EUR"}`, 400, "unknown_field", "currency"},
-		{"an unknown field in a usage entry", "e", `{"pool":"1","usage":[{"account":"a","units":"1","weight":2}]}`, 400, "unknown_field", "usage.weight"},
+		{"an unknown field in a usage entry", "e", `{"pool":"1","usage":[{"account":"a","units":"1","weight":2}]}`, 400, "unknown_field", "usage[0].weight"},
 		{"no pool", "e", `{` + usage + `}`, 400, "missing_field", "pool"},
 		{"a pool of zero", "e", `{"pool":"0",` + usage + `}`, 400, "invalid_pool", "pool"},
 		{"a negative pool", "e", `{"pool":"-5",` + usage + `}`, 400, "invalid_pool", "pool"},

@@ -8,9 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"reflect"
+	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/strictjson"
 )
 
 // Intake limits.
@@ -125,97 +126,10 @@ func decodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError)
 // decodeStrict decodes one JSON object, refusing unknown fields, wrong types
 // and trailing data, with an error that names the field.
 func decodeStrict(body []byte, v any) *apiError {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return badRequest("invalid_json", "", "request body must be a JSON object")
-	}
-	if !utf8.Valid(body) {
-		return badRequest("invalid_json", "", "request body must be UTF-8 JSON")
-	}
-	if aerr := checkKeys(body, v); aerr != nil {
-		return aerr
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		var syntaxErr *json.SyntaxError
-		switch {
-		case errors.As(err, &typeErr):
-			if typeErr.Field == "" {
-				return badRequest("invalid_json", "", "request body must be a JSON object")
-			}
-			return badRequest("invalid_type", typeErr.Field, fmt.Sprintf("field %s must be %s, not a JSON %s", typeErr.Field, describeType(typeErr.Type.String()), typeErr.Value))
-		case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
-			return badRequest("invalid_json", "", "request body is not valid JSON: "+err.Error())
-		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-			return badRequest("unknown_field", printable(f), fmt.Sprintf("unknown field %q", printable(f)))
-		default:
-			return badRequest("invalid_json", "", "request body is not valid JSON: "+err.Error())
-		}
-	}
-	if dec.More() {
-		return badRequest("invalid_json", "", "request body must hold exactly one JSON object")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return badRequest("invalid_json", "", "request body must hold exactly one JSON object")
+	if err := strictjson.Decode(body, v); err != nil {
+		return badRequest(err.Code, err.Field, err.Message)
 	}
 	return nil
-}
-
-// checkKeys walks the top-level object and refuses what encoding/json would
-// let through: a non-object body, keys that match a field only when case is
-// ignored, and duplicate keys (where "last one wins" hides a client bug).
-func checkKeys(body []byte, v any) *apiError {
-	known := map[string]bool{}
-	t := reflect.TypeOf(v).Elem()
-	for i := 0; i < t.NumField(); i++ {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" {
-			known[name] = true
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	tok, err := dec.Token()
-	if err != nil {
-		return badRequest("invalid_json", "", "request body is not valid JSON")
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return badRequest("invalid_json", "", "request body must be a JSON object")
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return badRequest("invalid_json", "", "request body is not valid JSON")
-		}
-		key, _ := tok.(string)
-		if !known[key] {
-			return badRequest("unknown_field", printable(key), fmt.Sprintf("unknown field %q (field names are case-sensitive)", printable(key)))
-		}
-		if seen[key] {
-			return badRequest("duplicate_field", key, fmt.Sprintf("field %q appears twice", key))
-		}
-		seen[key] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return badRequest("invalid_json", "", "request body is not valid JSON")
-		}
-	}
-	return nil
-}
-
-func describeType(t string) string {
-	switch {
-	case strings.HasPrefix(t, "*"):
-		return describeType(t[1:])
-	case t == "string":
-		return "a string"
-	case t == "int" || t == "int64" || t == "uint64":
-		return "an integer"
-	case strings.HasPrefix(t, "[]"):
-		return "an array of " + strings.TrimPrefix(describeType(t[2:]), "a ") + "s"
-	}
-	return t
 }
 
 func contains(list []string, s string) bool {
@@ -433,6 +347,20 @@ func (a *API) retryEvidence(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// checkParams refuses query parameters other than known, and any given
+// twice (which of the two counts would be a guess).
+func checkParams(q url.Values, known ...string) *apiError {
+	for k, vs := range q {
+		switch {
+		case !slices.Contains(known, k):
+			return badRequest("unknown_parameter", printable(k), fmt.Sprintf("unknown query parameter %q (known: %s)", printable(k), strings.Join(known, ", ")))
+		case len(vs) > 1:
+			return badRequest("duplicate_parameter", k, fmt.Sprintf("query parameter %s is given %d times", k, len(vs)))
+		}
+	}
+	return nil
+}
+
 const (
 	defaultListLimit = 100
 	maxListLimit     = 1000
@@ -440,11 +368,9 @@ const (
 
 func (a *API) listEvidence(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	for k := range q {
-		if k != "status" && k != "limit" && k != "cursor" {
-			writeError(w, badRequest("unknown_parameter", printable(k), fmt.Sprintf("unknown query parameter %q (known: status, limit, cursor)", printable(k))))
-			return
-		}
+	if aerr := checkParams(q, "status", "limit", "cursor"); aerr != nil {
+		writeError(w, aerr)
+		return
 	}
 	f := store.ListFilter{Status: store.Status(q.Get("status")), Limit: defaultListLimit, Cursor: q.Get("cursor")}
 	if f.Status != "" && !f.Status.Valid() {

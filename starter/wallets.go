@@ -307,11 +307,9 @@ func (a *API) listTransfers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	for k := range q {
-		if k != "network" && k != "limit" && k != "cursor" {
-			writeError(w, badRequest("unknown_parameter", printable(k), fmt.Sprintf("unknown query parameter %q (known: network, limit, cursor)", printable(k))))
-			return
-		}
+	if aerr := checkParams(q, "network", "limit", "cursor"); aerr != nil {
+		writeError(w, aerr)
+		return
 	}
 	f := store.TransferFilter{Wallet: addr, Network: q.Get("network"), Limit: defaultListLimit, Cursor: q.Get("cursor")}
 	if _, ok := a.Wallets.network(f.Network); f.Network != "" && !ok {
