@@ -127,9 +127,9 @@ func TestHostileRequestsOnEveryRouteAre4xxWithAJSONErrorAndStoreNothing(t *testi
 		{"a ledger path escaping upwards", "GET", "/ledger/v1/epochs/..%2F..%2Fetc/intents", "", nil, 400, "invalid_path", ""},
 		{"DELETE on the intents", "DELETE", "/ledger/v1/intents", "", nil, 405, "method_not_allowed", ""},
 		// POST /v1/evidence, beyond its own table.
-		{"evidence sent as text/plain", "POST", "/v1/evidence", `{"digest":"` + hexDigest("x") + `","chains":["stub"]}`, map[string]string{"Content-Type": "text/plain"}, 415, "unsupported_media_type", "Content-Type"},
-		{"evidence sent as multipart", "POST", "/v1/evidence", `{"digest":"` + hexDigest("x") + `","chains":["stub"]}`, map[string]string{"Content-Type": "multipart/form-data; boundary=x"}, 415, "unsupported_media_type", "Content-Type"},
-		{"a 10 MB evidence", "POST", "/v1/evidence", `{"digest":"` + hexDigest("x") + `","chains":["stub"],"metadata":{"a":"` + tenMB + `"}}`, nil, 413, "body_too_large", ""},
+		{"evidence sent as text/plain", "POST", "/v1/evidence", `{"digest":"` + hexDigest("x") + `","chains":["etherlink"]}`, map[string]string{"Content-Type": "text/plain"}, 415, "unsupported_media_type", "Content-Type"},
+		{"evidence sent as multipart", "POST", "/v1/evidence", `{"digest":"` + hexDigest("x") + `","chains":["etherlink"]}`, map[string]string{"Content-Type": "multipart/form-data; boundary=x"}, 415, "unsupported_media_type", "Content-Type"},
+		{"a 10 MB evidence", "POST", "/v1/evidence", `{"digest":"` + hexDigest("x") + `","chains":["etherlink"],"metadata":{"a":"` + tenMB + `"}}`, nil, 413, "body_too_large", ""},
 		// /health, /readyz, /metrics and routes that do not exist.
 		{"a 10 MB PUT on /health", "PUT", "/health", tenMB, nil, 405, "method_not_allowed", ""},
 		{"POST on /readyz", "POST", "/readyz", `{}`, nil, 405, "method_not_allowed", ""},
@@ -233,4 +233,18 @@ func TestASlowLorisBodyIsCutOffAtTheReadTimeoutAndStoresNothing(t *testing.T) {
 	_, err = f.st.GetEpoch(context.Background(), "e")
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	assert.Empty(t, temporal.started())
+}
+
+func TestJSONIsAcceptedWithACharsetOrWithoutAContentType(t *testing.T) {
+	f, _, _ := newHostileFixture(t)
+	for i, ct := range []string{"application/json; charset=UTF-8", "application/merge-patch+json", ""} {
+		req := httptest.NewRequest("POST", "/v1/evidence", strings.NewReader(`{"digest":"`+hexDigest(ct)+`","chains":["etherlink"]}`))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		rec := httptest.NewRecorder()
+		f.h.ServeHTTP(rec, req)
+		require.Equal(t, http.StatusAccepted, rec.Code, "%q: %s", ct, rec.Body.String())
+		assert.Len(t, f.stored(t), i+1)
+	}
 }
