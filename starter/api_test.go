@@ -49,6 +49,12 @@ func newFixture(t *testing.T, maxPending int, chains ...string) *fixture {
 
 func (f *fixture) do(t *testing.T, method, path, body string) *httptest.ResponseRecorder {
 	t.Helper()
+	return f.doWith(t, method, path, body, nil)
+}
+
+// doWith sends a body as JSON, with header on top.
+func (f *fixture) doWith(t *testing.T, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -57,9 +63,25 @@ func (f *fixture) do(t *testing.T, method, path, body string) *httptest.Response
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
 	rec := httptest.NewRecorder()
 	f.h.ServeHTTP(rec, req)
 	return rec
+}
+
+// requireRefused checks an error answer: its status, and a JSON body with
+// its code, a message and the field at fault.
+func requireRefused(t *testing.T, rec *httptest.ResponseRecorder, status int, code, field string) {
+	t.Helper()
+	require.Equal(t, status, rec.Code, "body: %.300s", rec.Body.String())
+	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	var e errorJSON
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), "body: %.300s", rec.Body.String())
+	assert.Equal(t, code, e.Code)
+	assert.NotEmpty(t, e.Message)
+	assert.Equal(t, field, e.Field)
 }
 
 // post sends v as JSON to POST /v1/evidence.
@@ -262,13 +284,7 @@ func TestBadRequestsAreRefusedWithAJSONErrorAndStoreNothing(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name+" is refused", func(t *testing.T) {
 			rec := f.do(t, row.method, strings.ReplaceAll(row.path, "{pending}", pending.ID), row.body)
-			require.Equal(t, row.status, rec.Code, "body: %.300s", rec.Body.String())
-			assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-			var e errorJSON
-			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), "body: %.300s", rec.Body.String())
-			assert.Equal(t, row.code, e.Code)
-			assert.NotEmpty(t, e.Message)
-			assert.Equal(t, row.field, e.Field)
+			requireRefused(t, rec, row.status, row.code, row.field)
 			if row.allow != nil {
 				allow := strings.Split(rec.Header().Get("Allow"), ", ")
 				sort.Strings(allow)

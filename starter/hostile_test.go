@@ -146,29 +146,10 @@ func TestHostileRequestsOnEveryRouteAre4xxWithAJSONErrorAndStoreNothing(t *testi
 
 	for _, row := range rows {
 		t.Run(row.name+" is refused", func(t *testing.T) {
-			var rd io.Reader
-			if row.body != "" {
-				rd = strings.NewReader(row.body)
-			}
-			req := httptest.NewRequest(row.method, row.path, rd)
-			if row.body != "" {
-				req.Header.Set("Content-Type", "application/json")
-			}
-			for k, v := range row.header {
-				req.Header.Set(k, v)
-			}
-			rec := httptest.NewRecorder()
 			start := time.Now()
-			f.h.ServeHTTP(rec, req)
+			rec := f.doWith(t, row.method, row.path, row.body, row.header)
 			assert.Less(t, time.Since(start), 3*time.Second, "a hostile request does not hold the server")
-
-			require.Equal(t, row.status, rec.Code, "body: %.300s", rec.Body.String())
-			assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-			var e errorJSON
-			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), "body: %.300s", rec.Body.String())
-			assert.Equal(t, row.code, e.Code)
-			assert.NotEmpty(t, e.Message)
-			assert.Equal(t, row.field, e.Field)
+			requireRefused(t, rec, row.status, row.code, row.field)
 		})
 	}
 
@@ -238,12 +219,7 @@ func TestASlowLorisBodyIsCutOffAtTheReadTimeoutAndStoresNothing(t *testing.T) {
 func TestJSONIsAcceptedWithACharsetOrWithoutAContentType(t *testing.T) {
 	f, _, _ := newHostileFixture(t)
 	for i, ct := range []string{"application/json; charset=UTF-8", "application/merge-patch+json", ""} {
-		req := httptest.NewRequest("POST", "/v1/evidence", strings.NewReader(`{"digest":"`+hexDigest(ct)+`","chains":["etherlink"]}`))
-		if ct != "" {
-			req.Header.Set("Content-Type", ct)
-		}
-		rec := httptest.NewRecorder()
-		f.h.ServeHTTP(rec, req)
+		rec := f.doWith(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest(ct)+`","chains":["etherlink"]}`, map[string]string{"Content-Type": ct})
 		require.Equal(t, http.StatusAccepted, rec.Code, "%q: %s", ct, rec.Body.String())
 		assert.Len(t, f.stored(t), i+1)
 	}
