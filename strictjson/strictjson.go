@@ -45,20 +45,12 @@ func Decode(body []byte, v any) *Error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		var syntaxErr *json.SyntaxError
-		switch {
-		case errors.As(err, &typeErr):
-			if typeErr.Field == "" {
-				return refuse("invalid_json", "", "request body must be a JSON object")
-			}
-			return refuse("invalid_type", typeErr.Field, fmt.Sprintf("field %s must be %s, not a JSON %s", typeErr.Field, describe(typeErr.Type), typeErr.Value))
-		case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
-			return refuse("invalid_json", "", "request body is not valid JSON: "+err.Error())
-		default:
-			return refuse("invalid_json", "", "request body is not valid JSON: "+err.Error())
-		}
+	var typeErr *json.UnmarshalTypeError
+	switch err := dec.Decode(v); {
+	case errors.As(err, &typeErr):
+		return refuse("invalid_type", typeErr.Field, fmt.Sprintf("field %s must be %s, not a JSON %s", typeErr.Field, describe(typeErr.Type), typeErr.Value))
+	case err != nil:
+		return refuse("invalid_json", "", "request body is not valid JSON: "+err.Error())
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return refuse("invalid_json", "", "request body must hold exactly one JSON object")
