@@ -134,12 +134,12 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.worker = worker.New(n.Client, &activities.Anchor{
 			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchoring,
 			Backoff: activities.Backoff{Base: cfg.RetryBase, Cap: cfg.RetryCap, Jitter: cfg.RetryJitter},
-		}, worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout})
+		}, worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout, Versioning: Versioning(cfg)})
 		if err := n.worker.Start(); err != nil {
 			n.close()
 			return nil, fmt.Errorf("start worker: %w", err)
 		}
-		n.epochWorker = worker.NewEpoch(n.Client, n.epochActivities(), worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout})
+		n.epochWorker = worker.NewEpoch(n.Client, n.epochActivities(), worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout, Versioning: Versioning(cfg)})
 		if err := n.epochWorker.Start(); err != nil {
 			n.worker.Stop()
 			n.close()
@@ -150,6 +150,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 			n.close()
 			return nil, err
 		}
+		n.startVersioning(runCtx)
 	}
 	if o.Roles.API {
 		if err := n.startAPI(runCtx); err != nil {
@@ -221,7 +222,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 	}()
 	d := &starter.Dispatcher{
 		Store: n.Store, Temporal: n.Client, MaxItems: cfg.BatchMaxItems, MaxWait: cfg.BatchMaxWait, MinGap: cfg.BatchMinGap,
-		Sweep: cfg.PollInterval, Policy: Policy(cfg), Logger: n.Logger,
+		Sweep: cfg.PollInterval, Policy: Policy(cfg), Logger: n.Logger, NoEagerStart: Versioning(cfg).On(),
 	}
 	go func() {
 		defer n.wg.Done()

@@ -71,7 +71,7 @@ func (n *Node) startBackfillWorker(ctx context.Context) error {
 		return err
 	}
 	acts := &activities.Backfill{Store: n.Store, Scanners: scanners, RPCURLs: []string{EVMRPC(n.Cfg), SolanaRPC(n.Cfg)}, Logger: n.Logger}
-	n.backfillWorker = worker.NewBackfill(n.Client, acts, n.Cfg.Backfill.Workers, n.Cfg.DrainTimeout)
+	n.backfillWorker = worker.NewBackfill(n.Client, acts, n.Cfg.Backfill.Workers, n.Cfg.DrainTimeout, Versioning(n.Cfg))
 	if err := n.backfillWorker.Start(); err != nil {
 		return fmt.Errorf("start backfill worker: %w", err)
 	}

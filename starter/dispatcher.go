@@ -33,6 +33,11 @@ type Dispatcher struct {
 	Policy   workflows.AnchorPolicy
 	Logger   *slog.Logger
 
+	// NoEagerStart sends every start through the server's routing. Versioned
+	// workers need it: the server hands an eagerly started workflow to this
+	// process's worker whatever version the deployment routes new workflows to.
+	NoEagerStart bool
+
 	// OnStart, when set, is called after each batch's workflow is started.
 	OnStart func(store.Batch)
 
@@ -180,7 +185,7 @@ func (d *Dispatcher) start(ctx context.Context, b store.Batch) error {
 		// With a worker in this process (keeper dev), the start's answer
 		// carries the first workflow task: one round trip through matching
 		// less. Without one, the SDK starts the workflow as usual.
-		EnableEagerStart: true,
+		EnableEagerStart: !d.NoEagerStart,
 	}
 	in := workflows.AnchorBatchInput{BatchID: b.ID, Chain: b.Chain, Size: b.Size, Priority: b.Priority, Policy: d.Policy}
 	_, err := d.Temporal.ExecuteWorkflow(ctx, opts, workflows.AnchorBatch, in)

@@ -15,13 +15,14 @@ import (
 // activities run at once (KEEPER_BACKFILL_WORKERS, seed 002's worker count);
 // Temporal hands a freed slot the next waiting item at once. The short
 // bookkeeping steps are local activities and take no slot.
-func NewBackfill(c client.Client, acts *activities.Backfill, scans int, drain time.Duration) sdkworker.Worker {
+func NewBackfill(c client.Client, acts *activities.Backfill, scans int, drain time.Duration, v Versioning) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.BackfillTaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: scans,
 		WorkerStopTimeout:                  drain,
+		DeploymentOptions:                  v.deploymentOptions(),
 	})
-	w.RegisterWorkflow(workflows.WalletSync)
-	w.RegisterWorkflow(workflows.Backfill)
+	w.RegisterWorkflowWithOptions(workflows.WalletSync, autoUpgrade)
+	w.RegisterWorkflowWithOptions(workflows.Backfill, autoUpgrade)
 	w.RegisterActivity(acts)
 	return w
 }

@@ -15,8 +15,9 @@ func NewEpoch(c client.Client, epoch *activities.Epoch, o Options) sdkworker.Wor
 	w := sdkworker.New(c, workflows.EpochTaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: o.ActivityWorkers,
 		WorkerStopTimeout:                  o.DrainTimeout,
+		DeploymentOptions:                  o.Versioning.deploymentOptions(),
 	})
-	w.RegisterWorkflow(workflows.EpochCompute)
+	w.RegisterWorkflowWithOptions(workflows.EpochCompute, pinned)
 	w.RegisterActivity(epoch)
 	return w
 }

@@ -1,5 +1,6 @@
 // Package worker builds keeper's Temporal worker: which workflows and
-// activities run on which task queue, with which concurrency.
+// activities run on which task queue, with which concurrency, and as which
+// Worker Deployment version.
 package worker
 
 import (
@@ -22,6 +23,7 @@ import (
 type Options struct {
 	ActivityWorkers int           // concurrent activities
 	DrainTimeout    time.Duration // how long Stop lets in-flight activities finish
+	Versioning      Versioning    // zero: unversioned
 }
 
 // New returns a worker on the anchoring task queue with keeper's workflows
@@ -30,8 +32,9 @@ func New(c client.Client, anchor *activities.Anchor, o Options) sdkworker.Worker
 	w := sdkworker.New(c, workflows.AnchorTaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: o.ActivityWorkers,
 		WorkerStopTimeout:                  o.DrainTimeout,
+		DeploymentOptions:                  o.Versioning.deploymentOptions(),
 	})
-	w.RegisterWorkflow(workflows.AnchorBatch)
+	w.RegisterWorkflowWithOptions(workflows.AnchorBatch, pinned)
 	w.RegisterActivity(anchor)
 	return w
 }

@@ -1,0 +1,64 @@
+package config
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+)
+
+// VersioningConfig configures Worker Versioning: each worker process polls as
+// one version (deployment name + build id) of a Temporal Worker Deployment.
+type VersioningConfig struct {
+	Enabled        bool   // off: unversioned workers, as before
+	DeploymentName string // the Worker Deployment all of keeper's task queues belong to
+	BuildID        string // empty: BuildIDOrDefault
+}
+
+// BuildIDOrDefault is the build id this binary's workers poll with: the
+// configured one, else the VCS revision Go stamped into the binary (its first
+// 12 hex digits, with "-dirty" when built from modified sources), else its
+// module version, else "dev".
+func (v VersioningConfig) BuildIDOrDefault() string {
+	if v.BuildID != "" {
+		return v.BuildID
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	return buildIDFrom(bi)
+}
+
+func buildIDFrom(bi *debug.BuildInfo) string {
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev != "" {
+		return rev[:min(12, len(rev))] + dirty
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	return "dev"
+}
+
+func (v VersioningConfig) validate() error {
+	if !v.Enabled {
+		return nil
+	}
+	// The server's own rules: it writes a version as "<deployment>:<build id>"
+	// (formerly with "."), and keeps names starting "__" for itself.
+	switch {
+	case v.DeploymentName == "" || strings.ContainsAny(v.DeploymentName, ".:") || strings.HasPrefix(v.DeploymentName, "__"):
+		return fmt.Errorf("KEEPER_DEPLOYMENT_NAME: must be non-empty, without '.' or ':', and not start with \"__\", got %q", v.DeploymentName)
+	case strings.HasPrefix(v.BuildID, "__"):
+		return fmt.Errorf("KEEPER_BUILD_ID: must not start with \"__\", got %q", v.BuildID)
+	}
+	return nil
+}
