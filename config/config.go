@@ -174,9 +174,9 @@ func (c *Config) Knobs() []Knob {
 		{"backfill-retry-jitter-pct", "KEEPER_BACKFILL_RETRY_JITTER_PCT", "25", "backfill retry jitter: up to this percentage of the delay, uniform", &c.Backfill.RetryJitterPct},
 		{"backfill-max-retries", "KEEPER_BACKFILL_MAX_RETRIES", "5", "retries before a backfill item is ABANDONED (adding the wallet again starts it anew)", &c.Backfill.MaxRetries},
 		{"backfill-heartbeat-ms", "KEEPER_BACKFILL_HEARTBEAT_MS", "30000", "a scan whose worker stops heartbeating resumes from its checkpoint on another worker after this long", msKnob{&c.Backfill.Heartbeat}},
-		{"worker-versioning", "KEEPER_WORKER_VERSIONING", "false", "workers poll as one version (deployment name + build id) of a Temporal Worker Deployment: AnchorBatch and EpochCompute stay on the build they started on, WalletSync and Backfill move to the current one (see [Rolling out a new build](#rolling-out-a-new-build)); false: unversioned workers", &c.Versioning.Enabled},
-		{"deployment-name", "KEEPER_DEPLOYMENT_NAME", "keeper", "Worker Deployment that keeper's task queues belong to, when versioning is on", &c.Versioning.DeploymentName},
-		{"build-id", "KEEPER_BUILD_ID", "", "this worker's build id, when versioning is on; empty: the binary's VCS revision (12 hex digits, `-dirty` when built from modified sources), else its module version, else `dev`", &c.Versioning.BuildID},
+		{"worker-versioning", "KEEPER_WORKER_VERSIONING", "false", "workers poll as a version (deployment name + build id) of a Temporal Worker Deployment: AnchorBatch and EpochCompute runs finish on the build they started on, WalletSync and Backfill move to the current build; the deployment's first version becomes current by itself, later ones when you say so (see [Rolling out a new build](#rolling-out-a-new-build))", &c.Versioning.Enabled},
+		{"deployment-name", "KEEPER_DEPLOYMENT_NAME", "keeper", "Worker Deployment that versioned workers belong to (every keeper task queue)", &c.Versioning.DeploymentName},
+		{"build-id", "KEEPER_BUILD_ID", "", "versioned workers' build id; empty: the binary's VCS revision (12 hex digits, `-dirty` when built from modified sources), else its module version, else `dev`", &c.Versioning.BuildID},
 	}
 }
 
