@@ -69,6 +69,9 @@ func PromoteFirstVersion(ctx context.Context, c client.Client, v Versioning, int
 			return
 		case settled:
 			return
+		case refused(err):
+			log.Warn("worker deployment: cannot make this build current, the deployment's first: run `temporal worker deployment set-current-version`", "deployment", v.DeploymentName, "build_id", v.BuildID, "error", err)
+			return
 		case err != nil && ctx.Err() == nil:
 			log.Debug("worker deployment: first version not promoted yet", "deployment", v.DeploymentName, "build_id", v.BuildID, "error", err)
 		}
@@ -107,4 +110,12 @@ func promoteOnce(ctx context.Context, h client.WorkerDeploymentHandle, v Version
 	// The conflict token makes two builds starting at once promote one.
 	_, err = h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: v.BuildID, ConflictToken: d.ConflictToken})
 	return false, err == nil, err
+}
+
+// refused reports an answer that asking again will not change: the caller may
+// not manage deployments, or the server has no Worker Deployments.
+func refused(err error) bool {
+	var denied *serviceerror.PermissionDenied
+	var unimplemented *serviceerror.Unimplemented
+	return errors.As(err, &denied) || errors.As(err, &unimplemented)
 }
