@@ -1,0 +1,179 @@
+package devserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enums "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	pgschema "go.temporal.io/server/schema/postgresql/v12"
+)
+
+// testPostgresAddr is the PostgreSQL CI provides (trust auth).
+const testPostgresAddr = "127.0.0.1:5432"
+
+// testPostgres returns the URL of a fresh, uniquely named database on the
+// PostgreSQL at testPostgresAddr; the database and its visibility twin are
+// dropped after the test. Without a reachable PostgreSQL the test is
+// skipped, except under CI=true, where it fails.
+func testPostgres(t *testing.T) (dbURL string, admin func(db string) *pgx.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var user string
+	var errs []error
+	for _, u := range []string{"postgres", "root"} {
+		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable", u, testPostgresAddr))
+		if err == nil {
+			_ = c.Close(ctx)
+			user = u
+			break
+		}
+		errs = append(errs, err)
+	}
+	if user == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("PostgreSQL at %s is required under CI=true: %v", testPostgresAddr, errs)
+		}
+		t.Skipf("no PostgreSQL at %s: %v", testPostgresAddr, errs)
+	}
+
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "keeper_devserver_test_" + hex.EncodeToString(b[:])
+	admin = func(db string) *pgx.Conn {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", user, testPostgresAddr, db))
+		require.NoError(t, err)
+		return c
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable", user, testPostgresAddr))
+		if !assert.NoError(t, err) {
+			return
+		}
+		defer c.Close(ctx)
+		for _, db := range []string{name, name + visibilitySuffix} {
+			// FORCE: the server's pools may still hold connections.
+			_, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize()+" WITH (FORCE)")
+			assert.NoError(t, err, "drop %s", db)
+		}
+	})
+	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", user, testPostgresAddr, name), admin
+}
+
+func TestPostgresKeepsWorkflowHistoryAcrossRestart(t *testing.T) {
+	dbURL, admin := testPostgres(t)
+	logger, _ := testLogger(t)
+	opts := Options{
+		DB:               dbURL,
+		Logger:           logger,
+		SearchAttributes: map[string]enums.IndexedValueType{"KeeperChain": enums.INDEXED_VALUE_TYPE_KEYWORD},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	// A fresh database: created, schema set up, namespace registered.
+	s := startServer(t, opts)
+	c := dial(t, s)
+	w := worker.New(c, "devserver-pg-test", worker.Options{})
+	w.RegisterWorkflow(greet)
+	require.NoError(t, w.Start())
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        "greet-pg",
+		TaskQueue: "devserver-pg-test",
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			temporal.NewSearchAttributeKeyKeyword("KeeperChain").ValueSet("etherlink"),
+		),
+	}, greet, "postgres")
+	require.NoError(t, err)
+	var got string
+	require.NoError(t, run.Get(ctx, &got))
+	assert.Equal(t, "hello postgres", got)
+	w.Stop()
+	c.Close()
+	require.NoError(t, s.Stop())
+
+	// The history lives in PostgreSQL, at the server's schema version.
+	main := admin(mustDBName(t, dbURL))
+	defer main.Close(ctx)
+	var version string
+	require.NoError(t, main.QueryRow(ctx, "SELECT curr_version FROM schema_version WHERE db_name = $1", mustDBName(t, dbURL)).Scan(&version))
+	assert.Equal(t, pgschema.Version, version)
+	var nodes int
+	require.NoError(t, main.QueryRow(ctx, "SELECT count(*) FROM history_node").Scan(&nodes))
+	assert.Positive(t, nodes, "history events are stored in PostgreSQL")
+
+	// Restart on the same database: the workflow and its history are there.
+	s2 := startServer(t, opts)
+	c2 := dial(t, s2)
+	var types []enums.EventType
+	it := c2.GetWorkflowHistory(ctx, "greet-pg", run.GetRunID(), false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		types = append(types, ev.GetEventType())
+	}
+	require.NotEmpty(t, types)
+	assert.Equal(t, enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, types[0])
+	assert.Equal(t, enums.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, types[len(types)-1])
+	var again string
+	require.NoError(t, c2.GetWorkflow(ctx, "greet-pg", run.GetRunID()).Get(ctx, &again))
+	assert.Equal(t, "hello postgres", again)
+
+	// Visibility is in its own database and answers search-attribute queries.
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		list, err := c2.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: "default",
+			Query:     `KeeperChain = "etherlink"`,
+		})
+		require.NoError(ct, err)
+		require.Len(ct, list.GetExecutions(), 1)
+		assert.Equal(ct, "greet-pg", list.GetExecutions()[0].GetExecution().GetWorkflowId())
+	}, 10*time.Second, 100*time.Millisecond)
+}
+
+func mustDBName(t *testing.T, dbURL string) string {
+	t.Helper()
+	p, err := parsePostgresURL(dbURL)
+	require.NoError(t, err)
+	return p.main
+}
+
+func TestPostgresURLErrorsNeverShowThePassword(t *testing.T) {
+	for _, raw := range []string{
+		"mysql://u:s3cret@host/db",
+		"postgres://:s3cret@host:5432/db",
+		"postgres://u:s3cret@/db",
+		"postgres://u:s3cret@host:5432/bad%22name",
+		"postgres://u:s3cret@host:notaport/db",
+	} {
+		_, err := Start(context.Background(), Options{DB: raw})
+		require.Error(t, err, raw)
+		assert.NotContains(t, err.Error(), "s3cret")
+	}
+
+	p, err := parsePostgresURL("postgresql://u:s3cret@db.example:6543/?sslmode=require")
+	require.NoError(t, err)
+	assert.Equal(t, "temporal", p.main)
+	assert.Equal(t, "temporal_visibility", p.visibility)
+	assert.NotContains(t, p.String(), "s3cret")
+	conf := p.sqlConfig(p.main, 4)
+	assert.Equal(t, "db.example:6543", conf.ConnectAddr)
+	assert.Equal(t, map[string]string{"sslmode": "require"}, conf.ConnectAttributes)
+}
