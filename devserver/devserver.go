@@ -113,6 +113,7 @@ type Server struct {
 	localAddr string
 	uiAddr    string
 	namespace string
+	storage   string
 
 	server   temporal.Server
 	logLevel *slog.LevelVar
@@ -134,6 +135,10 @@ func (s *Server) UIAddr() string { return s.uiAddr }
 // Namespace is the namespace created at start.
 func (s *Server) Namespace() string { return s.namespace }
 
+// Storage says where the server persists, for people: "SQLite <file>",
+// "SQLite in memory" or "PostgreSQL <url without password>".
+func (s *Server) Storage() string { return s.storage }
+
 // ports are the listen ports of one server instance. internalFrontend is
 // 0 unless the frontend serves TLS.
 type ports struct {
@@ -144,6 +149,7 @@ type ports struct {
 type stores struct {
 	main, visibility *config.SQL
 	shards           int32
+	desc             string // for Server.Storage
 }
 
 // Start starts the server and returns once the frontend answers gRPC health
@@ -190,6 +196,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		frontendAddr: hostPort(o.IP, p.frontend),
 		localAddr:    hostPort(o.IP, p.frontend),
 		namespace:    o.Namespace,
+		storage:      st.desc,
 		server:       srv,
 		logLevel:     logLevel,
 		release:      release,
@@ -387,10 +394,13 @@ func prepareStores(ctx context.Context, o Options, logger slogLogger) (release f
 	}
 	if o.DB != "" {
 		st.main, st.visibility, err = preparePostgres(ctx, target, logger)
-		st.shards = pgHistoryShards
+		st.shards, st.desc = pgHistoryShards, "PostgreSQL "+target.String()
 	} else {
 		st.main, err = prepareDatabase(o)
-		st.visibility, st.shards = st.main, 1
+		st.visibility, st.shards, st.desc = st.main, 1, "SQLite in memory"
+		if o.DataDir != "" {
+			st.desc = "SQLite " + filepath.Join(o.DataDir, DBFileName)
+		}
 	}
 	if err == nil {
 		err = createNamespace(o, st.main)
