@@ -227,7 +227,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 
 // secret reports whether the knob's value may hold a credential.
 func (c *Config) secret(k Knob) bool {
-	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken)
+	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken) || k.ptr == any(&c.DevTemporalDB)
 }
 
 // Validate reports the first setting that cannot work.

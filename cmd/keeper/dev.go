@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -86,11 +87,19 @@ func devCmd() *cobra.Command {
 			}
 			fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
 			cli.PrintLocalChains(out, local, cfg.DataDir)
+			var files []string
 			if cfg.StoreURL != "" {
 				fmt.Fprintf(out, "  records          %s\n", store.RedactURL(cfg.StoreURL))
-				fmt.Fprintf(out, "  data             %s (temporal.db)\n", abs)
 			} else {
-				fmt.Fprintf(out, "  data             %s (keeper.db, temporal.db)\n", abs)
+				files = append(files, "keeper.db")
+			}
+			if cfg.DevTemporalDB == "" {
+				files = append(files, "temporal.db")
+			}
+			if len(files) > 0 {
+				fmt.Fprintf(out, "  data             %s (%s)\n", abs, strings.Join(files, ", "))
+			} else {
+				fmt.Fprintf(out, "  data             %s\n", abs)
 			}
 
 			<-ctx.Done()
