@@ -13,10 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enums "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 	pgschema "go.temporal.io/server/schema/postgresql/v12"
 )
 
@@ -91,21 +87,7 @@ func TestPostgresKeepsWorkflowHistoryAcrossRestart(t *testing.T) {
 	// A fresh database: created, schema set up, namespace registered.
 	s := startServer(t, opts)
 	c := dial(t, s)
-	w := worker.New(c, "devserver-pg-test", worker.Options{})
-	w.RegisterWorkflow(greet)
-	require.NoError(t, w.Start())
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        "greet-pg",
-		TaskQueue: "devserver-pg-test",
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword("KeeperChain").ValueSet("etherlink"),
-		),
-	}, greet, "postgres")
-	require.NoError(t, err)
-	var got string
-	require.NoError(t, run.Get(ctx, &got))
-	assert.Equal(t, "hello postgres", got)
-	w.Stop()
+	runID := runGreet(ctx, t, c, "greet-pg", "etherlink")
 	c.Close()
 	require.NoError(t, s.Stop())
 
@@ -123,7 +105,7 @@ func TestPostgresKeepsWorkflowHistoryAcrossRestart(t *testing.T) {
 	s2 := startServer(t, opts)
 	c2 := dial(t, s2)
 	var types []enums.EventType
-	it := c2.GetWorkflowHistory(ctx, "greet-pg", run.GetRunID(), false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c2.GetWorkflowHistory(ctx, "greet-pg", runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		require.NoError(t, err)
@@ -133,19 +115,11 @@ func TestPostgresKeepsWorkflowHistoryAcrossRestart(t *testing.T) {
 	assert.Equal(t, enums.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, types[0])
 	assert.Equal(t, enums.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, types[len(types)-1])
 	var again string
-	require.NoError(t, c2.GetWorkflow(ctx, "greet-pg", run.GetRunID()).Get(ctx, &again))
-	assert.Equal(t, "hello postgres", again)
+	require.NoError(t, c2.GetWorkflow(ctx, "greet-pg", runID).Get(ctx, &again))
+	assert.Equal(t, "hello keeper", again)
 
 	// Visibility is in its own database and answers search-attribute queries.
-	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		list, err := c2.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: "default",
-			Query:     `KeeperChain = "etherlink"`,
-		})
-		require.NoError(ct, err)
-		require.Len(ct, list.GetExecutions(), 1)
-		assert.Equal(ct, "greet-pg", list.GetExecutions()[0].GetExecution().GetWorkflowId())
-	}, 10*time.Second, 100*time.Millisecond)
+	assertListedByChain(ctx, t, c2, "etherlink", "greet-pg")
 }
 
 func mustDBName(t *testing.T, dbURL string) string {

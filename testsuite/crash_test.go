@@ -62,31 +62,13 @@ func TestCrashAndRestartLosesNothing(t *testing.T) {
 		"KEEPER_DEV_EVM_BLOCK_MS=200", "KEEPER_DEV_SOLANA_SLOT_MS=50"}, base...)
 	nodeEnv := append([]string{"KEEPER_EVM_RPC_URL=" + evmURL, "KEEPER_SOLANA_RPC_URL=" + solURL}, base...)
 
-	logf := func(name string) *os.File {
-		f, err := os.Create(filepath.Join(work, name+".log"))
-		require.NoError(t, err)
-		return f
-	}
+	logf := func(name string) *os.File { return procLog(t, work, name) }
 	chainsP := &proc{name: "devchains", args: []string{"devchains"}, env: chainsEnv, log: logf("devchains")}
 	server := &proc{name: "server", args: []string{"devserver"}, env: base, log: logf("server")}
 	api := &proc{name: "api", args: []string{"api"}, env: nodeEnv, log: logf("api")}
 	w1 := &proc{name: "worker1", args: []string{"worker"}, env: nodeEnv, log: logf("worker1")}
 	w2 := &proc{name: "worker2", args: []string{"worker"}, env: nodeEnv, log: logf("worker2")}
-	all := []*proc{chainsP, server, api, w1, w2}
-	t.Cleanup(func() {
-		for _, p := range all {
-			p.kill()
-		}
-		if t.Failed() {
-			for _, p := range all {
-				b, _ := os.ReadFile(p.log.Name())
-				if len(b) > 4000 {
-					b = b[len(b)-4000:]
-				}
-				t.Logf("--- %s log (tail) ---\n%s", p.name, b)
-			}
-		}
-	})
+	killAtCleanup(t, chainsP, server, api, w1, w2)
 	chainsP.start(t, bin)
 	waitPort(t, evmPort, time.Minute)
 	waitPort(t, solPort, time.Minute)

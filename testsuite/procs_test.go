@@ -82,6 +82,35 @@ func (p *proc) kill() {
 	}
 }
 
+// procLog creates the log file of process name in dir.
+func procLog(t *testing.T, dir, name string) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, name+".log"))
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// killAtCleanup kills every process when the test ends and, if it failed,
+// logs the tail of each one's log.
+func killAtCleanup(t *testing.T, procs ...*proc) {
+	t.Cleanup(func() {
+		for _, p := range procs {
+			p.kill()
+		}
+		if !t.Failed() {
+			return
+		}
+		for _, p := range procs {
+			b, _ := os.ReadFile(p.log.Name())
+			if len(b) > 4000 {
+				b = b[len(b)-4000:]
+			}
+			t.Logf("--- %s log (tail) ---\n%s", p.name, b)
+		}
+	})
+}
+
 func waitPort(t *testing.T, port int, within time.Duration) {
 	t.Helper()
 	require.Eventually(t, func() bool {

@@ -156,12 +156,7 @@ func TestWorkerAndAPIConfirmEvidenceThroughAnMTLSDevserverConfiguredOnlyByTempor
 	for k, v := range temporalEnv {
 		nodeEnv = append(nodeEnv, k+"="+v)
 	}
-	logf := func(name string) *os.File {
-		f, err := os.Create(filepath.Join(work, name+".log"))
-		require.NoError(t, err)
-		t.Cleanup(func() { f.Close() })
-		return f
-	}
+	logf := func(name string) *os.File { return procLog(t, work, name) }
 	server := &proc{name: "devserver", args: []string{"devserver"}, log: logf("devserver"), env: append([]string{
 		fmt.Sprintf("KEEPER_DEV_TEMPORAL_PORT=%d", tport), "KEEPER_DEV_UI_PORT=0",
 		"KEEPER_DEV_TLS_CERT=" + pki.serverCert, "KEEPER_DEV_TLS_KEY=" + pki.serverKey, "KEEPER_DEV_TLS_CLIENT_CA=" + pki.caCert,
@@ -169,17 +164,7 @@ func TestWorkerAndAPIConfirmEvidenceThroughAnMTLSDevserverConfiguredOnlyByTempor
 	api := &proc{name: "api", args: []string{"api"}, env: nodeEnv, log: logf("api")}
 	wrk := &proc{name: "worker", args: []string{"worker"}, env: nodeEnv, log: logf("worker")}
 	all := []*proc{server, api, wrk}
-	t.Cleanup(func() {
-		for _, p := range all {
-			p.kill()
-		}
-		if t.Failed() {
-			for _, p := range all {
-				b, _ := os.ReadFile(p.log.Name())
-				t.Logf("--- %s log ---\n%s", p.name, b)
-			}
-		}
-	})
+	killAtCleanup(t, all...)
 
 	begin := time.Now()
 	server.start(t, bin)
