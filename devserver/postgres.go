@@ -17,6 +17,8 @@ import (
 	pgplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/postgresql"
 	"go.temporal.io/server/tools/common/schema"
 	toolsql "go.temporal.io/server/tools/sql"
+
+	"github.com/keeperhq/keeper/store"
 )
 
 const (
@@ -78,7 +80,7 @@ func parsePostgresURL(raw string) (postgresTarget, error) {
 }
 
 // String is the URL without its password, for logs and errors.
-func (p postgresTarget) String() string { return p.u.Redacted() }
+func (p postgresTarget) String() string { return store.RedactURL(p.u.String()) }
 
 // claimKey identifies the database for claimDatabase.
 func (p postgresTarget) claimKey() string {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -16,53 +16,64 @@ import (
 	pgschema "go.temporal.io/server/schema/postgresql/v12"
 )
 
-// testPostgresAddr is the PostgreSQL CI provides (trust auth).
-const testPostgresAddr = "127.0.0.1:5432"
-
 // testPostgres returns the URL of a fresh, uniquely named database on the
-// PostgreSQL at testPostgresAddr; the database and its visibility twin are
-// dropped after the test. Without a reachable PostgreSQL the test is
-// skipped, except under CI=true, where it fails.
-func testPostgres(t *testing.T) (dbURL string, admin func(db string) *pgx.Conn) {
+// PostgreSQL the tests use (KEEPER_TEST_POSTGRES_URL, or the local server
+// with trust authentication that developers' machines and CI have: user
+// postgres or root on 127.0.0.1:5432), and a way to connect to any database
+// there. The database and its visibility twin are dropped after the test.
+// Without a reachable PostgreSQL the test is skipped, except under CI=true,
+// where it fails.
+func testPostgres(t *testing.T) (dbURL string, connect func(db string) *pgx.Conn) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var user string
+	candidates := []string{
+		"postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable",
+		"postgres://root@127.0.0.1:5432/postgres?sslmode=disable",
+	}
+	if u := os.Getenv("KEEPER_TEST_POSTGRES_URL"); u != "" {
+		candidates = []string{u}
+	}
+	var base *url.URL
 	var errs []error
-	for _, u := range []string{"postgres", "root"} {
-		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable", u, testPostgresAddr))
+	for _, raw := range candidates {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		c, err := pgx.Connect(ctx, raw)
 		if err == nil {
 			_ = c.Close(ctx)
-			user = u
+			base, err = url.Parse(raw)
+		}
+		cancel()
+		if err == nil {
 			break
 		}
-		errs = append(errs, err)
+		errs = append(errs, err) // pgx errors name user and database, never the password
 	}
-	if user == "" {
+	if base == nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL at %s is required under CI=true: %v", testPostgresAddr, errs)
+			t.Fatalf("PostgreSQL is required under CI=true: %v", errs)
 		}
-		t.Skipf("no PostgreSQL at %s: %v", testPostgresAddr, errs)
+		t.Skipf("no PostgreSQL to test against (set KEEPER_TEST_POSTGRES_URL): %v", errs)
+	}
+	withDB := func(db string) string {
+		u := *base
+		u.Path = "/" + db
+		return u.String()
+	}
+	connect = func(db string) *pgx.Conn {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, withDB(db))
+		require.NoError(t, err)
+		return c
 	}
 
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "keeper_devserver_test_" + hex.EncodeToString(b[:])
-	admin = func(db string) *pgx.Conn {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", user, testPostgresAddr, db))
-		require.NoError(t, err)
-		return c
-	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/postgres?sslmode=disable", user, testPostgresAddr))
-		if !assert.NoError(t, err) {
-			return
-		}
+		c := connect(maintenanceDB)
 		defer c.Close(ctx)
 		for _, db := range []string{name, name + visibilitySuffix} {
 			// FORCE: the server's pools may still hold connections.
@@ -70,11 +81,11 @@ func testPostgres(t *testing.T) (dbURL string, admin func(db string) *pgx.Conn) 
 			assert.NoError(t, err, "drop %s", db)
 		}
 	})
-	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", user, testPostgresAddr, name), admin
+	return withDB(name), connect
 }
 
 func TestPostgresKeepsWorkflowHistoryAcrossRestart(t *testing.T) {
-	dbURL, admin := testPostgres(t)
+	dbURL, connect := testPostgres(t)
 	logger, _ := testLogger(t)
 	opts := Options{
 		DB:               dbURL,
@@ -92,7 +103,7 @@ func TestPostgresKeepsWorkflowHistoryAcrossRestart(t *testing.T) {
 	require.NoError(t, s.Stop())
 
 	// The history lives in PostgreSQL, at the server's schema version.
-	main := admin(mustDBName(t, dbURL))
+	main := connect(mustDBName(t, dbURL))
 	defer main.Close(ctx)
 	var version string
 	require.NoError(t, main.QueryRow(ctx, "SELECT curr_version FROM schema_version WHERE db_name = $1", mustDBName(t, dbURL)).Scan(&version))
@@ -142,12 +153,14 @@ func TestPostgresURLErrorsNeverShowThePassword(t *testing.T) {
 		assert.NotContains(t, err.Error(), "s3cret")
 	}
 
-	p, err := parsePostgresURL("postgresql://u:s3cret@db.example:6543/?sslmode=require")
+	p, err := parsePostgresURL("postgresql://u:s3cret@db.example:6543/?sslmode=require&password=t0psecret")
 	require.NoError(t, err)
 	assert.Equal(t, "temporal", p.main)
 	assert.Equal(t, "temporal_visibility", p.visibility)
 	assert.NotContains(t, p.String(), "s3cret")
+	assert.NotContains(t, p.String(), "t0psecret")
 	conf := p.sqlConfig(p.main, 4)
 	assert.Equal(t, "db.example:6543", conf.ConnectAddr)
-	assert.Equal(t, map[string]string{"sslmode": "require"}, conf.ConnectAttributes)
+	assert.Equal(t, "s3cret", conf.Password)
+	assert.Equal(t, "require", conf.ConnectAttributes["sslmode"])
 }
