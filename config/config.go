@@ -43,6 +43,10 @@ type Config struct {
 
 	DevTemporalPort int
 	DevUIPort       int
+	DevTemporalDB   string
+	DevTLSCert      string
+	DevTLSKey       string
+	DevTLSClientCA  string
 	PprofAddr       string
 
 	APIToken     string
@@ -141,6 +145,10 @@ func (c *Config) Knobs() []Knob {
 		{"upstream-timeout-ms", "KEEPER_UPSTREAM_TIMEOUT_MS", "5000", "an accounting-source or ledger call that makes no progress for this long is abandoned and retried", msKnob{&c.Epochs.UpstreamTimeout}},
 		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", "`keeper dev`: embedded Temporal frontend port", &c.DevTemporalPort},
 		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", "`keeper dev`: Temporal Web UI port (0 = no UI)", &c.DevUIPort},
+		{"db", "KEEPER_DEV_TEMPORAL_DB", "", "`keeper devserver` and `keeper dev`: run the embedded Temporal server on PostgreSQL: postgres://user:password@host:5432/temporal (databases <name> and <name>_visibility, created and set up when missing; query parameters such as sslmode=require go to the connection); empty: SQLite temporal.db in the data directory", &c.DevTemporalDB},
+		{"tls-cert", "KEEPER_DEV_TLS_CERT", "", "`keeper devserver`: PEM certificate the embedded Temporal frontend serves TLS with (needs --tls-key); empty: plaintext", &c.DevTLSCert},
+		{"tls-key", "KEEPER_DEV_TLS_KEY", "", "`keeper devserver`: PEM private key of --tls-cert", &c.DevTLSKey},
+		{"tls-client-ca", "KEEPER_DEV_TLS_CLIENT_CA", "", "`keeper devserver`: PEM CA bundle; when set, every Temporal client must present a certificate it signed (mTLS)", &c.DevTLSClientCA},
 		{"pprof", "KEEPER_PPROF_ADDR", "", "serve Go's pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off", &c.PprofAddr},
 		{"api-token", "KEEPER_API_TOKEN", "", "when set, /v1, /rewarder, /ledger and /codec routes need `Authorization: Bearer <token>` (compared in constant time)", &c.APIToken},
 		{"api-token-file", "KEEPER_API_TOKEN_FILE", "", "file holding the API token (instead of KEEPER_API_TOKEN)", &c.APITokenFile},
@@ -224,7 +232,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 
 // secret reports whether the knob's value may hold a credential.
 func (c *Config) secret(k Knob) bool {
-	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken)
+	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken) || k.ptr == any(&c.DevTemporalDB)
 }
 
 // Validate reports the first setting that cannot work.

@@ -1,6 +1,7 @@
 // Package devserver runs an embedded Temporal server (frontend, history,
-// matching and worker services in-process, persisted in SQLite) and,
-// optionally, the Temporal Web UI. It backs `keeper dev` and tests.
+// matching and worker services in-process, persisted in SQLite or
+// PostgreSQL) and, optionally, the Temporal Web UI. It backs `keeper dev`,
+// `keeper devserver` and tests.
 package devserver
 
 import (
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -43,9 +45,10 @@ const (
 	// DBFileName is the name of the SQLite database inside Options.DataDir.
 	DBFileName = "temporal.db"
 
-	clusterName   = "active"
-	storeName     = "sqlite-default"
-	busyTimeoutMS = "10000"
+	clusterName     = "active"
+	storeName       = "default"
+	visibilityStore = "visibility"
+	busyTimeoutMS   = "10000"
 
 	// readyTimeout bounds Start when the caller's context has no deadline.
 	readyTimeout = 2 * time.Minute
@@ -56,8 +59,24 @@ const (
 type Options struct {
 	// DataDir holds the SQLite database (DataDir/temporal.db). It is created
 	// with its parents (mode 0700) when missing. Empty means an in-memory
-	// database that lives until the process exits.
+	// database that lives until the process exits. Unused when DB is set.
 	DataDir string
+	// DB, when set, persists in PostgreSQL instead of SQLite:
+	// postgres://user:password@host:5432/temporal?sslmode=require. The
+	// path names the main database (default "temporal"); visibility goes
+	// to the same name plus "_visibility". Missing databases are created
+	// (the user needs CREATEDB, or the databases must exist), and their
+	// schemas set up or upgraded to the server's version. Query parameters
+	// are passed to the connection (sslmode, sslrootcert, ...).
+	DB string
+	// TLSCertFile and TLSKeyFile, when set, make the frontend serve TLS
+	// with this PEM certificate and key. Clients then need the issuing CA
+	// (TEMPORAL_TLS_SERVER_CA_CERT_PATH) unless it is publicly trusted.
+	TLSCertFile, TLSKeyFile string
+	// TLSClientCAFile, when set with a certificate, requires every client
+	// of the frontend to present a certificate signed by a CA in this PEM
+	// bundle (mutual TLS).
+	TLSClientCAFile string
 	// IP every service binds to. Default "127.0.0.1".
 	IP string
 	// FrontendPort is the gRPC port clients dial. 0 picks a free port.
@@ -88,8 +107,13 @@ type Options struct {
 // Server is a running embedded Temporal server. Stop it with Stop.
 type Server struct {
 	frontendAddr string
-	uiAddr       string
-	namespace    string
+	// localAddr is where this package's own clients reach the frontend
+	// API: the frontend, or the plaintext internal frontend when the
+	// frontend serves TLS.
+	localAddr string
+	uiAddr    string
+	namespace string
+	storage   string
 
 	server   temporal.Server
 	logLevel *slog.LevelVar
@@ -111,9 +135,21 @@ func (s *Server) UIAddr() string { return s.uiAddr }
 // Namespace is the namespace created at start.
 func (s *Server) Namespace() string { return s.namespace }
 
-// ports are the listen ports of one server instance.
+// Storage says where the server persists, for people: "SQLite <file>",
+// "SQLite in memory" or "PostgreSQL <url without password>".
+func (s *Server) Storage() string { return s.storage }
+
+// ports are the listen ports of one server instance. internalFrontend is
+// 0 unless the frontend serves TLS.
 type ports struct {
-	frontend, frontendHTTP, history, matching, worker, ui int
+	frontend, frontendHTTP, internalFrontend, history, matching, worker, ui int
+}
+
+// stores are the databases the server runs on.
+type stores struct {
+	main, visibility *config.SQL
+	shards           int32
+	desc             string // for Server.Storage
 }
 
 // Start starts the server and returns once the frontend answers gRPC health
@@ -138,19 +174,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 
-	release, err := claimDataDir(o.DataDir)
+	logLevel := new(slog.LevelVar)
+	logLevel.Set(o.LogLevel)
+	release, st, err := prepareStores(ctx, o, newSlogLogger(o.Logger, logLevel))
 	if err != nil {
-		return nil, err
-	}
-	sqlConf, err := prepareDatabase(o)
-	if err != nil {
-		release()
 		return nil, err
 	}
 
-	logLevel := new(slog.LevelVar)
-	logLevel.Set(o.LogLevel)
-	srv, err := temporal.NewServer(serverOptions(o, p, sqlConf, logLevel)...)
+	srv, err := temporal.NewServer(serverOptions(o, p, st, logLevel)...)
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("devserver: creating temporal server: %w", err)
@@ -163,10 +194,15 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 
 	s := &Server{
 		frontendAddr: hostPort(o.IP, p.frontend),
+		localAddr:    hostPort(o.IP, p.frontend),
 		namespace:    o.Namespace,
+		storage:      st.desc,
 		server:       srv,
 		logLevel:     logLevel,
 		release:      release,
+	}
+	if p.internalFrontend != 0 {
+		s.localAddr = hostPort(o.IP, p.internalFrontend)
 	}
 	if p.ui != 0 {
 		s.uiAddr = "http://" + hostPort(o.IP, p.ui)
@@ -233,6 +269,9 @@ func (o *Options) normalize() error {
 	if o.Namespace == "" {
 		o.Namespace = defaultNamespace
 	}
+	if err := o.checkTLS(); err != nil {
+		return err
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -262,7 +301,11 @@ func allocatePorts(o Options) (ports, error) {
 		used[o.UIPort] = true
 	}
 	p.frontend, p.ui = o.FrontendPort, o.UIPort
-	for _, dst := range []*int{&p.frontend, &p.frontendHTTP, &p.history, &p.matching, &p.worker} {
+	picked := []*int{&p.frontend, &p.frontendHTTP, &p.history, &p.matching, &p.worker}
+	if o.tlsEnabled() {
+		picked = append(picked, &p.internalFrontend)
+	}
+	for _, dst := range picked {
 		if *dst != 0 {
 			continue
 		}
@@ -308,33 +351,69 @@ func hostPort(ip string, port int) string {
 var (
 	memDBSeq atomic.Int64
 
-	activeMu   sync.Mutex
-	activeDirs = map[string]bool{}
+	activeMu sync.Mutex
+	activeDB = map[string]bool{}
 )
 
-// claimDataDir makes sure only one Server in this process uses a data dir at
-// a time: two servers on one database would fight over the history shard.
+// claimDatabase makes sure only one Server in this process uses a database
+// (a data dir, or a PostgreSQL database named by its address and name) at a
+// time: two servers on one database would fight over the history shards.
 // (A second process is kept out by the frontend port, which `keeper dev`
 // always fixes.)
-func claimDataDir(dir string) (release func(), err error) {
-	if dir == "" {
+func claimDatabase(what, key string) (release func(), err error) {
+	if key == "" {
 		return func() {}, nil
 	}
 	activeMu.Lock()
 	defer activeMu.Unlock()
-	if activeDirs[dir] {
-		return nil, fmt.Errorf("devserver: data dir %s is already used by a running server in this process", dir)
+	if activeDB[key] {
+		return nil, fmt.Errorf("devserver: %s is already used by a running server in this process", what)
 	}
-	activeDirs[dir] = true
+	activeDB[key] = true
 	return func() {
 		activeMu.Lock()
-		delete(activeDirs, dir)
+		delete(activeDB, key)
 		activeMu.Unlock()
 	}, nil
 }
 
-// prepareDatabase builds the SQLite config, creates the schema when the
-// database file is new and creates the namespace when it is missing.
+// prepareStores claims the database (SQLite or PostgreSQL), readies its
+// schema and creates the namespace when missing. release gives up the claim.
+func prepareStores(ctx context.Context, o Options, logger slogLogger) (release func(), st stores, err error) {
+	var target postgresTarget
+	if o.DB != "" {
+		if target, err = parsePostgresURL(o.DB); err != nil {
+			return nil, st, err
+		}
+		release, err = claimDatabase("database "+target.claimKey(), target.claimKey())
+	} else {
+		release, err = claimDatabase("data dir "+o.DataDir, o.DataDir)
+	}
+	if err != nil {
+		return nil, st, err
+	}
+	if o.DB != "" {
+		st.main, st.visibility, err = preparePostgres(ctx, target, logger)
+		st.shards, st.desc = pgHistoryShards, "PostgreSQL "+target.String()
+	} else {
+		st.main, err = prepareDatabase(o)
+		st.visibility, st.shards, st.desc = st.main, 1, "SQLite in memory"
+		if o.DataDir != "" {
+			st.desc = "SQLite " + filepath.Join(o.DataDir, DBFileName)
+		}
+	}
+	if err == nil {
+		err = createNamespace(o, st.main)
+	}
+	if err != nil {
+		release()
+		return nil, st, err
+	}
+	return release, st, nil
+}
+
+// prepareDatabase builds the SQLite config and creates the schema when the
+// database file is new.
 //
 // Note: the server's SQLite plugin keeps one process-wide handle per DSN and
 // never closes it, even after the server stops. A later Start on the same
@@ -377,17 +456,24 @@ func prepareDatabase(o Options) (*config.SQL, error) {
 			}
 		}
 	}
+	return conf, nil
+}
 
+// createNamespace writes the namespace into the database before the server
+// starts, so it is served from the first request. The server's helper for
+// this is named for SQLite but works on any SQL plugin: the search
+// attribute columns are the same in every SQL visibility schema.
+func createNamespace(o Options, conf *config.SQL) error {
 	ns, err := sqliteschema.NewNamespaceConfig(clusterName, o.Namespace, false, o.SearchAttributes)
 	if err != nil {
-		return nil, fmt.Errorf("devserver: namespace config: %w", err)
+		return fmt.Errorf("devserver: namespace config: %w", err)
 	}
 	// CreateNamespaces skips namespaces that already exist (search
 	// attributes added later are registered by waitReady instead).
 	if err := sqliteschema.CreateNamespaces(conf, ns); err != nil {
-		return nil, fmt.Errorf("devserver: creating namespace %q: %w", o.Namespace, err)
+		return fmt.Errorf("devserver: creating namespace %q: %w", o.Namespace, err)
 	}
-	return conf, nil
+	return nil
 }
 
 // isNewDBFile reports whether the schema must be created: the file is
@@ -411,23 +497,29 @@ func removeDBFiles(path string) {
 	}
 }
 
-func serverOptions(o Options, p ports, sqlConf *config.SQL, logLevel *slog.LevelVar) []temporal.ServerOption {
+func serverOptions(o Options, p ports, st stores, logLevel *slog.LevelVar) []temporal.ServerOption {
 	self := func(port int) static.Hosts { return static.SingleLocalHost(hostPort(o.IP, port)) }
+	services := slices.Clone(temporal.DefaultServices)
+	hosts := map[primitives.ServiceName]static.Hosts{
+		primitives.FrontendService: self(p.frontend),
+		primitives.HistoryService:  self(p.history),
+		primitives.MatchingService: self(p.matching),
+		primitives.WorkerService:   self(p.worker),
+	}
+	if p.internalFrontend != 0 {
+		services = append(services, string(primitives.InternalFrontendService))
+		hosts[primitives.InternalFrontendService] = self(p.internalFrontend)
+	}
 	return []temporal.ServerOption{
-		temporal.WithConfig(serverConfig(o, p, sqlConf)),
-		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithStaticHosts(map[primitives.ServiceName]static.Hosts{
-			primitives.FrontendService: self(p.frontend),
-			primitives.HistoryService:  self(p.history),
-			primitives.MatchingService: self(p.matching),
-			primitives.WorkerService:   self(p.worker),
-		}),
+		temporal.WithConfig(serverConfig(o, p, st)),
+		temporal.ForServices(services),
+		temporal.WithStaticHosts(hosts),
 		temporal.WithLogger(newSlogLogger(o.Logger, logLevel)),
 		temporal.WithDynamicConfigClient(dynamicConfig(o)),
 	}
 }
 
-func serverConfig(o Options, p ports, sqlConf *config.SQL) *config.Config {
+func serverConfig(o Options, p ports, st stores) *config.Config {
 	frontendAddr := hostPort(o.IP, p.frontend)
 	svc := func(grpcPort, httpPort int) config.Service {
 		var s config.Service
@@ -442,8 +534,12 @@ func serverConfig(o Options, p ports, sqlConf *config.SQL) *config.Config {
 	c.Global.Membership.BroadcastAddress = o.IP
 	c.Persistence.DefaultStore = storeName
 	c.Persistence.VisibilityStore = storeName
-	c.Persistence.NumHistoryShards = 1
-	c.Persistence.DataStores = map[string]config.DataStore{storeName: {SQL: sqlConf}}
+	c.Persistence.NumHistoryShards = st.shards
+	c.Persistence.DataStores = map[string]config.DataStore{storeName: {SQL: st.main}}
+	if st.visibility != st.main {
+		c.Persistence.VisibilityStore = visibilityStore
+		c.Persistence.DataStores[visibilityStore] = config.DataStore{SQL: st.visibility}
+	}
 	c.ClusterMetadata = &cluster.Config{
 		EnableGlobalNamespace:    false,
 		FailoverVersionIncrement: 10,
@@ -469,7 +565,14 @@ func serverConfig(o Options, p ports, sqlConf *config.SQL) *config.Config {
 	c.Archival.Visibility.State = "disabled"
 	c.NamespaceDefaults.Archival.History.State = "disabled"
 	c.NamespaceDefaults.Archival.Visibility.State = "disabled"
-	c.PublicClient.HostPort = frontendAddr
+	if o.tlsEnabled() {
+		c.Global.TLS = frontendTLS(o)
+		// With an internal frontend the system workers use it, and the
+		// public client must be left unset.
+		c.Services[string(primitives.InternalFrontendService)] = svc(p.internalFrontend, 0)
+	} else {
+		c.PublicClient.HostPort = frontendAddr
+	}
 	return &c
 }
 
@@ -505,7 +608,7 @@ func (s *Server) startUI(o Options, p ports) {
 	s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 		Host:                o.IP,
 		Port:                p.ui,
-		TemporalGRPCAddress: s.frontendAddr,
+		TemporalGRPCAddress: s.localAddr,
 		EnableUI:            true,
 		DefaultNamespace:    o.Namespace,
 		CORS:                uiconfig.CORS{CookieInsecure: true},
@@ -535,7 +638,7 @@ func (s *Server) waitReady(ctx context.Context, o Options) error {
 		if c == nil {
 			var err error
 			c, err = sdkclient.DialContext(attemptCtx, sdkclient.Options{
-				HostPort:  s.frontendAddr,
+				HostPort:  s.localAddr,
 				Namespace: o.Namespace,
 				Logger:    sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)),
 			})
@@ -546,8 +649,19 @@ func (s *Server) waitReady(ctx context.Context, o Options) error {
 		if _, err := c.CheckHealth(attemptCtx, &sdkclient.CheckHealthRequest{}); err != nil {
 			return err
 		}
-		_, err := c.WorkflowService().DescribeNamespace(attemptCtx, &workflowservice.DescribeNamespaceRequest{Namespace: o.Namespace})
-		return err
+		if _, err := c.WorkflowService().DescribeNamespace(attemptCtx, &workflowservice.DescribeNamespaceRequest{Namespace: o.Namespace}); err != nil {
+			return err
+		}
+		if s.localAddr != s.frontendAddr {
+			// The TLS frontend is the same service as the internal one;
+			// that it accepts connections is enough.
+			conn, err := (&net.Dialer{}).DialContext(attemptCtx, "tcp", s.frontendAddr)
+			if err != nil {
+				return err
+			}
+			return conn.Close()
+		}
+		return nil
 	})
 	if c != nil {
 		defer c.Close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -122,21 +123,7 @@ func TestPersistsAcrossRestart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, enums.INDEXED_VALUE_TYPE_KEYWORD, sas.GetCustomAttributes()["KeeperChain"])
 
-	w := worker.New(c, "devserver-test", worker.Options{})
-	w.RegisterWorkflow(greet)
-	require.NoError(t, w.Start())
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        "greet-1",
-		TaskQueue: "devserver-test",
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword("KeeperChain").ValueSet("ethereum"),
-		),
-	}, greet, "keeper")
-	require.NoError(t, err)
-	var got string
-	require.NoError(t, run.Get(ctx, &got))
-	assert.Equal(t, "hello keeper", got)
-	w.Stop()
+	runID := runGreet(ctx, t, c, "greet-1", "ethereum")
 	c.Close()
 
 	require.NoError(t, s.Stop())
@@ -148,12 +135,12 @@ func TestPersistsAcrossRestart(t *testing.T) {
 	s2 := startServer(t, opts)
 	c2 := dial(t, s2)
 
-	desc, err := c2.DescribeWorkflowExecution(ctx, "greet-1", run.GetRunID())
+	desc, err := c2.DescribeWorkflowExecution(ctx, "greet-1", runID)
 	require.NoError(t, err)
 	assert.Equal(t, enums.WORKFLOW_EXECUTION_STATUS_COMPLETED, desc.GetWorkflowExecutionInfo().GetStatus())
 
 	var again string
-	require.NoError(t, c2.GetWorkflow(ctx, "greet-1", run.GetRunID()).Get(ctx, &again))
+	require.NoError(t, c2.GetWorkflow(ctx, "greet-1", runID).Get(ctx, &again))
 	assert.Equal(t, "hello keeper", again)
 
 	sas, err = c2.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "default"})
@@ -162,14 +149,44 @@ func TestPersistsAcrossRestart(t *testing.T) {
 	assert.Equal(t, enums.INDEXED_VALUE_TYPE_INT, sas.GetCustomAttributes()["KeeperBlock"])
 
 	// Visibility survived too, and the search attribute is queryable.
+	assertListedByChain(ctx, t, c2, "ethereum", "greet-1")
+}
+
+// runGreet runs greet to completion as workflow id, tagged with KeeperChain
+// = chain, on a worker that lives only as long as the run, and returns the
+// run id.
+func runGreet(ctx context.Context, t *testing.T, c client.Client, id, chain string) string {
+	t.Helper()
+	w := worker.New(c, "devserver-test", worker.Options{})
+	w.RegisterWorkflow(greet)
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:        id,
+		TaskQueue: "devserver-test",
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			temporal.NewSearchAttributeKeyKeyword("KeeperChain").ValueSet(chain),
+		),
+	}, greet, "keeper")
+	require.NoError(t, err)
+	var got string
+	require.NoError(t, run.Get(ctx, &got))
+	assert.Equal(t, "hello keeper", got)
+	return run.GetRunID()
+}
+
+// assertListedByChain checks that visibility lists exactly workflow id
+// under KeeperChain = chain.
+func assertListedByChain(ctx context.Context, t *testing.T, c client.Client, chain, id string) {
+	t.Helper()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		list, err := c2.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		list, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
 			Namespace: "default",
-			Query:     `KeeperChain = "ethereum"`,
+			Query:     fmt.Sprintf("KeeperChain = %q", chain),
 		})
 		require.NoError(ct, err)
 		require.Len(ct, list.GetExecutions(), 1)
-		assert.Equal(ct, "greet-1", list.GetExecutions()[0].GetExecution().GetWorkflowId())
+		assert.Equal(ct, id, list.GetExecutions()[0].GetExecution().GetWorkflowId())
 	}, 10*time.Second, 100*time.Millisecond)
 }
 

@@ -6,16 +6,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,42 +30,6 @@ import (
 	"github.com/keeperhq/keeper/store"
 )
 
-// proc is one keeper OS process the crash test starts, kills and restarts.
-type proc struct {
-	name string
-	args []string
-	env  []string
-	log  *os.File
-	cmd  *exec.Cmd
-}
-
-func (p *proc) start(t *testing.T, bin string) {
-	t.Helper()
-	p.cmd = exec.Command(bin, p.args...)
-	p.cmd.Env = append(os.Environ(), p.env...)
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, p.cmd.Start(), p.name)
-}
-
-func (p *proc) kill() {
-	if p.cmd != nil && p.cmd.Process != nil {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		_ = p.cmd.Wait()
-	}
-}
-
-func waitPort(t *testing.T, port int, within time.Duration) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, within, 50*time.Millisecond, "port %d", port)
-}
-
 // TestCrashAndRestartLosesNothing runs keeper as separate processes (Temporal
 // server, two workers, the API, the local chains), posts 5,000 evidence at a
 // steady rate across both chains while SIGKILLing and restarting a random
@@ -84,10 +45,7 @@ func TestCrashAndRestartLosesNothing(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 
 	work := t.TempDir()
-	bin := filepath.Join(work, "keeper")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/keeper")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	require.NoError(t, build.Run())
+	bin := keeperBinary(t)
 
 	dir := filepath.Join(work, "data")
 	tport, apiPort, evmPort, solPort := freePort(t), freePort(t), freePort(t), freePort(t)
@@ -104,31 +62,13 @@ func TestCrashAndRestartLosesNothing(t *testing.T) {
 		"KEEPER_DEV_EVM_BLOCK_MS=200", "KEEPER_DEV_SOLANA_SLOT_MS=50"}, base...)
 	nodeEnv := append([]string{"KEEPER_EVM_RPC_URL=" + evmURL, "KEEPER_SOLANA_RPC_URL=" + solURL}, base...)
 
-	logf := func(name string) *os.File {
-		f, err := os.Create(filepath.Join(work, name+".log"))
-		require.NoError(t, err)
-		return f
-	}
+	logf := func(name string) *os.File { return procLog(t, work, name) }
 	chainsP := &proc{name: "devchains", args: []string{"devchains"}, env: chainsEnv, log: logf("devchains")}
 	server := &proc{name: "server", args: []string{"devserver"}, env: base, log: logf("server")}
 	api := &proc{name: "api", args: []string{"api"}, env: nodeEnv, log: logf("api")}
 	w1 := &proc{name: "worker1", args: []string{"worker"}, env: nodeEnv, log: logf("worker1")}
 	w2 := &proc{name: "worker2", args: []string{"worker"}, env: nodeEnv, log: logf("worker2")}
-	all := []*proc{chainsP, server, api, w1, w2}
-	t.Cleanup(func() {
-		for _, p := range all {
-			p.kill()
-		}
-		if t.Failed() {
-			for _, p := range all {
-				b, _ := os.ReadFile(p.log.Name())
-				if len(b) > 4000 {
-					b = b[len(b)-4000:]
-				}
-				t.Logf("--- %s log (tail) ---\n%s", p.name, b)
-			}
-		}
-	})
+	killAtCleanup(t, chainsP, server, api, w1, w2)
 	chainsP.start(t, bin)
 	waitPort(t, evmPort, time.Minute)
 	waitPort(t, solPort, time.Minute)

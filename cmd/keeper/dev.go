@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,6 +33,10 @@ func devCmd() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
+			if cfg.DevTLSCert != "" || cfg.DevTLSKey != "" || cfg.DevTLSClientCA != "" {
+				// Its worker and API would need a client certificate of their own.
+				return fmt.Errorf("TLS on the Temporal frontend is for `keeper devserver`; run `keeper worker` and `keeper api` against it")
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			log := cli.Logger(cfg.LogLevel)
@@ -42,7 +47,7 @@ func devCmd() *cobra.Command {
 			defer stopPprof()
 
 			srv, err := devserver.Start(ctx, devserver.Options{
-				DataDir: cfg.DataDir, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
+				DataDir: cfg.DataDir, DB: cfg.DevTemporalDB, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
 				Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log.With("component", "temporal-server"),
 				CodecEndpoint: cli.DevCodecEndpoint(cfg),
 			})
@@ -71,6 +76,9 @@ func devCmd() *cobra.Command {
 			fmt.Fprintf(out, "keeper dev is running (Ctrl-C stops it; a restart resumes unfinished work)\n")
 			fmt.Fprintf(out, "  API              http://%s   (POST /v1/evidence, GET /v1/evidence/{id}, /health, /readyz, /metrics)\n", node.APIAddr())
 			fmt.Fprintf(out, "  Temporal server  %s   (namespace %s; temporal CLI: --address %s)\n", srv.FrontendAddr(), srv.Namespace(), srv.FrontendAddr())
+			if cfg.DevTemporalDB != "" {
+				fmt.Fprintf(out, "  Temporal storage %s\n", srv.Storage())
+			}
 			if srv.UIAddr() != "" {
 				fmt.Fprintf(out, "  Temporal Web UI  %s\n", srv.UIAddr())
 			}
@@ -79,11 +87,19 @@ func devCmd() *cobra.Command {
 			}
 			fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
 			cli.PrintLocalChains(out, local, cfg.DataDir)
+			var files []string
 			if cfg.StoreURL != "" {
 				fmt.Fprintf(out, "  records          %s\n", store.RedactURL(cfg.StoreURL))
-				fmt.Fprintf(out, "  data             %s (temporal.db)\n", abs)
 			} else {
-				fmt.Fprintf(out, "  data             %s (keeper.db, temporal.db)\n", abs)
+				files = append(files, "keeper.db")
+			}
+			if cfg.DevTemporalDB == "" {
+				files = append(files, "temporal.db")
+			}
+			if len(files) > 0 {
+				fmt.Fprintf(out, "  data             %s (%s)\n", abs, strings.Join(files, ", "))
+			} else {
+				fmt.Fprintf(out, "  data             %s\n", abs)
 			}
 
 			<-ctx.Done()
@@ -108,7 +124,7 @@ func devserverCmd() *cobra.Command {
 	cfg, loadErr := config.Load(nil)
 	cmd := &cobra.Command{
 		Use:   "devserver",
-		Short: "Run only the embedded Temporal server (and Web UI) on the data directory",
+		Short: "Run only the embedded Temporal server (and Web UI) on the data directory or PostgreSQL (--db), optionally with TLS (--tls-cert, --tls-key, --tls-client-ca)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if loadErr != nil {
@@ -118,13 +134,26 @@ func devserverCmd() *cobra.Command {
 			defer stop()
 			log := cli.Logger(cfg.LogLevel)
 			srv, err := devserver.Start(ctx, devserver.Options{
-				DataDir: cfg.DataDir, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
+				DataDir: cfg.DataDir, DB: cfg.DevTemporalDB, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
+				TLSCertFile: cfg.DevTLSCert, TLSKeyFile: cfg.DevTLSKey, TLSClientCAFile: cfg.DevTLSClientCA,
 				Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log,
 			})
 			if err != nil {
 				return fmt.Errorf("embedded Temporal server: %w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Temporal server %s, Web UI %s\n", srv.FrontendAddr(), srv.UIAddr())
+			tls := "plaintext"
+			switch {
+			case cfg.DevTLSClientCA != "":
+				tls = "TLS, client certificate required"
+			case cfg.DevTLSCert != "":
+				tls = "TLS"
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Temporal server %s (%s, namespace %s)\n", srv.FrontendAddr(), tls, srv.Namespace())
+			if srv.UIAddr() != "" {
+				fmt.Fprintf(out, "  Web UI   %s\n", srv.UIAddr())
+			}
+			fmt.Fprintf(out, "  storage  %s\n", srv.Storage())
 			<-ctx.Done()
 			return srv.Stop()
 		},
