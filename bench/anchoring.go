@@ -48,7 +48,9 @@ type Point struct {
 // anchoring runs one anchoring phase; analysing is called once its evidence
 // has settled, before the report is computed (reading histories costs memory
 // that is not the phase's).
-func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loader, analysing func()) (*AnchorReport, error) {
+// loadDone is called when the load stops (the drain and the analysis
+// follow), so memory is judged over the load alone.
+func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loader, loadDone func()) (*AnchorReport, error) {
 	s := st.node.Store
 	before, err := s.LastSeq(ctx)
 	if err != nil {
@@ -60,6 +62,7 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	t0 := time.Now()
 
 	l := ld.closedLoop(ctx, o.Concurrency, o.AnchorRate, o.Duration)
+	loadDone()
 	after, err := s.LastSeq(ctx)
 	if err != nil {
 		return nil, err
@@ -79,7 +82,6 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	_, peak, _ := memory()
 	hb1 := st.rpcs.get("RecordActivityTaskHeartbeat")
 	end := time.Now()
-	analysing()
 
 	rep := &AnchorReport{
 		Mode: mode, BatchMaxItems: st.cfg.BatchMaxItems, Clients: o.Concurrency, Intake: intakeSummary(l, o.AnchorRate),

@@ -107,9 +107,10 @@ func (r *Report) Evaluate() {
 	}
 }
 
-// MemoryGrowth compares the batched phase's RSS after its first fifth with
-// its highest RSS in the last fifth, in percent (load and drain only, not the
-// analysis after them).
+// MemoryGrowth compares the batched phase's RSS while the load ran: the
+// median of its last fifth over the median of its second fifth (the first
+// is warm-up), in percent. Medians, because a single sample lands anywhere
+// on the garbage collector's sawtooth.
 func (r *Report) MemoryGrowth() (float64, bool) {
 	return r.growth(func(s MemorySample) float64 { return s.RSSMiB })
 }
@@ -140,15 +141,21 @@ func (r *Report) growth(of func(MemorySample) float64) (float64, bool) {
 	if len(ss) < 10 {
 		return 0, false
 	}
-	base := of(ss[len(ss)/5])
-	var late float64
-	for _, s := range ss[len(ss)*4/5:] {
-		late = max(late, of(s))
-	}
+	base := median(ss[len(ss)/5:len(ss)*2/5], of)
+	late := median(ss[len(ss)*4/5:], of)
 	if base <= 0 {
 		return 0, false
 	}
 	return round2((late - base) / base * 100), true
+}
+
+func median(ss []MemorySample, of func(MemorySample) float64) float64 {
+	vs := make([]float64, len(ss))
+	for i, s := range ss {
+		vs[i] = of(s)
+	}
+	slices.Sort(vs)
+	return vs[len(vs)/2]
 }
 
 // WriteJSON writes the report as indented JSON to path.
