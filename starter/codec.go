@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 )
@@ -18,7 +19,7 @@ func (a *API) codecRoutes() []route {
 	if a.Codec.Handler == nil {
 		return nil
 	}
-	h := a.Codec.Handler.ServeHTTP
+	h := jsonErrors(a.Codec.Handler).ServeHTTP
 	return []route{
 		{"/codec/encode", map[string]http.HandlerFunc{"POST": h}},
 		{"/codec/decode", map[string]http.HandlerFunc{"POST": h}},
@@ -67,3 +68,41 @@ func (a *API) codecCORS(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// jsonErrors gives the codec's refusals (the SDK's handler answers them in
+// plain text) the API's JSON error shape, so every route answers a client
+// mistake alike. Successful answers pass through untouched.
+func jsonErrors(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &recordedAnswer{header: http.Header{}, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		if rec.status < 400 {
+			for k, v := range rec.header {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.status)
+			w.Write(rec.body.Bytes())
+			return
+		}
+		code := "invalid_payloads"
+		switch {
+		case rec.status == http.StatusRequestEntityTooLarge:
+			code = "body_too_large"
+		case rec.status >= 500:
+			code = "codec_failed"
+		}
+		writeError(w, &apiError{Status: rec.status, Code: code, Field: "payloads", Message: printable(strings.TrimSpace(rec.body.String()))})
+	})
+}
+
+// recordedAnswer holds a handler's answer until jsonErrors has seen its
+// status.
+type recordedAnswer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (a *recordedAnswer) Header() http.Header         { return a.header }
+func (a *recordedAnswer) WriteHeader(status int)      { a.status = status }
+func (a *recordedAnswer) Write(b []byte) (int, error) { return a.body.Write(b) }

@@ -2,6 +2,7 @@ package starter_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -127,6 +128,23 @@ func TestTheCodecRoutesDecodeWhatTheyEncodedForTheTemporalCLI(t *testing.T) {
 	var back map[string]string
 	require.NoError(t, dc.FromPayload(p, &back))
 	assert.Equal(t, "0xabc", back["wallet"])
+}
+
+func TestBadCodecRequestsGetTheAPIsJSONError(t *testing.T) {
+	srv := codecServer(t, "", true)
+	for _, body := range []string{`{"payloads":`, `{"payloads":[{"metadata":{"encoding":"YmluYXJ5L2VuY3J5cHRlZA=="},"data":"AAAA"}]}`} {
+		resp, err := http.Post(srv.URL+"/codec/decode", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+		var e struct{ Code, Message, Field string }
+		require.NoError(t, json.Unmarshal(raw, &e), string(raw))
+		assert.Equal(t, "invalid_payloads", e.Code)
+		assert.Equal(t, "payloads", e.Field)
+		assert.NotEmpty(t, e.Message)
+	}
 }
 
 func TestTheCodecRoutesAnswerOnlyPOST(t *testing.T) {
