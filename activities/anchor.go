@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
@@ -25,7 +26,7 @@ type Anchor struct {
 	Chains      map[string]chains.Adapter
 	Backoff     Backoff
 	ConfirmPoll time.Duration  // how often ConfirmAnchor asks the chain
-	Metrics     *AnchorMetrics // attempts and retries by chain; nil counts nothing
+	Metrics     *AnchorMetrics // nil counts nothing
 	Logger      *slog.Logger
 }
 
@@ -73,9 +74,11 @@ func (a *Anchor) SubmitAnchor(ctx context.Context, in BatchRef) (SubmitResult, e
 	res, err := a.submit(ctx, in)
 	if err != nil {
 		err = fmt.Errorf("submit batch %d on %s: %w", in.BatchID, in.Chain, err)
-		a.recordAttempt(ctx, in.BatchID, attempt, err)
+		a.recordAttempt(ctx, in, attempt, err)
 		return SubmitResult{}, a.Backoff.classify(err, attempt)
 	}
+	a.Metrics.transaction(in.Chain, OutcomeSubmitted)
+	a.log(ctx, in).Info("anchor submitted", "tx", res.TxRef, "root", res.Root)
 	return res, nil
 }
 
@@ -89,7 +92,9 @@ func (a *Anchor) submit(ctx context.Context, in BatchRef) (SubmitResult, error) 
 		return SubmitResult{}, err
 	}
 	root := tree.Root()
-	ref, err := ad.Submit(ctx, chains.Anchor{BatchID: in.BatchID, Root: root}, a.Store)
+	sctx, span := chainSpan(ctx, "submit", in)
+	ref, err := ad.Submit(sctx, chains.Anchor{BatchID: in.BatchID, Root: root}, a.Store)
+	endSpan(span, err)
 	if err != nil {
 		return SubmitResult{}, err
 	}
@@ -118,12 +123,17 @@ func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult,
 	res, err := a.confirm(ctx, in)
 	if err != nil {
 		err = fmt.Errorf("confirm batch %d on %s: %w", in.BatchID, in.Chain, err)
-		a.recordAttempt(ctx, in.BatchID, attempt, err)
+		a.recordAttempt(ctx, in, attempt, err)
 		return ConfirmResult{}, a.Backoff.classify(err, attempt)
 	}
 	if res.Dropped {
 		a.Metrics.dropped(in.Chain)
+		a.log(ctx, in).Warn("anchor transaction dropped", "tx", res.TxRef, "detail", res.Detail)
+		return res, nil
 	}
+	since := a.sinceFirstBroadcast(ctx, in.BatchID)
+	a.Metrics.final(in.Chain, since)
+	a.log(ctx, in).Info("anchor final", "tx", res.TxRef, "block", res.Block, "since_submit", since.Round(time.Millisecond).String())
 	return res, nil
 }
 
@@ -139,7 +149,10 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error
 	poll := time.NewTicker(a.ConfirmPoll)
 	defer poll.Stop()
 	for {
-		st, err := ad.Status(ctx, in.BatchID, a.Store)
+		sctx, span := chainSpan(ctx, "status", in)
+		st, err := ad.Status(sctx, in.BatchID, a.Store)
+		span.SetAttributes(attribute.String("keeper.tx_state", st.State.String()))
+		endSpan(span, err)
 		if err != nil {
 			return ConfirmResult{}, err
 		}
@@ -149,6 +162,7 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error
 		case chains.Dropped:
 			return ConfirmResult{Dropped: true, Detail: st.Detail, TxRef: st.Ref}, nil
 		case chains.Failed:
+			a.Metrics.transaction(in.Chain, OutcomeFailed)
 			return ConfirmResult{}, chains.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
 		}
 		activity.RecordHeartbeat(ctx, st.Ref)
@@ -186,12 +200,36 @@ func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResul
 		}
 	}
 	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime}, paths)
-	return a.Backoff.classify(err, attempt)
+	if err != nil {
+		return a.Backoff.classify(err, attempt)
+	}
+	a.Metrics.batch(in.Chain, OutcomeConfirmed)
+	a.log(ctx, in).Info("receipts recorded", "evidence", tree.Size(), "tx", c.TxRef)
+	return nil
+}
+
+// sinceFirstBroadcast is how long ago the batch's first transaction was
+// journaled, just before its first broadcast (0 when unknown).
+func (a *Anchor) sinceFirstBroadcast(ctx context.Context, batchID int64) time.Duration {
+	recs, err := a.Store.Transactions(ctx, batchID)
+	if err != nil || len(recs) == 0 {
+		return 0
+	}
+	return time.Since(recs[0].CreatedAt)
 }
 
 // DeadLetter marks a batch's evidence dead-lettered with the error that ended it.
 func (a *Anchor) DeadLetter(ctx context.Context, in DeadLetterInput) error {
-	return a.Store.DeadLetterBatch(ctx, in.BatchID, in.Error)
+	b, err := a.Store.GetBatch(ctx, in.BatchID)
+	if err != nil {
+		return err
+	}
+	if err := a.Store.DeadLetterBatch(ctx, in.BatchID, in.Error); err != nil {
+		return err
+	}
+	a.Metrics.deadLetter(b.Chain, b.Size)
+	a.log(ctx, BatchRef{BatchID: b.ID, Chain: b.Chain}).Warn("batch dead-lettered", "evidence", b.Size, "error", in.Error)
+	return nil
 }
 
 // countAttempt counts this activity attempt in the metrics and returns its
@@ -202,8 +240,10 @@ func (a *Anchor) countAttempt(ctx context.Context, chain string) int32 {
 	return info.Attempt
 }
 
-func (a *Anchor) recordAttempt(ctx context.Context, batchID int64, attempt int32, err error) {
-	if rerr := a.Store.RecordAttempt(ctx, batchID, int(attempt), err.Error()); rerr != nil && a.Logger != nil {
-		a.Logger.Warn("record attempt", "batch", batchID, "error", rerr)
+func (a *Anchor) recordAttempt(ctx context.Context, in BatchRef, attempt int32, err error) {
+	log := a.log(ctx, in)
+	log.Warn("attempt failed", "error", err, "permanent", chains.IsPermanent(err))
+	if rerr := a.Store.RecordAttempt(ctx, in.BatchID, int(attempt), err.Error()); rerr != nil {
+		log.Warn("record attempt", "error", rerr)
 	}
 }

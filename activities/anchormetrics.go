@@ -1,22 +1,43 @@
 package activities
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// AnchorMetrics count the anchoring activities' attempts by chain and
-// activity, so retries show on /metrics while Temporal runs them (the
-// workflow history shows each activity's last attempt only when it ends).
+// AnchorMetrics count what the anchoring activities saw, in the worker
+// process that ran them: attempts and retries (which show on /metrics while
+// Temporal runs them; the workflow history shows each activity's last
+// attempt only when it ends), transactions and their outcomes, batches,
+// latency to finality and dead letters. Every method is safe on a nil
+// *AnchorMetrics (counts nothing). Register Collectors() where /metrics is
+// served.
 type AnchorMetrics struct {
-	Attempts *prometheus.CounterVec // keeper_anchor_attempts_total{chain,activity}
-	Retries  *prometheus.CounterVec // keeper_anchor_retries_total{chain,activity}
-	Dropped  *prometheus.CounterVec // keeper_anchor_dropped_total{chain}
+	Attempts      *prometheus.CounterVec   // keeper_anchor_attempts_total{chain,activity}
+	Retries       *prometheus.CounterVec   // keeper_anchor_retries_total{chain,activity}
+	Dropped       *prometheus.CounterVec   // keeper_anchor_dropped_total{chain}
+	Batches       *prometheus.CounterVec   // keeper_anchor_batches_total{chain,outcome}
+	Transactions  *prometheus.CounterVec   // keeper_anchor_transactions_total{chain,outcome}
+	BatchSize     *prometheus.HistogramVec // keeper_anchor_batch_size{chain}
+	SubmitToFinal *prometheus.HistogramVec // keeper_anchor_submit_to_final_seconds{chain}
+	DeadLetters   *prometheus.CounterVec   // keeper_dead_letters_total{chain}
 }
 
-// NewAnchorMetrics returns unregistered counters; register Collectors()
-// where /metrics is served.
-func NewAnchorMetrics() *AnchorMetrics {
-	return &AnchorMetrics{
+// Batch and transaction outcomes (the outcome label). A dropped transaction
+// is keeper_anchor_dropped_total.
+const (
+	OutcomeConfirmed  = "confirmed"   // batch: receipts recorded
+	OutcomeDeadLetter = "dead_letter" // batch: its evidence dead-lettered
+	OutcomeSubmitted  = "submitted"   // transaction: broadcast (a rebroadcast of the same one counts again)
+	OutcomeFinal      = "final"       // transaction: final on its chain
+	OutcomeFailed     = "failed"      // transaction: included but failed
+)
+
+// NewAnchorMetrics returns unregistered metrics; the series of the given
+// chains start at 0.
+func NewAnchorMetrics(chainNames ...string) *AnchorMetrics {
+	m := &AnchorMetrics{
 		Attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "keeper_anchor_attempts_total", Help: "Attempts of the anchoring activities (SubmitAnchor, ConfirmAnchor, RecordReceipts), first ones and retries, by chain and activity.",
 		}, []string{"chain", "activity"}),
@@ -26,15 +47,43 @@ func NewAnchorMetrics() *AnchorMetrics {
 		Dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "keeper_anchor_dropped_total", Help: "Anchor transactions the chain will not include as sent (evicted, reorganised out, blockhash expired), each followed by a new SubmitAnchor, by chain.",
 		}, []string{"chain"}),
+		Batches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "keeper_anchor_batches_total", Help: "Anchor batches finished by this worker, by chain and outcome (confirmed, dead_letter).",
+		}, []string{"chain", "outcome"}),
+		Transactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "keeper_anchor_transactions_total", Help: "Anchor transactions by chain and outcome: submitted (each broadcast), final, failed.",
+		}, []string{"chain", "outcome"}),
+		BatchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "keeper_anchor_batch_size", Help: "Evidence per anchor batch when its workflow is started, by chain.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 13), // 1 … 4096
+		}, []string{"chain"}),
+		SubmitToFinal: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "keeper_anchor_submit_to_final_seconds", Help: "Time from a batch's first broadcast to its transaction being final, by chain.",
+			Buckets: []float64{.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600},
+		}, []string{"chain"}),
+		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "keeper_dead_letters_total", Help: "Evidence dead-lettered (its batch failed permanently or used up its attempts), by chain.",
+		}, []string{"chain"}),
 	}
+	for _, c := range chainNames {
+		for _, o := range []string{OutcomeConfirmed, OutcomeDeadLetter} {
+			m.Batches.WithLabelValues(c, o)
+		}
+		for _, o := range []string{OutcomeSubmitted, OutcomeFinal, OutcomeFailed} {
+			m.Transactions.WithLabelValues(c, o)
+		}
+		m.Dropped.WithLabelValues(c)
+		m.DeadLetters.WithLabelValues(c)
+	}
+	return m
 }
 
-// Collectors are the counters to register.
+// Collectors are the metrics to register.
 func (m *AnchorMetrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Attempts, m.Retries, m.Dropped}
+	return []prometheus.Collector{m.Attempts, m.Retries, m.Dropped, m.Batches, m.Transactions, m.BatchSize, m.SubmitToFinal, m.DeadLetters}
 }
 
-// attempt counts one activity attempt; m may be nil.
+// attempt counts one activity attempt.
 func (m *AnchorMetrics) attempt(chain, activity string, attempt int32) {
 	if m == nil {
 		return
@@ -45,10 +94,42 @@ func (m *AnchorMetrics) attempt(chain, activity string, attempt int32) {
 	}
 }
 
-// dropped counts one dropped transaction; m may be nil.
+// dropped counts one dropped transaction.
 func (m *AnchorMetrics) dropped(chain string) {
-	if m == nil {
-		return
+	if m != nil {
+		m.Dropped.WithLabelValues(chain).Inc()
 	}
-	m.Dropped.WithLabelValues(chain).Inc()
+}
+
+// BatchStarted observes the size of a batch whose workflow was started.
+func (m *AnchorMetrics) BatchStarted(chain string, size int) {
+	if m != nil {
+		m.BatchSize.WithLabelValues(chain).Observe(float64(size))
+	}
+}
+
+func (m *AnchorMetrics) batch(chain, outcome string) {
+	if m != nil {
+		m.Batches.WithLabelValues(chain, outcome).Inc()
+	}
+}
+
+func (m *AnchorMetrics) transaction(chain, outcome string) {
+	if m != nil {
+		m.Transactions.WithLabelValues(chain, outcome).Inc()
+	}
+}
+
+func (m *AnchorMetrics) final(chain string, sinceSubmit time.Duration) {
+	if m != nil {
+		m.Transactions.WithLabelValues(chain, OutcomeFinal).Inc()
+		m.SubmitToFinal.WithLabelValues(chain).Observe(sinceSubmit.Seconds())
+	}
+}
+
+func (m *AnchorMetrics) deadLetter(chain string, evidence int) {
+	if m != nil {
+		m.Batches.WithLabelValues(chain, OutcomeDeadLetter).Inc()
+		m.DeadLetters.WithLabelValues(chain).Add(float64(evidence))
+	}
 }

@@ -97,7 +97,7 @@ func (a *Backfill) scan(ctx context.Context, ref BackfillRef) (ScanResult, error
 	if activity.HasHeartbeatDetails(ctx) {
 		var hb backfill.Cursor
 		if activity.GetHeartbeatDetails(ctx, &hb) == nil {
-			a.log().Info("backfill resumes after an interrupted attempt", "wallet", wallet, "network", ref.Network,
+			activityLogger(ctx, a.Logger, "wallet", wallet, "chain", ref.Network).Info("backfill resumes after an interrupted attempt",
 				"heartbeat_checkpoint", hb.Block, "stored_checkpoint", row.Checkpoint)
 		}
 	}
@@ -286,7 +286,7 @@ func (a *Backfill) FailScan(ctx context.Context, in FailInput) (FailOutcome, err
 	if err != nil {
 		return FailOutcome{}, err
 	}
-	a.log().Warn("backfill attempt failed", "wallet", in.Ref.Wallet, "network", in.Ref.Network, "status", row.Status,
+	activityLogger(ctx, a.Logger, "wallet", in.Ref.Wallet, "chain", in.Ref.Network).Warn("backfill attempt failed", "status", row.Status,
 		"retry", row.RetryCount, "next_retry_in", wait, "error", in.Error)
 	return FailOutcome{Status: string(row.Status), RetryCount: row.RetryCount, Wait: wait, NextRetryAt: row.NextRetryAt}, nil
 }
@@ -318,13 +318,6 @@ func (a *Backfill) FinishWallet(ctx context.Context, wallet string) (WalletSumma
 		}
 	}
 	return out, nil
-}
-
-func (a *Backfill) log() *slog.Logger {
-	if a.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return a.Logger
 }
 
 // redact replaces the configured endpoints in msg by their scheme and host.

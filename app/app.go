@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,6 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -56,8 +60,18 @@ type Node struct {
 	sharedStore bool
 
 	epochWorker sdkworker.Worker
-	upstream    *activities.UpstreamMetrics
-	anchoring   *activities.AnchorMetrics
+
+	// Observability: the node's one metrics registry (see metrics.go), the
+	// Temporal SDK's metrics handler, and tracing when it is on.
+	registry              *prometheus.Registry
+	upstream              *activities.UpstreamMetrics
+	anchorMetrics         *activities.AnchorMetrics
+	temporalMetrics       client.MetricsHandler
+	temporalMetricsCloser io.Closer
+	metricsHTTP           *http.Server
+	metricsAddr           string
+	traces                *starter.Traces
+	ownTracer             *sdktrace.TracerProvider // made from OTEL_* here: flushed at Shutdown
 
 	// backfillWorker runs WalletSync and Backfill (nil without a backfill network).
 	backfillWorker sdkworker.Worker
@@ -88,6 +102,9 @@ type Options struct {
 	// Store, when set, is used instead of opening the data directory's store,
 	// and is not closed by the node (tests share one between nodes).
 	Store *store.Store
+	// TracerProvider, when set, traces the node; nil: the OTEL_* environment
+	// decides (off unless an OTLP endpoint is set).
+	TracerProvider trace.TracerProvider
 }
 
 // Start opens the store, connects to Temporal and starts the node's roles.
@@ -113,26 +130,36 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 			n.Logger.Info("keeper's records are in PostgreSQL", "store", store.RedactURL(cfg.StoreURL))
 		}
 	}
+	n.registerMetrics()
 	if co.Logger == nil {
 		co.Logger = sdklog.NewStructuredLogger(o.Logger.With("component", "temporal-sdk"))
+	}
+	if co.MetricsHandler == nil {
+		co.MetricsHandler = n.temporalMetrics
+	}
+	if err := n.startTracing(ctx, o.TracerProvider, &co); err != nil {
+		n.close()
+		return nil, err
 	}
 	// A lazy client: intake must work while Temporal is down; the dispatcher
 	// and worker retry until it is back.
 	if n.Client, err = client.NewLazyClient(co); err != nil {
-		n.Store.Close()
+		n.close()
 		return nil, fmt.Errorf("temporal client: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
-	n.upstream = activities.NewUpstreamMetrics()
-	n.anchoring = activities.NewAnchorMetrics()
+	if err := n.startMetricsListener(); err != nil {
+		n.close()
+		return nil, fmt.Errorf("metrics listen on %s: %w", cfg.MetricsAddr, err)
+	}
 
 	if o.Roles.Worker {
 		if err := worker.EnsureSearchAttributes(ctx, n.Client, co.Namespace, n.Logger); err != nil {
 			n.Logger.Warn("search attributes not verified", "error", err)
 		}
 		n.worker = worker.New(n.Client, &activities.Anchor{
-			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchoring,
+			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchorMetrics,
 			Backoff: activities.Backoff{Base: cfg.RetryBase, Cap: cfg.RetryCap, Jitter: cfg.RetryJitter},
 		}, worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout, Versioning: Versioning(cfg)})
 		if err := n.worker.Start(); err != nil {
@@ -194,8 +221,8 @@ func (n *Node) startAPI(ctx context.Context) error {
 		Store: n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
 		Checks: checks, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
 		Auth:     starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen},
-		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Collectors: append(n.upstream.Collectors(), n.anchoring.Collectors()...), Wallets: n.wallets(),
-		Codec: n.codecAPI(),
+		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Wallets: n.wallets(),
+		Codec: n.codecAPI(), Registry: n.registry, Traces: n.traces,
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -222,7 +249,8 @@ func (n *Node) startAPI(ctx context.Context) error {
 	}()
 	d := &starter.Dispatcher{
 		Store: n.Store, Temporal: n.Client, MaxItems: cfg.BatchMaxItems, MaxWait: cfg.BatchMaxWait, MinGap: cfg.BatchMinGap,
-		Sweep: cfg.PollInterval, Policy: Policy(cfg), Logger: n.Logger, NoEagerStart: Versioning(cfg).On(),
+		Sweep: cfg.PollInterval, Policy: Policy(cfg), Logger: n.Logger, NoEagerStart: Versioning(cfg).On(), Traces: n.traces,
+		OnStart: func(b store.Batch) { n.anchorMetrics.BatchStarted(b.Chain, b.Size) },
 	}
 	go func() {
 		defer n.wg.Done()
@@ -264,13 +292,19 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		n.cancel() // dispatcher
 		// Each worker lets in-flight activities finish for up to WorkerStopTimeout.
 		n.stopWorkers()
-		if n.http != nil {
-			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			err = n.http.Shutdown(sctx)
-			cancel()
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		for _, srv := range []*http.Server{n.http, n.metricsHTTP} {
+			if srv != nil {
+				err = errors.Join(err, srv.Shutdown(sctx))
+			}
 		}
+		cancel()
 		n.wg.Wait()
 		err = errors.Join(err, n.close())
+		if n.ownTracer != nil {
+			// Flush the last spans (the drain's) to the collector.
+			err = errors.Join(err, n.ownTracer.Shutdown(ctx))
+		}
 	})
 	return err
 }
@@ -283,6 +317,9 @@ func (n *Node) Kill() {
 		if n.http != nil {
 			n.http.Close()
 		}
+		if n.metricsHTTP != nil {
+			n.metricsHTTP.Close()
+		}
 		if n.worker != nil {
 			go n.worker.Stop()
 		}
@@ -294,6 +331,7 @@ func (n *Node) Kill() {
 		}
 		n.wg.Wait()
 		n.Client.Close()
+		n.temporalMetricsCloser.Close()
 	})
 }
 
@@ -303,6 +341,9 @@ func (n *Node) close() error {
 	}
 	if n.Client != nil {
 		n.Client.Close()
+	}
+	if n.temporalMetricsCloser != nil {
+		n.temporalMetricsCloser.Close()
 	}
 	if n.sharedStore {
 		return nil

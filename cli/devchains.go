@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -68,7 +69,7 @@ func devchainsCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			n, err := StartLocalChains(ctx, &cfg, Logger(cfg.LogLevel))
+			n, err := StartLocalChains(ctx, &cfg, Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text")))
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -36,8 +37,14 @@ func Root() *cobra.Command {
 	return root
 }
 
-// Logger returns keeper's text logger on stderr at the named level.
-func Logger(level string) *slog.Logger {
+// Logger returns keeper's logger on stderr at the named level, in the named
+// format: "text", or "json" (also for "").
+func Logger(level, format string) *slog.Logger {
+	return NewLogger(os.Stderr, level, format)
+}
+
+// NewLogger is Logger writing to w.
+func NewLogger(w io.Writer, level, format string) *slog.Logger {
 	var l slog.Level
 	switch strings.ToLower(level) {
 	case "debug":
@@ -49,7 +56,31 @@ func Logger(level string) *slog.Logger {
 	default:
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	opts := &slog.HandlerOptions{Level: l, ReplaceAttr: sdkKeys}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// sdkKeys renames the Temporal SDK's keys for a workflow execution (and the
+// trace its tracing interceptor adds) to the ones keeper's own lines use, so
+// one query (workflow_id="anchor-stub-7") finds the SDK's lines and keeper's
+// alike.
+func sdkKeys(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 {
+		switch a.Key {
+		case "WorkflowID":
+			a.Key = "workflow_id"
+		case "RunID":
+			a.Key = "run_id"
+		case "TraceID":
+			a.Key = "trace_id"
+		case "SpanID":
+			a.Key = "span_id"
+		}
+	}
+	return a
 }
 
 func nodeCmd(use, short string, roles app.Roles) *cobra.Command {
@@ -77,7 +108,7 @@ func nodeCmd(use, short string, roles app.Roles) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			log := Logger(cfg.LogLevel)
+			log := Logger(cfg.LogLevel, cfg.LogFormat)
 			node, err := app.Start(ctx, app.Options{Config: cfg, Roles: roles, ClientOptions: co, Logger: log})
 			if err != nil {
 				return err

@@ -17,10 +17,12 @@ import (
 
 // Config holds every knob of every keeper command.
 type Config struct {
-	DataDir  string
-	StoreURL string
-	HTTPAddr string
-	LogLevel string
+	DataDir     string
+	StoreURL    string
+	HTTPAddr    string
+	MetricsAddr string
+	LogLevel    string
+	LogFormat   string
 
 	Chains           []string
 	StubConfirmDelay time.Duration
@@ -119,7 +121,9 @@ func (c *Config) Knobs() []Knob {
 		{"data-dir", "KEEPER_DATA_DIR", "./.keeper", "directory of keeper.db (keeper's records, unless KEEPER_STORE_URL is set) and, for `keeper dev`, temporal.db", &c.DataDir},
 		{"store-url", "KEEPER_STORE_URL", "", "keeper's records in PostgreSQL instead, shared by every node given the same URL: postgres://user:password@host:5432/database?sslmode=require (search_path=… picks a schema); empty: SQLite keeper.db in the data directory", &c.StoreURL},
 		{"http-addr", "KEEPER_HTTP_ADDR", "127.0.0.1:8081", "address of the HTTP API, /health, /readyz and /metrics", &c.HTTPAddr},
+		{"metrics-addr", "KEEPER_METRICS_ADDR", "", "also serve /metrics and /health on this address, e.g. 127.0.0.1:9464 for `keeper worker`, which has no API; empty: /metrics only on the API", &c.MetricsAddr},
 		{"log-level", "KEEPER_LOG_LEVEL", "info", "debug, info, warn or error", &c.LogLevel},
+		{"log-format", "KEEPER_LOG_FORMAT", "", "json or text; empty: text for `keeper dev` and the other local tools, json for `keeper worker` and `keeper api`", &c.LogFormat},
 		{"chains", "KEEPER_CHAINS", "etherlink,solana", "chains evidence may ask for (comma-separated): etherlink, solana, stub", &c.Chains},
 		{"stub-confirm-ms", "KEEPER_STUB_CONFIRM_MS", "1000", "stub chain: time from broadcast to finality", msKnob{&c.StubConfirmDelay}},
 		{"poll-ms", "KEEPER_POLL_MS", "5000", "dispatcher safety-net sweep; intake wakes it at once", msKnob{&c.PollInterval}},
@@ -256,6 +260,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_EPOCH_DURATION: must be at least 2s, got %v", c.Epochs.Duration)
 	case c.Epochs.Heartbeat <= 0 || c.Epochs.UpstreamTimeout <= 0:
 		return fmt.Errorf("KEEPER_EPOCH_HEARTBEAT_MS and KEEPER_UPSTREAM_TIMEOUT_MS must be positive")
+	case c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text":
+		return fmt.Errorf("KEEPER_LOG_FORMAT: must be json or text, got %q", c.LogFormat)
 	}
 	if u := c.StoreURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
 		// Not echoed: it may hold a password.

@@ -31,6 +31,7 @@ func TestEnvironmentOverridesDefaults(t *testing.T) {
 func TestBadSettingsNameTheVariable(t *testing.T) {
 	for env, val := range map[string]string{
 		"KEEPER_BATCH_MAX_ITEMS": "0", "KEEPER_POLL_MS": "soon", "KEEPER_CHAINS": "bitcoin", "KEEPER_DRAIN_TIMEOUT": "10",
+		"KEEPER_LOG_FORMAT": "xml",
 	} {
 		_, err := Load(func(k string) string {
 			if k == env {

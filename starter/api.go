@@ -44,12 +44,17 @@ type API struct {
 	MaxInFlight  int // concurrent requests per route group; default 256
 
 	// Reward epochs: Temporal starts their workflows; Ledger, when set, is
-	// the built-in ledger served under /ledger/v1; Collectors are more
-	// metrics to serve (the worker's upstream and anchoring counters).
-	Temporal   WorkflowStarter
-	Epochs     EpochOptions
-	Ledger     *ledger.Server
-	Collectors []prometheus.Collector
+	// the built-in ledger served under /ledger/v1.
+	Temporal WorkflowStarter
+	Epochs   EpochOptions
+	Ledger   *ledger.Server
+
+	// Registry is what /metrics serves; the API adds its own metrics to it.
+	// Nil: a registry of the API's metrics alone.
+	Registry *prometheus.Registry
+	// Traces, when set, traces every request (but /health and /metrics)
+	// and hands the span of each evidence taken in to the dispatcher.
+	Traces *Traces
 
 	// Wallets, when set, serves wallet backfill under /v1/wallets.
 	Wallets *Wallets
@@ -67,7 +72,7 @@ func (a *API) Drain() { a.draining.Store(true) }
 
 // Handler returns the API's routes.
 func (a *API) Handler() http.Handler {
-	a.metrics = newMetrics(a.Store)
+	a.metrics = newMetrics(a.Registry, a.Store, a.Chains)
 	routes := []route{
 		{"/health", map[string]http.HandlerFunc{"GET": a.health}},
 		{"/readyz", map[string]http.HandlerFunc{"GET": a.ready}},
@@ -83,12 +88,12 @@ func (a *API) Handler() http.Handler {
 	routes = append(routes, a.codecRoutes()...)
 	mux := http.NewServeMux()
 	for _, r := range routes {
-		mux.Handle(r.pattern, r)
+		mux.Handle(r.pattern, a.Traces.route(r.pattern, r))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
 	})
-	return a.recoverer(cleanPaths(a.codecCORS(a.guard(mux))))
+	return a.Traces.middleware(a.recoverer(cleanPaths(a.codecCORS(a.guard(mux)))))
 }
 
 // cleanPaths answers paths with "..", "." or "//" segments with a JSON 400

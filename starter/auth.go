@@ -31,14 +31,8 @@ func (a *API) guard(next http.Handler) http.Handler {
 		slots[p] = make(chan struct{}, limit)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.Auth.Token != "" && a.protected(r.URL.Path) {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			sum := sha256.Sum256([]byte(got))
-			if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="keeper"`)
-				writeError(w, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "this route needs Authorization: Bearer <KEEPER_API_TOKEN>"})
-				return
-			}
+		if a.Auth.Token != "" && a.protected(r.URL.Path) && !authorized(w, r, want) {
+			return
 		}
 		for prefix, sem := range slots {
 			if strings.HasPrefix(r.URL.Path, prefix) {
@@ -46,6 +40,7 @@ func (a *API) guard(next http.Handler) http.Handler {
 				case sem <- struct{}{}:
 					defer func() { <-sem }()
 				default:
+					a.metrics.busy.WithLabelValues(strings.Trim(prefix, "/")).Inc()
 					w.Header().Set("Retry-After", "1")
 					writeError(w, &apiError{Status: http.StatusServiceUnavailable, Code: "busy", Message: "too many concurrent requests on " + prefix + "; retry shortly"})
 					return
@@ -54,6 +49,33 @@ func (a *API) guard(next http.Handler) http.Handler {
 			}
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized checks the bearer token in constant time, answering 401 when
+// it is missing or wrong.
+func authorized(w http.ResponseWriter, r *http.Request, want [32]byte) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	sum := sha256.Sum256([]byte(got))
+	if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="keeper"`)
+		writeError(w, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "this route needs Authorization: Bearer <KEEPER_API_TOKEN>"})
+		return false
+	}
+	return true
+}
+
+// MetricsAuth protects a /metrics handler served outside the API (on
+// KEEPER_METRICS_ADDR) as the API protects its own.
+func MetricsAuth(o AuthOptions, next http.Handler) http.Handler {
+	if o.Token == "" || o.MetricsOpen {
+		return next
+	}
+	want := sha256.Sum256([]byte(o.Token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if authorized(w, r, want) {
+			next.ServeHTTP(w, r)
+		}
 	})
 }
 

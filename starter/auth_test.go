@@ -103,6 +103,9 @@ func TestASlowBodyHoldsItsSlotAndTheNextRequestIsTurnedAwayNotQueued(t *testing.
 		return resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != ""
 	}, 5*time.Second, 10*time.Millisecond, "with the one slot taken, a second request is refused at once")
 	assert.Equal(t, http.StatusOK, call(t, "GET", srv.URL+"/health", "", "").StatusCode, "health is never capped")
+	metrics, err := io.ReadAll(call(t, "GET", srv.URL+"/metrics", "", "").Body)
+	require.NoError(t, err)
+	assert.Regexp(t, `keeper_busy_rejections_total\{endpoint="v1"\} [1-9]`, string(metrics), "the refusal is counted")
 
 	pw.CloseWithError(io.ErrUnexpectedEOF)
 	if resp := <-slowDone; resp != nil {
@@ -112,4 +115,17 @@ func TestASlowBodyHoldsItsSlotAndTheNextRequestIsTurnedAwayNotQueued(t *testing.
 	require.Eventually(t, func() bool {
 		return call(t, "GET", srv.URL+"/v1/evidence", "", "").StatusCode == http.StatusOK
 	}, 5*time.Second, 10*time.Millisecond, "the slot is released")
+}
+
+func TestMetricsServedBesideTheAPINeedTheTokenOnlyWhenMetricsAreClosed(t *testing.T) {
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "keeper_up 1\n") })
+	open := httptest.NewServer(starter.MetricsAuth(starter.AuthOptions{Token: "s3cret", MetricsOpen: true}, metrics))
+	t.Cleanup(open.Close)
+	assert.Equal(t, http.StatusOK, call(t, "GET", open.URL+"/metrics", "", "").StatusCode)
+
+	closed := httptest.NewServer(starter.MetricsAuth(starter.AuthOptions{Token: "s3cret"}, metrics))
+	t.Cleanup(closed.Close)
+	assert.Equal(t, http.StatusUnauthorized, call(t, "GET", closed.URL+"/metrics", "", "").StatusCode)
+	assert.Equal(t, http.StatusUnauthorized, call(t, "GET", closed.URL+"/metrics", "wrong", "").StatusCode)
+	assert.Equal(t, http.StatusOK, call(t, "GET", closed.URL+"/metrics", "s3cret", "").StatusCode)
 }

@@ -40,6 +40,8 @@ type Dispatcher struct {
 
 	// OnStart, when set, is called after each batch's workflow is started.
 	OnStart func(store.Batch)
+	// Traces, when set, traces each start under its evidence's requests.
+	Traces *Traces
 
 	last map[string]lastBatch // by chain, the last batch this dispatcher formed
 }
@@ -171,6 +173,8 @@ func (d *Dispatcher) hold(chain string, p store.PendingInfo, busy bool) time.Dur
 // whose workflow already exists (a crash after starting, before recording
 // it) counts as started.
 func (d *Dispatcher) start(ctx context.Context, b store.Batch) error {
+	ctx, end := d.Traces.startBatch(ctx, d.Store, b)
+	defer end()
 	opts := client.StartWorkflowOptions{
 		ID:                       workflows.WorkflowID(b.Chain, b.ID),
 		TaskQueue:                workflows.AnchorTaskQueue,

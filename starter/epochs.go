@@ -394,12 +394,8 @@ type epochMetrics struct {
 }
 
 func (a *API) registerEpochMetrics() {
-	a.epochMetrics = &epochMetrics{busy: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "keeper_busy_rejections_total", Help: "Requests refused with 429 because too much work is in flight, by endpoint.",
-	}, []string{"endpoint"})}
-	a.epochMetrics.busy.WithLabelValues("compute") // shown at 0 before the first refusal
-	a.metrics.registry.MustRegister(a.epochMetrics.busy, epochCollector{a.Store})
-	a.metrics.registry.MustRegister(a.Collectors...)
+	a.epochMetrics = &epochMetrics{busy: a.metrics.busy}
+	a.metrics.registry.MustRegister(epochCollector{a.Store})
 }
 
 var (

@@ -11,15 +11,24 @@ import (
 	"github.com/keeperhq/keeper/store"
 )
 
+// metrics are the API's own metrics: what it answered, and gauges read from
+// the store at scrape time (so every API node reports the same numbers).
 type metrics struct {
 	registry       *prometheus.Registry
 	intakeRequests *prometheus.CounterVec
 	intakeLatency  prometheus.Histogram
+	busy           *prometheus.CounterVec
 }
 
-func newMetrics(st *store.Store) *metrics {
+// newMetrics registers the API's metrics in reg; a nil reg gets a registry
+// of its own with the Go and process collectors.
+func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string) *metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
 	m := &metrics{
-		registry: prometheus.NewRegistry(),
+		registry: reg,
 		intakeRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "keeper_intake_requests_total", Help: "POST /v1/evidence answers by HTTP status.",
 		}, []string{"code"}),
@@ -27,6 +36,13 @@ func newMetrics(st *store.Store) *metrics {
 			Name: "keeper_intake_duration_seconds", Help: "Time to answer POST /v1/evidence.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
 		}),
+		busy: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "keeper_busy_rejections_total",
+			Help: "Requests refused because too much work is in flight, by endpoint: compute (429, epochs in flight), evidence (429, pending evidence for priority 6–10), and the route groups v1, rewarder, ledger, metrics, readyz (503, concurrent requests).",
+		}, []string{"endpoint"}),
+	}
+	for _, e := range []string{"compute", "evidence", "v1", "rewarder", "ledger"} { // shown at 0 before the first refusal
+		m.busy.WithLabelValues(e)
 	}
 	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "keeper_evidence_pending", Help: "Evidence stored but not yet in a batch.",
@@ -39,12 +55,126 @@ func newMetrics(st *store.Store) *metrics {
 		}
 		return float64(n)
 	})
-	m.registry.MustRegister(m.intakeRequests, m.intakeLatency, pending,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.busy, pending, storeCollector{st: st, chains: chainNames})
 	return m
 }
 
 func (m *metrics) intake(code int, d time.Duration) {
 	m.intakeRequests.WithLabelValues(strconv.Itoa(code)).Inc()
 	m.intakeLatency.Observe(d.Seconds())
+	if code == 429 {
+		m.busy.WithLabelValues("evidence").Inc()
+	}
+}
+
+var (
+	anchorQueueDesc = prometheus.NewDesc("keeper_anchor_queue_depth",
+		"Evidence not yet anchored, by chain and status: pending (waiting for a batch), batched (in a batch not yet broadcast), submitted (broadcast, waiting for finality).",
+		[]string{"chain", "status"}, nil)
+	oldestPendingDesc = prometheus.NewDesc("keeper_anchor_oldest_pending_age_seconds",
+		"Age of the oldest evidence waiting for a batch, by chain (0 when none waits).", []string{"chain"}, nil)
+	epochsDesc = prometheus.NewDesc("keeper_epochs",
+		"Reward epochs by status (queued, computing, quarantined, completed, failed).", []string{"status"}, nil)
+	backfillItemsDesc = prometheus.NewDesc("keeper_backfill_items",
+		"Wallet backfill items (one per wallet and network) by network and status (PENDING, RUNNING, COMPLETED, FAILED, ABANDONED).", []string{"network", "status"}, nil)
+	backfillScannedDesc = prometheus.NewDesc("keeper_backfill_scanned",
+		"Blocks (EtherLink) or signatures (Solana) scanned so far by the backfill items still queued or running, by network.", []string{"network"}, nil)
+	backfillTargetDesc = prometheus.NewDesc("keeper_backfill_target",
+		"Blocks or signatures those items scan in all (known once a scan has fixed its target), by network.", []string{"network"}, nil)
+)
+
+// storeCollector reads the anchoring queue, epochs and backfill from the
+// store at scrape time.
+type storeCollector struct {
+	st     *store.Store
+	chains []string // configured chains: their series show 0 rather than nothing
+}
+
+func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{anchorQueueDesc, oldestPendingDesc, epochsDesc, backfillItemsDesc, backfillScannedDesc, backfillTargetDesc} {
+		ch <- d
+	}
+}
+
+func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c.collectAnchoring(ctx, ch)
+	c.collectEpochs(ctx, ch)
+	c.collectBackfill(ctx, ch)
+}
+
+func (c storeCollector) collectAnchoring(ctx context.Context, ch chan<- prometheus.Metric) {
+	pending, err := c.st.PendingChains(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(anchorQueueDesc, err)
+		return
+	}
+	batches, err := c.st.UnfinishedBatches(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(anchorQueueDesc, err)
+		return
+	}
+	type key struct{ chain, status string }
+	depth := map[key]int{}
+	for _, name := range c.chains {
+		for _, s := range []store.Status{store.StatusPending, store.StatusBatched, store.StatusSubmitted} {
+			depth[key{name, string(s)}] = 0
+		}
+	}
+	now := time.Now()
+	oldest := map[string]float64{}
+	for _, name := range c.chains {
+		oldest[name] = 0
+	}
+	for name, p := range pending {
+		depth[key{name, string(store.StatusPending)}] = p.Count
+		oldest[name] = max(now.Sub(p.Oldest).Seconds(), 0)
+	}
+	for _, b := range batches {
+		status := store.StatusBatched // formed or started: not broadcast yet
+		if b.State == store.BatchSubmitted {
+			status = store.StatusSubmitted
+		}
+		depth[key{b.Chain, string(status)}] += b.Evidence
+	}
+	for k, n := range depth {
+		ch <- prometheus.MustNewConstMetric(anchorQueueDesc, prometheus.GaugeValue, float64(n), k.chain, k.status)
+	}
+	for name, age := range oldest {
+		ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, age, name)
+	}
+}
+
+func (c storeCollector) collectEpochs(ctx context.Context, ch chan<- prometheus.Metric) {
+	counts, err := c.st.EpochCounts(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(epochsDesc, err)
+		return
+	}
+	for _, s := range []string{store.EpochQueued, store.EpochComputing, store.EpochQuarantined, store.EpochCompleted, store.EpochFailed} {
+		ch <- prometheus.MustNewConstMetric(epochsDesc, prometheus.GaugeValue, float64(counts[s]), s)
+	}
+}
+
+func (c storeCollector) collectBackfill(ctx context.Context, ch chan<- prometheus.Metric) {
+	counts, err := c.st.BackfillCounts(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(backfillItemsDesc, err)
+		return
+	}
+	scanned, target := map[string]uint64{}, map[string]uint64{}
+	for _, b := range counts {
+		ch <- prometheus.MustNewConstMetric(backfillItemsDesc, prometheus.GaugeValue, float64(b.Items), b.Network, string(b.Status))
+		if b.Status.Active() {
+			scanned[b.Network] += b.Scanned
+			target[b.Network] += b.Total
+		} else if _, ok := scanned[b.Network]; !ok {
+			scanned[b.Network], target[b.Network] = 0, 0
+		}
+	}
+	for n := range scanned {
+		ch <- prometheus.MustNewConstMetric(backfillScannedDesc, prometheus.GaugeValue, float64(scanned[n]), n)
+		ch <- prometheus.MustNewConstMetric(backfillTargetDesc, prometheus.GaugeValue, float64(target[n]), n)
+	}
 }

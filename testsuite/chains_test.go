@@ -100,6 +100,8 @@ func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
 			calls = a.StatusCalls()
 		}
 		t.Logf("  %-9s batches %d, transactions journaled %d, status RPC calls %d", chain, len(batches[chain]), txs[chain], calls)
+		reported := scrape(t, "http://"+node.APIAddr()+"/metrics").value("keeper_chain_status_calls_total", "chain", chain)
+		assert.InDelta(t, float64(calls), reported, float64(calls)/10+2, "/metrics reports %s's status calls", chain)
 	}
 
 	// Receipts verify against the chains, not against keeper.

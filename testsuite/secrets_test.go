@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -46,9 +50,9 @@ func (s *syncBuffer) String() string {
 }
 
 // TestNoSecretReachesLogsOrWorkflowPayloads runs an anchoring round on both
-// local chains with debug logging everywhere, a chain failure on the way, and
-// an API token, then searches every log line and every workflow history for
-// the signing keys and the token.
+// local chains with debug logging everywhere, tracing on, a chain failure on
+// the way, and an API token, then searches every log line, every workflow
+// history, every span and /metrics for the signing keys and the token.
 func TestNoSecretReachesLogsOrWorkflowPayloads(t *testing.T) {
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -69,7 +73,10 @@ func TestNoSecretReachesLogsOrWorkflowPayloads(t *testing.T) {
 	t.Cleanup(net.Stop)
 	net.Solana.FailRPC("sendTransaction", 2) // errors on the way must not leak either
 
-	node, err := app.Start(ctx, app.Options{Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: log,
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	node, err := app.Start(ctx, app.Options{Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: log, TracerProvider: tp,
 		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()}})
 	require.NoError(t, err)
 	t.Cleanup(node.Kill)
@@ -98,12 +105,22 @@ func TestNoSecretReachesLogsOrWorkflowPayloads(t *testing.T) {
 	histories := allHistories(t, srv)
 	all := logs.String()
 	require.NotEmpty(t, all)
+	traces := spanText(spans.GetSpans())
+	require.NotEmpty(t, traces)
+	resp, err := http.Get("http://" + node.APIAddr() + "/metrics")
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(metrics), "keeper_chain_status_calls_total")
 	for name, s := range secrets {
 		require.Greater(t, len(s), 30, name)
 		assert.NotContains(t, strings.ToLower(all), strings.ToLower(s), "%s in the logs", name)
 		assert.NotContains(t, strings.ToLower(histories), strings.ToLower(s), "%s in a workflow history", name)
+		assert.NotContains(t, strings.ToLower(traces), strings.ToLower(s), "%s in a span", name)
+		assert.NotContains(t, strings.ToLower(string(metrics)), strings.ToLower(s), "%s in /metrics", name)
 	}
-	t.Logf("searched %d bytes of logs and %d bytes of workflow histories", len(all), len(histories))
+	t.Logf("searched %d bytes of logs, %d bytes of workflow histories, %d bytes of spans and %d bytes of metrics", len(all), len(histories), len(traces), len(metrics))
 }
 
 func allHistories(t *testing.T, srv *devserver.Server) string {
@@ -146,4 +163,22 @@ func postAuth(c *authClient, apiAddr string, body map[string]any) (int, string, 
 	var a postAnswer
 	err = json.NewDecoder(resp.Body).Decode(&a)
 	return resp.StatusCode, a.ID, err
+}
+
+// spanText is every span's name, attributes, events and status, as text.
+func spanText(spans tracetest.SpanStubs) string {
+	var b strings.Builder
+	for _, sp := range spans {
+		fmt.Fprintf(&b, "%s %s %s\n", sp.Name, sp.Status.Code, sp.Status.Description)
+		for _, a := range sp.Attributes {
+			fmt.Fprintf(&b, "  %s=%s\n", a.Key, a.Value.Emit())
+		}
+		for _, e := range sp.Events {
+			fmt.Fprintf(&b, "  event %s\n", e.Name)
+			for _, a := range e.Attributes {
+				fmt.Fprintf(&b, "    %s=%s\n", a.Key, a.Value.Emit())
+			}
+		}
+	}
+	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -114,7 +115,8 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 			if out.Resubmits > in.Policy.MaxResubmits {
 				return deadLetter(recordCtx, in, out, fmt.Errorf("transaction %s dropped %d times: %s", conf.TxRef, out.Resubmits, conf.Detail))
 			}
-			workflow.GetLogger(ctx).Warn("anchor transaction dropped; submitting again", "tx", conf.TxRef, "detail", conf.Detail)
+			log.With(workflow.GetLogger(ctx), "batch_id", in.BatchID, "chain", in.Chain).
+				Warn("anchor transaction dropped; submitting again", "tx", conf.TxRef, "detail", conf.Detail)
 			continue
 		}
 		if err := workflow.ExecuteActivity(recordCtx, a.RecordReceipts, ref, conf).Get(ctx, nil); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -57,14 +58,14 @@ the report carries the load average.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			stopPprof, err := cli.StartPprof(cfg.PprofAddr, cli.Logger(cfg.LogLevel))
+			stopPprof, err := cli.StartPprof(cfg.PprofAddr, cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text")))
 			if err != nil {
 				return err
 			}
 			defer stopPprof()
 			o.Config = cfg
 			o.Phases = splitList(phases)
-			o.Logger = cli.Logger(cfg.LogLevel)
+			o.Logger = cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
 			o.Progress = cmd.ErrOrStderr()
 			r, err := bench.Run(ctx, o)
 			if err != nil {
@@ -126,7 +127,7 @@ func workloadCmd(use, short, long string, flags func(*pflag.FlagSet),
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			progress := func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "bench: "+format+"\n", args...) }
-			r, err := run(ctx, cfg, cli.Logger(cfg.LogLevel), progress)
+			r, err := run(ctx, cfg, cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text")), progress)
 			if err != nil {
 				return err
 			}

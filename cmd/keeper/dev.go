@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os/signal"
@@ -39,7 +40,7 @@ func devCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			log := cli.Logger(cfg.LogLevel)
+			log := cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
 			stopPprof, err := cli.StartPprof(cfg.PprofAddr, log)
 			if err != nil {
 				return err
@@ -132,7 +133,7 @@ func devserverCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			log := cli.Logger(cfg.LogLevel)
+			log := cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
 			srv, err := devserver.Start(ctx, devserver.Options{
 				DataDir: cfg.DataDir, DB: cfg.DevTemporalDB, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
 				TLSCertFile: cfg.DevTLSCert, TLSKeyFile: cfg.DevTLSKey, TLSClientCAFile: cfg.DevTLSClientCA,

@@ -1,0 +1,112 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
+	"go.temporal.io/sdk/client"
+
+	"github.com/keeperhq/keeper/activities"
+	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/telemetry"
+)
+
+// registerMetrics builds the node's one Prometheus registry. Every metric
+// keeper exports is registered here, but for the API's own (requests, and
+// the gauges it reads from the store), which the API adds to this registry
+// when it starts; the Temporal SDK's come through its metrics handler.
+func (n *Node) registerMetrics() {
+	n.registry = prometheus.NewRegistry()
+	n.upstream = activities.NewUpstreamMetrics()
+	n.anchorMetrics = activities.NewAnchorMetrics(n.Cfg.Chains...)
+	n.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	n.registry.MustRegister(n.upstream.Collectors()...)
+	n.registry.MustRegister(n.anchorMetrics.Collectors()...)
+	names := make([]string, 0, len(n.Chains))
+	for name := range n.Chains {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if sc, ok := n.Chains[name].(interface{ StatusCalls() int64 }); ok {
+			n.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name:        "keeper_chain_status_calls_total",
+				Help:        "Batched status calls this process made to a chain's endpoint (seed 004: one call covers up to 256 transactions).",
+				ConstLabels: prometheus.Labels{"chain": name},
+			}, func() float64 { return float64(sc.StatusCalls()) }))
+		}
+	}
+	n.temporalMetrics, n.temporalMetricsCloser = telemetry.TemporalMetrics(n.registry, n.Logger)
+}
+
+// MetricsHandler serves the node's metrics in Prometheus text format.
+func (n *Node) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{})
+}
+
+// startMetricsListener serves /metrics and /health on KEEPER_METRICS_ADDR,
+// for nodes without the API (keeper worker) or to keep scrapes off the API's
+// address.
+func (n *Node) startMetricsListener() error {
+	if n.Cfg.MetricsAddr == "" {
+		return nil
+	}
+	token, err := n.Cfg.Token()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", n.Cfg.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", starter.MetricsAuth(starter.AuthOptions{Token: token, MetricsOpen: n.Cfg.MetricsOpen}, n.MetricsHandler()))
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}` + "\n"))
+	})
+	n.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
+	n.metricsAddr = ln.Addr().String()
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := n.metricsHTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.Logger.Error("metrics server stopped", "error", err)
+		}
+	}()
+	return nil
+}
+
+// MetricsAddr is where KEEPER_METRICS_ADDR's listener serves ("" when off).
+func (n *Node) MetricsAddr() string { return n.metricsAddr }
+
+// startTracing traces the node with tp, or with the provider the OTEL_*
+// environment asks for: the API's requests, the dispatcher's workflow
+// starts, and (through the SDK's interceptor on the client, which its
+// workers inherit) workflows and activities.
+func (n *Node) startTracing(ctx context.Context, tp trace.TracerProvider, co *client.Options) error {
+	if tp == nil {
+		own, err := telemetry.TracerProviderFromEnv(ctx)
+		if err != nil || own == nil {
+			return err
+		}
+		n.ownTracer, tp = own, own
+		n.Logger.Info("tracing on: spans go to the OTLP endpoint of the OTEL_* environment")
+	}
+	ti, err := telemetry.TemporalTracing(tp)
+	if err != nil {
+		return fmt.Errorf("Temporal tracing interceptor: %w", err)
+	}
+	co.Interceptors = append(co.Interceptors, ti)
+	n.traces = starter.NewTraces(tp)
+	return nil
+}
