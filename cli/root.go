@@ -113,7 +113,7 @@ func nodeCmd(use, short string, roles app.Roles) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log.Info("keeper "+use+" running", "temporal", co.HostPort, "namespace", co.Namespace, "api", node.APIAddr())
+			log.Info("keeper "+use+" running", "temporal", co.HostPort, "namespace", co.Namespace, "api", node.APIAddr(), "metrics", node.MetricsAddr())
 			<-ctx.Done()
 			sctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout+10*time.Second)
 			defer cancel()
