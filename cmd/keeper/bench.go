@@ -47,16 +47,10 @@ applies to the stacks. Numbers depend on the machine and on what else runs on it
 the report carries the load average.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if loadErr != nil {
-				return loadErr
-			}
-			if err := cfg.Validate(); err != nil {
+			ctx, stop, err := benchStart(cmd, &cfg, loadErr)
+			if err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("log-level") {
-				cfg.LogLevel = "error"
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			stopPprof, err := cli.StartPprof(cfg.PprofAddr, cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text")))
 			if err != nil {
@@ -115,16 +109,10 @@ func workloadCmd(use, short, long string, flags func(*pflag.FlagSet),
 	cmd := &cobra.Command{
 		Use: use, Short: short, Long: long, Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if loadErr != nil {
-				return loadErr
-			}
-			if err := cfg.Validate(); err != nil {
+			ctx, stop, err := benchStart(cmd, &cfg, loadErr)
+			if err != nil {
 				return err
 			}
-			if !cmd.Flags().Changed("log-level") {
-				cfg.LogLevel = "error"
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			progress := func(format string, args ...any) { fmt.Fprintf(cmd.ErrOrStderr(), "bench: "+format+"\n", args...) }
 			r, err := run(ctx, cfg, cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text")), progress)
@@ -201,4 +189,20 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// benchStart checks the configuration, quiets the stack's logs unless
+// --log-level was given, and returns a context that SIGINT or SIGTERM ends.
+func benchStart(cmd *cobra.Command, cfg *config.Config, loadErr error) (context.Context, context.CancelFunc, error) {
+	if loadErr != nil {
+		return nil, nil, loadErr
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if !cmd.Flags().Changed("log-level") {
+		cfg.LogLevel = "error"
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	return ctx, stop, nil
 }
