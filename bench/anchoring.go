@@ -148,7 +148,7 @@ func finality(st *stack) time.Duration {
 func dueTimes(l load) map[string]time.Time {
 	out := make(map[string]time.Time, len(l.reqs))
 	for _, r := range l.accepted() {
-		out[r.id] = r.due
+		out[r.evidence()] = r.dueAt()
 	}
 	return out
 }

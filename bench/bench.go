@@ -287,7 +287,7 @@ func intakeSummary(l load, target float64) IntakeReport {
 			continue
 		}
 		rep.Errors++
-		key := strconv.Itoa(q.status)
+		key := strconv.Itoa(int(q.status))
 		if q.status == 0 {
 			key = "transport"
 		}

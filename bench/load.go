@@ -8,17 +8,32 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// request is one POST /v1/evidence the load generator made.
+// request is one POST /v1/evidence the load generator made. A run keeps
+// one per request until it is analysed, hundreds of thousands of them, so it
+// is small and holds no pointers: the benchmark's own memory must not pass
+// for keeper's growth.
 type request struct {
-	due     time.Time     // when it was scheduled (open loop) or sent (closed loop)
+	due     int64         // Unix ns when it was scheduled (open loop) or sent (closed loop)
 	latency time.Duration // from due to the whole answer read
-	status  int           // HTTP status; 0 when the request failed before an answer
-	id      string        // the evidence id of a 202
+	id      [12]byte      // the evidence id of a 202, "ev_" + these bytes in hex
+	status  int16         // HTTP status; 0 when the request failed before an answer
+	hasID   bool
+}
+
+func (r request) dueAt() time.Time { return time.Unix(0, r.due) }
+
+// evidence is the evidence id of a 202, "" otherwise.
+func (r request) evidence() string {
+	if !r.hasID {
+		return ""
+	}
+	return "ev_" + hex.EncodeToString(r.id[:])
 }
 
 // load is one run of the load generator.
@@ -30,7 +45,7 @@ type load struct {
 func (l load) accepted() []request {
 	var out []request
 	for _, r := range l.reqs {
-		if r.status == http.StatusAccepted && r.id != "" {
+		if r.status == http.StatusAccepted && r.hasID {
 			out = append(out, r)
 		}
 	}
@@ -69,7 +84,7 @@ func (l *loader) post(ctx context.Context, due time.Time) request {
 	body = append(body, `","chains":`...)
 	body = append(body, l.chains...)
 	body = append(body, '}')
-	r := request{due: due}
+	r := request{due: due.UnixNano()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(body))
 	if err != nil {
 		r.latency = time.Since(due)
@@ -90,9 +105,10 @@ func (l *loader) post(ctx context.Context, due time.Time) request {
 	if err != nil {
 		return r
 	}
-	r.status = resp.StatusCode
-	if r.status == http.StatusAccepted {
-		r.id = evidenceID(raw)
+	r.status = int16(resp.StatusCode)
+	if id := evidenceID(raw); r.status == http.StatusAccepted && strings.HasPrefix(id, "ev_") {
+		_, err := hex.Decode(r.id[:], []byte(id[3:]))
+		r.hasID = err == nil
 	}
 	return r
 }
