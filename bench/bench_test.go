@@ -43,3 +43,26 @@ func TestSteadyRateCountsFromTheFirstConfirmationPlusWarmUpForAsLongAsTheLoad(t 
 	assert.Equal(t, 20.0, from, "first confirmation at 10 s plus a 10 s warm-up")
 	assert.Equal(t, 70.0, to, "as long after the first confirmation as the load lasted")
 }
+
+func TestMemoryGrowthComparesMediansOfTheLoadAndIgnoresTheSawtoothAndWhatFollows(t *testing.T) {
+	var ss []MemorySample
+	for i := range 100 {
+		rss := 300.0
+		if i%10 == 9 { // a GC cycle's peak
+			rss = 400
+		}
+		ss = append(ss, MemorySample{T: float64(i), Phase: PhaseBatched, RSSMiB: rss})
+	}
+	// The analysis after the load is not the batched phase.
+	ss = append(ss, MemorySample{T: 100, RSSMiB: 900})
+	r := &Report{Memory: &MemoryReport{Samples: ss}}
+	g, ok := r.MemoryGrowth()
+	assert.True(t, ok)
+	assert.Equal(t, 0.0, g, "a flat sawtooth is flat")
+
+	for i := 80; i < 100; i++ {
+		ss[i].RSSMiB = 345
+	}
+	g, _ = r.MemoryGrowth()
+	assert.Equal(t, 15.0, g, "the last fifth's median over the second fifth's")
+}
