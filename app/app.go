@@ -98,7 +98,10 @@ type Options struct {
 	Roles         Roles
 	ClientOptions client.Options
 	Chains        map[string]chains.Adapter
-	Logger        *slog.Logger
+	// ExtraChains make the adapters of chain names that are not production
+	// chains (KEEPER_CHAINS=stub), when Chains is nil.
+	ExtraChains map[string]ChainMaker
+	Logger      *slog.Logger
 	// Store, when set, is used instead of opening the data directory's store,
 	// and is not closed by the node (tests share one between nodes).
 	Store *store.Store
@@ -117,7 +120,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		return nil, err
 	}
 	if n.Chains == nil {
-		if n.Chains, err = NewChains(ctx, cfg, o.Logger); err != nil {
+		if n.Chains, err = NewChains(ctx, cfg, o.ExtraChains, o.Logger); err != nil {
 			return nil, err
 		}
 	}

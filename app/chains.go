@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"math/big"
 	"path/filepath"
+	"slices"
+	"sort"
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/localnet"
 	"github.com/keeperhq/keeper/chains/solana"
-	"github.com/keeperhq/keeper/chains/stub"
 	"github.com/keeperhq/keeper/config"
 )
 
@@ -38,19 +38,28 @@ func SolanaRPC(cfg config.Config) string {
 	return DefaultSolanaRPC
 }
 
-// NewChains builds the chain adapters the configuration names. Real adapters
-// check their endpoint at start (chain id, reachability).
-func NewChains(ctx context.Context, cfg config.Config, log *slog.Logger) (map[string]chains.Adapter, error) {
+// ChainMaker builds an adapter for a chain that is not one of keeper's
+// production chains: the in-process stub of dev/stub, which the keeper
+// binary and the tests add. Production packages never link a simulator.
+type ChainMaker func(cfg config.Config) (chains.Adapter, error)
+
+// NewChains builds the chain adapters the configuration names: the
+// production chains here, any other name from extra. Real adapters check
+// their endpoint at start (chain id, reachability).
+func NewChains(ctx context.Context, cfg config.Config, extra map[string]ChainMaker, log *slog.Logger) (map[string]chains.Adapter, error) {
 	out := map[string]chains.Adapter{}
 	for _, name := range cfg.Chains {
-		switch name {
-		case stub.Name:
-			out[name] = stub.New(cfg.StubConfirmDelay)
-		case "etherlink":
-			keyFile := cfg.EVM.KeyFile
-			if keyFile == "" {
-				keyFile = localnet.EVMKeyFile(cfg.DataDir)
+		if mk, ok := extra[name]; ok {
+			a, err := mk(cfg)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
+			out[name] = a
+			continue
+		}
+		switch name {
+		case "etherlink":
+			keyFile := cfg.EVMKeyFileOrDefault()
 			key, err := evm.LoadKey(keyFile)
 			if err != nil {
 				return nil, fmt.Errorf("etherlink signer (KEEPER_EVM_KEY_FILE): %w", err)
@@ -67,10 +76,7 @@ func NewChains(ctx context.Context, cfg config.Config, log *slog.Logger) (map[st
 			}
 			out[name] = a
 		case solana.Name:
-			keyFile := cfg.Solana.KeyFile
-			if keyFile == "" {
-				keyFile = localnet.SolanaKeyFile(cfg.DataDir)
-			}
+			keyFile := cfg.SolanaKeyFileOrDefault()
 			key, err := solana.LoadKey(keyFile)
 			if err != nil {
 				return nil, fmt.Errorf("solana fee payer (KEEPER_SOLANA_KEY_FILE): %w", err)
@@ -84,7 +90,12 @@ func NewChains(ctx context.Context, cfg config.Config, log *slog.Logger) (map[st
 			}
 			out[name] = a
 		default:
-			return nil, fmt.Errorf("unknown chain %q", name)
+			known := []string{"etherlink", solana.Name}
+			for n := range extra {
+				known = append(known, n)
+			}
+			sort.Strings(known)
+			return nil, fmt.Errorf("unknown chain %q (this build knows %v)", name, slices.Compact(known))
 		}
 	}
 	return out, nil

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/backfill/testchain"
 	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/dev/testchain"
 	"github.com/keeperhq/keeper/workflows"
 )
 

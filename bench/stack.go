@@ -9,10 +9,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/chains/evm/devchain"
-	"github.com/keeperhq/keeper/chains/localnet"
-	"github.com/keeperhq/keeper/cli"
 	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/dev/devchain"
+	"github.com/keeperhq/keeper/dev/localnet"
+	"github.com/keeperhq/keeper/dev/stub"
 	"github.com/keeperhq/keeper/devserver"
 	"github.com/keeperhq/keeper/worker"
 )
@@ -42,12 +42,13 @@ func startStack(ctx context.Context, cfg config.Config, dir string, log *slog.Lo
 	if err != nil {
 		return nil, fmt.Errorf("bench: embedded Temporal server: %w", err)
 	}
-	if s.net, err = cli.StartLocalChains(ctx, &cfg, log.With("component", "local-chains")); err != nil {
+	if s.net, err = localnet.StartFor(ctx, &cfg, log.With("component", "local-chains")); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("bench: local chains: %w", err)
 	}
 	s.node, err = app.Start(ctx, app.Options{
 		Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: log,
+		ExtraChains:   map[string]app.ChainMaker{stub.Name: stub.Make},
 		ClientOptions: client.Options{HostPort: s.srv.FrontendAddr(), Namespace: s.srv.Namespace(), MetricsHandler: s.rpcs.handler()},
 	})
 	if err != nil {

@@ -46,7 +46,7 @@ func newServer(t *testing.T) *server {
 // keeper runs the keeper command with args and returns its output and error.
 func keeper(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
-	root := cli.Root()
+	root := cli.Root(nil)
 	var out, errOut bytes.Buffer
 	root.SetArgs(args)
 	root.SetOut(&out)

@@ -9,9 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +20,9 @@ import (
 )
 
 // Root returns the keeper command with every subcommand of this package.
-func Root() *cobra.Command {
+// extra makes the adapters of non-production chain names (the dev stub) for
+// `keeper worker` and `keeper api`.
+func Root(extra map[string]app.ChainMaker) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "keeper",
 		Short:         "Durable evidence anchoring, wallet backfill and reward epochs on Temporal",
@@ -30,9 +30,9 @@ func Root() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(
-		nodeCmd("worker", "Run a Temporal worker (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS and API key from the environment)", app.Roles{Worker: true}),
-		nodeCmd("api", "Run the HTTP API and dispatcher against a Temporal cluster (TEMPORAL_* environment)", app.Roles{API: true}),
-		submitCmd(), statusCmd(), receiptCmd(), verifyCmd(), devchainsCmd(), configCmd(), backfillCmd(), healthcheckCmd(),
+		nodeCmd("worker", "Run a Temporal worker (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS and API key from the environment)", app.Roles{Worker: true}, extra),
+		nodeCmd("api", "Run the HTTP API and dispatcher against a Temporal cluster (TEMPORAL_* environment)", app.Roles{API: true}, extra),
+		submitCmd(), statusCmd(), receiptCmd(), verifyCmd(), configCmd(), backfillCmd(), healthcheckCmd(),
 	)
 	return root
 }
@@ -83,45 +83,33 @@ func sdkKeys(groups []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-func nodeCmd(use, short string, roles app.Roles) *cobra.Command {
-	cfg, loadErr := config.Load(nil)
-	cmd := &cobra.Command{
+func nodeCmd(use, short string, roles app.Roles, extra map[string]app.ChainMaker) *cobra.Command {
+	return Configured(&cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if loadErr != nil {
-				return loadErr
-			}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			co, err := envconfig.LoadDefaultClientOptions()
-			if err != nil {
-				return fmt.Errorf("Temporal client configuration: %w", err)
-			}
-			if co.HostPort == "" {
-				co.HostPort = "127.0.0.1:7233"
-			}
-			if co.Namespace == "" {
-				co.Namespace = "default"
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			log := Logger(cfg.LogLevel, cfg.LogFormat)
-			node, err := app.Start(ctx, app.Options{Config: cfg, Roles: roles, ClientOptions: co, Logger: log})
-			if err != nil {
-				return err
-			}
-			log.Info("keeper "+use+" running", "temporal", co.HostPort, "namespace", co.Namespace, "api", node.APIAddr(), "metrics", node.MetricsAddr())
-			<-ctx.Done()
-			sctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout+10*time.Second)
-			defer cancel()
-			return node.Shutdown(sctx)
-		},
-	}
-	cfg.BindFlags(cmd.Flags())
-	return cmd
+	}, true, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+		co, err := envconfig.LoadDefaultClientOptions()
+		if err != nil {
+			return fmt.Errorf("Temporal client configuration: %w", err)
+		}
+		if co.HostPort == "" {
+			co.HostPort = "127.0.0.1:7233"
+		}
+		if co.Namespace == "" {
+			co.Namespace = "default"
+		}
+		log := Logger(cfg.LogLevel, cfg.LogFormat)
+		node, err := app.Start(ctx, app.Options{Config: *cfg, Roles: roles, ClientOptions: co, ExtraChains: extra, Logger: log})
+		if err != nil {
+			return err
+		}
+		log.Info("keeper "+use+" running", "temporal", co.HostPort, "namespace", co.Namespace, "api", node.APIAddr(), "metrics", node.MetricsAddr())
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout+10*time.Second)
+		defer cancel()
+		return node.Shutdown(sctx)
+	})
 }
 
 func configCmd() *cobra.Command {

@@ -66,7 +66,7 @@ func runVerify(t *testing.T, r receipt.Receipt) (string, error) {
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "receipt.json")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
-	root := Root()
+	root := Root(nil)
 	var out strings.Builder
 	root.SetOut(&out)
 	root.SetErr(&out)
@@ -122,7 +122,7 @@ func TestVerifyRefusesStubAnchorsAndUnreadableReceipts(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, out, "FAIL  chain: stub anchors live only inside")
 
-	root := Root()
+	root := Root(nil)
 	root.SetOut(&strings.Builder{})
 	root.SetArgs([]string{"verify", filepath.Join(t.TempDir(), "missing.json")})
 	err = root.Execute()

@@ -109,6 +109,31 @@ func (c *Config) ArtifactDirOrDefault() string {
 	return filepath.Join(c.DataDir, "artifacts")
 }
 
+// Where the local chains of `keeper dev` keep their funded keys: the
+// defaults of KEEPER_EVM_KEY_FILE and KEEPER_SOLANA_KEY_FILE. The local chains
+// (dev/localnet) write them; the adapters read them.
+const (
+	DevKeyDir            = "chains"
+	DevEVMKeyFileName    = "devchain.key"
+	DevSolanaKeyFileName = "solana-devnet-payer.json"
+)
+
+// EVMKeyFileOrDefault is the EtherLink signer's key file.
+func (c *Config) EVMKeyFileOrDefault() string {
+	if c.EVM.KeyFile != "" {
+		return c.EVM.KeyFile
+	}
+	return filepath.Join(c.DataDir, DevKeyDir, DevEVMKeyFileName)
+}
+
+// SolanaKeyFileOrDefault is the Solana fee payer's key file.
+func (c *Config) SolanaKeyFileOrDefault() string {
+	if c.Solana.KeyFile != "" {
+		return c.Solana.KeyFile
+	}
+	return filepath.Join(c.DataDir, DevKeyDir, DevSolanaKeyFileName)
+}
+
 // Knob describes one setting for flags, environment and the README table.
 type Knob struct {
 	Flag, Env, Default, Help string

@@ -23,10 +23,10 @@ import (
 
 	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/backfill/testchain"
-	"github.com/keeperhq/keeper/chains/evm/devchain"
-	"github.com/keeperhq/keeper/chains/solana/devnet"
 	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/dev/devchain"
+	"github.com/keeperhq/keeper/dev/devnet"
+	"github.com/keeperhq/keeper/dev/testchain"
 	"github.com/keeperhq/keeper/devserver"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/workflows"

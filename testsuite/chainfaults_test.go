@@ -20,12 +20,12 @@ import (
 
 	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/evm/devchain"
-	"github.com/keeperhq/keeper/chains/rpcfault"
 	"github.com/keeperhq/keeper/chains/solana"
-	"github.com/keeperhq/keeper/chains/solana/devnet"
 	"github.com/keeperhq/keeper/cli"
 	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/dev/devchain"
+	"github.com/keeperhq/keeper/dev/devnet"
+	"github.com/keeperhq/keeper/dev/rpcfault"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/workflows"
 )
@@ -103,7 +103,7 @@ func startFaultStack(t *testing.T, o faultOptions) *faultStack {
 		s.chains = append(s.chains, solana.Name)
 	}
 	s.cfg.Chains = s.chains
-	chs, err := app.NewChains(ctx, s.cfg, testLogger(t))
+	chs, err := app.NewChains(ctx, s.cfg, nil, testLogger(t))
 	require.NoError(t, err)
 	if a, ok := chs[evm.Name].(*evm.Adapter); ok {
 		s.evmAd = a

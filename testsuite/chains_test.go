@@ -17,6 +17,7 @@ import (
 	"github.com/keeperhq/keeper/chains/evm"
 	"github.com/keeperhq/keeper/chains/solana"
 	"github.com/keeperhq/keeper/cli"
+	"github.com/keeperhq/keeper/dev/localnet"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/store"
 )
@@ -34,11 +35,11 @@ func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
 	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 100*time.Millisecond, 25*time.Millisecond
 	cfg.ConfirmPoll = 100 * time.Millisecond
 
-	net, err := cli.StartLocalChains(context.Background(), &cfg, testLogger(t))
+	net, err := localnet.StartFor(context.Background(), &cfg, testLogger(t))
 	require.NoError(t, err)
 	t.Cleanup(net.Stop)
 	st := openStore(t, dir)
-	chs, err := app.NewChains(context.Background(), cfg, testLogger(t))
+	chs, err := app.NewChains(context.Background(), cfg, nil, testLogger(t))
 	require.NoError(t, err)
 	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs)
 

@@ -25,8 +25,8 @@ import (
 
 	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/localnet"
 	"github.com/keeperhq/keeper/chains/solana"
+	"github.com/keeperhq/keeper/dev/localnet"
 	"github.com/keeperhq/keeper/store"
 )
 

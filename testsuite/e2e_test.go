@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/chains/stub"
+	"github.com/keeperhq/keeper/dev/stub"
 	"github.com/keeperhq/keeper/devserver"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/store"

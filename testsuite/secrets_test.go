@@ -24,9 +24,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/chains/localnet"
 	"github.com/keeperhq/keeper/chains/solana"
-	"github.com/keeperhq/keeper/cli"
+	"github.com/keeperhq/keeper/dev/localnet"
 	"github.com/keeperhq/keeper/devserver"
 	"github.com/keeperhq/keeper/worker"
 )
@@ -68,7 +67,7 @@ func TestNoSecretReachesLogsOrWorkflowPayloads(t *testing.T) {
 	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
 	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 100*time.Millisecond, 25*time.Millisecond
 	cfg.APIToken = "tok-" + strings.Repeat("7", 40)
-	net, err := cli.StartLocalChains(ctx, &cfg, log)
+	net, err := localnet.StartFor(ctx, &cfg, log)
 	require.NoError(t, err)
 	t.Cleanup(net.Stop)
 	net.Solana.FailRPC("sendTransaction", 2) // errors on the way must not leak either

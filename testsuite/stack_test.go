@@ -22,8 +22,8 @@ import (
 
 	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/chains/stub"
 	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/dev/stub"
 	"github.com/keeperhq/keeper/devserver"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/worker"

@@ -15,11 +15,11 @@ import (
 
 	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/backfill/testchain"
 	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/chains/solana/devnet"
-	"github.com/keeperhq/keeper/chains/stub"
 	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/dev/devnet"
+	"github.com/keeperhq/keeper/dev/stub"
+	"github.com/keeperhq/keeper/dev/testchain"
 	"github.com/keeperhq/keeper/workflows"
 )
 

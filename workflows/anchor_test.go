@@ -16,7 +16,7 @@ import (
 
 	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/chains/stub"
+	"github.com/keeperhq/keeper/dev/stub"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/store"
 )

@@ -16,9 +16,9 @@ import (
 	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/backfill/evmscan"
 	"github.com/keeperhq/keeper/backfill/solscan"
-	"github.com/keeperhq/keeper/backfill/testchain"
-	"github.com/keeperhq/keeper/chains/evm/devchain"
-	"github.com/keeperhq/keeper/chains/solana/devnet"
+	"github.com/keeperhq/keeper/dev/devchain"
+	"github.com/keeperhq/keeper/dev/devnet"
+	"github.com/keeperhq/keeper/dev/testchain"
 	"github.com/keeperhq/keeper/store"
 )
 

@@ -22,9 +22,9 @@ import (
 
 	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/backfill/evmscan"
-	"github.com/keeperhq/keeper/backfill/testchain"
 	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/chains/evm/devchain"
+	"github.com/keeperhq/keeper/dev/devchain"
+	"github.com/keeperhq/keeper/dev/testchain"
 )
 
 func startChain(t *testing.T) *devchain.Chain {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/backfill/solscan"
-	"github.com/keeperhq/keeper/backfill/testchain"
 	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/chains/solana/devnet"
+	"github.com/keeperhq/keeper/dev/devnet"
+	"github.com/keeperhq/keeper/dev/testchain"
 )
 
 func startDevnet(t *testing.T) *devnet.Devnet {

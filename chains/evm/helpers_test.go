@@ -25,7 +25,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/evm/devchain"
+	"github.com/keeperhq/keeper/dev/devchain"
 )
 
 // memJournal is a store-free chains.Journal.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/evm/devchain"
+	"github.com/keeperhq/keeper/dev/devchain"
 )
 
 // Two adapters stand for two worker processes sharing one signer: with a

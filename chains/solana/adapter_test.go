@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/chains/solana/devnet"
+	"github.com/keeperhq/keeper/dev/devnet"
 )
 
 func TestAnAnchoredBatchBecomesFinalAndVerifiesWithItsRoot(t *testing.T) {

@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,149 +14,129 @@ import (
 	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/cli"
 	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/dev/localnet"
 	"github.com/keeperhq/keeper/devserver"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/worker"
 )
 
 func devCmd() *cobra.Command {
-	cfg, loadErr := config.Load(nil)
-	cmd := &cobra.Command{
+	return cli.Configured(&cobra.Command{
 		Use:   "dev",
 		Short: "Run everything in one process: embedded Temporal server and Web UI, worker, API and local chains",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if loadErr != nil {
-				return loadErr
-			}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			if cfg.DevTLSCert != "" || cfg.DevTLSKey != "" || cfg.DevTLSClientCA != "" {
-				// Its worker and API would need a client certificate of their own.
-				return fmt.Errorf("TLS on the Temporal frontend is for `keeper devserver`; run `keeper worker` and `keeper api` against it")
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			log := cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
-			stopPprof, err := cli.StartPprof(cfg.PprofAddr, log)
-			if err != nil {
-				return err
-			}
-			defer stopPprof()
+	}, true, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+		if cfg.DevTLSCert != "" || cfg.DevTLSKey != "" || cfg.DevTLSClientCA != "" {
+			// Its worker and API would need a client certificate of their own.
+			return fmt.Errorf("TLS on the Temporal frontend is for `keeper devserver`; run `keeper worker` and `keeper api` against it")
+		}
+		log := cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
+		stopPprof, err := cli.StartPprof(cfg.PprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
 
-			srv, err := devserver.Start(ctx, devserver.Options{
-				DataDir: cfg.DataDir, DB: cfg.DevTemporalDB, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
-				Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log.With("component", "temporal-server"),
-				CodecEndpoint: cli.DevCodecEndpoint(cfg),
-			})
-			if err != nil {
-				return fmt.Errorf("embedded Temporal server: %w", err)
-			}
-			defer srv.Stop()
-			cli.AllowDevUI(&cfg, srv.UIAddr(), log)
-			local, err := cli.StartLocalChains(ctx, &cfg, log.With("component", "local-chains"))
-			if err != nil {
-				return err
-			}
-			if local != nil {
-				defer local.Stop()
-			}
+		srv, err := devserver.Start(ctx, devserver.Options{
+			DataDir: cfg.DataDir, DB: cfg.DevTemporalDB, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
+			Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log.With("component", "temporal-server"),
+			CodecEndpoint: cli.DevCodecEndpoint(*cfg),
+		})
+		if err != nil {
+			return fmt.Errorf("embedded Temporal server: %w", err)
+		}
+		defer srv.Stop()
+		cli.AllowDevUI(cfg, srv.UIAddr(), log)
+		local, err := localnet.StartFor(ctx, cfg, log.With("component", "local-chains"))
+		if err != nil {
+			return err
+		}
+		if local != nil {
+			defer local.Stop()
+		}
 
-			node, err := app.Start(ctx, app.Options{
-				Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: log,
-				ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
-			})
-			if err != nil {
-				return err
-			}
-			abs, _ := filepath.Abs(cfg.DataDir)
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "keeper dev is running (Ctrl-C stops it; a restart resumes unfinished work)\n")
-			fmt.Fprintf(out, "  API              http://%s   (POST /v1/evidence, GET /v1/evidence/{id}, /health, /readyz, /metrics)\n", node.APIAddr())
-			fmt.Fprintf(out, "  Temporal server  %s   (namespace %s; temporal CLI: --address %s)\n", srv.FrontendAddr(), srv.Namespace(), srv.FrontendAddr())
-			if cfg.DevTemporalDB != "" {
-				fmt.Fprintf(out, "  Temporal storage %s\n", srv.Storage())
-			}
-			if srv.UIAddr() != "" {
-				fmt.Fprintf(out, "  Temporal Web UI  %s\n", srv.UIAddr())
-			}
-			if ep := cli.DevCodecEndpoint(cfg); ep != "" {
-				fmt.Fprintf(out, "  payload codec    %s   (payloads are encrypted; temporal CLI: --codec-endpoint %s)\n", ep, ep)
-			}
-			fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
-			cli.PrintLocalChains(out, local, cfg.DataDir)
-			var files []string
-			if cfg.StoreURL != "" {
-				fmt.Fprintf(out, "  records          %s\n", store.RedactURL(cfg.StoreURL))
-			} else {
-				files = append(files, "keeper.db")
-			}
-			if cfg.DevTemporalDB == "" {
-				files = append(files, "temporal.db")
-			}
-			if len(files) > 0 {
-				fmt.Fprintf(out, "  data             %s (%s)\n", abs, strings.Join(files, ", "))
-			} else {
-				fmt.Fprintf(out, "  data             %s\n", abs)
-			}
+		node, err := app.Start(ctx, app.Options{
+			Config: *cfg, Roles: app.Roles{API: true, Worker: true}, ExtraChains: devChains, Logger: log,
+			ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
+		})
+		if err != nil {
+			return err
+		}
+		abs, _ := filepath.Abs(cfg.DataDir)
+		out := cmd.OutOrStdout()
+		fmt.Fprintf(out, "keeper dev is running (Ctrl-C stops it; a restart resumes unfinished work)\n")
+		fmt.Fprintf(out, "  API              http://%s   (POST /v1/evidence, GET /v1/evidence/{id}, /health, /readyz, /metrics)\n", node.APIAddr())
+		fmt.Fprintf(out, "  Temporal server  %s   (namespace %s; temporal CLI: --address %s)\n", srv.FrontendAddr(), srv.Namespace(), srv.FrontendAddr())
+		if cfg.DevTemporalDB != "" {
+			fmt.Fprintf(out, "  Temporal storage %s\n", srv.Storage())
+		}
+		if srv.UIAddr() != "" {
+			fmt.Fprintf(out, "  Temporal Web UI  %s\n", srv.UIAddr())
+		}
+		if ep := cli.DevCodecEndpoint(*cfg); ep != "" {
+			fmt.Fprintf(out, "  payload codec    %s   (payloads are encrypted; temporal CLI: --codec-endpoint %s)\n", ep, ep)
+		}
+		fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
+		local.Print(out, cfg.DataDir)
+		var files []string
+		if cfg.StoreURL != "" {
+			fmt.Fprintf(out, "  records          %s\n", store.RedactURL(cfg.StoreURL))
+		} else {
+			files = append(files, "keeper.db")
+		}
+		if cfg.DevTemporalDB == "" {
+			files = append(files, "temporal.db")
+		}
+		if len(files) > 0 {
+			fmt.Fprintf(out, "  data             %s (%s)\n", abs, strings.Join(files, ", "))
+		} else {
+			fmt.Fprintf(out, "  data             %s\n", abs)
+		}
 
-			<-ctx.Done()
-			fmt.Fprintln(out, "keeper dev: shutting down (draining in-flight work)")
-			sctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout+10*time.Second)
-			defer cancel()
-			if err := node.Shutdown(sctx); err != nil {
-				log.Warn("shutdown", "error", err)
-			}
-			if err := srv.Stop(); err != nil {
-				log.Warn("stop Temporal server", "error", err)
-			}
-			fmt.Fprintln(out, "keeper dev: stopped")
-			return nil
-		},
-	}
-	cfg.BindFlags(cmd.Flags())
-	return cmd
+		<-ctx.Done()
+		fmt.Fprintln(out, "keeper dev: shutting down (draining in-flight work)")
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout+10*time.Second)
+		defer cancel()
+		if err := node.Shutdown(sctx); err != nil {
+			log.Warn("shutdown", "error", err)
+		}
+		if err := srv.Stop(); err != nil {
+			log.Warn("stop Temporal server", "error", err)
+		}
+		fmt.Fprintln(out, "keeper dev: stopped")
+		return nil
+	})
 }
 
 func devserverCmd() *cobra.Command {
-	cfg, loadErr := config.Load(nil)
-	cmd := &cobra.Command{
+	return cli.Configured(&cobra.Command{
 		Use:   "devserver",
 		Short: "Run only the embedded Temporal server (and Web UI) on the data directory or PostgreSQL (--db), optionally with TLS (--tls-cert, --tls-key, --tls-client-ca)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if loadErr != nil {
-				return loadErr
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			log := cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
-			srv, err := devserver.Start(ctx, devserver.Options{
-				DataDir: cfg.DataDir, DB: cfg.DevTemporalDB, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
-				TLSCertFile: cfg.DevTLSCert, TLSKeyFile: cfg.DevTLSKey, TLSClientCAFile: cfg.DevTLSClientCA,
-				Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log,
-			})
-			if err != nil {
-				return fmt.Errorf("embedded Temporal server: %w", err)
-			}
-			tls := "plaintext"
-			switch {
-			case cfg.DevTLSClientCA != "":
-				tls = "TLS, client certificate required"
-			case cfg.DevTLSCert != "":
-				tls = "TLS"
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "Temporal server %s (%s, namespace %s)\n", srv.FrontendAddr(), tls, srv.Namespace())
-			if srv.UIAddr() != "" {
-				fmt.Fprintf(out, "  Web UI   %s\n", srv.UIAddr())
-			}
-			fmt.Fprintf(out, "  storage  %s\n", srv.Storage())
-			<-ctx.Done()
-			return srv.Stop()
-		},
-	}
-	cfg.BindFlags(cmd.Flags())
-	return cmd
+	}, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+		log := cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
+		srv, err := devserver.Start(ctx, devserver.Options{
+			DataDir: cfg.DataDir, DB: cfg.DevTemporalDB, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
+			TLSCertFile: cfg.DevTLSCert, TLSKeyFile: cfg.DevTLSKey, TLSClientCAFile: cfg.DevTLSClientCA,
+			Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log,
+		})
+		if err != nil {
+			return fmt.Errorf("embedded Temporal server: %w", err)
+		}
+		tls := "plaintext"
+		switch {
+		case cfg.DevTLSClientCA != "":
+			tls = "TLS, client certificate required"
+		case cfg.DevTLSCert != "":
+			tls = "TLS"
+		}
+		out := cmd.OutOrStdout()
+		fmt.Fprintf(out, "Temporal server %s (%s, namespace %s)\n", srv.FrontendAddr(), tls, srv.Namespace())
+		if srv.UIAddr() != "" {
+			fmt.Fprintf(out, "  Web UI   %s\n", srv.UIAddr())
+		}
+		fmt.Fprintf(out, "  storage  %s\n", srv.Storage())
+		<-ctx.Done()
+		return srv.Stop()
+	})
 }

@@ -6,12 +6,18 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/cli"
+	"github.com/keeperhq/keeper/dev/stub"
 )
 
+// devChains are the simulated chains this binary offers besides the real
+// ones: KEEPER_CHAINS=stub anchors in process.
+var devChains = map[string]app.ChainMaker{stub.Name: stub.Make}
+
 func main() {
-	root := cli.Root()
-	root.AddCommand(devCmd(), devserverCmd(), benchCmd())
+	root := cli.Root(devChains)
+	root.AddCommand(devCmd(), devserverCmd(), devchainsCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "keeper:", err)
 		os.Exit(1)

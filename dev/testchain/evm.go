@@ -20,7 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains/evm/devchain"
+	"github.com/keeperhq/keeper/dev/devchain"
 )
 
 //go:embed testdata/Token.bin

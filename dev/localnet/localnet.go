@@ -8,12 +8,14 @@ package localnet
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"time"
 
-	"github.com/keeperhq/keeper/chains/evm/devchain"
-	"github.com/keeperhq/keeper/chains/solana/devnet"
+	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/dev/devchain"
+	"github.com/keeperhq/keeper/dev/devnet"
 )
 
 // Options choose which local chains to start and where.
@@ -37,7 +39,7 @@ type Net struct {
 }
 
 // KeyDir is where the local chains keep their funded keys.
-func KeyDir(dataDir string) string { return filepath.Join(dataDir, "chains") }
+func KeyDir(dataDir string) string { return filepath.Join(dataDir, config.DevKeyDir) }
 
 // EVMKeyFile is the local EVM chain's funded dev key (hex).
 func EVMKeyFile(dataDir string) string { return filepath.Join(KeyDir(dataDir), devchain.KeyFileName) }
@@ -45,6 +47,45 @@ func EVMKeyFile(dataDir string) string { return filepath.Join(KeyDir(dataDir), d
 // SolanaKeyFile is the local devnet's funded fee payer (JSON keypair).
 func SolanaKeyFile(dataDir string) string {
 	return filepath.Join(KeyDir(dataDir), devnet.PayerKeyFileName)
+}
+
+// StartFor starts the local chains the configuration needs (those with no
+// RPC URL configured) and points cfg at them. It returns nil when none is
+// needed.
+func StartFor(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Net, error) {
+	o := Options{
+		Dir: cfg.DataDir, EVMPort: cfg.EVM.DevPort, EVMBlock: cfg.EVM.DevBlockTime, EVMChainID: uint64(cfg.EVM.ChainID),
+		SolanaPort: cfg.Solana.DevPort, SolanaSlot: cfg.Solana.DevSlotTime, Logger: log,
+		EVM:    cfg.HasChain("etherlink") && cfg.EVM.RPCURL == "",
+		Solana: cfg.HasChain("solana") && cfg.Solana.RPCURL == "",
+	}
+	if !o.EVM && !o.Solana {
+		return nil, nil
+	}
+	n, err := Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if n.EVM != nil {
+		cfg.EVM.RPCURL = n.EVM.URL()
+	}
+	if n.Solana != nil {
+		cfg.Solana.RPCURL = n.Solana.URL()
+	}
+	return n, nil
+}
+
+// Print says where the local chains listen.
+func (n *Net) Print(out io.Writer, dataDir string) {
+	if n == nil {
+		return
+	}
+	if n.EVM != nil {
+		fmt.Fprintf(out, "  EtherLink (local) %s   (chain id %d, key %s)\n", n.EVM.URL(), n.EVM.ChainID(), EVMKeyFile(dataDir))
+	}
+	if n.Solana != nil {
+		fmt.Fprintf(out, "  Solana (local)    %s   (fee payer %s)\n", n.Solana.URL(), SolanaKeyFile(dataDir))
+	}
 }
 
 // Start starts the chains asked for; Stop stops them.

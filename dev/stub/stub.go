@@ -4,6 +4,8 @@
 package stub
 
 import (
+	"github.com/keeperhq/keeper/config"
+
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -195,3 +197,7 @@ func txRef(a chains.Anchor) string {
 	h.Write(a.Root[:])
 	return "stub:" + hex.EncodeToString(h.Sum(nil))
 }
+
+// Make builds the stub the configuration describes (KEEPER_STUB_CONFIRM_MS):
+// the app.ChainMaker the keeper binary and the tests register for "stub".
+func Make(cfg config.Config) (chains.Adapter, error) { return New(cfg.StubConfirmDelay), nil }

@@ -27,6 +27,8 @@
 package devnet
 
 import (
+	"github.com/keeperhq/keeper/config"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,7 +48,7 @@ import (
 
 // PayerKeyFileName is the name of the funded fee-payer key file written to
 // Options.Dir.
-const PayerKeyFileName = "solana-devnet-payer.json"
+const PayerKeyFileName = config.DevSolanaKeyFileName
 
 // LamportsPerSOL is 10^9.
 const LamportsPerSOL = 1_000_000_000

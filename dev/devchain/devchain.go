@@ -32,6 +32,8 @@
 package devchain
 
 import (
+	"github.com/keeperhq/keeper/config"
+
 	"context"
 	"crypto/ecdsa"
 	crand "crypto/rand"
@@ -67,7 +69,7 @@ const (
 	DefaultBlockTime     = 500 * time.Millisecond
 	DefaultFinalityDepth = 32
 	// KeyFileName is the dev key file created in Options.Dir.
-	KeyFileName = "devchain.key"
+	KeyFileName = config.DevEVMKeyFileName
 )
 
 // DevBalance is what the dev key (and every Options.Fund address) holds at genesis: 1,000,000 ether.

@@ -3,7 +3,7 @@
 # pragma's version. The tests use the committed outputs and never compile;
 # run this only after changing Token.sol:
 #
-#   backfill/testchain/testdata/compile.sh
+#   dev/testchain/testdata/compile.sh
 set -euo pipefail
 cd "$(dirname "$0")"
 out=$(mktemp -d)

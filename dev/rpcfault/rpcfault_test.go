@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/chains/rpcfault"
+	"github.com/keeperhq/keeper/dev/rpcfault"
 )
 
 // node is a real JSON-RPC server (go-ethereum's) that counts its calls.

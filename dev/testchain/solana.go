@@ -11,7 +11,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains/solana/devnet"
+	"github.com/keeperhq/keeper/dev/devnet"
 )
 
 // SolanaHistory is a wallet's history on a devnet.

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/chains/evm/devchain"
+	"github.com/keeperhq/keeper/dev/devchain"
 )
 
 func start(t *testing.T, o devchain.Options) *devchain.Chain {

@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"context"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/keeperhq/keeper/config"
+)
+
+// ConfiguredRun is the body of a command that works on keeper's configuration.
+type ConfiguredRun func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error
+
+// Configured makes cmd run on keeper's configuration: the environment, then
+// cmd's flags (bound here). A configuration that does not load, or with
+// validate one that fails Validate, ends the command before run; run gets a
+// context that SIGINT and SIGTERM cancel.
+func Configured(cmd *cobra.Command, validate bool, run ConfiguredRun) *cobra.Command {
+	cfg, loadErr := config.Load(nil)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if loadErr != nil {
+			return loadErr
+		}
+		if validate {
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+		}
+		ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return run(ctx, cmd, &cfg)
+	}
+	cfg.BindFlags(cmd.Flags())
+	return cmd
+}
