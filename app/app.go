@@ -27,8 +27,10 @@ import (
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/codec"
 	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/dispatch"
 	"github.com/keeperhq/keeper/starter"
 	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/telemetry"
 	"github.com/keeperhq/keeper/worker"
 	"github.com/keeperhq/keeper/workflows"
 )
@@ -70,7 +72,7 @@ type Node struct {
 	temporalMetricsCloser io.Closer
 	metricsHTTP           *http.Server
 	metricsAddr           string
-	traces                *starter.Traces
+	traces                *telemetry.Traces
 	ownTracer             *sdktrace.TracerProvider // made from OTEL_* here: flushed at Shutdown
 
 	// backfillWorker runs WalletSync and Backfill (nil without a backfill network).
@@ -220,11 +222,12 @@ func (n *Node) startAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	wallets, backfills := n.wallets()
 	n.api = &starter.API{
 		Store: n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
 		Checks: checks, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
 		Auth:     starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen},
-		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Wallets: n.wallets(),
+		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Wallets: wallets,
 		Codec: n.codecAPI(), Registry: n.registry, Traces: n.traces,
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
@@ -250,7 +253,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 			n.Logger.Error("API server stopped", "error", err)
 		}
 	}()
-	d := &starter.Dispatcher{
+	d := &dispatch.Anchors{
 		Store: n.Store, Temporal: n.Client, MaxItems: cfg.BatchMaxItems, MaxWait: cfg.BatchMaxWait, MinGap: cfg.BatchMinGap,
 		Sweep: cfg.PollInterval, Policy: Policy(cfg), Logger: n.Logger, NoEagerStart: Versioning(cfg).On(), Traces: n.traces,
 		OnStart: func(b store.Batch) { n.anchorMetrics.BatchStarted(b.Chain, b.Size) },
@@ -259,11 +262,11 @@ func (n *Node) startAPI(ctx context.Context) error {
 		defer n.wg.Done()
 		d.Run(ctx)
 	}()
-	if n.api.Wallets != nil {
+	if backfills != nil {
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()
-			n.api.Wallets.Run(ctx)
+			backfills.Run(ctx)
 		}()
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/keeperhq/keeper/backfill/evmscan"
 	"github.com/keeperhq/keeper/backfill/solscan"
 	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/dispatch"
 	"github.com/keeperhq/keeper/starter"
 	"github.com/keeperhq/keeper/worker"
 	"github.com/keeperhq/keeper/workflows"
@@ -78,9 +79,9 @@ func (n *Node) startBackfillWorker(ctx context.Context) error {
 	return nil
 }
 
-// wallets is the API's wallet-backfill side, nil when no backfill network
-// is configured.
-func (n *Node) wallets() *starter.Wallets {
+// wallets is the API's wallet-backfill side and the dispatcher that starts
+// its work, both nil when no backfill network is configured.
+func (n *Node) wallets() (*starter.Wallets, *dispatch.Backfills) {
 	cfg := n.Cfg
 	var nets []starter.WalletNetwork
 	for _, name := range BackfillNetworks(cfg) {
@@ -92,7 +93,8 @@ func (n *Node) wallets() *starter.Wallets {
 		}
 	}
 	if len(nets) == 0 {
-		return nil
+		return nil, nil
 	}
-	return &starter.Wallets{Store: n.Store, Temporal: n.Client, Networks: nets, Policy: BackfillPolicy(cfg), Sweep: cfg.PollInterval, Logger: n.Logger}
+	d := &dispatch.Backfills{Store: n.Store, Temporal: n.Client, Policy: BackfillPolicy(cfg), Sweep: cfg.PollInterval, Logger: n.Logger}
+	return &starter.Wallets{Networks: nets, Wake: d.Wake}, d
 }

@@ -107,6 +107,6 @@ func (n *Node) startTracing(ctx context.Context, tp trace.TracerProvider, co *cl
 		return fmt.Errorf("Temporal tracing interceptor: %w", err)
 	}
 	co.Interceptors = append(co.Interceptors, ti)
-	n.traces = starter.NewTraces(tp)
+	n.traces = telemetry.NewTraces(tp)
 	return nil
 }

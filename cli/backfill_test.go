@@ -29,7 +29,7 @@ func newWalletServer(t *testing.T) *server {
 	t.Cleanup(func() { st.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	api := &starter.API{Store: st, Chains: []string{"etherlink"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Logger: log,
-		Wallets: &starter.Wallets{Store: st, Logger: log, Networks: []starter.WalletNetwork{{Name: "etherlink", Unit: "blocks", Parse: evmscan.ParseAddress}}}}
+		Wallets: &starter.Wallets{Networks: []starter.WalletNetwork{{Name: "etherlink", Unit: "blocks", Parse: evmscan.ParseAddress}}}}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
 	return &server{st: st, url: srv.URL}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/keeperhq/keeper/ledger"
 	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/telemetry"
 )
 
 // Check is one readiness dependency (store, Temporal, a chain).
@@ -54,7 +55,7 @@ type API struct {
 	Registry *prometheus.Registry
 	// Traces, when set, traces every request (but /health and /metrics)
 	// and hands the span of each evidence taken in to the dispatcher.
-	Traces *Traces
+	Traces *telemetry.Traces
 
 	// Wallets, when set, serves wallet backfill under /v1/wallets.
 	Wallets *Wallets
@@ -88,12 +89,12 @@ func (a *API) Handler() http.Handler {
 	routes = append(routes, a.codecRoutes()...)
 	mux := http.NewServeMux()
 	for _, r := range routes {
-		mux.Handle(r.pattern, a.Traces.route(r.pattern, r))
+		mux.Handle(r.pattern, a.Traces.Route(r.pattern, r))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
 	})
-	return a.Traces.middleware(a.recoverer(cleanPaths(a.codecCORS(a.guard(mux)))))
+	return a.Traces.Middleware(a.recoverer(cleanPaths(a.codecCORS(a.guard(mux)))))
 }
 
 // cleanPaths answers paths with "..", "." or "//" segments with a JSON 400

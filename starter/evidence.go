@@ -252,7 +252,7 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 				Message: fmt.Sprintf("%d evidence are pending (limit %d): priority 6–10 is refused until the queue drains; priority 1–5 is still accepted", n, a.MaxPending)})
 		}
 	}
-	a.Traces.expect(r.Context(), ne.Digest, ne.Chains)
+	a.Traces.Expect(r.Context(), ne.Digest, ne.Chains)
 	ev, created, err := a.Store.InsertEvidence(r.Context(), ne)
 	if err != nil {
 		return fail(a.internal("store evidence", err))

@@ -1,22 +1,15 @@
 package starter
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/workflows"
 )
 
 // WalletNetwork is a network wallets can be backfilled on.
@@ -27,100 +20,14 @@ type WalletNetwork struct {
 	Parse func(string) (string, error) // checks an address, returning its canonical form
 }
 
-// SignalWithStarter signals a workflow, starting it first when it is not
-// running; a Temporal client is one.
-type SignalWithStarter interface {
-	SignalWithStartWorkflow(ctx context.Context, workflowID, signalName string, signalArg any,
-		options client.StartWorkflowOptions, workflow any, workflowArgs ...any) (client.WorkflowRun, error)
-}
-
 // Wallets is the wallet-backfill side of the API. POST /v1/wallets stores the
-// sync-status rows and returns; Run hands stored work to Temporal as a
-// WalletSync per wallet (workflow id wallet-<address>, so a wallet has one),
-// signalled with the networks to (re)start. Like evidence intake, adding a
-// wallet never waits on Temporal: work added while it is down starts once it
-// is back.
+// sync-status rows and returns, then calls Wake so that the backfill
+// dispatcher (dispatch.Backfills) hands the work to Temporal now rather than
+// at its next sweep. Like evidence intake, adding a wallet never waits on
+// Temporal.
 type Wallets struct {
-	Store    *store.Store
-	Temporal SignalWithStarter
 	Networks []WalletNetwork
-	Policy   workflows.BackfillPolicy
-	Sweep    time.Duration // safety-net pass over unstarted work
-	Logger   *slog.Logger
-
-	wake chan struct{}
-}
-
-func (w *Wallets) init() {
-	if w.wake == nil {
-		w.wake = make(chan struct{}, 1)
-	}
-}
-
-// Wake makes Run start new work now rather than at its next sweep.
-func (w *Wallets) Wake() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Run starts stored work until ctx is done.
-func (w *Wallets) Run(ctx context.Context) {
-	for {
-		wait := w.Sweep
-		if err := w.startDue(ctx); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			w.Logger.Warn("wallets: start backfill workflows; will retry", "error", err)
-			wait = min(wait, temporalRetry)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-w.wake:
-		case <-t.C:
-		}
-		t.Stop()
-	}
-}
-
-func (w *Wallets) startDue(ctx context.Context) error {
-	for {
-		due, err := w.Store.UnstartedWallets(ctx, 100)
-		if err != nil || len(due) == 0 {
-			return err
-		}
-		for _, ws := range due {
-			if err := w.start(ctx, ws); err != nil {
-				return fmt.Errorf("wallet %s: %w", ws.Wallet, err)
-			}
-			if err := w.Store.MarkWalletStarted(ctx, ws); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// start signals the wallet's WalletSync with the networks to (re)start,
-// starting it when it is not running.
-func (w *Wallets) start(ctx context.Context, ws store.WalletStart) error {
-	nets := make([]workflows.NetworkGen, len(ws.Networks))
-	for i, n := range ws.Networks {
-		nets[i] = workflows.NetworkGen{Network: n.Network, Gen: n.Gen}
-	}
-	opts := client.StartWorkflowOptions{
-		ID:                    workflows.WalletWorkflowID(ws.Wallet),
-		TaskQueue:             workflows.BackfillTaskQueue,
-		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SAStatus.ValueSet("syncing")),
-	}
-	in := workflows.WalletSyncInput{Wallet: ws.Wallet, Networks: nets, Policy: w.Policy}
-	_, err := w.Temporal.SignalWithStartWorkflow(ctx, opts.ID, workflows.SignalSync, workflows.SyncSignal{Networks: nets}, opts, workflows.WalletSync, in)
-	return err
+	Wake     func() // nil: the dispatcher finds the work at its next sweep
 }
 
 func (w *Wallets) network(name string) (WalletNetwork, bool) {
@@ -256,7 +163,9 @@ func (a *API) postWallet(w http.ResponseWriter, r *http.Request) {
 	}
 	status := http.StatusOK // already at work: nothing changed
 	if changed {
-		a.Wallets.Wake()
+		if a.Wallets.Wake != nil {
+			a.Wallets.Wake()
+		}
 		status = http.StatusAccepted
 	}
 	w.Header().Set("Location", walletPath(addr))

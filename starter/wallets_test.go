@@ -19,6 +19,7 @@ import (
 	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/backfill/evmscan"
 	"github.com/keeperhq/keeper/backfill/solscan"
+	"github.com/keeperhq/keeper/dispatch"
 	"github.com/keeperhq/keeper/starter"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/workflows"
@@ -60,18 +61,19 @@ func (s *signals) count() int {
 	return len(s.calls)
 }
 
-func newWalletFixture(t *testing.T) (*fixture, *starter.Wallets) {
+func newWalletFixture(t *testing.T) (*fixture, *dispatch.Backfills) {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	w := &starter.Wallets{Store: st, Sweep: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Networks: []starter.WalletNetwork{
+	d := &dispatch.Backfills{Store: st, Sweep: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w := &starter.Wallets{Wake: d.Wake, Networks: []starter.WalletNetwork{
 		{Name: "etherlink", Unit: "blocks", Start: 100, Parse: evmscan.ParseAddress},
 		{Name: "solana", Unit: "signatures", Parse: solscan.ParseAddress},
 	}}
 	api := &starter.API{Store: st, Chains: []string{"etherlink", "solana"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Wallets: w,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	return &fixture{st: st, api: api, h: api.Handler()}, w
+	return &fixture{st: st, api: api, h: api.Handler()}, d
 }
 
 type walletJSON struct {
@@ -270,4 +272,20 @@ func TestTheStarterHandsEachAddToTemporalOnceAndRetriesWhileItIsDown(t *testing.
 	defer sig.mu.Unlock()
 	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 1}}, sig.calls[0].Networks)
 	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 2}}, sig.calls[1].Networks)
+}
+
+func TestAnAddedWalletIsHandedToTemporalAtOnceNotAtTheNextSweep(t *testing.T) {
+	f, w := newWalletFixture(t)
+	sig := &signals{}
+	w.Temporal, w.Policy = sig, workflows.BackfillPolicy{ScanTimeout: time.Hour}
+	require.Equal(t, time.Hour, w.Sweep)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	// Run's first pass finds nothing; the add must wake it.
+	time.Sleep(50 * time.Millisecond)
+
+	require.Equal(t, http.StatusAccepted, f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+evmWallet+`"}`).Code)
+	require.Eventually(t, func() bool { return sig.count() == 1 }, 10*time.Second, 5*time.Millisecond)
 }

@@ -1,4 +1,9 @@
-package starter
+// Package dispatch hands work that intake stored to Temporal: Anchors turns
+// pending evidence into batches and starts one AnchorBatch workflow per
+// batch; Backfills starts (or signals) the WalletSync of each wallet whose
+// networks were added. Neither ever blocks intake: work stored while
+// Temporal is down starts once it is back.
+package dispatch
 
 import (
 	"context"
@@ -14,16 +19,17 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/telemetry"
 	"github.com/keeperhq/keeper/workflows"
 )
 
-// Dispatcher turns pending outbox rows into batches and starts one
+// Anchors turns pending outbox rows into batches and starts one
 // AnchorBatch workflow per batch. Batching is adaptive, like group commit: a
 // chain with no batch awaiting submission gets the pending evidence at once;
 // otherwise the next batch grows until MaxItems or MaxWait. Under load (the
 // chain's previous batch held more than one evidence) a batch also grows
 // until MinGap after the previous one.
-type Dispatcher struct {
+type Anchors struct {
 	Store    *store.Store
 	Temporal client.Client
 	MaxItems int
@@ -41,7 +47,7 @@ type Dispatcher struct {
 	// OnStart, when set, is called after each batch's workflow is started.
 	OnStart func(store.Batch)
 	// Traces, when set, traces each start under its evidence's requests.
-	Traces *Traces
+	Traces *telemetry.Traces
 
 	last map[string]lastBatch // by chain, the last batch this dispatcher formed
 }
@@ -60,7 +66,7 @@ const wakeGap = 10 * time.Millisecond
 const temporalRetry = time.Second
 
 // Run dispatches until ctx is done.
-func (d *Dispatcher) Run(ctx context.Context) error {
+func (d *Anchors) Run(ctx context.Context) error {
 	for {
 		changed := d.Store.Changed() // taken before the tick so no wake-up is lost
 		ticked := time.Now()
@@ -86,7 +92,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 }
 
 // tick does all the work that is due and returns how long until more may be.
-func (d *Dispatcher) tick(ctx context.Context) time.Duration {
+func (d *Anchors) tick(ctx context.Context) time.Duration {
 	wait := d.Sweep
 	if d.last == nil {
 		d.last = map[string]lastBatch{}
@@ -153,7 +159,7 @@ func (d *Dispatcher) tick(ctx context.Context) time.Duration {
 // when the chain's previous batch held more than one evidence (the chain is
 // under load), until MinGap after that batch, so that under load each
 // transaction (and each workflow) carries many evidence.
-func (d *Dispatcher) hold(chain string, p store.PendingInfo, busy bool) time.Duration {
+func (d *Anchors) hold(chain string, p store.PendingInfo, busy bool) time.Duration {
 	if p.Count >= d.MaxItems {
 		return 0
 	}
@@ -172,8 +178,9 @@ func (d *Dispatcher) hold(chain string, p store.PendingInfo, busy bool) time.Dur
 // start starts a batch's workflow. The workflow id de-duplicates: a batch
 // whose workflow already exists (a crash after starting, before recording
 // it) counts as started.
-func (d *Dispatcher) start(ctx context.Context, b store.Batch) error {
-	ctx, end := d.Traces.startBatch(ctx, d.Store, b)
+func (d *Anchors) start(ctx context.Context, b store.Batch) error {
+	ctx, end := d.Traces.StartBatch(ctx, telemetry.Batch{Chain: b.Chain, ID: b.ID, Size: b.Size,
+		Digests: func(ctx context.Context) ([][]byte, error) { return d.Store.BatchDigests(ctx, b.ID) }})
 	defer end()
 	opts := client.StartWorkflowOptions{
 		ID:                       workflows.WorkflowID(b.Chain, b.ID),

@@ -1,4 +1,4 @@
-package starter_test
+package dispatch_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/mocks"
 
-	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/dispatch"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/workflows"
 )
@@ -53,7 +53,7 @@ func mockTemporal(t *testing.T, failFirst int) (*mocks.Client, *startRecorder) {
 	return c, rec
 }
 
-func runDispatcher(t *testing.T, d *starter.Dispatcher) chan store.Batch {
+func runDispatcher(t *testing.T, d *dispatch.Anchors) chan store.Batch {
 	t.Helper()
 	started := make(chan store.Batch, 100)
 	d.OnStart = func(b store.Batch) { started <- b }
@@ -104,7 +104,7 @@ func TestTheDispatcherStartsOneAnchorWorkflowPerBatchAndRecordsItStarted(t *test
 	insertDigest(t, st, "b", 3, "stub")
 	temporalClient, rec := mockTemporal(t, 0)
 	policy := workflows.AnchorPolicy{MaxAttempts: 7}
-	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, Sweep: time.Hour, Policy: policy})
+	started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, Sweep: time.Hour, Policy: policy})
 
 	b := waitStart(t, started, 5*time.Second)
 	assert.Equal(t, 2, b.Size)
@@ -128,7 +128,7 @@ func TestTheDispatcherStartsOneAnchorWorkflowPerBatchAndRecordsItStarted(t *test
 func TestNewEvidenceWakesTheDispatcherWithoutWaitingForTheSweep(t *testing.T) {
 	st := openTestStore(t)
 	temporalClient, _ := mockTemporal(t, 0)
-	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, Sweep: time.Hour})
+	started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, Sweep: time.Hour})
 
 	time.Sleep(50 * time.Millisecond) // let it go idle
 	insertDigest(t, st, "late", 5, "stub")
@@ -143,7 +143,7 @@ func TestWhileABatchAwaitsSubmissionTheNextGrowsUntilMaxWait(t *testing.T) {
 		insertDigest(t, st, fmt.Sprint("e", i), 5, "stub")
 	}
 	temporalClient, _ := mockTemporal(t, 0)
-	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 2, MaxWait: 300 * time.Millisecond, Sweep: time.Hour})
+	started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 2, MaxWait: 300 * time.Millisecond, Sweep: time.Hour})
 
 	first := waitStart(t, started, 3*time.Second)
 	assert.Equal(t, 2, first.Size, "the first batch takes what is there, up to MaxItems")
@@ -162,7 +162,7 @@ func TestABatchWhoseWorkflowTemporalRefusedIsStartedLaterNotFormedAgain(t *testi
 	st := openTestStore(t)
 	insertDigest(t, st, "x", 5, "stub")
 	temporalClient, rec := mockTemporal(t, 1)
-	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, Sweep: time.Hour})
+	started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, Sweep: time.Hour})
 
 	b := waitStart(t, started, 5*time.Second)
 	opts, _ := rec.starts()
@@ -184,7 +184,7 @@ func TestUnderLoadAChainsNextBatchWaitsMinGapAfterItsPreviousOne(t *testing.T) {
 	insertDigest(t, st, "first", 5, "stub")
 	insertDigest(t, st, "company", 5, "stub") // two at once: the chain is under load
 	temporalClient, _ := mockTemporal(t, 0)
-	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, MinGap: 300 * time.Millisecond, Sweep: time.Hour})
+	started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, MinGap: 300 * time.Millisecond, Sweep: time.Hour})
 
 	first := waitStart(t, started, 3*time.Second)
 	formed := time.Now()
@@ -202,7 +202,7 @@ func TestALoneEvidenceAfterABatchOfOneGoesOutAtOnce(t *testing.T) {
 	st := openTestStore(t)
 	insertDigest(t, st, "lone", 5, "stub")
 	temporalClient, _ := mockTemporal(t, 0)
-	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, MinGap: time.Hour, Sweep: time.Hour})
+	started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, MinGap: time.Hour, Sweep: time.Hour})
 
 	first := waitStart(t, started, 3*time.Second)
 	require.NoError(t, st.MarkSubmitted(context.Background(), first.ID, [32]byte{1}, "tx"))
@@ -217,7 +217,7 @@ func TestBacklogsOnTwoChainsAreDispatchedInTurn(t *testing.T) {
 		insertDigest(t, st, fmt.Sprint("both", i), 5, "a", "b")
 	}
 	temporalClient, _ := mockTemporal(t, 0)
-	started := runDispatcher(t, &starter.Dispatcher{Store: st, Temporal: temporalClient, MaxItems: 1, MaxWait: time.Hour, Sweep: time.Hour})
+	started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 1, MaxWait: time.Hour, Sweep: time.Hour})
 
 	perChain := map[string]int{}
 	for range 4 {

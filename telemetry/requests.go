@@ -1,4 +1,4 @@
-package starter
+package telemetry
 
 import (
 	"context"
@@ -11,9 +11,6 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/telemetry"
 )
 
 // Traces traces API requests and carries the trace of each evidence taken in
@@ -56,24 +53,24 @@ func NewTraces(tp trace.TracerProvider) *Traces {
 	return &Traces{provider: tp, pending: map[traceKey][]pendingSpan{}}
 }
 
-// middleware starts a server span per request (continuing a W3C traceparent
+// Middleware starts a server span per request (continuing a W3C traceparent
 // the client sent), but for /health and /metrics.
-func (t *Traces) middleware(next http.Handler) http.Handler {
+func (t *Traces) Middleware(next http.Handler) http.Handler {
 	if t == nil {
 		return next
 	}
 	return otelhttp.NewHandler(next, "keeper-api",
 		otelhttp.WithTracerProvider(t.provider),
-		otelhttp.WithPropagators(telemetry.Propagator),
+		otelhttp.WithPropagators(Propagator),
 		otelhttp.WithFilter(func(r *http.Request) bool { return r.URL.Path != "/health" && r.URL.Path != "/metrics" }),
 		// Named after the route once the router has matched it (r.Pattern).
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return strings.TrimSpace(r.Method + " " + r.Pattern) }),
 	)
 }
 
-// route tags the request's span with its route and, for evidence taken in,
+// Route tags the request's span with its route and, for evidence taken in,
 // with the evidence's id.
-func (t *Traces) route(pattern string, h http.Handler) http.Handler {
+func (t *Traces) Route(pattern string, h http.Handler) http.Handler {
 	if t == nil {
 		return h
 	}
@@ -87,10 +84,10 @@ func (t *Traces) route(pattern string, h http.Handler) http.Handler {
 	})
 }
 
-// expect remembers the span of the request in ctx for an evidence about to
+// Expect remembers the span of the request in ctx for an evidence about to
 // be stored: before the store, because intake's commit wakes the dispatcher,
 // which may start the batch before the request is answered.
-func (t *Traces) expect(ctx context.Context, digest [32]byte, chainNames []string) {
+func (t *Traces) Expect(ctx context.Context, digest [32]byte, chainNames []string) {
 	if t == nil {
 		return
 	}
@@ -160,16 +157,26 @@ func (t *Traces) remembering() bool {
 	return t.n > 0
 }
 
-// startBatch starts the span under which the dispatcher starts a batch's
+// Batch is what the span of a batch's start says of the batch. Digests reads
+// its evidence's digests, in leaf order; it is called only while requests'
+// spans are remembered.
+type Batch struct {
+	Chain   string
+	ID      int64
+	Size    int
+	Digests func(context.Context) ([][]byte, error)
+}
+
+// StartBatch starts the span under which the dispatcher starts a batch's
 // workflow; the Temporal interceptor continues it into the workflow. End it
 // with the returned function.
-func (t *Traces) startBatch(ctx context.Context, st *store.Store, b store.Batch) (context.Context, func()) {
+func (t *Traces) StartBatch(ctx context.Context, b Batch) (context.Context, func()) {
 	if t == nil {
 		return ctx, func() {}
 	}
 	var traced []trace.SpanContext
 	if t.remembering() {
-		if digests, err := st.BatchDigests(ctx, b.ID); err == nil {
+		if digests, err := b.Digests(ctx); err == nil {
 			traced = t.take(b.Chain, digests)
 		}
 	}
