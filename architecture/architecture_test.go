@@ -1,0 +1,216 @@
+package architecture
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/keeperhq/keeper"
+
+// pkg is one package of the module as `go list` sees it, without its tests.
+type pkg struct {
+	Path    string   // import path relative to the module ("store", "chains/evm")
+	Imports []string // direct imports (module-relative where inside the module)
+	Deps    []string // every package it links, transitively
+}
+
+// rule forbids packages matching from to import (or, with transitive, to
+// link) packages matching to. Patterns are module-relative paths; "x/..."
+// matches x and everything below it; a pattern starting with a domain
+// matches an outside module's packages.
+type rule struct {
+	name       string
+	from       []string
+	except     []string // packages of from the rule does not apply to
+	to         []string
+	transitive bool
+}
+
+// Simulators and test aids live under dev/; only the keeper binary, the
+// benchmark, the replay recorder and tests may link them. Only devserver
+// and those same packages may link the Temporal server.
+var devOnly = []string{"dev/...", "devserver/...", "cmd/...", "bench/...", "testsuite/...", "architecture/..."}
+
+var rules = []rule{
+	{
+		name: "workflows know nothing of keeper's records, chains or the libraries activities use: they import activities for its types and method values only",
+		from: []string{"workflows/..."},
+		to:   []string{"store/...", "chains/...", "backfill/...", "ledger/...", "rewards/...", "merkle/...", "dev/...", "starter/...", "dispatch/...", "app/..."},
+	},
+	{
+		name:       "the records layer links no chain adapter, scanner, workflow or activity",
+		from:       []string{"store/..."},
+		to:         []string{"chains/...", "backfill/...", "workflows/...", "activities/...", "dev/...", "starter/...", "dispatch/..."},
+		transitive: true,
+	},
+	{
+		name:       "chain adapters and scanners link no store",
+		from:       []string{"chains/...", "backfill/..."},
+		to:         []string{"store/...", "activities/...", "workflows/..."},
+		transitive: true,
+	},
+	{
+		name:       "production packages link no simulator",
+		from:       []string{"..."},
+		except:     devOnly,
+		to:         []string{"dev/..."},
+		transitive: true,
+	},
+	{
+		name:       "only devserver, cmd/keeper, bench and tests link the Temporal server",
+		from:       []string{"..."},
+		except:     devOnly,
+		to:         []string{"go.temporal.io/server/..."},
+		transitive: true,
+	},
+	{
+		name:       "the retry rules are a leaf",
+		from:       []string{"retry/..."},
+		to:         []string{"..."},
+		transitive: true,
+	},
+}
+
+func match(pattern, path string) bool {
+	// Module-relative patterns and paths are made whole, so that "..." is
+	// the module's packages and not the standard library's.
+	whole := func(p string) string {
+		if p == "..." {
+			return module + "/..."
+		}
+		if strings.HasPrefix(p, "std:") || strings.Contains(strings.Split(p, "/")[0], ".") {
+			return p
+		}
+		return module + "/" + p
+	}
+	pattern, path = whole(pattern), whole(path)
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == base || strings.HasPrefix(path, base+"/")
+	}
+	return path == pattern
+}
+
+func matchAny(patterns []string, path string) bool {
+	return slices.ContainsFunc(patterns, func(p string) bool { return match(p, path) })
+}
+
+// violations lists every import that breaks a rule, one line each.
+func violations(pkgs []pkg, rules []rule) []string {
+	var out []string
+	for _, r := range rules {
+		for _, p := range pkgs {
+			if !matchAny(r.from, p.Path) || matchAny(r.except, p.Path) {
+				continue
+			}
+			edges := p.Imports
+			if r.transitive {
+				edges = p.Deps
+			}
+			for _, to := range edges {
+				inside := matchAny(r.from, to) && !matchAny(r.except, to) // a package of the rule's own group
+				if matchAny(r.to, to) && !inside {
+					out = append(out, fmt.Sprintf("%s → %s: %s", p.Path, to, r.name))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// load lists the module's packages (tests excluded) with `go list`.
+func load(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", module+"/...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list: %s", stderr.String())
+	rel := func(p string) string {
+		if p == module {
+			return "."
+		}
+		if r, ok := strings.CutPrefix(p, module+"/"); ok {
+			return r
+		}
+		if !strings.Contains(strings.Split(p, "/")[0], ".") {
+			return "std:" + p // the standard library, kept apart from the module's packages
+		}
+		return p
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var raw struct {
+			ImportPath    string
+			Imports, Deps []string
+		}
+		if err := dec.Decode(&raw); err == io.EOF {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		p := pkg{Path: rel(raw.ImportPath)}
+		for _, i := range raw.Imports {
+			p.Imports = append(p.Imports, rel(i))
+		}
+		for _, d := range raw.Deps {
+			p.Deps = append(p.Deps, rel(d))
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func TestKeepersPackagesFollowTheImportRules(t *testing.T) {
+	pkgs := load(t)
+	paths := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		paths[i] = p.Path
+	}
+	// The rules name real packages: a rename that empties a rule fails here.
+	for _, want := range []string{"workflows", "activities", "store", "chains/evm", "chains/solana", "backfill/evmscan", "app", "worker", "starter", "dispatch", "retry", "dev/stub", "devserver"} {
+		assert.Contains(t, paths, want)
+	}
+	assert.Empty(t, violations(pkgs, rules), "forbidden imports (docs/architecture.md)")
+}
+
+func TestTheServingPackagesLinkNoSimulatorAndNoTemporalServer(t *testing.T) {
+	for _, p := range load(t) {
+		if !matchAny([]string{"app", "worker", "starter", "dispatch", "activities", "workflows", "store", "chains/...", "backfill/...", "cli"}, p.Path) {
+			continue
+		}
+		for _, d := range p.Deps {
+			assert.False(t, match("dev/...", d) || match("devserver", d) || match("go.temporal.io/server/...", d), "%s links %s", p.Path, d)
+		}
+	}
+}
+
+func TestTheRulesCatchAForbiddenImport(t *testing.T) {
+	graph := []pkg{
+		{Path: "workflows", Imports: []string{"activities", "store"}, Deps: []string{"activities", "store"}},
+		{Path: "store", Imports: []string{"retry"}, Deps: []string{"retry", "chains"}},
+		{Path: "chains/evm", Imports: []string{"chains"}, Deps: []string{"chains", "store"}},
+		{Path: "app", Imports: []string{"worker"}, Deps: []string{"worker", "dev/stub", "go.temporal.io/server/temporal"}},
+		{Path: "cmd/keeper", Imports: []string{"dev/stub"}, Deps: []string{"dev/stub", "go.temporal.io/server/temporal"}},
+		{Path: "retry", Deps: []string{"std:errors", "chains"}},
+	}
+	assert.Equal(t, []string{
+		"app → dev/stub: production packages link no simulator",
+		"app → go.temporal.io/server/temporal: only devserver, cmd/keeper, bench and tests link the Temporal server",
+		"chains/evm → store: chain adapters and scanners link no store",
+		"retry → chains: the retry rules are a leaf",
+		"store → chains: the records layer links no chain adapter, scanner, workflow or activity",
+		"workflows → store: workflows know nothing of keeper's records, chains or the libraries activities use: they import activities for its types and method values only",
+	}, violations(graph, rules))
+}
