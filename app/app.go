@@ -163,7 +163,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		if err := worker.EnsureSearchAttributes(ctx, n.Client, co.Namespace, n.Logger); err != nil {
 			n.Logger.Warn("search attributes not verified", "error", err)
 		}
-		n.worker = worker.New(n.Client, &activities.Anchor{
+		n.worker = worker.NewAnchor(n.Client, &activities.Anchor{
 			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchorMetrics,
 			Backoff: activities.Backoff{Base: cfg.RetryBase, Cap: cfg.RetryCap, Jitter: cfg.RetryJitter},
 		}, worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout, Versioning: Versioning(cfg)})

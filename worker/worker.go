@@ -13,9 +13,7 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/workflows"
 )
 
@@ -24,19 +22,6 @@ type Options struct {
 	ActivityWorkers int           // concurrent activities
 	DrainTimeout    time.Duration // how long Stop lets in-flight activities finish
 	Versioning      Versioning    // zero: unversioned
-}
-
-// New returns a worker on the anchoring task queue with keeper's workflows
-// and activities registered. Start it with Start, stop it with Stop.
-func New(c client.Client, anchor *activities.Anchor, o Options) sdkworker.Worker {
-	w := sdkworker.New(c, workflows.AnchorTaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: o.ActivityWorkers,
-		WorkerStopTimeout:                  o.DrainTimeout,
-		DeploymentOptions:                  o.Versioning.deploymentOptions(),
-	})
-	w.RegisterWorkflowWithOptions(workflows.AnchorBatch, pinned)
-	w.RegisterActivity(anchor)
-	return w
 }
 
 // SearchAttributes are the custom search attributes keeper's workflows set.
