@@ -17,6 +17,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -61,7 +62,7 @@ type DeadLetterInput struct {
 func (a *Anchor) adapter(chain string) (chains.Adapter, error) {
 	ad, ok := a.Chains[chain]
 	if !ok {
-		return nil, chains.Permanent(fmt.Errorf("chain %q is not configured on this worker", chain))
+		return nil, retry.Permanent(fmt.Errorf("chain %q is not configured on this worker", chain))
 	}
 	return ad, nil
 }
@@ -110,7 +111,7 @@ func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) 
 		return nil, err
 	}
 	if len(digests) == 0 {
-		return nil, chains.Permanent(fmt.Errorf("batch %d has no evidence", batchID))
+		return nil, retry.Permanent(fmt.Errorf("batch %d has no evidence", batchID))
 	}
 	return merkle.Build(digests)
 }
@@ -163,7 +164,7 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error
 			return ConfirmResult{Dropped: true, Detail: st.Detail, TxRef: st.Ref}, nil
 		case chains.Failed:
 			a.Metrics.transaction(in.Chain, OutcomeFailed)
-			return ConfirmResult{}, chains.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
+			return ConfirmResult{}, retry.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
 		}
 		activity.RecordHeartbeat(ctx, st.Ref)
 		if paced {
@@ -242,7 +243,7 @@ func (a *Anchor) countAttempt(ctx context.Context, chain string) int32 {
 
 func (a *Anchor) recordAttempt(ctx context.Context, in BatchRef, attempt int32, err error) {
 	log := a.log(ctx, in)
-	log.Warn("attempt failed", "error", err, "permanent", chains.IsPermanent(err))
+	log.Warn("attempt failed", "error", err, "permanent", retry.IsPermanent(err))
 	if rerr := a.Store.RecordAttempt(ctx, in.BatchID, int(attempt), err.Error()); rerr != nil {
 		log.Warn("record attempt", "error", rerr)
 	}

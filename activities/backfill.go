@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -63,7 +63,7 @@ func (a *Backfill) ScanNetwork(ctx context.Context, ref BackfillRef) (ScanResult
 		return ScanResult{}, err
 	}
 	msg := a.redact(err.Error())
-	if chains.IsPermanent(err) {
+	if retry.IsPermanent(err) {
 		return ScanResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypePermanent, nil)
 	}
 	return ScanResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeScanFailed, nil)
@@ -72,7 +72,7 @@ func (a *Backfill) ScanNetwork(ctx context.Context, ref BackfillRef) (ScanResult
 func (a *Backfill) scan(ctx context.Context, ref BackfillRef) (ScanResult, error) {
 	sc, ok := a.Scanners[ref.Network]
 	if !ok {
-		return ScanResult{}, chains.Permanent(fmt.Errorf("network %q is not configured on this worker", ref.Network))
+		return ScanResult{}, retry.Permanent(fmt.Errorf("network %q is not configured on this worker", ref.Network))
 	}
 	wallet, err := sc.ParseAddress(ref.Wallet)
 	if err != nil {
@@ -80,7 +80,7 @@ func (a *Backfill) scan(ctx context.Context, ref BackfillRef) (ScanResult, error
 	}
 	row, err := a.Store.BeginScan(ctx, wallet, ref.Network)
 	if errors.Is(err, store.ErrNotFound) {
-		return ScanResult{}, chains.Permanent(err)
+		return ScanResult{}, retry.Permanent(err)
 	}
 	if err != nil {
 		return ScanResult{}, err

@@ -7,7 +7,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // Backoff is seed 000's retry rule for submit and confirm:
@@ -59,7 +59,7 @@ func (b Backoff) classify(err error, attempt int32) error {
 	if errors.As(err, &appErr) {
 		return err
 	}
-	if chains.IsPermanent(err) {
+	if retry.IsPermanent(err) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePermanent, nil)
 	}
 	return temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeTransient, temporal.ApplicationErrorOptions{

@@ -94,7 +94,7 @@ type Holding struct {
 
 // Scanner reads one network's history. Implementations are safe for
 // concurrent use and retry idempotent calls themselves (see Retry); errors
-// they return are worth a later retry unless chains.IsPermanent says otherwise.
+// they return are worth a later retry unless retry.IsPermanent says otherwise.
 type Scanner interface {
 	// Network is the chain name ("etherlink", "solana").
 	Network() string

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // Read attempts: every scanner call is an idempotent read, so a blip is
@@ -32,7 +32,7 @@ func Retry(ctx context.Context, read func(ctx context.Context) error) error {
 		actx, cancel := context.WithTimeout(ctx, CallTimeout)
 		err = read(actx)
 		cancel()
-		if err == nil || chains.IsPermanent(err) || ctx.Err() != nil || attempt == readAttempts {
+		if err == nil || retry.IsPermanent(err) || ctx.Err() != nil || attempt == readAttempts {
 			return err
 		}
 		pause := readPauseMin + rand.N(readPauseMax-readPauseMin)

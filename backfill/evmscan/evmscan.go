@@ -23,7 +23,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // Defaults.
@@ -89,11 +89,11 @@ func (s *Scanner) ParseAddress(a string) (string, error) {
 // ParseAddress is the check behind Scanner.ParseAddress.
 func ParseAddress(a string) (string, error) {
 	if len(a) != 42 || !strings.HasPrefix(a, "0x") || !common.IsHexAddress(a) {
-		return "", chains.Permanent(fmt.Errorf("%q is not an EVM address: 0x followed by 40 hex digits", clip(a)))
+		return "", retry.Permanent(fmt.Errorf("%q is not an EVM address: 0x followed by 40 hex digits", clip(a)))
 	}
 	body := a[2:]
 	if strings.ToLower(body) != body && strings.ToUpper(body) != body && common.HexToAddress(a).Hex() != a {
-		return "", chains.Permanent(fmt.Errorf("%q fails its EIP-55 checksum (mixed case must be the checksummed form)", a))
+		return "", retry.Permanent(fmt.Errorf("%q fails its EIP-55 checksum (mixed case must be the checksummed form)", a))
 	}
 	return strings.ToLower(a), nil
 }
@@ -436,7 +436,7 @@ func (s *Scanner) logs(ctx context.Context, from, to uint64, topics [][]common.H
 type errSplit struct{ err error }
 
 func (e errSplit) Error() string { return e.err.Error() }
-func (e errSplit) Unwrap() error { return chains.Permanent(e.err) }
+func (e errSplit) Unwrap() error { return retry.Permanent(e.err) }
 
 // refusedAsTooLarge recognises the ways nodes and providers refuse a log
 // query for its size: geth's and Erigon's result limits, -32005 "limit

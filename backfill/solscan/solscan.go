@@ -22,7 +22,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // Defaults.
@@ -77,7 +77,7 @@ func ParseAddress(a string) (string, error) {
 			return a, nil
 		}
 	}
-	return "", chains.Permanent(fmt.Errorf("%q is not a Solana address: a base58 32-byte public key", clip(a)))
+	return "", retry.Permanent(fmt.Errorf("%q is not a Solana address: a base58 32-byte public key", clip(a)))
 }
 
 func clip(s string) string {
@@ -92,7 +92,7 @@ func (s *Scanner) wrap(op string, err error) error {
 	if errors.As(err, &re) {
 		err = fmt.Errorf("rpc error %d: %s", re.Code, re.Message)
 		if re.Code == -32602 { // invalid params: asking again will not help
-			err = chains.Permanent(err)
+			err = retry.Permanent(err)
 		}
 	}
 	return fmt.Errorf("%s: %s: %w", s.cfg.Network, op, err)
@@ -127,7 +127,7 @@ func (s *Scanner) Scan(ctx context.Context, job backfill.Job, emit func(backfill
 	if job.From.Sig != "" {
 		sig, err := solana.SignatureFromBase58(job.From.Sig)
 		if err != nil {
-			return chains.Permanent(fmt.Errorf("%s: stored cursor %q is not a signature", s.cfg.Network, job.From.Sig))
+			return retry.Permanent(fmt.Errorf("%s: stored cursor %q is not a signature", s.cfg.Network, job.From.Sig))
 		}
 		until = sig
 	}
