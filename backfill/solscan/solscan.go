@@ -101,7 +101,7 @@ func (s *Scanner) wrap(op string, err error) error {
 // Finalized implements backfill.Scanner: the finalized slot.
 func (s *Scanner) Finalized(ctx context.Context) (uint64, error) {
 	var slot uint64
-	err := backfill.Retry(ctx, func(ctx context.Context) error {
+	err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 		var err error
 		slot, err = s.rpc.GetSlot(ctx, rpc.CommitmentFinalized)
 		if err != nil {
@@ -176,7 +176,7 @@ func (s *Scanner) signatures(ctx context.Context, wallet solana.PublicKey, until
 	)
 	for {
 		var page []*rpc.TransactionSignature
-		err := backfill.Retry(ctx, func(ctx context.Context) error {
+		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 			var err error
 			page, err = s.rpc.GetSignaturesForAddressWithOpts(ctx, wallet, &rpc.GetSignaturesForAddressOpts{
 				Limit: &limit, Before: before, Until: until, Commitment: rpc.CommitmentFinalized,
@@ -220,7 +220,7 @@ func (s *Scanner) transactions(ctx context.Context, sigs []sigRef) ([]*rpc.GetTr
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = backfill.Retry(ctx, func(ctx context.Context) error {
+			errs[i] = retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 				tx, err := s.rpc.GetTransaction(ctx, sigs[i].sig, &rpc.GetTransactionOpts{
 					Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentFinalized, MaxSupportedTransactionVersion: &v0,
 				})
@@ -343,7 +343,7 @@ func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets
 	lamports := new(big.Int)
 	if !found {
 		// No transactions at all: what it holds now it has always held.
-		err := backfill.Retry(ctx, func(ctx context.Context) error {
+		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 			bal, err := s.rpc.GetBalance(ctx, pk, rpc.CommitmentFinalized)
 			if err != nil {
 				return s.wrap("getBalance", err)
@@ -383,7 +383,7 @@ func (s *Scanner) around(ctx context.Context, wallet solana.PublicKey, at uint64
 	limit := pageLimit
 	for {
 		var page []*rpc.TransactionSignature
-		err := backfill.Retry(ctx, func(ctx context.Context) error {
+		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 			var err error
 			page, err = s.rpc.GetSignaturesForAddressWithOpts(ctx, wallet, &rpc.GetSignaturesForAddressOpts{Limit: &limit, Before: prev, Commitment: rpc.CommitmentFinalized})
 			if err != nil {
