@@ -25,7 +25,7 @@ import (
 type Anchor struct {
 	Store       *store.Store
 	Chains      map[string]chains.Adapter
-	Backoff     Backoff
+	Backoff     retry.Schedule // submit and confirm attempts (retry.Anchor)
 	ConfirmPoll time.Duration  // how often ConfirmAnchor asks the chain
 	Metrics     *AnchorMetrics // nil counts nothing
 	Logger      *slog.Logger
@@ -76,7 +76,7 @@ func (a *Anchor) SubmitAnchor(ctx context.Context, in BatchRef) (SubmitResult, e
 	if err != nil {
 		err = fmt.Errorf("submit batch %d on %s: %w", in.BatchID, in.Chain, err)
 		a.recordAttempt(ctx, in, attempt, err)
-		return SubmitResult{}, a.Backoff.classify(err, attempt)
+		return SubmitResult{}, anchorFailure(a.Backoff, err, attempt)
 	}
 	a.Metrics.transaction(in.Chain, OutcomeSubmitted)
 	a.log(ctx, in).Info("anchor submitted", "tx", res.TxRef, "root", res.Root)
@@ -125,7 +125,7 @@ func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult,
 	if err != nil {
 		err = fmt.Errorf("confirm batch %d on %s: %w", in.BatchID, in.Chain, err)
 		a.recordAttempt(ctx, in, attempt, err)
-		return ConfirmResult{}, a.Backoff.classify(err, attempt)
+		return ConfirmResult{}, anchorFailure(a.Backoff, err, attempt)
 	}
 	if res.Dropped {
 		a.Metrics.dropped(in.Chain)
@@ -187,7 +187,7 @@ func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResul
 	attempt := a.countAttempt(ctx, in.Chain)
 	tree, err := a.tree(ctx, in.BatchID)
 	if err != nil {
-		return a.Backoff.classify(err, attempt)
+		return anchorFailure(a.Backoff, err, attempt)
 	}
 	paths := make([][][32]byte, tree.Size())
 	for i := range paths {
@@ -202,7 +202,7 @@ func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResul
 	}
 	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime}, paths)
 	if err != nil {
-		return a.Backoff.classify(err, attempt)
+		return anchorFailure(a.Backoff, err, attempt)
 	}
 	a.Metrics.batch(in.Chain, OutcomeConfirmed)
 	a.log(ctx, in).Info("receipts recorded", "evidence", tree.Size(), "tx", c.TxRef)

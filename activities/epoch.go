@@ -49,7 +49,7 @@ type Epoch struct {
 	Ledger      *ledger.Client // where settlement intents go
 	HTTP        *http.Client   // fetches usage from accounting sources
 	Chains      []string       // chains the commitment is anchored on
-	CallTimeout time.Duration  // longest an upstream call may go without progress (seed 001: 5 s)
+	CallTimeout time.Duration  // longest an upstream call may go without progress (docs/retries.md, upstream)
 	Metrics     *UpstreamMetrics
 	Logger      *slog.Logger
 
@@ -164,8 +164,8 @@ func (a *Epoch) seal(ctx context.Context, ref EpochRef) (SealResult, error) {
 }
 
 // fetchUsage GETs the usage list from an accounting source. The call is
-// idempotent, so it is retried as seed 001 allows; a 4xx or a body that is
-// not a usage list is permanent.
+// idempotent, so it is retried under the short read retry (docs/retries.md,
+// upstream); a 4xx or a body that is not a usage list is permanent.
 func (a *Epoch) fetchUsage(ctx context.Context, source string) ([]rewards.Usage, error) {
 	var usage []rewards.Usage
 	err := callIdempotent(ctx, a.Metrics, "source", a.CallTimeout, isTemporaryHTTP, func(ctx context.Context, progress func()) error {
