@@ -110,11 +110,11 @@ func TestAStalledAttemptIsCutOffAndReportedAsStalled(t *testing.T) {
 }
 
 func TestProgressKeepsASlowAnswerGoing(t *testing.T) {
-	r := Reads{Stall: 50 * time.Millisecond}
+	r := Reads{Stall: 200 * time.Millisecond}
 	calls := 0
 	err := r.Do(context.Background(), func(ctx context.Context, progress func()) error {
 		calls++
-		for range 6 {
+		for range 15 {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -125,5 +125,5 @@ func TestProgressKeepsASlowAnswerGoing(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
-	assert.Equal(t, 1, calls, "120 ms of steady progress outlasts a 50 ms stall timeout")
+	assert.Equal(t, 1, calls, "300 ms of steady progress outlasts a 200 ms stall timeout")
 }
