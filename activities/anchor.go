@@ -17,6 +17,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -24,7 +25,7 @@ import (
 type Anchor struct {
 	Store       *store.Store
 	Chains      map[string]chains.Adapter
-	Backoff     Backoff
+	Backoff     retry.Schedule // submit and confirm attempts (retry.Anchor)
 	ConfirmPoll time.Duration  // how often ConfirmAnchor asks the chain
 	Metrics     *AnchorMetrics // nil counts nothing
 	Logger      *slog.Logger
@@ -61,7 +62,7 @@ type DeadLetterInput struct {
 func (a *Anchor) adapter(chain string) (chains.Adapter, error) {
 	ad, ok := a.Chains[chain]
 	if !ok {
-		return nil, chains.Permanent(fmt.Errorf("chain %q is not configured on this worker", chain))
+		return nil, retry.Permanent(fmt.Errorf("chain %q is not configured on this worker", chain))
 	}
 	return ad, nil
 }
@@ -75,7 +76,7 @@ func (a *Anchor) SubmitAnchor(ctx context.Context, in BatchRef) (SubmitResult, e
 	if err != nil {
 		err = fmt.Errorf("submit batch %d on %s: %w", in.BatchID, in.Chain, err)
 		a.recordAttempt(ctx, in, attempt, err)
-		return SubmitResult{}, a.Backoff.classify(err, attempt)
+		return SubmitResult{}, anchorFailure(a.Backoff, err, attempt)
 	}
 	a.Metrics.transaction(in.Chain, OutcomeSubmitted)
 	a.log(ctx, in).Info("anchor submitted", "tx", res.TxRef, "root", res.Root)
@@ -110,7 +111,7 @@ func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) 
 		return nil, err
 	}
 	if len(digests) == 0 {
-		return nil, chains.Permanent(fmt.Errorf("batch %d has no evidence", batchID))
+		return nil, retry.Permanent(fmt.Errorf("batch %d has no evidence", batchID))
 	}
 	return merkle.Build(digests)
 }
@@ -124,7 +125,7 @@ func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult,
 	if err != nil {
 		err = fmt.Errorf("confirm batch %d on %s: %w", in.BatchID, in.Chain, err)
 		a.recordAttempt(ctx, in, attempt, err)
-		return ConfirmResult{}, a.Backoff.classify(err, attempt)
+		return ConfirmResult{}, anchorFailure(a.Backoff, err, attempt)
 	}
 	if res.Dropped {
 		a.Metrics.dropped(in.Chain)
@@ -163,7 +164,7 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error
 			return ConfirmResult{Dropped: true, Detail: st.Detail, TxRef: st.Ref}, nil
 		case chains.Failed:
 			a.Metrics.transaction(in.Chain, OutcomeFailed)
-			return ConfirmResult{}, chains.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
+			return ConfirmResult{}, retry.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
 		}
 		activity.RecordHeartbeat(ctx, st.Ref)
 		if paced {
@@ -186,7 +187,7 @@ func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResul
 	attempt := a.countAttempt(ctx, in.Chain)
 	tree, err := a.tree(ctx, in.BatchID)
 	if err != nil {
-		return a.Backoff.classify(err, attempt)
+		return anchorFailure(a.Backoff, err, attempt)
 	}
 	paths := make([][][32]byte, tree.Size())
 	for i := range paths {
@@ -201,7 +202,7 @@ func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResul
 	}
 	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime}, paths)
 	if err != nil {
-		return a.Backoff.classify(err, attempt)
+		return anchorFailure(a.Backoff, err, attempt)
 	}
 	a.Metrics.batch(in.Chain, OutcomeConfirmed)
 	a.log(ctx, in).Info("receipts recorded", "evidence", tree.Size(), "tx", c.TxRef)
@@ -242,7 +243,7 @@ func (a *Anchor) countAttempt(ctx context.Context, chain string) int32 {
 
 func (a *Anchor) recordAttempt(ctx context.Context, in BatchRef, attempt int32, err error) {
 	log := a.log(ctx, in)
-	log.Warn("attempt failed", "error", err, "permanent", chains.IsPermanent(err))
+	log.Warn("attempt failed", "error", err, "permanent", retry.IsPermanent(err))
 	if rerr := a.Store.RecordAttempt(ctx, in.BatchID, int(attempt), err.Error()); rerr != nil {
 		log.Warn("record attempt", "error", rerr)
 	}

@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // Artifact paths, relative to the artifact directory: sealed inputs are
@@ -63,7 +63,7 @@ func (a *Epoch) readVerified(rel, wantHash string) ([]byte, error) {
 		return nil, fmt.Errorf("read artifact: %w", err)
 	}
 	if got := sha256Hex(b); got != wantHash {
-		return nil, chains.Permanent(fmt.Errorf("artifact %s has SHA-256 %s, not the %s it was written with", rel, got, wantHash))
+		return nil, retry.Permanent(fmt.Errorf("artifact %s has SHA-256 %s, not the %s it was written with", rel, got, wantHash))
 	}
 	return b, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync"
@@ -15,7 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -42,9 +41,9 @@ type ScanResult struct {
 
 // ErrTypeScanFailed is a scan attempt that failed for a reason worth a
 // later retry. Scan failures are non-retryable for Temporal's activity retry:
-// the Backfill workflow applies seed 002's schedule itself. Only timeouts (a
-// worker that stopped heartbeating) are retried by Temporal, at once, from
-// the last checkpoint.
+// the Backfill workflow applies the backfill schedule itself (docs/retries.md,
+// backfill). Only timeouts (a worker that stopped heartbeating) are retried
+// by Temporal, at once, from the last checkpoint.
 const ErrTypeScanFailed = "ScanFailed"
 
 // ScanNetwork scans the item's history from its checkpoint to the finalized
@@ -63,7 +62,7 @@ func (a *Backfill) ScanNetwork(ctx context.Context, ref BackfillRef) (ScanResult
 		return ScanResult{}, err
 	}
 	msg := a.redact(err.Error())
-	if chains.IsPermanent(err) {
+	if retry.IsPermanent(err) {
 		return ScanResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypePermanent, nil)
 	}
 	return ScanResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeScanFailed, nil)
@@ -72,7 +71,7 @@ func (a *Backfill) ScanNetwork(ctx context.Context, ref BackfillRef) (ScanResult
 func (a *Backfill) scan(ctx context.Context, ref BackfillRef) (ScanResult, error) {
 	sc, ok := a.Scanners[ref.Network]
 	if !ok {
-		return ScanResult{}, chains.Permanent(fmt.Errorf("network %q is not configured on this worker", ref.Network))
+		return ScanResult{}, retry.Permanent(fmt.Errorf("network %q is not configured on this worker", ref.Network))
 	}
 	wallet, err := sc.ParseAddress(ref.Wallet)
 	if err != nil {
@@ -80,7 +79,7 @@ func (a *Backfill) scan(ctx context.Context, ref BackfillRef) (ScanResult, error
 	}
 	row, err := a.Store.BeginScan(ctx, wallet, ref.Network)
 	if errors.Is(err, store.ErrNotFound) {
-		return ScanResult{}, chains.Permanent(err)
+		return ScanResult{}, retry.Permanent(err)
 	}
 	if err != nil {
 		return ScanResult{}, err
@@ -224,9 +223,11 @@ func (h *heartbeater) stop() {
 	h.wg.Wait()
 }
 
-// RetrySchedule is seed 002's rule for failed backfill items:
-// delay = min(Base·2^(retry−1), Cap) plus uniform jitter of up to JitterPct
-// percent of it; after MaxRetries retries the item is ABANDONED.
+// RetrySchedule is the backfill retry rule as the workflows carry it in
+// their input (docs/retries.md, backfill): delay = min(Base·2^(retry−1), Cap)
+// plus uniform jitter of up to JitterPct percent of it, the formula of
+// retry.Backfill; after MaxRetries retries the item is ABANDONED. Its fields
+// are what workflow histories hold, so they stay as they are.
 type RetrySchedule struct {
 	MaxRetries int
 	Base       time.Duration // 2 min
@@ -234,26 +235,20 @@ type RetrySchedule struct {
 	JitterPct  int           // 25
 }
 
-// DefaultRetrySchedule is the seed's numbers.
-var DefaultRetrySchedule = RetrySchedule{MaxRetries: 5, Base: 2 * time.Minute, Cap: time.Hour, JitterPct: 25}
+// DefaultRetrySchedule is retry.Backfill's numbers.
+var DefaultRetrySchedule = RetrySchedule{
+	MaxRetries: retry.BackfillMaxRetries, Base: retry.Backfill.Base, Cap: retry.Backfill.Cap, JitterPct: retry.Backfill.JitterPct,
+}
+
+// Schedule is r's delays as a retry.Schedule.
+func (r RetrySchedule) Schedule() retry.Schedule {
+	s := retry.Backfill
+	s.Base, s.Cap, s.JitterPct = r.Base, r.Cap, r.JitterPct
+	return s
+}
 
 // Delay is the wait before retry n (1-based), without jitter.
-func (r RetrySchedule) Delay(retry int) time.Duration {
-	n := min(max(retry-1, 0), 30)
-	d := r.Base << n
-	if d > r.Cap || d <= 0 {
-		d = r.Cap
-	}
-	return d
-}
-
-func (r RetrySchedule) jittered(retry int) time.Duration {
-	d := r.Delay(retry)
-	if j := time.Duration(int64(d) * int64(r.JitterPct) / 100); j > 0 {
-		d += rand.N(j)
-	}
-	return d
-}
+func (r RetrySchedule) Delay(n int) time.Duration { return r.Schedule().Delay(n) }
 
 // FailInput reports a failed scan attempt. Now is the workflow's clock, so
 // the stored next retry time agrees with the timer the workflow sets.
@@ -274,11 +269,12 @@ type FailOutcome struct {
 }
 
 // FailScan records a failed attempt (a local activity: quick, and it must
-// not wait for a slot behind long scans). It computes seed 002's jittered
-// delay for the retry, so the workflow only sleeps for what it is told.
+// not wait for a slot behind long scans). It computes the backfill schedule's
+// jittered delay for the retry (docs/retries.md, backfill), so the workflow
+// only sleeps for what it is told.
 func (a *Backfill) FailScan(ctx context.Context, in FailInput) (FailOutcome, error) {
 	row, wait, err := a.Store.FailScan(ctx, in.Ref.Wallet, in.Ref.Network, store.ScanFailure{
-		Error: in.Error, Permanent: in.Permanent, Now: in.Now, MaxRetries: in.Schedule.MaxRetries, Delay: in.Schedule.jittered,
+		Error: in.Error, Permanent: in.Permanent, Now: in.Now, MaxRetries: in.Schedule.MaxRetries, Delay: in.Schedule.Schedule().Next,
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return FailOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePermanent, err)
@@ -300,7 +296,7 @@ type WalletSummary struct {
 }
 
 // FinishWallet reclassifies a wallet's transfers and recalculates and
-// reconciles its balances, once all of its networks are done (seed 002).
+// reconciles its balances, once all of its networks are done.
 func (a *Backfill) FinishWallet(ctx context.Context, wallet string) (WalletSummary, error) {
 	bals, err := a.Store.FinishWallet(ctx, wallet)
 	if err != nil {

@@ -22,9 +22,9 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/ledger"
 	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/rewards"
 	"github.com/keeperhq/keeper/store"
 )
@@ -49,7 +49,7 @@ type Epoch struct {
 	Ledger      *ledger.Client // where settlement intents go
 	HTTP        *http.Client   // fetches usage from accounting sources
 	Chains      []string       // chains the commitment is anchored on
-	CallTimeout time.Duration  // longest an upstream call may go without progress (seed 001: 5 s)
+	CallTimeout time.Duration  // longest an upstream call may go without progress (docs/retries.md, upstream)
 	Metrics     *UpstreamMetrics
 	Logger      *slog.Logger
 
@@ -134,7 +134,7 @@ func (a *Epoch) seal(ctx context.Context, ref EpochRef) (SealResult, error) {
 	if req.Source != "" {
 		pool, err := rewards.ParseAmount(req.Pool)
 		if err != nil {
-			return SealResult{}, chains.Permanent(fmt.Errorf("stored pool %q: %w", req.Pool, err))
+			return SealResult{}, retry.Permanent(fmt.Errorf("stored pool %q: %w", req.Pool, err))
 		}
 		usage, err := a.fetchUsage(ctx, req.Source)
 		if err != nil {
@@ -146,7 +146,7 @@ func (a *Epoch) seal(ctx context.Context, ref EpochRef) (SealResult, error) {
 		}
 		defer release()
 		if sealed, err = rewards.Seal(pool, usage); err != nil {
-			return SealResult{}, chains.Permanent(fmt.Errorf("source %s: %w", req.Source, err))
+			return SealResult{}, retry.Permanent(fmt.Errorf("source %s: %w", req.Source, err))
 		}
 	}
 	hash := rewards.Hash(sealed)
@@ -164,14 +164,14 @@ func (a *Epoch) seal(ctx context.Context, ref EpochRef) (SealResult, error) {
 }
 
 // fetchUsage GETs the usage list from an accounting source. The call is
-// idempotent, so it is retried as seed 001 allows; a 4xx or a body that is
-// not a usage list is permanent.
+// idempotent, so it is retried under the short read retry (docs/retries.md,
+// upstream); a 4xx or a body that is not a usage list is permanent.
 func (a *Epoch) fetchUsage(ctx context.Context, source string) ([]rewards.Usage, error) {
 	var usage []rewards.Usage
 	err := callIdempotent(ctx, a.Metrics, "source", a.CallTimeout, isTemporaryHTTP, func(ctx context.Context, progress func()) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, source, nil)
 		if err != nil {
-			return chains.Permanent(err)
+			return retry.Permanent(err)
 		}
 		req.Header.Set("Accept", "application/json")
 		resp, err := a.HTTP.Do(req)
@@ -184,7 +184,7 @@ func (a *Epoch) fetchUsage(ctx context.Context, source string) ([]rewards.Usage,
 			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			err := &httpStatusError{Status: resp.StatusCode, Body: strings.TrimSpace(string(msg))}
 			if !err.temporary() {
-				return chains.Permanent(err) // the service refuses this request: asking again cannot help
+				return retry.Permanent(err) // the service refuses this request: asking again cannot help
 			}
 			return err
 		}
@@ -194,10 +194,10 @@ func (a *Epoch) fetchUsage(ctx context.Context, source string) ([]rewards.Usage,
 			if ctx.Err() != nil || body.err != nil {
 				return fmt.Errorf("read usage: %w", errors.Join(err, body.err, ctx.Err()))
 			}
-			return chains.Permanent(fmt.Errorf("the answer is not a JSON list of {\"account\", \"units\"} strings: %w", err))
+			return retry.Permanent(fmt.Errorf("the answer is not a JSON list of {\"account\", \"units\"} strings: %w", err))
 		}
 		if body.n > maxSourceBytes {
-			return chains.Permanent(fmt.Errorf("the answer is larger than %d bytes", maxSourceBytes))
+			return retry.Permanent(fmt.Errorf("the answer is larger than %d bytes", maxSourceBytes))
 		}
 		return nil
 	})
@@ -220,7 +220,7 @@ func (e *httpStatusError) temporary() bool {
 
 // isTemporaryHTTP: anything but a refusal (a 4xx other than 408 and 429, a
 // body that is not a usage list) may go better on the next attempt.
-func isTemporaryHTTP(err error) bool { return !chains.IsPermanent(err) }
+func isTemporaryHTTP(err error) bool { return !retry.IsPermanent(err) }
 
 type progressReader struct {
 	r        io.Reader
@@ -321,7 +321,7 @@ func (a *Epoch) writeArtifacts(ctx context.Context, ref EpochRef, in ArtifactsIn
 	}
 	inputs, err := rewards.ParseSealed(sealed)
 	if err != nil {
-		return ArtifactsResult{}, chains.Permanent(err) // ComputeRewards read the same bytes
+		return ArtifactsResult{}, retry.Permanent(err) // ComputeRewards read the same bytes
 	}
 	payouts, err := a.readVerified(in.Payouts.PayoutsPath, in.Payouts.PayoutsHash)
 	if err != nil {
@@ -329,21 +329,21 @@ func (a *Epoch) writeArtifacts(ctx context.Context, ref EpochRef, in ArtifactsIn
 	}
 	lines := strings.Split(strings.TrimSuffix(string(payouts), "\n"), "\n")
 	if len(lines) != len(inputs.Entries) {
-		return ArtifactsResult{}, chains.Permanent(fmt.Errorf("%d payout lines for %d accounts", len(lines), len(inputs.Entries)))
+		return ArtifactsResult{}, retry.Permanent(fmt.Errorf("%d payout lines for %d accounts", len(lines), len(inputs.Entries)))
 	}
 	tree := merkle.NewRootBuilder()
 	var totalUnits rewards.Amount
 	for i, l := range lines {
 		account, _, err := rewards.ParseLine(l)
 		if err != nil || account != inputs.Entries[i].Account {
-			return ArtifactsResult{}, chains.Permanent(fmt.Errorf("payout line %d does not match account %s: %v", i+1, inputs.Entries[i].Account, err))
+			return ArtifactsResult{}, retry.Permanent(fmt.Errorf("payout line %d does not match account %s: %v", i+1, inputs.Entries[i].Account, err))
 		}
 		tree.Add([]byte(l))
 		totalUnits, _ = totalUnits.Add(rewards.AmountOf(inputs.Entries[i].Units))
 	}
 	root, err := tree.Root()
 	if err != nil {
-		return ArtifactsResult{}, chains.Permanent(err)
+		return ArtifactsResult{}, retry.Permanent(err)
 	}
 	commitment := hex.EncodeToString(root[:])
 
@@ -465,7 +465,7 @@ func (a *Epoch) emit(ctx context.Context, ref EpochRef, payouts ComputeResult, p
 	for _, l := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
 		account, amount, err := rewards.ParseLine(l)
 		if err != nil {
-			return IntentsResult{}, chains.Permanent(err)
+			return IntentsResult{}, retry.Permanent(err)
 		}
 		if amount != "0" {
 			intents = append(intents, ledger.Intent{Epoch: ref.EpochID, Account: account, Amount: amount})
@@ -524,7 +524,7 @@ func (a *Epoch) sendPage(ctx context.Context, page []ledger.Intent, replayed *at
 				if err != nil {
 					var le *ledger.Error
 					if errors.As(err, &le) && !le.Temporary() {
-						err = chains.Permanent(err)
+						err = retry.Permanent(err)
 					}
 					cancel(fmt.Errorf("intent %s (%s %s): %w", key, in.Account, in.Amount, err))
 					return
@@ -551,7 +551,7 @@ func (a *Epoch) AnchorCommitment(ctx context.Context, ref EpochRef, art Artifact
 func (a *Epoch) anchor(ctx context.Context, ref EpochRef, art ArtifactsResult) (AnchorResult, error) {
 	root, err := hex.DecodeString(art.Commitment)
 	if err != nil || len(root) != 32 {
-		return AnchorResult{}, chains.Permanent(fmt.Errorf("commitment %q is not a hex SHA-256", art.Commitment))
+		return AnchorResult{}, retry.Permanent(fmt.Errorf("commitment %q is not a hex SHA-256", art.Commitment))
 	}
 	chainList := append([]string(nil), a.Chains...)
 	sort.Strings(chainList)
@@ -563,7 +563,7 @@ func (a *Epoch) anchor(ctx context.Context, ref EpochRef, art ArtifactsResult) (
 		return AnchorResult{}, err
 	}
 	if ev.Digest != ne.Digest {
-		return AnchorResult{}, chains.Permanent(fmt.Errorf("evidence %s already anchors another commitment (%x) for this epoch", ev.ID, ev.Digest))
+		return AnchorResult{}, retry.Permanent(fmt.Errorf("evidence %s already anchors another commitment (%x) for this epoch", ev.ID, ev.Digest))
 	}
 	if err := a.Store.RecordAnchor(ctx, ref.EpochID, ref.Run, ev.ID); err != nil {
 		return AnchorResult{}, err
@@ -589,7 +589,7 @@ func (a *Epoch) classify(what string, err error) error {
 	switch {
 	case errors.As(err, &v):
 		return temporal.NewNonRetryableApplicationError(v.Reason, ErrTypeQuarantine, nil)
-	case chains.IsPermanent(err), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
+	case retry.IsPermanent(err), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
 		return temporal.NewNonRetryableApplicationError(what+": "+err.Error(), ErrTypePermanent, nil)
 	}
 	return temporal.NewApplicationError(what+": "+err.Error(), ErrTypeTransient)

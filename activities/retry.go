@@ -2,46 +2,11 @@ package activities
 
 import (
 	"errors"
-	"math/rand/v2"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
-
-// Backoff is seed 000's retry rule for submit and confirm:
-// delay = min(Base·2^attempts, Cap) + uniform jitter in [0, Jitter), with
-// attempts clamped to 0–20. Temporal's retry policy has no jitter, so the
-// activity computes the delay and hands it back with NextRetryDelay.
-type Backoff struct {
-	Base   time.Duration // 5 s
-	Cap    time.Duration // 300 s
-	Jitter time.Duration // 1 s
-}
-
-// DefaultBackoff is the seed's numbers.
-var DefaultBackoff = Backoff{Base: 5 * time.Second, Cap: 300 * time.Second, Jitter: time.Second}
-
-// Delay returns the wait after the given number of failed attempts (1 after
-// the first failure), without jitter.
-func (b Backoff) Delay(failures int) time.Duration {
-	n := min(max(failures-1, 0), 20)
-	d := b.Base << n
-	if d > b.Cap || d <= 0 {
-		d = b.Cap
-	}
-	return d
-}
-
-// next adds the jitter.
-func (b Backoff) next(failures int) time.Duration {
-	d := b.Delay(failures)
-	if b.Jitter > 0 {
-		d += rand.N(b.Jitter)
-	}
-	return d
-}
 
 // Error types seen in workflow histories and by retry policies.
 const (
@@ -49,9 +14,12 @@ const (
 	ErrTypePermanent = "Permanent"
 )
 
-// classify turns an error into a Temporal application error: permanent ones
-// are non-retryable, others carry the seed-000 delay for this attempt.
-func (b Backoff) classify(err error, attempt int32) error {
+// anchorFailure turns a failed submit or confirm attempt into a Temporal
+// application error: permanent ones are non-retryable, others carry the
+// schedule's jittered delay for this attempt (docs/retries.md, anchor).
+// Temporal's retry policy has no jitter, so the activity computes the delay
+// and hands it back with NextRetryDelay.
+func anchorFailure(s retry.Schedule, err error, attempt int32) error {
 	if err == nil {
 		return nil
 	}
@@ -59,10 +27,10 @@ func (b Backoff) classify(err error, attempt int32) error {
 	if errors.As(err, &appErr) {
 		return err
 	}
-	if chains.IsPermanent(err) {
+	if retry.IsPermanent(err) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePermanent, nil)
 	}
 	return temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeTransient, temporal.ApplicationErrorOptions{
-		NextRetryDelay: b.next(int(attempt)),
+		NextRetryDelay: s.Next(int(attempt)),
 	})
 }

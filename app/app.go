@@ -28,6 +28,7 @@ import (
 	"github.com/keeperhq/keeper/codec"
 	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/dispatch"
+	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/starter"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/telemetry"
@@ -165,7 +166,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		}
 		n.worker = worker.NewAnchor(n.Client, &activities.Anchor{
 			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchorMetrics,
-			Backoff: activities.Backoff{Base: cfg.RetryBase, Cap: cfg.RetryCap, Jitter: cfg.RetryJitter},
+			Backoff: anchorSchedule(cfg),
 		}, worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout, Versioning: Versioning(cfg)})
 		if err := n.worker.Start(); err != nil {
 			n.close()
@@ -191,6 +192,15 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		}
 	}
 	return n, nil
+}
+
+// anchorSchedule is the schedule of anchor submit and confirm attempts the
+// configuration asks for: retry.Anchor with KEEPER_RETRY_BASE_MS,
+// KEEPER_RETRY_CAP_MS and KEEPER_RETRY_JITTER_MS (docs/retries.md, anchor).
+func anchorSchedule(cfg config.Config) retry.Schedule {
+	s := retry.Anchor
+	s.Base, s.Cap, s.Jitter = cfg.RetryBase, cfg.RetryCap, cfg.RetryJitter
+	return s
 }
 
 // Policy is the AnchorBatch policy the configuration asks for.

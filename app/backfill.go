@@ -33,7 +33,7 @@ func BackfillNetworks(cfg config.Config) []string {
 }
 
 // BackfillPolicy is the retry schedule and timeouts the configuration asks
-// for (seed 002's numbers by default).
+// for (retry.Backfill's numbers by default; docs/retries.md, backfill).
 func BackfillPolicy(cfg config.Config) workflows.BackfillPolicy {
 	b := cfg.Backfill
 	return workflows.BackfillPolicy{

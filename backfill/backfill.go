@@ -92,9 +92,18 @@ type Holding struct {
 	Detail string // why not known
 }
 
+// CallTimeout bounds one attempt of one scanner read (a JSON-RPC call or
+// batch): a node that stops answering fails the attempt instead of holding
+// the scan (and its heartbeats) forever.
+var CallTimeout = time.Minute
+
 // Scanner reads one network's history. Implementations are safe for
-// concurrent use and retry idempotent calls themselves (see Retry); errors
-// they return are worth a later retry unless chains.IsPermanent says otherwise.
+// concurrent use and retry their reads themselves: every call is an
+// idempotent read, so a blip is retried with retry.Read (at most 3 attempts,
+// 100–250 ms apart, each bounded by CallTimeout; docs/retries.md, upstream).
+// What still fails fails the scan attempt, and the backfill schedule takes
+// over (docs/retries.md, backfill). Errors they return are worth a later
+// retry unless retry.IsPermanent says otherwise.
 type Scanner interface {
 	// Network is the chain name ("etherlink", "solana").
 	Network() string

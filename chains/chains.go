@@ -1,12 +1,11 @@
 // Package chains defines the one small interface every anchoring chain adapter
-// implements (stub, EtherLink, Solana), and the errors that tell the retry
-// policy what kind of failure happened.
+// implements (stub, EtherLink, Solana). Adapters mark failures that retrying
+// cannot fix with retry.Permanent (package github.com/keeperhq/keeper/retry).
 package chains
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -103,27 +102,6 @@ type Paced interface {
 func IsPaced(a Adapter) bool {
 	p, ok := a.(Paced)
 	return ok && p.PacedStatus()
-}
-
-// PermanentError marks a failure that retrying cannot fix: invalid payload,
-// misconfigured signer, a transaction the chain rejected for good.
-type PermanentError struct{ Err error }
-
-func (e *PermanentError) Error() string { return e.Err.Error() }
-func (e *PermanentError) Unwrap() error { return e.Err }
-
-// Permanent wraps err as a PermanentError.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &PermanentError{Err: err}
-}
-
-// IsPermanent reports whether err (or anything it wraps) is permanent.
-func IsPermanent(err error) bool {
-	var p *PermanentError
-	return errors.As(err, &p)
 }
 
 // Verification is what a chain says about an anchor transaction, read from

@@ -18,6 +18,7 @@ import (
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/dev/stub"
 	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -42,7 +43,7 @@ func (s *AnchorBatchSuite) SetupTest() {
 	s.env = s.NewTestWorkflowEnvironment()
 	s.env.RegisterActivity(&activities.Anchor{
 		Store: st, Chains: map[string]chains.Adapter{stub.Name: s.chain},
-		Backoff: activities.DefaultBackoff, ConfirmPoll: 10 * time.Millisecond, Metrics: s.metric,
+		Backoff: retry.Anchor, ConfirmPoll: 10 * time.Millisecond, Metrics: s.metric,
 	})
 	s.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		s.starts[info.ActivityType.Name] = append(s.starts[info.ActivityType.Name], s.env.Now())
@@ -155,7 +156,7 @@ func (s *AnchorBatchSuite) TestTransientSubmitFailuresBackOffAsSeed000() {
 }
 
 func (s *AnchorBatchSuite) TestBackoffIsCappedAtFiveMinutes() {
-	b := activities.DefaultBackoff
+	b := retry.Anchor
 	s.Equal(5*time.Second, b.Delay(1))
 	s.Equal(160*time.Second, b.Delay(6))
 	s.Equal(300*time.Second, b.Delay(7))

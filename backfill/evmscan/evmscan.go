@@ -23,7 +23,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // Defaults.
@@ -89,11 +89,11 @@ func (s *Scanner) ParseAddress(a string) (string, error) {
 // ParseAddress is the check behind Scanner.ParseAddress.
 func ParseAddress(a string) (string, error) {
 	if len(a) != 42 || !strings.HasPrefix(a, "0x") || !common.IsHexAddress(a) {
-		return "", chains.Permanent(fmt.Errorf("%q is not an EVM address: 0x followed by 40 hex digits", clip(a)))
+		return "", retry.Permanent(fmt.Errorf("%q is not an EVM address: 0x followed by 40 hex digits", clip(a)))
 	}
 	body := a[2:]
 	if strings.ToLower(body) != body && strings.ToUpper(body) != body && common.HexToAddress(a).Hex() != a {
-		return "", chains.Permanent(fmt.Errorf("%q fails its EIP-55 checksum (mixed case must be the checksummed form)", a))
+		return "", retry.Permanent(fmt.Errorf("%q fails its EIP-55 checksum (mixed case must be the checksummed form)", a))
 	}
 	return strings.ToLower(a), nil
 }
@@ -108,7 +108,7 @@ func clip(s string) string {
 // Finalized implements backfill.Scanner.
 func (s *Scanner) Finalized(ctx context.Context) (uint64, error) {
 	var n uint64
-	err := backfill.Retry(ctx, func(ctx context.Context) error {
+	err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 		var h *struct {
 			Number hexutil.Uint64 `json:"number"`
 		}
@@ -299,7 +299,7 @@ func (s *Scanner) blocks(ctx context.Context, from, to uint64) ([]*rpcBlock, err
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			err := backfill.Retry(ctx, func(ctx context.Context) error {
+			err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 				elems := make([]rpc.BatchElem, 0, hi-lo+1)
 				for n := lo; n <= hi; n++ {
 					elems = append(elems, rpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{hexutil.EncodeUint64(n), true}, Result: &out[n-from]})
@@ -337,7 +337,7 @@ func (s *Scanner) receipts(ctx context.Context, txs []rpcTx) ([]*rpcReceipt, err
 	out := make([]*rpcReceipt, len(txs))
 	for lo := 0; lo < len(txs); lo += s.cfg.BatchSize {
 		hi := min(lo+s.cfg.BatchSize, len(txs))
-		err := backfill.Retry(ctx, func(ctx context.Context) error {
+		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 			elems := make([]rpc.BatchElem, 0, hi-lo)
 			for i := lo; i < hi; i++ {
 				elems = append(elems, rpc.BatchElem{Method: "eth_getTransactionReceipt", Args: []any{txs[i].Hash}, Result: &out[i]})
@@ -400,7 +400,7 @@ func (s *Scanner) tokenLogs(ctx context.Context, wallet common.Address, from, to
 func (s *Scanner) logs(ctx context.Context, from, to uint64, topics [][]common.Hash) ([]rpcLog, error) {
 	var out []rpcLog
 	filter := map[string]any{"fromBlock": hexutil.EncodeUint64(from), "toBlock": hexutil.EncodeUint64(to), "topics": topics}
-	err := backfill.Retry(ctx, func(ctx context.Context) error {
+	err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 		out = nil
 		err := s.rpc.CallContext(ctx, &out, "eth_getLogs", filter)
 		if err != nil && refusedAsTooLarge(err) {
@@ -436,7 +436,7 @@ func (s *Scanner) logs(ctx context.Context, from, to uint64, topics [][]common.H
 type errSplit struct{ err error }
 
 func (e errSplit) Error() string { return e.err.Error() }
-func (e errSplit) Unwrap() error { return chains.Permanent(e.err) }
+func (e errSplit) Unwrap() error { return retry.Permanent(e.err) }
 
 // refusedAsTooLarge recognises the ways nodes and providers refuse a log
 // query for its size: geth's and Erigon's result limits, -32005 "limit
@@ -465,7 +465,7 @@ func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets
 	w := common.HexToAddress(wallet)
 	block := hexutil.EncodeUint64(at)
 	out := make([]backfill.Holding, len(assets))
-	err := backfill.Retry(ctx, func(ctx context.Context) error {
+	err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 		vals := make([]*hexutil.Big, len(assets))
 		elems := make([]rpc.BatchElem, len(assets))
 		for i, a := range assets {

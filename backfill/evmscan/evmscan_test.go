@@ -22,9 +22,9 @@ import (
 
 	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/backfill/evmscan"
-	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/dev/devchain"
 	"github.com/keeperhq/keeper/dev/testchain"
+	"github.com/keeperhq/keeper/retry"
 )
 
 func startChain(t *testing.T) *devchain.Chain {
@@ -162,7 +162,7 @@ func TestAddressesAreCheckedAndLowerCased(t *testing.T) {
 	require.NoError(t, err, "a valid EIP-55 checksum")
 	for _, bad := range []string{"", "0x123", "5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD", "0xzz0000000000000000000000000000000000000z", "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"} {
 		_, err := evmscan.ParseAddress(bad)
-		assert.True(t, chains.IsPermanent(err), "%q: %v", bad, err)
+		assert.True(t, retry.IsPermanent(err), "%q: %v", bad, err)
 	}
 }
 

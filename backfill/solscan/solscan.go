@@ -22,7 +22,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // Defaults.
@@ -77,7 +77,7 @@ func ParseAddress(a string) (string, error) {
 			return a, nil
 		}
 	}
-	return "", chains.Permanent(fmt.Errorf("%q is not a Solana address: a base58 32-byte public key", clip(a)))
+	return "", retry.Permanent(fmt.Errorf("%q is not a Solana address: a base58 32-byte public key", clip(a)))
 }
 
 func clip(s string) string {
@@ -92,7 +92,7 @@ func (s *Scanner) wrap(op string, err error) error {
 	if errors.As(err, &re) {
 		err = fmt.Errorf("rpc error %d: %s", re.Code, re.Message)
 		if re.Code == -32602 { // invalid params: asking again will not help
-			err = chains.Permanent(err)
+			err = retry.Permanent(err)
 		}
 	}
 	return fmt.Errorf("%s: %s: %w", s.cfg.Network, op, err)
@@ -101,7 +101,7 @@ func (s *Scanner) wrap(op string, err error) error {
 // Finalized implements backfill.Scanner: the finalized slot.
 func (s *Scanner) Finalized(ctx context.Context) (uint64, error) {
 	var slot uint64
-	err := backfill.Retry(ctx, func(ctx context.Context) error {
+	err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 		var err error
 		slot, err = s.rpc.GetSlot(ctx, rpc.CommitmentFinalized)
 		if err != nil {
@@ -127,7 +127,7 @@ func (s *Scanner) Scan(ctx context.Context, job backfill.Job, emit func(backfill
 	if job.From.Sig != "" {
 		sig, err := solana.SignatureFromBase58(job.From.Sig)
 		if err != nil {
-			return chains.Permanent(fmt.Errorf("%s: stored cursor %q is not a signature", s.cfg.Network, job.From.Sig))
+			return retry.Permanent(fmt.Errorf("%s: stored cursor %q is not a signature", s.cfg.Network, job.From.Sig))
 		}
 		until = sig
 	}
@@ -176,7 +176,7 @@ func (s *Scanner) signatures(ctx context.Context, wallet solana.PublicKey, until
 	)
 	for {
 		var page []*rpc.TransactionSignature
-		err := backfill.Retry(ctx, func(ctx context.Context) error {
+		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 			var err error
 			page, err = s.rpc.GetSignaturesForAddressWithOpts(ctx, wallet, &rpc.GetSignaturesForAddressOpts{
 				Limit: &limit, Before: before, Until: until, Commitment: rpc.CommitmentFinalized,
@@ -220,7 +220,7 @@ func (s *Scanner) transactions(ctx context.Context, sigs []sigRef) ([]*rpc.GetTr
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = backfill.Retry(ctx, func(ctx context.Context) error {
+			errs[i] = retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 				tx, err := s.rpc.GetTransaction(ctx, sigs[i].sig, &rpc.GetTransactionOpts{
 					Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentFinalized, MaxSupportedTransactionVersion: &v0,
 				})
@@ -343,7 +343,7 @@ func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets
 	lamports := new(big.Int)
 	if !found {
 		// No transactions at all: what it holds now it has always held.
-		err := backfill.Retry(ctx, func(ctx context.Context) error {
+		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 			bal, err := s.rpc.GetBalance(ctx, pk, rpc.CommitmentFinalized)
 			if err != nil {
 				return s.wrap("getBalance", err)
@@ -383,7 +383,7 @@ func (s *Scanner) around(ctx context.Context, wallet solana.PublicKey, at uint64
 	limit := pageLimit
 	for {
 		var page []*rpc.TransactionSignature
-		err := backfill.Retry(ctx, func(ctx context.Context) error {
+		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
 			var err error
 			page, err = s.rpc.GetSignaturesForAddressWithOpts(ctx, wallet, &rpc.GetSignaturesForAddressOpts{Limit: &limit, Before: prev, Commitment: rpc.CommitmentFinalized})
 			if err != nil {

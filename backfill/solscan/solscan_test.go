@@ -12,9 +12,9 @@ import (
 
 	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/backfill/solscan"
-	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/dev/devnet"
 	"github.com/keeperhq/keeper/dev/testchain"
+	"github.com/keeperhq/keeper/retry"
 )
 
 func startDevnet(t *testing.T) *devnet.Devnet {
@@ -148,7 +148,7 @@ func TestRPCFailuresOutlastingTheRetriesFailTheScan(t *testing.T) {
 	err = s.Scan(context.Background(), backfill.Job{Wallet: h.Wallet.PublicKey().String(), Target: 1 << 40}, func(backfill.Chunk) error { return nil })
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Internal error")
-	assert.False(t, chains.IsPermanent(err), "worth retrying later")
+	assert.False(t, retry.IsPermanent(err), "worth retrying later")
 }
 
 func TestAddressesMustBeBase58PublicKeys(t *testing.T) {
@@ -156,7 +156,7 @@ func TestAddressesMustBeBase58PublicKeys(t *testing.T) {
 	require.NoError(t, err)
 	for _, bad := range []string{"", "0x52908400098527886E0F7030069857D2E4169EE7", "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFi0", "abc"} {
 		_, err := solscan.ParseAddress(bad)
-		assert.True(t, chains.IsPermanent(err), "%q", bad)
+		assert.True(t, retry.IsPermanent(err), "%q", bad)
 	}
 }
 

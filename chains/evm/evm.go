@@ -33,6 +33,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/poller"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // Name is the chain name users ask for.
@@ -134,13 +135,13 @@ type Adapter struct {
 var _ chains.Adapter = (*Adapter)(nil)
 
 // New dials the node, checks its chain id and starts the status poller.
-// Configuration errors, and a node on another chain, are chains.Permanent.
+// Configuration errors, and a node on another chain, are retry.Permanent.
 func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	if cfg.RPCURL == "" {
-		return nil, chains.Permanent(errors.New("etherlink: RPCURL is required"))
+		return nil, retry.Permanent(errors.New("etherlink: RPCURL is required"))
 	}
 	if cfg.Key == nil {
-		return nil, chains.Permanent(errors.New("etherlink: Key is required (see evm.LoadKey)"))
+		return nil, retry.Permanent(errors.New("etherlink: Key is required (see evm.LoadKey)"))
 	}
 	if cfg.ChainID == 0 {
 		cfg.ChainID = MainnetChainID
@@ -188,7 +189,7 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	transport.MaxIdleConnsPerHost = cfg.RPCConnections
 	rc, err := rpc.DialOptions(ctx, cfg.RPCURL, rpc.WithHTTPClient(&http.Client{Transport: transport}))
 	if err != nil {
-		return nil, a.fail(chains.Permanent(fmt.Errorf("etherlink: dial %s: %w", cfg.RPCURL, err)))
+		return nil, a.fail(retry.Permanent(fmt.Errorf("etherlink: dial %s: %w", cfg.RPCURL, err)))
 	}
 	a.rc = rc
 	got, err := a.remoteChainID(ctx)
@@ -198,7 +199,7 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	}
 	if got != cfg.ChainID {
 		rc.Close()
-		return nil, a.fail(chains.Permanent(fmt.Errorf("etherlink: chain id mismatch: configured %d, node at %s reports %d", cfg.ChainID, cfg.RPCURL, got)))
+		return nil, a.fail(retry.Permanent(fmt.Errorf("etherlink: chain id mismatch: configured %d, node at %s reports %d", cfg.ChainID, cfg.RPCURL, got)))
 	}
 	if cfg.NonceFile != "" {
 		a.xlock = newSignerLock(cfg.NonceFile)
@@ -283,8 +284,8 @@ func (a *Adapter) fail(err error) error {
 		return nil
 	}
 	s := &scrubbedError{msg: a.scrub.text(err.Error()), err: err}
-	if chains.IsPermanent(err) {
-		return chains.Permanent(s)
+	if retry.IsPermanent(err) {
+		return retry.Permanent(s)
 	}
 	return s
 }

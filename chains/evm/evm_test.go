@@ -26,6 +26,7 @@ import (
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
 	"github.com/keeperhq/keeper/dev/devchain"
+	"github.com/keeperhq/keeper/retry"
 )
 
 func TestAnAnchoredBatchBecomesFinalCarriesItsRootAndIsNeverSentTwice(t *testing.T) {
@@ -123,7 +124,7 @@ func TestARetryAfterACrashBetweenJournalAndBroadcastSendsTheSameTransaction(t *t
 	j.afterSave = func(chains.TxRecord) { cancel() }
 	_, err := a.Submit(ctx, chains.Anchor{BatchID: 1, Root: root}, j)
 	require.Error(t, err)
-	assert.False(t, chains.IsPermanent(err), "a crash is retried")
+	assert.False(t, retry.IsPermanent(err), "a crash is retried")
 	require.Len(t, j.records(1), 1)
 	journaled := j.records(1)[0]
 	_, _, err = ec.TransactionByHash(context.Background(), common.HexToHash(journaled.Ref))
@@ -424,17 +425,17 @@ func TestANodeOnAnotherChainIsRefusedAtNew(t *testing.T) {
 	c := startChain(t, devchain.Options{})
 	_, err := evm.New(context.Background(), evm.Config{RPCURL: c.URL(), Key: devKey(t, c), ChainID: 1})
 	require.Error(t, err)
-	assert.True(t, chains.IsPermanent(err))
+	assert.True(t, retry.IsPermanent(err))
 	assert.Contains(t, err.Error(), "configured 1")
 	assert.Contains(t, err.Error(), "reports 42793")
 }
 
 func TestMissingURLOrKeyIsAPermanentConfigurationError(t *testing.T) {
 	_, err := evm.New(context.Background(), evm.Config{Key: mustKey(t)})
-	assert.True(t, chains.IsPermanent(err))
+	assert.True(t, retry.IsPermanent(err))
 	assert.ErrorContains(t, err, "RPCURL")
 	_, err = evm.New(context.Background(), evm.Config{RPCURL: "http://127.0.0.1:1"})
-	assert.True(t, chains.IsPermanent(err))
+	assert.True(t, retry.IsPermanent(err))
 	assert.ErrorContains(t, err, "Key")
 }
 
@@ -444,7 +445,7 @@ func TestAnUnfundedSignerFailsToSubmitWithARetryableError(t *testing.T) {
 	a, _ := newAdapter(t, c, func(cfg *evm.Config) { cfg.Key = poor })
 	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 9, Root: randomRoot(t)}, newJournal())
 	require.Error(t, err)
-	assert.False(t, chains.IsPermanent(err), "funding the signer fixes it")
+	assert.False(t, retry.IsPermanent(err), "funding the signer fixes it")
 	assert.Contains(t, strings.ToLower(err.Error()), "insufficient funds")
 }
 

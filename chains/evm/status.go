@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // found is what one status call learnt about one transaction with a receipt.
@@ -48,7 +49,7 @@ func (a *Adapter) status(ctx context.Context, batchID int64, j chains.Journal) (
 		return chains.Status{}, err
 	}
 	if len(recs) == 0 {
-		return chains.Status{}, chains.Permanent(errors.New("no transaction journaled for the batch"))
+		return chains.Status{}, retry.Permanent(errors.New("no transaction journaled for the batch"))
 	}
 	ids := make([]string, 0, len(recs))
 	for _, h := range refHashes(recs) {

@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // GasMarginPercent is added to eth_estimateGas's answer.
@@ -85,7 +86,7 @@ func (a *Adapter) submit(ctx context.Context, an chains.Anchor, j chains.Journal
 	}
 	last, lastTx := recs[len(recs)-1], txs[len(txs)-1]
 	if root, err := ParsePayload(lastTx.Data()); err != nil || root != an.Root {
-		return "", chains.Permanent(fmt.Errorf("journaled transaction %s does not anchor root %x", last.Ref, an.Root))
+		return "", retry.Permanent(fmt.Errorf("journaled transaction %s does not anchor root %x", last.Ref, an.Root))
 	}
 	if ref, ok, err := a.minedRef(ctx, recs); err != nil || ok {
 		return ref, err
@@ -115,7 +116,7 @@ func (a *Adapter) journaled(ctx context.Context, j chains.Journal, batchID int64
 		}
 		tx := new(types.Transaction)
 		if err := tx.UnmarshalBinary(r.Raw); err != nil {
-			return nil, nil, chains.Permanent(fmt.Errorf("journaled transaction %s does not decode: %w", r.Ref, err))
+			return nil, nil, retry.Permanent(fmt.Errorf("journaled transaction %s does not decode: %w", r.Ref, err))
 		}
 		recs = append(recs, r)
 		txs = append(txs, tx)
@@ -221,7 +222,7 @@ func (a *Adapter) signSaveSend(ctx context.Context, an chains.Anchor, j chains.J
 		Data:      Payload(an.Root),
 	}), a.signer, a.key)
 	if err != nil {
-		return "", chains.Permanent(errors.New("sign transaction: the signer rejected it")) // never wrap: key material stays out
+		return "", retry.Permanent(errors.New("sign transaction: the signer rejected it")) // never wrap: key material stays out
 	}
 	raw, err := signed.MarshalBinary()
 	if err != nil {
@@ -330,7 +331,7 @@ func (a *Adapter) afterSend(ctx context.Context, an chains.Anchor, j chains.Jour
 			"batch", an.BatchID, "ref", ref, "nonce", nonce, "chain_nonce", chainNonce)
 		return a.signNew(ctx, an, j, "nonce_taken")
 	case sendRejected:
-		return "", chains.Permanent(fmt.Errorf("node rejected transaction %s: %w", ref, err))
+		return "", retry.Permanent(fmt.Errorf("node rejected transaction %s: %w", ref, err))
 	}
 	return "", fmt.Errorf("broadcast %s: %w", ref, err)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/dev/devnet"
+	"github.com/keeperhq/keeper/retry"
 )
 
 func TestAnAnchoredBatchBecomesFinalAndVerifiesWithItsRoot(t *testing.T) {
@@ -74,7 +75,7 @@ func TestACrashBetweenJournalingAndSendingResendsTheSameBytes(t *testing.T) {
 
 	_, err := a.Submit(context.Background(), an, j)
 	require.Error(t, err, "the crash surfaces as an error")
-	assert.False(t, chains.IsPermanent(err), "a crash is retried")
+	assert.False(t, retry.IsPermanent(err), "a crash is retried")
 	assert.Zero(t, chain.Calls("sendTransaction"), "nothing was sent before the crash")
 	journaled := j.records(3)
 	require.Len(t, journaled, 1)
@@ -223,7 +224,7 @@ func TestAnUnfundedPayerIsARetryableSubmitErrorThatNamesTheCause(t *testing.T) {
 	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: rootOf("no funds")}, newJournal())
 
 	require.Error(t, err)
-	assert.False(t, chains.IsPermanent(err), "an unfunded payer can be topped up: retry")
+	assert.False(t, retry.IsPermanent(err), "an unfunded payer can be topped up: retry")
 	assert.Contains(t, err.Error(), "AccountNotFound")
 }
 
@@ -319,7 +320,7 @@ func TestSubmittingAnotherRootForAJournaledBatchIsAPermanentError(t *testing.T) 
 	_, err = a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: rootOf("b")}, j)
 
 	require.Error(t, err)
-	assert.True(t, chains.IsPermanent(err))
+	assert.True(t, retry.IsPermanent(err))
 	assert.Len(t, j.records(1), 1)
 }
 
@@ -330,7 +331,7 @@ func TestStatusOfABatchWithoutATransactionIsAPermanentError(t *testing.T) {
 	_, err := a.Status(context.Background(), 99, newJournal())
 
 	require.Error(t, err)
-	assert.True(t, chains.IsPermanent(err))
+	assert.True(t, retry.IsPermanent(err))
 }
 
 func TestAnUnreachableNodeIsARetryableErrorThatHidesTheURLsSecrets(t *testing.T) {
@@ -340,7 +341,7 @@ func TestAnUnreachableNodeIsARetryableErrorThatHidesTheURLsSecrets(t *testing.T)
 	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: rootOf("x")}, newJournal())
 
 	require.Error(t, err)
-	assert.False(t, chains.IsPermanent(err), "a down node is retried: %v", err)
+	assert.False(t, retry.IsPermanent(err), "a down node is retried: %v", err)
 	assert.NotContains(t, err.Error(), "SECRET")
 	assert.Contains(t, err.Error(), "127.0.0.1:1")
 	assert.Error(t, a.Ping(context.Background()))
@@ -358,7 +359,7 @@ func TestNewRejectsAMissingKeyURLOrWeakCommitmentPermanently(t *testing.T) {
 	} {
 		_, err := New(cfg)
 		require.Error(t, err, name)
-		assert.True(t, chains.IsPermanent(err), name)
+		assert.True(t, retry.IsPermanent(err), name)
 		assertNoKey(t, err.Error(), key)
 	}
 }
@@ -431,7 +432,7 @@ func TestAFailingStatusLookupIsRetryableAndTheNextPollRecovers(t *testing.T) {
 	chain.FailHTTP("getSignatureStatuses", 1, http.StatusServiceUnavailable)
 	_, err = a.Status(context.Background(), 1, j)
 	require.Error(t, err)
-	assert.False(t, chains.IsPermanent(err))
+	assert.False(t, retry.IsPermanent(err))
 
 	assert.Equal(t, chains.Final, waitFor(t, a, 1, j, 10*time.Second).State)
 }
@@ -445,7 +446,7 @@ func TestATransientSendFailureIsRetriedWithTheSameTransaction(t *testing.T) {
 
 	_, err := a.Submit(context.Background(), an, j)
 	require.Error(t, err)
-	assert.False(t, chains.IsPermanent(err), "%v", err)
+	assert.False(t, retry.IsPermanent(err), "%v", err)
 	ref, err := a.Submit(context.Background(), an, j)
 	require.NoError(t, err)
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
-	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // rpcError is a failed RPC call with a readable message that shows the
@@ -129,7 +129,7 @@ func classifySend(err error) sendOutcome {
 func (a *Adapter) sendError(ref string, err error) error {
 	e := a.rpcErr("sendTransaction "+ref, err)
 	if classifySend(err) == sendPermanent {
-		return chains.Permanent(e)
+		return retry.Permanent(e)
 	}
 	return e
 }

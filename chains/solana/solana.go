@@ -39,8 +39,8 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
-	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/poller"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // Name is the chain name users put in "chains".
@@ -152,18 +152,18 @@ const blockhashReuse = time.Second
 func New(cfg Config) (*Adapter, error) {
 	cfg = cfg.withDefaults()
 	if cfg.RPCURL == "" {
-		return nil, chains.Permanent(errors.New("solana: no RPC URL configured"))
+		return nil, retry.Permanent(errors.New("solana: no RPC URL configured"))
 	}
 	u, err := url.Parse(cfg.RPCURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, chains.Permanent(fmt.Errorf("solana: RPC URL %q must be an http(s) URL", redactURL(cfg.RPCURL)))
+		return nil, retry.Permanent(fmt.Errorf("solana: RPC URL %q must be an http(s) URL", redactURL(cfg.RPCURL)))
 	}
 	if err := checkKey(cfg.Payer); err != nil {
-		return nil, chains.Permanent(err)
+		return nil, retry.Permanent(err)
 	}
 	lvl, ok := levels[rpc.ConfirmationStatusType(cfg.Commitment)]
 	if !ok || lvl < levels[rpc.ConfirmationStatusConfirmed] {
-		return nil, chains.Permanent(fmt.Errorf("solana: commitment %q is not allowed: use finalized or confirmed", cfg.Commitment))
+		return nil, retry.Permanent(fmt.Errorf("solana: commitment %q is not allowed: use finalized or confirmed", cfg.Commitment))
 	}
 
 	payer := make(sol.PrivateKey, len(cfg.Payer))

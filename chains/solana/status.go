@@ -11,6 +11,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // levels orders confirmation statuses.
@@ -106,7 +107,7 @@ func (a *Adapter) Status(ctx context.Context, batchID int64, j chains.Journal) (
 		return chains.Status{}, err
 	}
 	if len(recs) == 0 {
-		return chains.Status{}, chains.Permanent(fmt.Errorf("solana: batch %d has no transaction", batchID))
+		return chains.Status{}, retry.Permanent(fmt.Errorf("solana: batch %d has no transaction", batchID))
 	}
 	ids := make([]string, len(recs))
 	for i, r := range recs {

@@ -11,6 +11,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // txMeta is what the journal keeps about a signed transaction besides its
@@ -39,10 +40,10 @@ func (a *Adapter) records(ctx context.Context, batchID int64, j chains.Journal) 
 		}
 		var m txMeta
 		if err := json.Unmarshal(r.Meta, &m); err != nil || m.Blockhash == "" || m.LastValidBlockHeight == 0 {
-			return nil, chains.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s has no valid blockhash meta", batchID, r.Ref))
+			return nil, retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s has no valid blockhash meta", batchID, r.Ref))
 		}
 		if _, err := sol.SignatureFromBase58(r.Ref); err != nil || len(r.Raw) == 0 {
-			return nil, chains.Permanent(fmt.Errorf("solana: journal of batch %d: record %q is not a signed solana transaction", batchID, r.Ref))
+			return nil, retry.Permanent(fmt.Errorf("solana: journal of batch %d: record %q is not a signed solana transaction", batchID, r.Ref))
 		}
 		out = append(out, record{TxRecord: r, meta: m})
 	}
@@ -113,11 +114,11 @@ func (a *Adapter) Submit(ctx context.Context, an chains.Anchor, j chains.Journal
 func checkJournaledRoot(r record, an chains.Anchor) error {
 	tx, err := sol.TransactionFromBytes(r.Raw)
 	if err != nil {
-		return chains.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not decode", an.BatchID, r.Ref))
+		return retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not decode", an.BatchID, r.Ref))
 	}
 	memos, err := anchorMemos(tx)
 	if err != nil || len(memos) != 1 || memos[0] != Memo(an.Root) || tx.Signatures[0].String() != r.Ref {
-		return chains.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not anchor root %x", an.BatchID, r.Ref, an.Root))
+		return retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not anchor root %x", an.BatchID, r.Ref, an.Root))
 	}
 	return nil
 }
@@ -131,12 +132,12 @@ func (a *Adapter) signAndSend(ctx context.Context, an chains.Anchor, j chains.Jo
 	}
 	tx, raw, err := BuildAnchorTx(a.payer, an.Root, hash, a.cfg.PriorityFee)
 	if err != nil {
-		return "", chains.Permanent(err)
+		return "", retry.Permanent(err)
 	}
 	ref := tx.Signatures[0].String()
 	meta, err := json.Marshal(txMeta{Blockhash: hash.String(), LastValidBlockHeight: lastValid})
 	if err != nil {
-		return "", chains.Permanent(err)
+		return "", retry.Permanent(err)
 	}
 	rec := chains.TxRecord{BatchID: an.BatchID, Chain: Name, Ref: ref, Raw: raw, Meta: meta, CreatedAt: a.now()}
 	if err := j.SaveTransaction(ctx, rec); err != nil {

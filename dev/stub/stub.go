@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
 )
 
 // Name is the chain name users ask for.
@@ -111,7 +112,7 @@ func (c *Chain) Submit(ctx context.Context, a chains.Anchor, j chains.Journal) (
 	if c.faults.permanent > 0 {
 		c.faults.permanent--
 		c.mu.Unlock()
-		return "", chains.Permanent(fmt.Errorf("stub: batch %d rejected: injected permanent failure", a.BatchID))
+		return "", retry.Permanent(fmt.Errorf("stub: batch %d rejected: injected permanent failure", a.BatchID))
 	}
 	c.mu.Unlock()
 
@@ -155,7 +156,7 @@ func (c *Chain) Status(ctx context.Context, batchID int64, j chains.Journal) (ch
 		return chains.Status{}, fmt.Errorf("stub: load transactions of batch %d: %w", batchID, err)
 	}
 	if len(recs) == 0 {
-		return chains.Status{}, chains.Permanent(fmt.Errorf("stub: batch %d has no transaction", batchID))
+		return chains.Status{}, retry.Permanent(fmt.Errorf("stub: batch %d has no transaction", batchID))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
