@@ -265,9 +265,18 @@ type FailInput struct {
 	Schedule  RetrySchedule
 }
 
+// How a backfill item ends: FailOutcome.Status and the workflow's results.
+// The values are in recorded workflow histories; FailScan translates the
+// store's states into them.
+const (
+	BackfillCompleted = "COMPLETED"
+	BackfillFailed    = "FAILED"
+	BackfillAbandoned = "ABANDONED"
+)
+
 // FailOutcome is what became of the item.
 type FailOutcome struct {
-	Status      string // FAILED (waiting for a retry, or for good when Wait is 0) or ABANDONED
+	Status      string // BackfillFailed (waiting for a retry, or for good when Wait is 0) or BackfillAbandoned
 	RetryCount  int
 	Wait        time.Duration // until the next retry; 0: none
 	NextRetryAt time.Time
@@ -288,7 +297,20 @@ func (a *Backfill) FailScan(ctx context.Context, in FailInput) (FailOutcome, err
 	}
 	activityLogger(ctx, a.Logger, "wallet", in.Ref.Wallet, "chain", in.Ref.Network).Warn("backfill attempt failed", "status", row.Status,
 		"retry", row.RetryCount, "next_retry_in", wait, "error", in.Error)
-	return FailOutcome{Status: string(row.Status), RetryCount: row.RetryCount, Wait: wait, NextRetryAt: row.NextRetryAt}, nil
+	return FailOutcome{Status: backfillOutcome(row.Status), RetryCount: row.RetryCount, Wait: wait, NextRetryAt: row.NextRetryAt}, nil
+}
+
+// backfillOutcome is the outcome for an item's stored state.
+func backfillOutcome(s store.SyncState) string {
+	switch s {
+	case store.SyncCompleted:
+		return BackfillCompleted
+	case store.SyncFailed:
+		return BackfillFailed
+	case store.SyncAbandoned:
+		return BackfillAbandoned
+	}
+	return string(s)
 }
 
 // WalletSummary is how a wallet's balances came out.
