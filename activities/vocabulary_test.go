@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/keeperhq/keeper/activities"
+	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -18,4 +19,10 @@ func TestOutcomesHaveTheStoresValues(t *testing.T) {
 	assert.Equal(t, string(store.SyncCompleted), activities.BackfillCompleted)
 	assert.Equal(t, string(store.SyncFailed), activities.BackfillFailed)
 	assert.Equal(t, string(store.SyncAbandoned), activities.BackfillAbandoned)
+}
+
+// The store names the native coin as the scanners do: the activities pass
+// the scanners' asset names to the store as they are.
+func TestTheStoreNamesTheNativeCoinAsTheScannersDo(t *testing.T) {
+	assert.Equal(t, backfill.NativeAsset, store.NativeAsset)
 }
