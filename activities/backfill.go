@@ -360,8 +360,10 @@ func FinishRules(rows store.FinishRows) store.FinishResults {
 	}
 	bals := make([]backfill.Balance, len(rows.Balances))
 	for i, b := range rows.Balances {
-		bals[i] = backfill.Balance{Network: b.Network, Asset: b.Asset, Opening: b.Opening, OpeningKnown: b.OpeningKnown, OpeningAt: b.OpeningAt,
-			Chain: b.Chain, Completed: rows.Status[b.Network] == store.SyncCompleted}
+		bals[i] = backfill.Balance{Network: b.Network, OpeningAt: b.OpeningAt,
+			Opening:   backfill.Holding{Asset: b.Asset, Amount: b.Opening, Known: b.OpeningKnown},
+			Closing:   backfill.Holding{Asset: b.Asset, Amount: b.Chain, Known: b.Chain != nil},
+			Completed: rows.Status[b.Network] == store.SyncCompleted}
 	}
 	for i, r := range backfill.Reconcile(moves, bals) {
 		b := rows.Balances[i]

@@ -80,15 +80,15 @@ func Classify(moves []Move) []TxClass {
 	return out
 }
 
-// Balance is one asset of a wallet on a network, as Reconcile needs it.
+// Balance is one asset of a wallet on a network, as Reconcile needs it:
+// what the chain said the wallet held of it before the start of the history
+// and at the end of the scan.
 type Balance struct {
-	Network      string
-	Asset        string
-	Opening      *big.Int // before the start of the history (0 when the node could not say)
-	OpeningKnown bool
-	OpeningAt    uint64
-	Chain        *big.Int // what the chain says at the end of the scan; nil when not known
-	Completed    bool     // the network's backfill completed
+	Network   string
+	Opening   Holding // its Asset is the balance's; Amount is 0 when not Known
+	OpeningAt uint64  // the block (or slot) before the history
+	Closing   Holding // at the end of the scan
+	Completed bool    // the network's backfill completed
 }
 
 // Reconciliation is how a balance came out.
@@ -119,26 +119,26 @@ func Reconcile(moves []Move, bals []Balance) []Reconciliation {
 	}
 	out := make([]Reconciliation, 0, len(bals))
 	for _, b := range bals {
-		computed := new(big.Int).Set(b.Opening)
-		if n := net[assetKey{b.Network, b.Asset}]; n != nil {
+		computed := new(big.Int).Set(b.Opening.Amount)
+		if n := net[assetKey{b.Network, b.Opening.Asset}]; n != nil {
 			computed.Add(computed, n)
 		}
 		r := Reconciliation{Computed: computed}
 		switch {
 		case !b.Completed:
 			r.Detail = "the backfill of " + b.Network + " did not complete"
-		case b.Chain == nil:
+		case !b.Closing.Known:
 			r.Detail = "the chain's balance at the end of the scan is not known"
 		default:
-			ok := computed.Cmp(b.Chain) == 0
+			ok := computed.Cmp(b.Closing.Amount) == 0
 			r.Reconciled = &ok
 			if !ok {
-				diff := new(big.Int).Sub(b.Chain, computed)
+				diff := new(big.Int).Sub(b.Closing.Amount, computed)
 				r.Detail = fmt.Sprintf("the chain holds %s more than the stored transfers explain", diff)
 				if diff.Sign() < 0 {
 					r.Detail = fmt.Sprintf("the chain holds %s less than the stored transfers explain", new(big.Int).Neg(diff))
 				}
-				if !b.OpeningKnown {
+				if !b.Opening.Known {
 					r.Detail += fmt.Sprintf("; the balance at block %d, before the history scanned, was not known to the node and was taken as 0", b.OpeningAt)
 				}
 			}

@@ -53,10 +53,11 @@ func TestBalancesAreOpeningPlusInMinusOutCheckedAgainstTheChain(t *testing.T) {
 		move("solana", "s1", backfill.KindNative, n, backfill.In, 7),
 	}
 	bal := func(network, asset string, opening int64, chain *big.Int) backfill.Balance {
-		return backfill.Balance{Network: network, Asset: asset, Opening: big.NewInt(opening), OpeningKnown: true, OpeningAt: 4, Chain: chain, Completed: true}
+		return backfill.Balance{Network: network, Opening: backfill.Holding{Asset: asset, Amount: big.NewInt(opening), Known: true}, OpeningAt: 4,
+			Closing: backfill.Holding{Asset: asset, Amount: chain, Known: chain != nil}, Completed: true}
 	}
 	unknownOpening := bal("etherlink", "0xt", 0, big.NewInt(49))
-	unknownOpening.OpeningKnown = false
+	unknownOpening.Opening.Known = false
 	unfinished := bal("solana", n, 3, big.NewInt(10))
 	unfinished.Completed = false
 	bals := []backfill.Balance{
@@ -92,5 +93,5 @@ func TestBalancesAreOpeningPlusInMinusOutCheckedAgainstTheChain(t *testing.T) {
 	assert.Nil(t, got[4].Reconciled)
 	assert.Equal(t, "the backfill of solana did not complete", got[4].Detail)
 
-	assert.Equal(t, "100", bals[0].Opening.String(), "the opening is left as it was")
+	assert.Equal(t, "100", bals[0].Opening.Amount.String(), "the opening is left as it was")
 }
