@@ -94,7 +94,7 @@ func (a *Anchor) submit(ctx context.Context, in BatchRef) (SubmitResult, error) 
 	}
 	root := tree.Root()
 	sctx, span := chainSpan(ctx, "submit", in)
-	ref, err := ad.Submit(sctx, chains.Anchor{BatchID: in.BatchID, Root: root}, a.Store)
+	ref, err := ad.Submit(sctx, chains.Anchor{BatchID: in.BatchID, Root: root}, Journal(a.Store))
 	endSpan(span, err)
 	if err != nil {
 		return SubmitResult{}, err
@@ -151,7 +151,7 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error
 	defer poll.Stop()
 	for {
 		sctx, span := chainSpan(ctx, "status", in)
-		st, err := ad.Status(sctx, in.BatchID, a.Store)
+		st, err := ad.Status(sctx, in.BatchID, Journal(a.Store))
 		span.SetAttributes(attribute.String("keeper.tx_state", st.State.String()))
 		endSpan(span, err)
 		if err != nil {

@@ -104,7 +104,7 @@ func (a *Backfill) scan(ctx context.Context, ref BackfillRef) (ScanResult, error
 	hb := newHeartbeater(ctx, job.From)
 	defer hb.stop()
 	emit := func(ch backfill.Chunk) error {
-		if err := a.Store.SaveChunk(ctx, wallet, ref.Network, ch); err != nil {
+		if err := a.Store.SaveChunk(ctx, wallet, ref.Network, chunkRecord(ch)); err != nil {
 			return err
 		}
 		job.From, job.Scanned = ch.Cursor, ch.Scanned
@@ -155,16 +155,19 @@ func (a *Backfill) holdings(ctx context.Context, sc backfill.Scanner, wallet str
 		return store.Holdings{}, err
 	}
 	h := store.Holdings{OpeningAt: max(job.Start, 1) - 1, ClosingAt: job.Target}
-	if h.Opening, err = sc.Holdings(ctx, wallet, h.OpeningAt, assets); err != nil {
+	opening, err := sc.Holdings(ctx, wallet, h.OpeningAt, assets)
+	if err != nil {
 		return store.Holdings{}, err
 	}
-	if h.Closing, err = sc.Holdings(ctx, wallet, h.ClosingAt, assets); err != nil {
+	closing, err := sc.Holdings(ctx, wallet, h.ClosingAt, assets)
+	if err != nil {
 		return store.Holdings{}, err
 	}
+	h.Opening, h.Closing = holdingRecords(opening), holdingRecords(closing)
 	return h, nil
 }
 
-func allKnown(hs []backfill.Holding) bool {
+func allKnown(hs []store.Holding) bool {
 	for _, h := range hs {
 		if !h.Known {
 			return false
@@ -260,9 +263,18 @@ type FailInput struct {
 	Schedule  RetrySchedule
 }
 
+// How a backfill item ends: FailOutcome.Status and the workflow's results.
+// The values are in recorded workflow histories; FailScan translates the
+// store's states into them.
+const (
+	BackfillCompleted = "COMPLETED"
+	BackfillFailed    = "FAILED"
+	BackfillAbandoned = "ABANDONED"
+)
+
 // FailOutcome is what became of the item.
 type FailOutcome struct {
-	Status      string // FAILED (waiting for a retry, or for good when Wait is 0) or ABANDONED
+	Status      string // BackfillFailed (waiting for a retry, or for good when Wait is 0) or BackfillAbandoned
 	RetryCount  int
 	Wait        time.Duration // until the next retry; 0: none
 	NextRetryAt time.Time
@@ -284,7 +296,20 @@ func (a *Backfill) FailScan(ctx context.Context, in FailInput) (FailOutcome, err
 	}
 	activityLogger(ctx, a.Logger, "wallet", in.Ref.Wallet, "chain", in.Ref.Network).Warn("backfill attempt failed", "status", row.Status,
 		"retry", row.RetryCount, "next_retry_in", wait, "error", in.Error)
-	return FailOutcome{Status: string(row.Status), RetryCount: row.RetryCount, Wait: wait, NextRetryAt: row.NextRetryAt}, nil
+	return FailOutcome{Status: backfillOutcome(row.Status), RetryCount: row.RetryCount, Wait: wait, NextRetryAt: row.NextRetryAt}, nil
+}
+
+// backfillOutcome is the outcome for an item's stored state.
+func backfillOutcome(s store.SyncState) string {
+	switch s {
+	case store.SyncCompleted:
+		return BackfillCompleted
+	case store.SyncFailed:
+		return BackfillFailed
+	case store.SyncAbandoned:
+		return BackfillAbandoned
+	}
+	return string(s)
 }
 
 // WalletSummary is how a wallet's balances came out.
@@ -298,7 +323,7 @@ type WalletSummary struct {
 // FinishWallet reclassifies a wallet's transfers and recalculates and
 // reconciles its balances, once all of its networks are done.
 func (a *Backfill) FinishWallet(ctx context.Context, wallet string) (WalletSummary, error) {
-	bals, err := a.Store.FinishWallet(ctx, wallet)
+	bals, err := a.Store.FinishWallet(ctx, wallet, FinishRules)
 	if err != nil {
 		return WalletSummary{}, err
 	}
@@ -314,6 +339,63 @@ func (a *Backfill) FinishWallet(ctx context.Context, wallet string) (WalletSumma
 		}
 	}
 	return out, nil
+}
+
+// FinishRules are backfill's rules for finishing a wallet over the store's
+// rows (store.FinishWallet runs them in its transaction): backfill.Classify
+// classifies the transfers and backfill.Reconcile recalculates and
+// reconciles the balances.
+func FinishRules(rows store.FinishRows) store.FinishResults {
+	moves := make([]backfill.Move, len(rows.Transfers))
+	for i, t := range rows.Transfers {
+		moves[i] = backfill.Move{Network: t.Network, Transfer: transferOf(t.TransferRecord)}
+	}
+	var out store.FinishResults
+	for _, c := range backfill.Classify(moves) {
+		out.Classes = append(out.Classes, store.TxClass{Network: c.Network, Tx: c.Tx, Class: c.Class})
+	}
+	bals := make([]backfill.Balance, len(rows.Balances))
+	for i, b := range rows.Balances {
+		bals[i] = backfill.Balance{Network: b.Network, OpeningAt: b.OpeningAt,
+			Opening:   backfill.Holding{Asset: b.Asset, Amount: b.Opening, Known: b.OpeningKnown},
+			Closing:   backfill.Holding{Asset: b.Asset, Amount: b.Chain, Known: b.Chain != nil},
+			Completed: rows.Status[b.Network] == store.SyncCompleted}
+	}
+	for i, r := range backfill.Reconcile(moves, bals) {
+		b := rows.Balances[i]
+		b.Computed, b.Reconciled, b.Detail = r.Computed, r.Reconciled, r.Detail
+		out.Balances = append(out.Balances, b)
+	}
+	return out
+}
+
+// chunkRecord is what the store keeps of a scanner's chunk.
+func chunkRecord(ch backfill.Chunk) store.Chunk {
+	out := store.Chunk{Transfers: make([]store.TransferRecord, len(ch.Transfers)), Checkpoint: ch.Cursor.Block, Cursor: ch.Cursor.Sig,
+		Scanned: ch.Scanned, Total: ch.Total}
+	for i, t := range ch.Transfers {
+		out.Transfers[i] = store.TransferRecord{Tx: t.Tx, Kind: string(t.Kind), Index: t.Index, Asset: t.Asset, From: t.From, To: t.To,
+			Amount: t.Amount, Direction: string(t.Direction), Block: t.Block, BlockTime: t.BlockTime}
+	}
+	return out
+}
+
+// transferOf is a stored transfer in backfill's terms.
+func transferOf(r store.TransferRecord) backfill.Transfer {
+	return backfill.Transfer{Tx: r.Tx, Kind: backfill.Kind(r.Kind), Index: r.Index, Asset: r.Asset, From: r.From, To: r.To,
+		Amount: r.Amount, Direction: backfill.Direction(r.Direction), Block: r.Block, BlockTime: r.BlockTime}
+}
+
+// holdingRecords are what the store keeps of the chain's holdings.
+func holdingRecords(hs []backfill.Holding) []store.Holding {
+	if hs == nil {
+		return nil
+	}
+	out := make([]store.Holding, len(hs))
+	for i, h := range hs {
+		out[i] = store.Holding{Asset: h.Asset, Amount: h.Amount, Known: h.Known}
+	}
+	return out
 }
 
 // redact replaces the configured endpoints in msg by their scheme and host.

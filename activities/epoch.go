@@ -108,9 +108,18 @@ type AnchorResult struct {
 
 // EpochOutcome ends an epoch's run.
 type EpochOutcome struct {
-	Status string // store.EpochCompleted, EpochQuarantined or EpochFailed
+	Status string // EpochCompleted, EpochQuarantined or EpochFailed
 	Reason string
 }
+
+// How an epoch's run ends: EpochOutcome.Status and the workflow's result.
+// The values are in recorded workflow histories; FinishEpoch translates them
+// into the store's statuses.
+const (
+	EpochCompleted   = "completed"
+	EpochQuarantined = "quarantined"
+	EpochFailed      = "failed"
+)
 
 // SealInputs marks the epoch computing, reads its inline usage or fetches it
 // from its accounting source, and writes the canonical inputs to the
@@ -573,8 +582,22 @@ func (a *Epoch) anchor(ctx context.Context, ref EpochRef, art ArtifactsResult) (
 
 // FinishEpoch records the run's outcome.
 func (a *Epoch) FinishEpoch(ctx context.Context, ref EpochRef, out EpochOutcome) error {
-	err := a.Store.FinishEpoch(ctx, ref.EpochID, ref.Run, out.Status, out.Reason)
+	err := a.Store.FinishEpoch(ctx, ref.EpochID, ref.Run, storeEpochStatus(out.Status), out.Reason)
 	return a.classify(fmt.Sprintf("finish epoch %s as %s", ref.EpochID, out.Status), err)
+}
+
+// storeEpochStatus is the store's status for a run's outcome; anything else
+// is passed on for the store to refuse.
+func storeEpochStatus(status string) string {
+	switch status {
+	case EpochCompleted:
+		return store.EpochCompleted
+	case EpochQuarantined:
+		return store.EpochQuarantined
+	case EpochFailed:
+		return store.EpochFailed
+	}
+	return status
 }
 
 // classify turns an error into what the workflow and its retry policy see:

@@ -28,8 +28,8 @@ type TxRecord struct {
 	CreatedAt time.Time
 }
 
-// Journal persists the transactions built for a batch. It is implemented by
-// keeper's store.
+// Journal persists the transactions built for a batch. keeper's is
+// activities.Journal, over its store.
 type Journal interface {
 	// Transactions returns every record saved for the batch, oldest first.
 	Transactions(ctx context.Context, batchID int64) ([]TxRecord, error)

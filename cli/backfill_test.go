@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/backfill/evmscan"
 	"github.com/keeperhq/keeper/starter"
@@ -42,12 +43,12 @@ func complete(t *testing.T, st *store.Store) {
 	ctx := context.Background()
 	_, err := st.BeginScan(ctx, cliWallet, "etherlink")
 	require.NoError(t, err)
-	require.NoError(t, st.SaveChunk(ctx, cliWallet, "etherlink", backfill.Chunk{Cursor: backfill.Cursor{Block: 10}, Scanned: 10, Total: 10,
-		Transfers: []backfill.Transfer{{Tx: "0x01", Kind: backfill.KindNative, Asset: backfill.NativeAsset, From: "0xa", To: cliWallet, Amount: big.NewInt(42), Direction: backfill.In, Block: 3}}}))
+	require.NoError(t, st.SaveChunk(ctx, cliWallet, "etherlink", store.Chunk{Checkpoint: 10, Scanned: 10, Total: 10,
+		Transfers: []store.TransferRecord{{Tx: "0x01", Kind: string(backfill.KindNative), Asset: store.NativeAsset, From: "0xa", To: cliWallet, Amount: big.NewInt(42), Direction: string(backfill.In), Block: 3}}}))
 	require.NoError(t, st.CompleteScan(ctx, cliWallet, "etherlink", store.Holdings{ClosingAt: 9,
-		Opening: []backfill.Holding{{Asset: backfill.NativeAsset, Amount: big.NewInt(0), Known: true}},
-		Closing: []backfill.Holding{{Asset: backfill.NativeAsset, Amount: big.NewInt(42), Known: true}}}))
-	_, err = st.FinishWallet(ctx, cliWallet)
+		Opening: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(0), Known: true}},
+		Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(42), Known: true}}}))
+	_, err = st.FinishWallet(ctx, cliWallet, activities.FinishRules)
 	require.NoError(t, err)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/backfill/evmscan"
 	"github.com/keeperhq/keeper/backfill/solscan"
@@ -172,8 +173,8 @@ func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) 
 	_, err := f.st.BeginScan(ctx, evmWallet, "etherlink")
 	require.NoError(t, err)
 	require.NoError(t, f.st.SetScanTarget(ctx, evmWallet, "etherlink", 299))
-	require.NoError(t, f.st.SaveChunk(ctx, evmWallet, "etherlink", backfill.Chunk{Cursor: backfill.Cursor{Block: 150}, Scanned: 50, Total: 200,
-		Transfers: []backfill.Transfer{{Tx: "0x01", Kind: backfill.KindNative, Asset: backfill.NativeAsset, From: "0xa", To: evmWallet, Amount: big.NewInt(7), Direction: backfill.In, Block: 120}}}))
+	require.NoError(t, f.st.SaveChunk(ctx, evmWallet, "etherlink", store.Chunk{Checkpoint: 150, Scanned: 50, Total: 200,
+		Transfers: []store.TransferRecord{{Tx: "0x01", Kind: string(backfill.KindNative), Asset: store.NativeAsset, From: "0xa", To: evmWallet, Amount: big.NewInt(7), Direction: string(backfill.In), Block: 120}}}))
 
 	w := decode[walletJSON](t, f.do(t, http.MethodGet, "/v1/wallets/0x52908400098527886E0F7030069857D2E4169EE7", ""))
 	n := w.Networks[0]
@@ -193,11 +194,11 @@ func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) 
 
 	_, err = f.st.BeginScan(ctx, evmWallet, "etherlink")
 	require.NoError(t, err)
-	require.NoError(t, f.st.SaveChunk(ctx, evmWallet, "etherlink", backfill.Chunk{Cursor: backfill.Cursor{Block: 300}, Scanned: 200, Total: 200}))
+	require.NoError(t, f.st.SaveChunk(ctx, evmWallet, "etherlink", store.Chunk{Checkpoint: 300, Scanned: 200, Total: 200}))
 	require.NoError(t, f.st.CompleteScan(ctx, evmWallet, "etherlink", store.Holdings{OpeningAt: 99, ClosingAt: 299,
-		Opening: []backfill.Holding{{Asset: backfill.NativeAsset, Amount: big.NewInt(0), Known: true}},
-		Closing: []backfill.Holding{{Asset: backfill.NativeAsset, Amount: big.NewInt(7), Known: true}}}))
-	_, err = f.st.FinishWallet(ctx, evmWallet)
+		Opening: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(0), Known: true}},
+		Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(7), Known: true}}}))
+	_, err = f.st.FinishWallet(ctx, evmWallet, activities.FinishRules)
 	require.NoError(t, err)
 	w = decode[walletJSON](t, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, ""))
 	assert.Equal(t, "COMPLETED", w.Status)

@@ -3,11 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/keeperhq/keeper/chains"
 )
 
 // Batch states. A batch is formed by the dispatcher, started once its
@@ -304,17 +303,28 @@ func (s *Store) BatchDigests(ctx context.Context, id int64) ([][]byte, error) {
 	return out, rows.Err()
 }
 
-// Transactions implements chains.Journal.
-func (s *Store) Transactions(ctx context.Context, batchID int64) ([]chains.TxRecord, error) {
+// JournaledTx is a signed transaction built for a batch, journaled before it
+// is broadcast so that a retried submit rebroadcasts it.
+type JournaledTx struct {
+	BatchID   int64
+	Chain     string
+	Ref       string          // the chain's transaction id
+	Raw       []byte          // the signed transaction, as broadcast
+	Meta      json.RawMessage // the chain adapter's own (nonce, fees, ...); stored as text
+	CreatedAt time.Time
+}
+
+// Transactions returns the transactions journaled for a batch, oldest first.
+func (s *Store) Transactions(ctx context.Context, batchID int64) ([]JournaledTx, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT chain, ref, raw, COALESCE(meta, ''), created_at FROM tx_refs WHERE batch_id = ? ORDER BY seq`, batchID)
 	if err != nil {
 		return nil, fmt.Errorf("store: transactions of batch %d: %w", batchID, err)
 	}
 	defer rows.Close()
-	var out []chains.TxRecord
+	var out []JournaledTx
 	for rows.Next() {
 		var (
-			r    chains.TxRecord
+			r    JournaledTx
 			meta string
 			crt  int64
 		)
@@ -331,8 +341,8 @@ func (s *Store) Transactions(ctx context.Context, batchID int64) ([]chains.TxRec
 	return out, rows.Err()
 }
 
-// SaveTransaction implements chains.Journal.
-func (s *Store) SaveTransaction(ctx context.Context, r chains.TxRecord) error {
+// SaveTransaction journals a transaction before it is broadcast.
+func (s *Store) SaveTransaction(ctx context.Context, r JournaledTx) error {
 	var meta any
 	if len(r.Meta) > 0 {
 		meta = string(r.Meta)
@@ -485,5 +495,3 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) error {
 	}
 	return nil
 }
-
-var _ chains.Journal = (*Store)(nil)

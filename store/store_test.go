@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/store"
 )
@@ -489,9 +488,9 @@ func TestSavedTransactionsComeBackInTheOrderTheyWereSavedPerBatch(t *testing.T) 
 		at := time.UnixMilli(1_700_000_123_456).UTC()
 		refs := []string{"0xc", "0xa", "0xb"}
 		for i, ref := range refs {
-			require.NoError(t, st.SaveTransaction(ctx, chains.TxRecord{BatchID: b1.ID, Chain: "stub", Ref: ref, Raw: []byte{byte(i), 0xff}, Meta: json.RawMessage(fmt.Sprintf(`{"nonce":%d}`, i)), CreatedAt: at}))
+			require.NoError(t, st.SaveTransaction(ctx, store.JournaledTx{BatchID: b1.ID, Chain: "stub", Ref: ref, Raw: []byte{byte(i), 0xff}, Meta: json.RawMessage(fmt.Sprintf(`{"nonce":%d}`, i)), CreatedAt: at}))
 			if i == 0 {
-				require.NoError(t, st.SaveTransaction(ctx, chains.TxRecord{BatchID: b2.ID, Chain: "stub", Ref: "0xother", CreatedAt: at}))
+				require.NoError(t, st.SaveTransaction(ctx, store.JournaledTx{BatchID: b2.ID, Chain: "stub", Ref: "0xother", CreatedAt: at}))
 			}
 		}
 
@@ -525,7 +524,7 @@ func TestReopeningTheStoreKeepsEverything(t *testing.T) {
 		st := openAt(t, where)
 		keyed := insert(t, st, store.NewEvidence{Digest: digestOf("k"), Chains: []string{"stub"}, Priority: 2, IdempotencyKey: "key-1", Metadata: json.RawMessage(`{"a":1}`)})
 		b := formOne(t, st, "stub", 10)
-		require.NoError(t, st.SaveTransaction(ctx, chains.TxRecord{BatchID: b.ID, Chain: "stub", Ref: "0xr", CreatedAt: time.Now()}))
+		require.NoError(t, st.SaveTransaction(ctx, store.JournaledTx{BatchID: b.ID, Chain: "stub", Ref: "0xr", CreatedAt: time.Now()}))
 		root := confirm(t, st, b, "0xr", 11)
 		waiting := insert(t, st, store.NewEvidence{Digest: digestOf("w"), Chains: []string{"stub"}, Priority: 5})
 		before := listAll(t, st, "")

@@ -8,8 +8,6 @@ import (
 	"math/big"
 	"sort"
 	"time"
-
-	"github.com/keeperhq/keeper/backfill"
 )
 
 // SyncState is where the backfill of one (wallet, network) stands (seed 002).
@@ -253,12 +251,41 @@ func (s *Store) SetScanTarget(ctx context.Context, wallet, network string, targe
 	return err
 }
 
+// NativeAsset names a network's coin among a wallet's assets; tokens are
+// named by their contract address. It is the scanners' name for it
+// (backfill.NativeAsset).
+const NativeAsset = "native"
+
+// TransferRecord is one movement of value to or from a wallet, as stored.
+// (Tx, Kind, Index) is unique per wallet and network.
+type TransferRecord struct {
+	Tx        string
+	Kind      string // what moved: native, token or fee
+	Index     int
+	Asset     string // NativeAsset or a token's address
+	From, To  string
+	Amount    *big.Int
+	Direction string // seen from the wallet: in, out or self
+	Block     uint64 // block number or slot
+	BlockTime time.Time
+}
+
+// Chunk is a stretch of a scan to store: its transfers and the checkpoint
+// after them.
+type Chunk struct {
+	Transfers  []TransferRecord
+	Checkpoint uint64 // EVM: the next block to scan; Solana: the slot of Cursor
+	Cursor     string // Solana: the newest signature stored
+	Scanned    uint64 // units scanned so far
+	Total      uint64 // units the scan will have covered when done (0: not known yet)
+}
+
 // SaveChunk stores a chunk's transfers and moves the checkpoint past them,
 // in one transaction. Transfers already stored (a repeated chunk) are
 // skipped; the checkpoint only moves forward, so a late write from an
 // attempt presumed dead cannot take it back.
-func (s *Store) SaveChunk(ctx context.Context, wallet, network string, ch backfill.Chunk) error {
-	ts := append([]backfill.Transfer(nil), ch.Transfers...)
+func (s *Store) SaveChunk(ctx context.Context, wallet, network string, ch Chunk) error {
+	ts := append([]TransferRecord(nil), ch.Transfers...)
 	sort.SliceStable(ts, func(i, j int) bool {
 		if ts[i].Block != ts[j].Block {
 			return ts[i].Block < ts[j].Block
@@ -291,7 +318,7 @@ func (s *Store) SaveChunk(ctx context.Context, wallet, network string, ch backfi
 				cursor = CASE WHEN ? >= checkpoint AND ? != '' THEN ? ELSE cursor END,
 				scanned = `+s.d.greatest+`(scanned, ?), total = CASE WHEN ? > 0 THEN ? ELSE total END, updated_at = ?
 			WHERE wallet = ? AND network = ?`,
-			ch.Cursor.Block, ch.Cursor.Block, ch.Cursor.Block, ch.Cursor.Sig, ch.Cursor.Sig,
+			ch.Checkpoint, ch.Checkpoint, ch.Checkpoint, ch.Cursor, ch.Cursor,
 			ch.Scanned, ch.Total, ch.Total, ms(time.Now()), wallet, network)
 		return err
 	})
@@ -309,13 +336,13 @@ func (s *Store) WalletAssets(ctx context.Context, wallet, network string) ([]str
 		return nil, err
 	}
 	defer rows.Close()
-	out := []string{backfill.NativeAsset}
+	out := []string{NativeAsset}
 	for rows.Next() {
 		var a string
 		if err := rows.Scan(&a); err != nil {
 			return nil, err
 		}
-		if a != backfill.NativeAsset {
+		if a != NativeAsset {
 			out = append(out, a)
 		}
 	}
@@ -326,7 +353,14 @@ func (s *Store) WalletAssets(ctx context.Context, wallet, network string) ([]str
 // start of its history and at the end of a completed scan.
 type Holdings struct {
 	OpeningAt, ClosingAt uint64
-	Opening, Closing     []backfill.Holding
+	Opening, Closing     []Holding
+}
+
+// Holding is what the chain says a wallet holds of one asset after a block.
+type Holding struct {
+	Asset  string
+	Amount *big.Int
+	Known  bool // false when the node could not tell
 }
 
 // CompleteScan records the chain's balances and marks the item COMPLETED,
@@ -340,7 +374,7 @@ func (s *Store) CompleteScan(ctx context.Context, wallet, network string, h Hold
 			WHERE wallet = ? AND network = ?`, now, wallet, network); err != nil {
 			return err
 		}
-		upsert := func(hold backfill.Holding, cols string, at uint64) error {
+		upsert := func(hold Holding, cols string, at uint64) error {
 			amount := "0"
 			if hold.Known {
 				amount = hold.Amount.String()
@@ -451,28 +485,43 @@ type Balance struct {
 	UpdatedAt    time.Time
 }
 
-// Transfer classes set when a wallet's backfill finishes, one per
-// transaction, from everything the wallet did in it.
-const (
-	ClassReceived = "received" // only received
-	ClassSent     = "sent"     // only sent (and the fee)
-	ClassSwap     = "swap"     // sent one asset and received another
-	ClassSelf     = "self"     // moved to itself
-	ClassFee      = "fee"      // only paid a fee (a contract call, an approval, a failed transaction)
-)
+// FinishRows is what FinishWallet reads of a wallet, under its lock, for
+// the rules that finish it.
+type FinishRows struct {
+	Transfers []StoredTransfer     // every stored transfer (network, tx, kind, asset, amount, direction), by network and tx
+	Balances  []Balance            // one per asset held or moved on each network, as stored
+	Status    map[string]SyncState // each network's backfill
+}
 
-// FinishWallet runs once all of a wallet's networks are done (seed 002):
-// it reclassifies the wallet's transfers and recalculates its balances,
-// reconciling each with what the chain said, in one transaction.
-func (s *Store) FinishWallet(ctx context.Context, wallet string) ([]Balance, error) {
+// FinishResults is what the rules made of FinishRows, for FinishWallet to
+// store.
+type FinishResults struct {
+	Classes  []TxClass // one per transaction
+	Balances []Balance // the rows' balances with Computed, Reconciled and Detail set
+}
+
+// TxClass is the class of one of a wallet's transactions.
+type TxClass struct {
+	Network string
+	Tx      string
+	Class   string
+}
+
+// FinishWallet runs once all of a wallet's networks are done: under the
+// wallet's lock and in one transaction, it reads the wallet's transfers and
+// balances, has finish classify the transfers and recalculate and reconcile
+// the balances, and stores what it says.
+func (s *Store) FinishWallet(ctx context.Context, wallet string, finish func(FinishRows) FinishResults) ([]Balance, error) {
 	err := s.tx(ctx, func(tx *txn) error {
 		if err := s.d.lock(ctx, tx, "wallet "+wallet); err != nil {
 			return err
 		}
-		if err := reclassify(ctx, tx, wallet); err != nil {
+		now := ms(time.Now())
+		rows, err := finishRows(ctx, tx, wallet, now)
+		if err != nil {
 			return err
 		}
-		return recalc(ctx, tx, wallet)
+		return saveFinish(ctx, tx, wallet, now, finish(rows))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: finish wallet %s: %w", wallet, err)
@@ -480,156 +529,81 @@ func (s *Store) FinishWallet(ctx context.Context, wallet string) ([]Balance, err
 	return s.Balances(ctx, wallet)
 }
 
-func reclassify(ctx context.Context, tx *txn, wallet string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT network, tx, kind, asset, direction FROM transfers WHERE wallet = ? ORDER BY network, tx`, wallet)
+// finishRows reads what finishing a wallet works on, first adding a balance
+// row for every asset it has transfers of.
+func finishRows(ctx context.Context, tx *txn, wallet string, now int64) (FinishRows, error) {
+	var out FinishRows
+	rows, err := tx.QueryContext(ctx, `SELECT network, tx, kind, asset, amount, direction FROM transfers WHERE wallet = ? ORDER BY network, tx`, wallet)
 	if err != nil {
-		return err
+		return out, err
 	}
-	type txKey struct{ network, tx string }
-	type seen struct {
-		in, out, self bool
-		assets        map[string]bool
-	}
-	var order []txKey
-	byTx := map[txKey]*seen{}
-	for rows.Next() {
-		var k txKey
-		var kind, asset, dir string
-		if err := rows.Scan(&k.network, &k.tx, &kind, &asset, &dir); err != nil {
-			rows.Close()
-			return err
-		}
-		sn := byTx[k]
-		if sn == nil {
-			sn = &seen{assets: map[string]bool{}}
-			byTx[k] = sn
-			order = append(order, k)
-		}
-		if backfill.Kind(kind) == backfill.KindFee {
-			continue
-		}
-		sn.assets[asset] = true
-		switch backfill.Direction(dir) {
-		case backfill.In:
-			sn.in = true
-		case backfill.Out:
-			sn.out = true
-		case backfill.Self:
-			sn.self = true
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	stmt, err := tx.PrepareContext(ctx, `UPDATE transfers SET class = ? WHERE wallet = ? AND network = ? AND tx = ?`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for _, k := range order {
-		sn := byTx[k]
-		class := ClassFee
-		switch {
-		case sn.in && sn.out && len(sn.assets) > 1:
-			class = ClassSwap
-		case sn.out:
-			class = ClassSent
-		case sn.in:
-			class = ClassReceived
-		case sn.self:
-			class = ClassSelf
-		}
-		if _, err := stmt.ExecContext(ctx, class, wallet, k.network, k.tx); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-type assetKey struct{ network, asset string }
-
-func recalc(ctx context.Context, tx *txn, wallet string) error {
-	net := map[assetKey]*big.Int{}
+	type assetKey struct{ network, asset string }
 	var keys []assetKey
-	rows, err := tx.QueryContext(ctx, `SELECT network, asset, amount, direction FROM transfers WHERE wallet = ?`, wallet)
-	if err != nil {
-		return err
-	}
+	seen := map[assetKey]bool{}
 	for rows.Next() {
-		var k assetKey
-		var amount, dir string
-		if err := rows.Scan(&k.network, &k.asset, &amount, &dir); err != nil {
+		var t StoredTransfer
+		var amount string
+		if err := rows.Scan(&t.Network, &t.Tx, &t.Kind, &t.Asset, &amount, &t.Direction); err != nil {
 			rows.Close()
-			return err
+			return out, err
 		}
 		v, ok := new(big.Int).SetString(amount, 10)
 		if !ok {
 			rows.Close()
-			return fmt.Errorf("transfer amount %q is not a decimal", amount)
+			return out, fmt.Errorf("transfer amount %q is not a decimal", amount)
 		}
-		if net[k] == nil {
-			net[k] = new(big.Int)
+		t.Amount = v
+		out.Transfers = append(out.Transfers, t)
+		if k := (assetKey{t.Network, t.Asset}); !seen[k] {
+			seen[k] = true
 			keys = append(keys, k)
-		}
-		switch backfill.Direction(dir) {
-		case backfill.In:
-			net[k].Add(net[k], v)
-		case backfill.Out:
-			net[k].Sub(net[k], v)
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return out, err
 	}
-	now := ms(time.Now())
 	for _, k := range keys {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO wallet_balances (wallet, network, asset, updated_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (wallet, network, asset) DO NOTHING`, wallet, k.network, k.asset, now); err != nil {
-			return err
+			return out, err
 		}
 	}
-	bals, err := balances(ctx, tx, wallet)
-	if err != nil {
-		return err
+	if out.Balances, err = balances(ctx, tx, wallet); err != nil {
+		return out, err
 	}
-	status := map[string]SyncState{}
 	sts, err := syncRows(ctx, tx, `s.wallet = ?`, wallet)
 	if err != nil {
-		return err
+		return out, err
 	}
+	out.Status = map[string]SyncState{}
 	for _, st := range sts {
-		status[st.Network] = st.Status
+		out.Status[st.Network] = st.Status
 	}
-	for _, b := range bals {
-		computed := new(big.Int).Set(b.Opening)
-		if n := net[assetKey{b.Network, b.Asset}]; n != nil {
-			computed.Add(computed, n)
+	return out, nil
+}
+
+// saveFinish stores the transfers' classes and the balances' outcomes.
+func saveFinish(ctx context.Context, tx *txn, wallet string, now int64, res FinishResults) error {
+	if len(res.Classes) > 0 {
+		stmt, err := tx.PrepareContext(ctx, `UPDATE transfers SET class = ? WHERE wallet = ? AND network = ? AND tx = ?`)
+		if err != nil {
+			return err
 		}
-		var reconciled any // NULL: not checked
-		detail := ""
-		switch {
-		case status[b.Network] != SyncCompleted:
-			detail = "the backfill of " + b.Network + " did not complete"
-		case b.Chain == nil:
-			detail = "the chain's balance at the end of the scan is not known"
-		default:
-			ok := computed.Cmp(b.Chain) == 0
-			reconciled = ok
-			if !ok {
-				diff := new(big.Int).Sub(b.Chain, computed)
-				detail = fmt.Sprintf("the chain holds %s more than the stored transfers explain", diff)
-				if diff.Sign() < 0 {
-					detail = fmt.Sprintf("the chain holds %s less than the stored transfers explain", new(big.Int).Neg(diff))
-				}
-				if !b.OpeningKnown {
-					detail += fmt.Sprintf("; the balance at block %d, before the history scanned, was not known to the node and was taken as 0", b.OpeningAt)
-				}
+		defer stmt.Close()
+		for _, c := range res.Classes {
+			if _, err := stmt.ExecContext(ctx, c.Class, wallet, c.Network, c.Tx); err != nil {
+				return err
 			}
 		}
+	}
+	for _, b := range res.Balances {
+		var reconciled any // NULL: not checked
+		if b.Reconciled != nil {
+			reconciled = *b.Reconciled
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET computed = ?, reconciled = ?, detail = ?, updated_at = ?
-			WHERE wallet = ? AND network = ? AND asset = ?`, computed.String(), reconciled, detail, now, wallet, b.Network, b.Asset); err != nil {
+			WHERE wallet = ? AND network = ? AND asset = ?`, b.Computed.String(), reconciled, b.Detail, now, wallet, b.Network, b.Asset); err != nil {
 			return err
 		}
 	}
@@ -645,7 +619,7 @@ func (s *Store) Balances(ctx context.Context, wallet string) ([]Balance, error) 
 func balances(ctx context.Context, q querier, wallet string) ([]Balance, error) {
 	rows, err := q.QueryContext(ctx, `SELECT network, asset, opening, opening_known, opening_at, computed, chain, chain_known, chain_at,
 		reconciled, detail, updated_at FROM wallet_balances WHERE wallet = ?
-		ORDER BY network, CASE WHEN asset = ? THEN 0 ELSE 1 END, asset`, wallet, backfill.NativeAsset)
+		ORDER BY network, CASE WHEN asset = ? THEN 0 ELSE 1 END, asset`, wallet, NativeAsset)
 	if err != nil {
 		return nil, err
 	}
@@ -689,7 +663,7 @@ func parseAmount(s string) *big.Int {
 
 // StoredTransfer is a transfer as stored, with its class.
 type StoredTransfer struct {
-	backfill.Transfer
+	TransferRecord
 	Network string
 	Class   string
 	seq     int64
@@ -738,7 +712,7 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter) ([]StoredTr
 		if err := rows.Scan(&t.seq, &t.Network, &t.Tx, &kind, &t.Index, &t.Asset, &t.From, &t.To, &amt, &dir, &t.Class, &t.Block, &blockTime); err != nil {
 			return nil, "", err
 		}
-		t.Kind, t.Direction, t.Amount, t.BlockTime = backfill.Kind(kind), backfill.Direction(dir), parseAmount(amt), fromMS(blockTime)
+		t.Kind, t.Direction, t.Amount, t.BlockTime = kind, dir, parseAmount(amt), fromMS(blockTime)
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {

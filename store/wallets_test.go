@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/store"
 )
@@ -25,8 +26,8 @@ func addWallet(t *testing.T, st *store.Store, wallet string, nets ...store.Netwo
 	return rows, changed
 }
 
-func transfer(tx string, kind backfill.Kind, asset string, dir backfill.Direction, amount int64, block uint64) backfill.Transfer {
-	return backfill.Transfer{Tx: tx, Kind: kind, Asset: asset, From: "a", To: "b", Amount: big.NewInt(amount), Direction: dir, Block: block, BlockTime: time.Unix(int64(block), 0)}
+func transfer(tx string, kind backfill.Kind, asset string, dir backfill.Direction, amount int64, block uint64) store.TransferRecord {
+	return store.TransferRecord{Tx: tx, Kind: string(kind), Asset: asset, From: "a", To: "b", Amount: big.NewInt(amount), Direction: string(dir), Block: block, BlockTime: time.Unix(int64(block), 0)}
 }
 
 func TestAddingAWalletStoresOnePendingRowPerNetwork(t *testing.T) {
@@ -147,16 +148,16 @@ func TestChunksStoreTransfersOnceAndTheCheckpointOnlyMovesForward(t *testing.T) 
 		st := db.openStore(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
-		chunk := backfill.Chunk{
-			Transfers: []backfill.Transfer{
-				transfer("0x01", backfill.KindNative, backfill.NativeAsset, backfill.In, 100, 3),
+		chunk := store.Chunk{
+			Transfers: []store.TransferRecord{
+				transfer("0x01", backfill.KindNative, store.NativeAsset, backfill.In, 100, 3),
 				transfer("0x01", backfill.KindToken, "0xt", backfill.In, 7, 3),
 			},
-			Cursor: backfill.Cursor{Block: 10}, Scanned: 10, Total: 100,
+			Checkpoint: 10, Scanned: 10, Total: 100,
 		}
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk))
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk), "a repeated chunk is no error")
-		later := backfill.Chunk{Transfers: []backfill.Transfer{transfer("0x02", backfill.KindFee, backfill.NativeAsset, backfill.Out, 1, 12)}, Cursor: backfill.Cursor{Block: 20}, Scanned: 20, Total: 100}
+		later := store.Chunk{Transfers: []store.TransferRecord{transfer("0x02", backfill.KindFee, store.NativeAsset, backfill.Out, 1, 12)}, Checkpoint: 20, Scanned: 20, Total: 100}
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", later))
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk), "a late write from a presumed-dead attempt")
 
@@ -174,10 +175,10 @@ func TestChunksStoreTransfersOnceAndTheCheckpointOnlyMovesForward(t *testing.T) 
 		require.NoError(t, err)
 		assert.Empty(t, last)
 		require.Len(t, rest, 1)
-		assert.Equal(t, backfill.KindFee, rest[0].Kind)
+		assert.Equal(t, string(backfill.KindFee), rest[0].Kind)
 		assets, err := st.WalletAssets(ctx, walletA, "etherlink")
 		require.NoError(t, err)
-		assert.Equal(t, []string{backfill.NativeAsset, "0xt"}, assets)
+		assert.Equal(t, []string{store.NativeAsset, "0xt"}, assets)
 	})
 }
 
@@ -186,30 +187,30 @@ func TestFinishingAWalletReclassifiesAndReconcilesItsBalances(t *testing.T) {
 		st := db.openStore(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
-		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", backfill.Chunk{Cursor: backfill.Cursor{Block: 100}, Transfers: []backfill.Transfer{
-			transfer("0x01", backfill.KindNative, backfill.NativeAsset, backfill.In, 1000, 1), // received
-			transfer("0x02", backfill.KindNative, backfill.NativeAsset, backfill.Out, 300, 2), // sent …
-			transfer("0x02", backfill.KindFee, backfill.NativeAsset, backfill.Out, 21, 2),     // … with its fee
-			transfer("0x03", backfill.KindToken, "0xt", backfill.In, 50, 3),                   // swap: tokens in …
-			transfer("0x03", backfill.KindNative, backfill.NativeAsset, backfill.Out, 100, 3), // … for coin out
-			transfer("0x03", backfill.KindFee, backfill.NativeAsset, backfill.Out, 30, 3),     //
-			transfer("0x04", backfill.KindFee, backfill.NativeAsset, backfill.Out, 9, 4),      // an approval
-			transfer("0x05", backfill.KindNative, backfill.NativeAsset, backfill.Self, 5, 5),  // to itself
-			transfer("0x05", backfill.KindFee, backfill.NativeAsset, backfill.Out, 10, 5),     //
+		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", store.Chunk{Checkpoint: 100, Transfers: []store.TransferRecord{
+			transfer("0x01", backfill.KindNative, store.NativeAsset, backfill.In, 1000, 1), // received
+			transfer("0x02", backfill.KindNative, store.NativeAsset, backfill.Out, 300, 2), // sent …
+			transfer("0x02", backfill.KindFee, store.NativeAsset, backfill.Out, 21, 2),     // … with its fee
+			transfer("0x03", backfill.KindToken, "0xt", backfill.In, 50, 3),                // swap: tokens in …
+			transfer("0x03", backfill.KindNative, store.NativeAsset, backfill.Out, 100, 3), // … for coin out
+			transfer("0x03", backfill.KindFee, store.NativeAsset, backfill.Out, 30, 3),     //
+			transfer("0x04", backfill.KindFee, store.NativeAsset, backfill.Out, 9, 4),      // an approval
+			transfer("0x05", backfill.KindNative, store.NativeAsset, backfill.Self, 5, 5),  // to itself
+			transfer("0x05", backfill.KindFee, store.NativeAsset, backfill.Out, 10, 5),     //
 		}}))
-		hold := func(asset string, v int64) backfill.Holding {
-			return backfill.Holding{Asset: asset, Amount: big.NewInt(v), Known: true}
+		hold := func(asset string, v int64) store.Holding {
+			return store.Holding{Asset: asset, Amount: big.NewInt(v), Known: true}
 		}
 		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{
 			OpeningAt: 0, ClosingAt: 100,
-			Opening: []backfill.Holding{hold(backfill.NativeAsset, 0), {Asset: "0xt", Detail: "pruned"}},
-			Closing: []backfill.Holding{hold(backfill.NativeAsset, 530), hold("0xt", 49)},
+			Opening: []store.Holding{hold(store.NativeAsset, 0), {Asset: "0xt", Known: false}},
+			Closing: []store.Holding{hold(store.NativeAsset, 530), hold("0xt", 49)},
 		}))
-		bals, err := st.FinishWallet(ctx, walletA)
+		bals, err := st.FinishWallet(ctx, walletA, activities.FinishRules)
 		require.NoError(t, err)
 		require.Len(t, bals, 2)
 		native, token := bals[0], bals[1]
-		assert.Equal(t, backfill.NativeAsset, native.Asset)
+		assert.Equal(t, store.NativeAsset, native.Asset)
 		assert.Equal(t, "530", native.Computed.String())
 		require.NotNil(t, native.Reconciled)
 		assert.True(t, *native.Reconciled)
@@ -225,7 +226,7 @@ func TestFinishingAWalletReclassifiesAndReconcilesItsBalances(t *testing.T) {
 		for _, tr := range page {
 			classes[tr.Tx] = tr.Class
 		}
-		assert.Equal(t, map[string]string{"0x01": store.ClassReceived, "0x02": store.ClassSent, "0x03": store.ClassSwap, "0x04": store.ClassFee, "0x05": store.ClassSelf}, classes)
+		assert.Equal(t, map[string]string{"0x01": backfill.ClassReceived, "0x02": backfill.ClassSent, "0x03": backfill.ClassSwap, "0x04": backfill.ClassFee, "0x05": backfill.ClassSelf}, classes)
 
 		row, err := st.SyncStatus(ctx, walletA, "etherlink")
 		require.NoError(t, err)
@@ -238,11 +239,11 @@ func TestBalancesOfAnUnfinishedNetworkAreNotReconciled(t *testing.T) {
 		st := db.openStore(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
-		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", backfill.Chunk{Cursor: backfill.Cursor{Block: 5},
-			Transfers: []backfill.Transfer{transfer("0x01", backfill.KindNative, backfill.NativeAsset, backfill.In, 1, 1)}}))
+		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", store.Chunk{Checkpoint: 5,
+			Transfers: []store.TransferRecord{transfer("0x01", backfill.KindNative, store.NativeAsset, backfill.In, 1, 1)}}))
 		_, _, err := st.FailScan(ctx, walletA, "etherlink", store.ScanFailure{Error: "x", Permanent: true, Now: time.Now()})
 		require.NoError(t, err)
-		bals, err := st.FinishWallet(ctx, walletA)
+		bals, err := st.FinishWallet(ctx, walletA, activities.FinishRules)
 		require.NoError(t, err)
 		require.Len(t, bals, 1)
 		assert.Nil(t, bals[0].Reconciled)
@@ -268,16 +269,16 @@ func TestAnOpeningBalanceReadEarlierIsKeptWhenTheNodeHasSincePrunedIt(t *testing
 		st := db.openStore(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
-		complete := func(opening backfill.Holding) {
+		complete := func(opening store.Holding) {
 			require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{
-				Opening: []backfill.Holding{opening},
-				Closing: []backfill.Holding{{Asset: backfill.NativeAsset, Amount: big.NewInt(9), Known: true}},
+				Opening: []store.Holding{opening},
+				Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(9), Known: true}},
 			}))
 		}
-		complete(backfill.Holding{Asset: backfill.NativeAsset, Amount: big.NewInt(9), Known: true})
-		addWallet(t, st, walletA, bothNetworks[0]) // re-added: scans the new blocks
-		complete(backfill.Holding{Asset: backfill.NativeAsset, Detail: "pruned"})
-		bals, err := st.FinishWallet(ctx, walletA)
+		complete(store.Holding{Asset: store.NativeAsset, Amount: big.NewInt(9), Known: true})
+		addWallet(t, st, walletA, bothNetworks[0])                      // re-added: scans the new blocks
+		complete(store.Holding{Asset: store.NativeAsset, Known: false}) // pruned
+		bals, err := st.FinishWallet(ctx, walletA, activities.FinishRules)
 		require.NoError(t, err)
 		require.Len(t, bals, 1)
 		assert.True(t, bals[0].OpeningKnown)

@@ -150,11 +150,11 @@ func storedTransfers(t *testing.T, st *store.Store, wallet, network string) (map
 		page, next, err := st.ListTransfers(context.Background(), store.TransferFilter{Wallet: wallet, Network: network, Limit: 1000, Cursor: cursor})
 		require.NoError(t, err)
 		for _, tr := range page {
-			if tr.Kind == backfill.KindFee {
+			if tr.Kind == string(backfill.KindFee) {
 				fees++
 				continue
 			}
-			k := transferKey{tr.Tx, string(tr.Kind), tr.Asset}
+			k := transferKey{tr.Tx, tr.Kind, tr.Asset}
 			require.NotContains(t, out, k, "transfer stored twice")
 			out[k] = tr
 		}
@@ -175,7 +175,7 @@ func checkFound(t *testing.T, got map[transferKey]store.StoredTransfer, want []t
 			continue
 		}
 		assert.Equal(t, e.Amount.String(), tr.Amount.String(), e.Tx)
-		assert.Equal(t, e.Direction, tr.Direction, e.Tx)
+		assert.Equal(t, string(e.Direction), tr.Direction, e.Tx)
 		assert.NotEmpty(t, tr.Class, "classified when the wallet finished")
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/keeperhq/keeper/activities"
-	"github.com/keeperhq/keeper/store"
 )
 
 // EpochTaskQueue is the task queue of reward-epoch workflows and activities.
@@ -44,6 +43,10 @@ type EpochResult struct {
 	EvidenceID string
 }
 
+// epochComputing is the workflow's status while a run works; its outcomes
+// are activities.EpochCompleted, EpochQuarantined and EpochFailed.
+const epochComputing = "computing"
+
 // EpochWorkflowID is the id of an epoch's workflow; it de-duplicates starts.
 func EpochWorkflowID(epoch string) string { return "epoch-" + epoch }
 
@@ -71,7 +74,7 @@ func EpochCompute(ctx workflow.Context, in EpochInput) (EpochResult, error) {
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
 	})
 
-	setStatus(ctx, store.EpochComputing)
+	setStatus(ctx, epochComputing)
 	var seal activities.SealResult
 	if err := workflow.ExecuteActivity(stepCtx, a.SealInputs, ref).Get(ctx, &seal); err != nil {
 		return failEpoch(finishCtx, ref, err)
@@ -106,22 +109,22 @@ func EpochCompute(ctx workflow.Context, in EpochInput) (EpochResult, error) {
 	}
 	out.EvidenceID = anchor.EvidenceID
 
-	if err := workflow.ExecuteActivity(finishCtx, a.FinishEpoch, ref, activities.EpochOutcome{Status: store.EpochCompleted}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(finishCtx, a.FinishEpoch, ref, activities.EpochOutcome{Status: activities.EpochCompleted}).Get(ctx, nil); err != nil {
 		return out, err
 	}
-	setStatus(ctx, store.EpochCompleted)
-	out.Status = store.EpochCompleted
+	setStatus(ctx, activities.EpochCompleted)
+	out.Status = activities.EpochCompleted
 	return out, nil
 }
 
 func quarantine(ctx workflow.Context, ref activities.EpochRef, out EpochResult, reason string) (EpochResult, error) {
 	var a *activities.Epoch
-	if err := workflow.ExecuteActivity(ctx, a.FinishEpoch, ref, activities.EpochOutcome{Status: store.EpochQuarantined, Reason: reason}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.FinishEpoch, ref, activities.EpochOutcome{Status: activities.EpochQuarantined, Reason: reason}).Get(ctx, nil); err != nil {
 		return out, err
 	}
 	workflow.GetLogger(ctx).Warn("epoch quarantined", "epoch", ref.EpochID, "reason", reason)
-	setStatus(ctx, store.EpochQuarantined)
-	out.Status, out.Reason = store.EpochQuarantined, reason
+	setStatus(ctx, activities.EpochQuarantined)
+	out.Status, out.Reason = activities.EpochQuarantined, reason
 	return out, nil
 }
 
@@ -133,9 +136,9 @@ func failEpoch(ctx workflow.Context, ref activities.EpochRef, cause error) (Epoc
 		msg = appErr.Message()
 	}
 	var a *activities.Epoch
-	if err := workflow.ExecuteActivity(ctx, a.FinishEpoch, ref, activities.EpochOutcome{Status: store.EpochFailed, Reason: msg}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.FinishEpoch, ref, activities.EpochOutcome{Status: activities.EpochFailed, Reason: msg}).Get(ctx, nil); err != nil {
 		return EpochResult{}, err
 	}
-	setStatus(ctx, store.EpochFailed)
+	setStatus(ctx, activities.EpochFailed)
 	return EpochResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("epoch %s failed: %s", ref.EpochID, msg), "EpochFailed", nil)
 }

@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/keeperhq/keeper/activities"
-	"github.com/keeperhq/keeper/store"
 )
 
 // BackfillTaskQueue is the task queue of wallet-backfill workflows and
@@ -159,7 +158,7 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 		sel.AddFuture(f, func(f workflow.Future) {
 			var r BackfillResult
 			if err := f.Get(ctx, &r); err != nil {
-				r = BackfillResult{Status: string(store.SyncFailed), Gen: c.gen, Error: err.Error()}
+				r = BackfillResult{Status: activities.BackfillFailed, Gen: c.gen, Error: err.Error()}
 			}
 			c.running = false
 			record(NetworkOutcome{Network: c.network, Status: r.Status, Transfers: r.Transfers, Error: r.Error})
@@ -258,7 +257,7 @@ func Backfill(ctx workflow.Context, in BackfillInput) (BackfillResult, error) {
 		err := workflow.ExecuteActivity(scanCtx, a.ScanNetwork, ref).Get(ctx, &res)
 		if err == nil {
 			setStatus(ctx, "completed")
-			out.Status, out.Transfers, out.RetryCount, out.Error = string(store.SyncCompleted), res.Transfers, 0, ""
+			out.Status, out.Transfers, out.RetryCount, out.Error = activities.BackfillCompleted, res.Transfers, 0, ""
 			return out, nil
 		}
 		msg, permanent := scanFailure(err)
