@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/keeperhq/keeper/merkle"
 )
 
 // Status is where an evidence (or one of its per-chain anchors) stands.
@@ -338,7 +340,7 @@ func splitHashes(b []byte) [][32]byte {
 	return out
 }
 
-func joinHashes(hs [][32]byte) []byte {
+func joinHashes(hs []merkle.Hash) []byte {
 	out := make([]byte, 0, 32*len(hs))
 	for _, h := range hs {
 		out = append(out, h[:]...)
