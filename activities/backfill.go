@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/keeperhq/keeper/backfill"
 	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -323,13 +323,8 @@ func (a *Backfill) FinishWallet(ctx context.Context, wallet string) (WalletSumma
 // redact replaces the configured endpoints in msg by their scheme and host.
 func (a *Backfill) redact(msg string) string {
 	for _, raw := range a.RPCURLs {
-		u, err := url.Parse(raw)
-		if err != nil || raw == "" {
-			continue
-		}
-		short := u.Scheme + "://" + u.Host
-		if raw != short {
-			msg = strings.ReplaceAll(msg, raw, short+"/…")
+		if short := redact.Endpoint(raw); short != raw {
+			msg = strings.ReplaceAll(msg, raw, short)
 		}
 	}
 	return msg
