@@ -13,7 +13,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/merkle"
@@ -189,18 +188,7 @@ func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResul
 	if err != nil {
 		return anchorFailure(a.Backoff, err, attempt)
 	}
-	paths := make([][][32]byte, tree.Size())
-	for i := range paths {
-		p, err := tree.Path(i)
-		if err != nil {
-			return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePermanent, nil)
-		}
-		paths[i] = make([][32]byte, len(p))
-		for j, h := range p {
-			paths[i][j] = h
-		}
-	}
-	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime}, paths)
+	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime}, tree.Paths())
 	if err != nil {
 		return anchorFailure(a.Backoff, err, attempt)
 	}

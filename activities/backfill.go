@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/keeperhq/keeper/backfill"
+	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/store"
 )
@@ -401,13 +401,8 @@ func holdingRecords(hs []backfill.Holding) []store.Holding {
 // redact replaces the configured endpoints in msg by their scheme and host.
 func (a *Backfill) redact(msg string) string {
 	for _, raw := range a.RPCURLs {
-		u, err := url.Parse(raw)
-		if err != nil || raw == "" {
-			continue
-		}
-		short := u.Scheme + "://" + u.Host
-		if raw != short {
-			msg = strings.ReplaceAll(msg, raw, short+"/…")
+		if short := redact.Endpoint(raw); short != raw {
+			msg = strings.ReplaceAll(msg, raw, short)
 		}
 	}
 	return msg

@@ -28,6 +28,7 @@ import (
 	"github.com/keeperhq/keeper/codec"
 	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/dispatch"
+	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/starter"
 	"github.com/keeperhq/keeper/store"
@@ -133,7 +134,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 			return nil, err
 		}
 		if cfg.StoreURL != "" {
-			n.Logger.Info("keeper's records are in PostgreSQL", "store", store.RedactURL(cfg.StoreURL))
+			n.Logger.Info("keeper's records are in PostgreSQL", "store", redact.URL(cfg.StoreURL))
 		}
 	}
 	n.registerMetrics()

@@ -207,14 +207,7 @@ func TestReceiptOfAConfirmedEvidencePrintsAReceiptWhoseProofChecks(t *testing.T)
 	require.NoError(t, err)
 	tree, err := merkle.Build(digests)
 	require.NoError(t, err)
-	paths := make([][][32]byte, len(digests))
-	for i := range digests {
-		p, err := tree.Path(i)
-		require.NoError(t, err)
-		for _, h := range p {
-			paths[i] = append(paths[i], [32]byte(h))
-		}
-	}
+	paths := tree.Paths()
 	require.NoError(t, s.st.MarkSubmitted(ctx, b.ID, tree.Root(), "0xabc"))
 	require.NoError(t, s.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xabc", Block: 5, BlockTime: time.Now()}, paths))
 

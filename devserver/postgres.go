@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/server/tools/common/schema"
 	toolsql "go.temporal.io/server/tools/sql"
 
-	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/redact"
 )
 
 const (
@@ -80,7 +80,7 @@ func parsePostgresURL(raw string) (postgresTarget, error) {
 }
 
 // String is the URL without its password, for logs and errors.
-func (p postgresTarget) String() string { return store.RedactURL(p.u.String()) }
+func (p postgresTarget) String() string { return redact.URL(p.u.String()) }
 
 // claimKey identifies the database for claimDatabase.
 func (p postgresTarget) claimKey() string {

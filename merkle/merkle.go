@@ -77,15 +77,33 @@ func (t *Tree) Path(index int) ([]Hash, error) {
 	if index < 0 || index >= t.Size() {
 		return nil, fmt.Errorf("merkle: leaf index %d out of range [0,%d)", index, t.Size())
 	}
-	var path []Hash
+	return t.appendPath(nil, index), nil
+}
+
+// appendPath appends leaf index's audit path to dst.
+func (t *Tree) appendPath(dst []Hash, index int) []Hash {
 	for _, level := range t.levels[:len(t.levels)-1] {
-		sibling := index ^ 1
-		if sibling < len(level) {
-			path = append(path, level[sibling])
+		if sibling := index ^ 1; sibling < len(level) {
+			dst = append(dst, level[sibling])
 		}
 		index /= 2
 	}
-	return path, nil
+	return dst
+}
+
+// Paths returns every leaf's audit path, paths[i] being Path(i): O(n log n)
+// hashes copied in all, into one allocation shared by the paths.
+func (t *Tree) Paths() [][]Hash {
+	n := t.Size()
+	depth := len(t.levels) - 1
+	all := make([]Hash, 0, n*depth)
+	paths := make([][]Hash, n)
+	for i := range paths {
+		start := len(all)
+		all = t.appendPath(all, i)
+		paths[i] = all[start:len(all):len(all)]
+	}
+	return paths
 }
 
 // ErrProofMismatch is returned when a proof does not lead to the expected root.

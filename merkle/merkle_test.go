@@ -68,6 +68,30 @@ func TestEveryPathRecomputesTheRoot(t *testing.T) {
 	}
 }
 
+func TestPathsGivesEveryLeafsAuditPath(t *testing.T) {
+	var sizes []int
+	for n := 1; n <= 70; n++ {
+		sizes = append(sizes, n)
+	}
+	sizes = append(sizes, 100, 1024, 1025, 4097)
+	for _, n := range sizes {
+		ls := leaves(n)
+		tr, err := Build(ls)
+		require.NoError(t, err)
+		paths := tr.Paths()
+		require.Len(t, paths, n)
+		for i, p := range paths {
+			require.NoError(t, Verify(ls[i], i, n, p, tr.Root()), "n=%d i=%d", n, i)
+			one, err := tr.Path(i)
+			require.NoError(t, err)
+			require.Equal(t, len(one), len(p), "n=%d i=%d", n, i)
+			for j := range one {
+				require.Equal(t, one[j], p[j], "n=%d i=%d j=%d", n, i, j)
+			}
+		}
+	}
+}
+
 func TestTamperedProofIsRejected(t *testing.T) {
 	ls := leaves(13)
 	tr, err := Build(ls)

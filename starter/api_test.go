@@ -559,14 +559,7 @@ func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 	require.NoError(t, err)
 	tree, err := merkle.Build(digests)
 	require.NoError(t, err)
-	paths := make([][][32]byte, len(digests))
-	for i := range digests {
-		p, err := tree.Path(i)
-		require.NoError(t, err)
-		for _, h := range p {
-			paths[i] = append(paths[i], [32]byte(h))
-		}
-	}
+	paths := tree.Paths()
 	blockTime := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
 	require.NoError(t, f.st.MarkSubmitted(ctx, b.ID, tree.Root(), "0xfeed"))
 

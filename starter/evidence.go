@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -362,42 +361,22 @@ func checkParams(q url.Values, known ...string) *apiError {
 	return nil
 }
 
-const (
-	defaultListLimit = 100
-	maxListLimit     = 1000
-)
-
 func (a *API) listEvidence(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if aerr := checkParams(q, "status", "limit", "cursor"); aerr != nil {
 		writeError(w, aerr)
 		return
 	}
-	f := store.ListFilter{Status: store.Status(q.Get("status")), Limit: defaultListLimit, Cursor: q.Get("cursor")}
+	f := store.ListFilter{Status: store.Status(q.Get("status"))}
 	if f.Status != "" && !f.Status.Valid() {
 		writeError(w, badRequest("invalid_status", "status", "status must be one of pending, batched, submitted, confirmed, dead_letter"))
 		return
 	}
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxListLimit {
-			writeError(w, badRequest("invalid_limit", "limit", fmt.Sprintf("limit must be an integer from 1 to %d", maxListLimit)))
-			return
-		}
-		f.Limit = n
+	var aerr *apiError
+	if f.Limit, f.Cursor, aerr = pageRequest(q); aerr != nil {
+		writeError(w, aerr)
+		return
 	}
 	evs, next, err := a.Store.ListEvidence(r.Context(), f)
-	if errors.Is(err, store.ErrBadCursor) {
-		writeError(w, badRequest("invalid_cursor", "cursor", "cursor must be a next_cursor value from an earlier page"))
-		return
-	}
-	if err != nil {
-		writeError(w, a.internal("list evidence", err))
-		return
-	}
-	items := make([]evidenceView, len(evs))
-	for i, ev := range evs {
-		items[i] = view(ev)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next_cursor": next})
+	writePage(a, w, "list evidence", evs, next, err, view)
 }

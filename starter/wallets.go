@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -220,18 +219,15 @@ func (a *API) listTransfers(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	f := store.TransferFilter{Wallet: addr, Network: q.Get("network"), Limit: defaultListLimit, Cursor: q.Get("cursor")}
+	f := store.TransferFilter{Wallet: addr, Network: q.Get("network")}
 	if _, ok := a.Wallets.network(f.Network); f.Network != "" && !ok {
 		writeError(w, badRequest("unknown_network", "network", fmt.Sprintf("network %q is not configured here (configured: %s)", printable(f.Network), a.Wallets.names())))
 		return
 	}
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxListLimit {
-			writeError(w, badRequest("invalid_limit", "limit", fmt.Sprintf("limit must be an integer from 1 to %d", maxListLimit)))
-			return
-		}
-		f.Limit = n
+	var aerr *apiError
+	if f.Limit, f.Cursor, aerr = pageRequest(q); aerr != nil {
+		writeError(w, aerr)
+		return
 	}
 	if _, err := a.Store.WalletStatus(r.Context(), addr); errors.Is(err, store.ErrNotFound) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "address", Message: "no wallet " + addr + " was added"})
@@ -241,22 +237,14 @@ func (a *API) listTransfers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ts, next, err := a.Store.ListTransfers(r.Context(), f)
-	if errors.Is(err, store.ErrBadCursor) {
-		writeError(w, badRequest("invalid_cursor", "cursor", "cursor must be a next_cursor value from an earlier page"))
-		return
+	writePage(a, w, "list transfers", ts, next, err, viewTransfer)
+}
+
+func viewTransfer(t store.StoredTransfer) transferView {
+	return transferView{
+		Network: t.Network, Tx: t.Tx, Kind: string(t.Kind), Index: t.Index, Asset: t.Asset, From: t.From, To: t.To,
+		Amount: t.Amount.String(), Direction: string(t.Direction), Class: t.Class, Block: t.Block, BlockTime: timeString(t.BlockTime),
 	}
-	if err != nil {
-		writeError(w, a.internal("list transfers", err))
-		return
-	}
-	items := make([]transferView, len(ts))
-	for i, t := range ts {
-		items[i] = transferView{
-			Network: t.Network, Tx: t.Tx, Kind: string(t.Kind), Index: t.Index, Asset: t.Asset, From: t.From, To: t.To,
-			Amount: t.Amount.String(), Direction: string(t.Direction), Class: t.Class, Block: t.Block, BlockTime: timeString(t.BlockTime),
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": items, "next_cursor": next})
 }
 
 // walletView is the JSON shape of GET /v1/wallets/{address}.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -94,7 +95,7 @@ func postgresServer() (*sql.DB, string, error) {
 			if db != nil {
 				db.Close()
 			}
-			errs = append(errs, fmt.Sprintf("%s: %v", store.RedactURL(u), err))
+			errs = append(errs, fmt.Sprintf("%s: %v", redact.URL(u), err))
 		}
 		pgErr = fmt.Errorf("no PostgreSQL to test against (set KEEPER_TEST_POSTGRES_URL): %s", strings.Join(errs, "; "))
 	})
@@ -140,7 +141,7 @@ func TestErrorsOpeningAPostgreSQLStoreNeverShowThePassword(t *testing.T) {
 		_, err := store.OpenPostgres(ctx, u)
 		require.Error(t, err, u)
 		assert.NotContains(t, err.Error(), "pw-in-", "error for %s: %v", u, err)
-		assert.NotContains(t, store.RedactURL(u), "pw-in-")
+		assert.NotContains(t, redact.URL(u), "pw-in-")
 	}
 	_, err := store.OpenPostgres(ctx, "mysql://keeper:pw-in-user-part@127.0.0.1/keeper")
 	require.Error(t, err)

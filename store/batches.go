@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/keeperhq/keeper/merkle"
 )
 
 // Batch states. A batch is formed by the dispatcher, started once its
@@ -411,7 +413,7 @@ const pathsPerTx = 128
 // crash is written again, identically, by the retry, and no receipt shows
 // before the anchors are confirmed. It is a no-op for a batch already
 // confirmed or dead-lettered.
-func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, paths [][][32]byte) error {
+func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, paths [][]merkle.Hash) error {
 	b, err := s.GetBatch(ctx, id)
 	if err != nil {
 		return fmt.Errorf("store: confirm batch %d: %w", id, err)

@@ -4,14 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
-	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/keeperhq/keeper/merkle"
 )
 
 // Status is where an evidence (or one of its per-chain anchors) stands.
@@ -198,42 +198,20 @@ type ListFilter struct {
 // ListEvidence returns a page of evidence in intake order and the cursor of
 // the next page ("" when this is the last).
 func (s *Store) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, string, error) {
-	if f.Limit < 1 {
-		return nil, "", fmt.Errorf("store: list evidence: limit must be at least 1, got %d", f.Limit)
-	}
-	after, err := decodeCursor(f.Cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	q := `SELECT ` + evidenceCols + ` FROM evidence WHERE seq > ?`
-	args := []any{after}
-	if f.Status != "" {
-		q += ` AND status = ?`
-		args = append(args, f.Status)
-	}
-	q += ` ORDER BY seq LIMIT ?`
-	args = append(args, f.Limit+1)
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("store: list evidence: %w", err)
-	}
-	var out []Evidence
-	for rows.Next() {
-		ev, err := scanEvidence(rows)
-		if err != nil {
-			rows.Close()
-			return nil, "", err
+	out, next, err := listPage(ctx, s.r, "list evidence", f.Limit, f.Cursor, func(after int64) (string, []any) {
+		q := `SELECT ` + evidenceCols + ` FROM evidence WHERE seq > ?`
+		args := []any{after}
+		if f.Status != "" {
+			q += ` AND status = ?`
+			args = append(args, f.Status)
 		}
-		out = append(out, ev)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return q, args
+	}, func(rows *sql.Rows) (Evidence, int64, error) {
+		ev, err := scanEvidence(rows)
+		return ev, ev.seq, err
+	})
+	if err != nil {
 		return nil, "", err
-	}
-	next := ""
-	if len(out) > f.Limit {
-		out = out[:f.Limit]
-		next = encodeCursor(out[len(out)-1].seq)
 	}
 	for i := range out {
 		if err := s.loadAnchors(ctx, s.r, &out[i]); err != nil {
@@ -241,26 +219,6 @@ func (s *Store) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, str
 		}
 	}
 	return out, next, nil
-}
-
-// ErrBadCursor is returned for a cursor this store did not hand out.
-var ErrBadCursor = errors.New("invalid cursor")
-
-func encodeCursor(seq int64) string {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(seq))
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-func decodeCursor(c string) (int64, error) {
-	if c == "" {
-		return 0, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) != 8 {
-		return 0, ErrBadCursor
-	}
-	return int64(binary.BigEndian.Uint64(b)), nil
 }
 
 // PendingCount is the number of evidence not yet in any batch.
@@ -338,7 +296,7 @@ func splitHashes(b []byte) [][32]byte {
 	return out
 }
 
-func joinHashes(hs [][32]byte) []byte {
+func joinHashes(hs []merkle.Hash) []byte {
 	out := make([]byte, 0, 32*len(hs))
 	for _, h := range hs {
 		out = append(out, h[:]...)

@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/keeperhq/keeper/redact"
 )
 
 // postgresConns bounds one node's connections to PostgreSQL: intake's
@@ -24,7 +25,7 @@ const postgresConns = 16
 // may share one database. Errors name the URL without its password.
 func OpenPostgres(ctx context.Context, connURL string) (*Store, error) {
 	if !IsPostgresURL(connURL) {
-		return nil, fmt.Errorf("store: %q is not a postgres:// URL", RedactURL(connURL))
+		return nil, fmt.Errorf("store: %q is not a postgres:// URL", redact.URL(connURL))
 	}
 	cfg, err := pgx.ParseConfig(connURL)
 	if err != nil {
@@ -33,7 +34,7 @@ func OpenPostgres(ctx context.Context, connURL string) (*Store, error) {
 		if inner := errors.Unwrap(err); inner != nil {
 			why = inner.Error()
 		}
-		return nil, fmt.Errorf("store: cannot parse %s: %s", RedactURL(connURL), why)
+		return nil, fmt.Errorf("store: cannot parse %s: %s", redact.URL(connURL), why)
 	}
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(postgresConns)
@@ -41,12 +42,12 @@ func OpenPostgres(ctx context.Context, connURL string) (*Store, error) {
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	if err := pingWithin(ctx, db, 10*time.Second); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store: connect to %s: %w", RedactURL(connURL), err)
+		return nil, fmt.Errorf("store: connect to %s: %w", redact.URL(connURL), err)
 	}
 	p := &pool{db, postgresDialect}
 	s, err := start(ctx, &Store{d: postgresDialect, w: p, r: p})
 	if err != nil {
-		return nil, fmt.Errorf("%w (database %s)", err, RedactURL(connURL))
+		return nil, fmt.Errorf("%w (database %s)", err, redact.URL(connURL))
 	}
 	return s, nil
 }
@@ -60,19 +61,4 @@ func pingWithin(ctx context.Context, db *sql.DB, d time.Duration) error {
 // IsPostgresURL reports whether s names a PostgreSQL database.
 func IsPostgresURL(s string) bool {
 	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
-}
-
-// RedactURL is a connection URL fit for logs and errors: its password, in
-// the user part or in a password= parameter, is replaced by xxxxx.
-func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
 }

@@ -40,12 +40,18 @@ func (s *Store) UnfinishedBatches(ctx context.Context) ([]BatchCount, error) {
 
 // EpochCounts counts epochs by status.
 func (s *Store) EpochCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT status, COUNT(*) FROM epochs GROUP BY status`)
+	return countByStatus[string](ctx, s.r, "epoch counts", `SELECT status, COUNT(*) FROM epochs GROUP BY status`)
+}
+
+// countByStatus reads the (status, count) rows of q, a query grouping by
+// status, into a map. what names the count in errors ("epoch counts").
+func countByStatus[S ~string](ctx context.Context, p *pool, what, q string, args ...any) (map[S]int, error) {
+	rows, err := p.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: epoch counts: %w", err)
+		return nil, fmt.Errorf("store: %s: %w", what, err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[S]int{}
 	for rows.Next() {
 		var (
 			st string
@@ -54,7 +60,7 @@ func (s *Store) EpochCounts(ctx context.Context) (map[string]int, error) {
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, err
 		}
-		out[st] = n
+		out[S(st)] = n
 	}
 	return out, rows.Err()
 }

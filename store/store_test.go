@@ -79,14 +79,7 @@ func confirm(t *testing.T, st *store.Store, b store.Batch, ref string, block uin
 	require.NoError(t, err)
 	tree, err := merkle.Build(digests)
 	require.NoError(t, err)
-	paths := make([][][32]byte, len(digests))
-	for i := range digests {
-		p, err := tree.Path(i)
-		require.NoError(t, err)
-		for _, h := range p {
-			paths[i] = append(paths[i], [32]byte(h))
-		}
-	}
+	paths := tree.Paths()
 	require.NoError(t, st.MarkSubmitted(ctx, b.ID, tree.Root(), ref))
 	require.NoError(t, st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: ref, Block: block, BlockTime: time.UnixMilli(1_700_000_000_000).UTC()}, paths))
 	return tree.Root()
@@ -401,7 +394,7 @@ func TestEvidenceOnTwoChainsIsDeadLetteredWhenEitherChainDeadLetters(t *testing.
 		// A confirmed batch cannot be dead-lettered afterwards, and the reverse.
 		require.NoError(t, st.DeadLetterBatch(ctx, bs.ID, "late"))
 		assert.Equal(t, store.StatusConfirmed, anchorOn(t, get(t, st, ev1.ID), "stub").Status)
-		require.NoError(t, st.ConfirmBatch(ctx, be.ID, store.Confirmation{TxRef: "late"}, [][][32]byte{nil}))
+		require.NoError(t, st.ConfirmBatch(ctx, be.ID, store.Confirmation{TxRef: "late"}, [][]merkle.Hash{nil}))
 		assert.Equal(t, store.StatusDeadLetter, get(t, st, ev1.ID).Status)
 
 		dead := listAll(t, st, store.StatusDeadLetter)

@@ -100,21 +100,5 @@ func (s *Store) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTim
 // StatusCounts counts the evidence taken in after seq `after`, up to and
 // including `upto`, by status.
 func (s *Store) StatusCounts(ctx context.Context, after, upto int64) (map[Status]int, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT status, COUNT(*) FROM evidence WHERE seq > ? AND seq <= ? GROUP BY status`, after, upto)
-	if err != nil {
-		return nil, fmt.Errorf("store: status counts: %w", err)
-	}
-	defer rows.Close()
-	out := map[Status]int{}
-	for rows.Next() {
-		var (
-			st string
-			n  int
-		)
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, err
-		}
-		out[Status(st)] = n
-	}
-	return out, rows.Err()
+	return countByStatus[Status](ctx, s.r, "status counts", `SELECT status, COUNT(*) FROM evidence WHERE seq > ? AND seq <= ? GROUP BY status`, after, upto)
 }

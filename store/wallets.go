@@ -681,47 +681,25 @@ type TransferFilter struct {
 // were found (oldest block first per network) and the next page's cursor
 // ("" on the last page).
 func (s *Store) ListTransfers(ctx context.Context, f TransferFilter) ([]StoredTransfer, string, error) {
-	if f.Limit < 1 {
-		return nil, "", fmt.Errorf("store: list transfers: limit must be at least 1, got %d", f.Limit)
-	}
-	after, err := decodeCursor(f.Cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	q := `SELECT seq, network, tx, kind, idx, asset, sender, recipient, amount, direction, class, block, block_time
-		FROM transfers WHERE wallet = ? AND seq > ?`
-	args := []any{f.Wallet, after}
-	if f.Network != "" {
-		q += ` AND network = ?`
-		args = append(args, f.Network)
-	}
-	q += ` ORDER BY seq LIMIT ?`
-	args = append(args, f.Limit+1)
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, "", fmt.Errorf("store: list transfers: %w", err)
-	}
-	defer rows.Close()
-	var out []StoredTransfer
-	for rows.Next() {
+	return listPage(ctx, s.r, "list transfers", f.Limit, f.Cursor, func(after int64) (string, []any) {
+		q := `SELECT seq, network, tx, kind, idx, asset, sender, recipient, amount, direction, class, block, block_time
+			FROM transfers WHERE wallet = ? AND seq > ?`
+		args := []any{f.Wallet, after}
+		if f.Network != "" {
+			q += ` AND network = ?`
+			args = append(args, f.Network)
+		}
+		return q, args
+	}, func(rows *sql.Rows) (StoredTransfer, int64, error) {
 		var (
 			t              StoredTransfer
 			kind, dir, amt string
 			blockTime      int64
 		)
 		if err := rows.Scan(&t.seq, &t.Network, &t.Tx, &kind, &t.Index, &t.Asset, &t.From, &t.To, &amt, &dir, &t.Class, &t.Block, &blockTime); err != nil {
-			return nil, "", err
+			return t, 0, err
 		}
 		t.Kind, t.Direction, t.Amount, t.BlockTime = kind, dir, parseAmount(amt), fromMS(blockTime)
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if len(out) > f.Limit {
-		out = out[:f.Limit]
-		next = encodeCursor(out[len(out)-1].seq)
-	}
-	return out, next, nil
+		return t, t.seq, nil
+	})
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/poller"
+	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
 )
 
@@ -94,7 +95,7 @@ func (c Config) String() string {
 		key = "<redacted, signer " + crypto.PubkeyToAddress(c.Key.PublicKey).Hex() + ">"
 	}
 	return fmt.Sprintf("evm.Config{RPCURL: %s, Key: %s, ChainID: %d, To: %s, Confirmations: %d, ResubmitTimeout: %s, FeeCeiling: %v, RPCConnections: %d, PollInterval: %s, MaxBatch: %d}",
-		redactURL(c.RPCURL), key, c.ChainID, c.To.Hex(), c.Confirmations, c.ResubmitTimeout, c.FeeCeiling, c.RPCConnections, c.PollInterval, c.MaxBatch)
+		redact.Endpoint(c.RPCURL), key, c.ChainID, c.To.Hex(), c.Confirmations, c.ResubmitTimeout, c.FeeCeiling, c.RPCConnections, c.PollInterval, c.MaxBatch)
 }
 
 // GoString is String, so %#v does not print the key either.
@@ -226,7 +227,7 @@ func (a *Adapter) Address() common.Address { return a.from }
 
 // String describes the adapter without its key.
 func (a *Adapter) String() string {
-	return fmt.Sprintf("etherlink adapter (signer %s, chain %d, %s)", a.from.Hex(), a.cfg.ChainID, redactURL(a.cfg.RPCURL))
+	return fmt.Sprintf("etherlink adapter (signer %s, chain %d, %s)", a.from.Hex(), a.cfg.ChainID, redact.Endpoint(a.cfg.RPCURL))
 }
 
 // StatusCalls is the number of batched status calls made so far: each is

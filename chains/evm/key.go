@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/keeperhq/keeper/redact"
 )
 
 // LoadKey reads a secp256k1 private key from a file holding it as 64 hex
@@ -58,7 +60,7 @@ func newScrubber(key *ecdsa.PrivateKey, rpcURL string) *scrubber {
 		s.add(strings.ToUpper(h), "[private key redacted]")
 	}
 	if rpcURL != "" {
-		s.add(rpcURL, redactURL(rpcURL))
+		s.add(rpcURL, redact.Endpoint(rpcURL))
 	}
 	return s
 }
@@ -86,23 +88,3 @@ type scrubbedError struct {
 
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
-
-// redactURL keeps scheme and host of an endpoint and hides path, query and
-// user info, where providers put API keys.
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return "[rpc url]"
-	}
-	host := rest
-	if i := strings.IndexAny(host, "/?#"); i >= 0 {
-		host = host[:i]
-	}
-	if i := strings.LastIndex(host, "@"); i >= 0 {
-		host = host[i+1:]
-	}
-	if host == rest {
-		return scheme + "://" + host
-	}
-	return scheme + "://" + host + "/…"
-}

@@ -10,6 +10,8 @@ import (
 	"os"
 
 	sol "github.com/gagliardetto/solana-go"
+
+	"github.com/keeperhq/keeper/redact"
 )
 
 // LoadKey reads a keypair file in the standard Solana format (what
@@ -70,13 +72,13 @@ const redacted = "[redacted]"
 // the secret.
 func (c Config) Format(f fmt.State, verb rune) {
 	fmt.Fprintf(f, "solana.Config{RPCURL:%q Payer:%s Commitment:%q PriorityFee:%d RPCConnections:%d PollInterval:%s RebroadcastInterval:%s RPCTimeout:%s}",
-		redactURL(c.RPCURL), describeKey(c.Payer), c.Commitment, c.PriorityFee, c.RPCConnections, c.PollInterval, c.RebroadcastInterval, c.RPCTimeout)
+		redact.Endpoint(c.RPCURL), describeKey(c.Payer), c.Commitment, c.PriorityFee, c.RPCConnections, c.PollInterval, c.RebroadcastInterval, c.RPCTimeout)
 }
 
 // LogValue keeps the payer key out of slog output.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("rpc_url", redactURL(c.RPCURL)),
+		slog.String("rpc_url", redact.Endpoint(c.RPCURL)),
 		slog.String("payer", describeKey(c.Payer)),
 		slog.String("commitment", c.Commitment),
 		slog.Uint64("priority_fee", c.PriorityFee),
@@ -86,7 +88,7 @@ func (c Config) LogValue() slog.Value {
 // MarshalJSON keeps the payer key out of JSON dumps of the configuration.
 func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{
-		"rpc_url":              redactURL(c.RPCURL),
+		"rpc_url":              redact.Endpoint(c.RPCURL),
 		"payer":                describeKey(c.Payer),
 		"commitment":           c.Commitment,
 		"priority_fee":         c.PriorityFee,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
+	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
 )
 
@@ -40,9 +41,9 @@ func newRPCError(rpcURL, op string, err error) *rpcError {
 		msg = err.Error()
 	}
 	if rpcURL != "" {
-		msg = strings.ReplaceAll(msg, rpcURL, redactURL(rpcURL))
+		msg = strings.ReplaceAll(msg, rpcURL, redact.Endpoint(rpcURL))
 		if u, perr := url.Parse(rpcURL); perr == nil {
-			msg = strings.ReplaceAll(msg, u.String(), redactURL(rpcURL))
+			msg = strings.ReplaceAll(msg, u.String(), redact.Endpoint(rpcURL))
 		}
 	}
 	return &rpcError{op: op, msg: msg, err: err}
@@ -64,23 +65,6 @@ func dataErr(data any) string {
 		return ""
 	}
 	return string(b)
-}
-
-// redactURL keeps the scheme and host of an endpoint and hides its path,
-// query and user info.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		if s == "" {
-			return ""
-		}
-		return "[endpoint]"
-	}
-	out := u.Scheme + "://" + u.Host
-	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-		out += "/…"
-	}
-	return out
 }
 
 // sendOutcome classifies the answer to sendTransaction.

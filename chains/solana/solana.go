@@ -40,6 +40,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/keeperhq/keeper/chains/poller"
+	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
 )
 
@@ -156,7 +157,7 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	u, err := url.Parse(cfg.RPCURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, retry.Permanent(fmt.Errorf("solana: RPC URL %q must be an http(s) URL", redactURL(cfg.RPCURL)))
+		return nil, retry.Permanent(fmt.Errorf("solana: RPC URL %q must be an http(s) URL", redact.Endpoint(cfg.RPCURL)))
 	}
 	if err := checkKey(cfg.Payer); err != nil {
 		return nil, retry.Permanent(err)
@@ -276,7 +277,7 @@ func (a *Adapter) Format(f fmt.State, verb rune) {
 		fmt.Fprint(f, "solana.Adapter(nil)")
 		return
 	}
-	fmt.Fprintf(f, "solana.Adapter{RPCURL:%q Payer:%s Commitment:%q}", redactURL(a.rpcURL), redacted+"(pubkey "+a.pub.String()+")", a.cfg.Commitment)
+	fmt.Fprintf(f, "solana.Adapter{RPCURL:%q Payer:%s Commitment:%q}", redact.Endpoint(a.rpcURL), redacted+"(pubkey "+a.pub.String()+")", a.cfg.Commitment)
 }
 
 // lockBatch serialises Submit calls of one batch within this process.

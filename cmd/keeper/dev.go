@@ -16,7 +16,7 @@ import (
 	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/dev/localnet"
 	"github.com/keeperhq/keeper/devserver"
-	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/worker"
 )
 
@@ -80,7 +80,7 @@ func devCmd() *cobra.Command {
 		local.Print(out, cfg.DataDir)
 		var files []string
 		if cfg.StoreURL != "" {
-			fmt.Fprintf(out, "  records          %s\n", store.RedactURL(cfg.StoreURL))
+			fmt.Fprintf(out, "  records          %s\n", redact.URL(cfg.StoreURL))
 		} else {
 			files = append(files, "keeper.db")
 		}
