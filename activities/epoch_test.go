@@ -168,5 +168,5 @@ func TestASourceThatKeepsFailingGivesUpAfterThreeAttempts(t *testing.T) {
 	_, err := f.env.ExecuteActivity(f.acts.SealInputs, ref)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "HTTP 502")
-	assert.EqualValues(t, 3, calls.Load(), "seed 001: at most 3 attempts per call; the activity's retry policy takes over")
+	assert.EqualValues(t, 3, calls.Load(), "at most 3 attempts per call (docs/retries.md); the activity's retry policy takes over")
 }

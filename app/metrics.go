@@ -40,7 +40,7 @@ func (n *Node) registerMetrics() {
 		if sc, ok := n.Chains[name].(interface{ StatusCalls() int64 }); ok {
 			n.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name:        "keeper_chain_status_calls_total",
-				Help:        "Batched status calls this process made to a chain's endpoint (seed 004: one call covers up to 256 transactions).",
+				Help:        "Batched status calls this process made to a chain's endpoint (one call covers up to 256 transactions: docs/anchoring.md).",
 				ConstLabels: prometheus.Labels{"chain": name},
 			}, func() float64 { return float64(sc.StatusCalls()) }))
 		}

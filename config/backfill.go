@@ -5,17 +5,17 @@ import (
 	"time"
 )
 
-// BackfillConfig configures wallet backfill (seed 002).
+// BackfillConfig configures wallet backfill (docs/backfill.md, docs/retries.md).
 type BackfillConfig struct {
 	Workers        int           // concurrent scans per worker process
 	EtherlinkStart int64         // first EtherLink block scanned
 	SolanaStart    int64         // first Solana slot scanned
 	EVMChunkBlocks int           // EVM blocks between checkpoints
 	SolanaChunk    int           // Solana signatures between checkpoints
-	RetryBase      time.Duration // seed 002: 2 min
-	RetryCap       time.Duration // seed 002: 60 min
-	RetryJitterPct int           // seed 002: 25
-	MaxRetries     int           // seed 002: 5, then ABANDONED
+	RetryBase      time.Duration // default 2 min
+	RetryCap       time.Duration // default 60 min
+	RetryJitterPct int           // default 25
+	MaxRetries     int           // default 5, then ABANDONED
 	Heartbeat      time.Duration // a scan whose worker stops heartbeating moves on after this long
 }
 

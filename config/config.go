@@ -91,7 +91,7 @@ type SolanaConfig struct {
 	DevSlotTime    time.Duration
 }
 
-// EpochConfig configures reward epochs (seed 001).
+// EpochConfig configures reward epochs (docs/epochs.md).
 type EpochConfig struct {
 	MaxInFlight     int           // epochs queued or computing at once; the next gets 429
 	Duration        time.Duration // epoch_duration: an epoch gets half of it (or the caller's sooner deadline)

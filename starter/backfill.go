@@ -65,7 +65,7 @@ func (a *API) walletRoutes() []route {
 	}
 }
 
-// walletRequest is the body of POST /v1/wallets (seed 002's WalletAddedEvent).
+// walletRequest is the body of POST /v1/wallets (docs/backfill.md).
 type walletRequest struct {
 	Address  *string  `json:"address"`
 	Networks []string `json:"networks"`

@@ -142,7 +142,7 @@ func epochID(r *http.Request) (string, *apiError) {
 	return id, nil
 }
 
-// timeout is an epoch's whole budget: half the epoch duration (seed 001),
+// timeout is an epoch's whole budget: half the epoch duration (docs/epochs.md),
 // or the caller's deadline when that is sooner.
 func (a *API) timeout(callerDeadline time.Duration) time.Duration {
 	t := a.Epochs.Duration / 2
@@ -386,7 +386,7 @@ func (a *API) writeManifest(w http.ResponseWriter, r *http.Request, status int, 
 	writeJSON(w, status, m)
 }
 
-// epochMetrics are seed 001's metrics that the API can see: rejections it
+// epochMetrics are the epoch metrics (docs/epochs.md) that the API can see: rejections it
 // answered, and counts read from the store at scrape time (so every API node
 // reports the same numbers).
 type epochMetrics struct {

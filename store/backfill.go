@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// SyncState is where the backfill of one (wallet, network) stands (seed 002).
+// SyncState is where the backfill of one (wallet, network) stands (docs/backfill.md).
 type SyncState string
 
 // The backfill lifecycle. FAILED with a next retry time waits for that
@@ -364,7 +364,7 @@ type Holding struct {
 }
 
 // CompleteScan records the chain's balances and marks the item COMPLETED,
-// resetting its retry count and next retry time (seed 002). The network's
+// resetting its retry count and next retry time (docs/retries.md). The network's
 // computed balances are cleared until FinishWallet recalculates them.
 func (s *Store) CompleteScan(ctx context.Context, wallet, network string, h Holdings) error {
 	err := s.tx(ctx, func(tx *txn) error {
@@ -423,7 +423,7 @@ type ScanFailure struct {
 	Delay      func(retry int) time.Duration // wait before retry n (1-based)
 }
 
-// FailScan records a failed attempt (seed 002): a permanent error leaves the
+// FailScan records a failed attempt (docs/retries.md, backfill): a permanent error leaves the
 // item FAILED with no retry; otherwise the retry count goes up and the item
 // waits, FAILED, until the next retry time, or, with its retries used up,
 // becomes ABANDONED. It returns the row and the wait (0: no retry).

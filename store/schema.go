@@ -122,7 +122,7 @@ CREATE TABLE ledger_intents (
 ) WITHOUT ROWID;
 CREATE INDEX ledger_intents_by_epoch ON ledger_intents(epoch, account);
 `,
-	// 3: wallet backfill (seed 002): one sync-status row per (wallet,
+	// 3: wallet backfill (docs/backfill.md): one sync-status row per (wallet,
 	// network), the transfers found, and the balances computed and read from
 	// the chain.
 	`

@@ -121,7 +121,7 @@ CREATE TABLE ledger_intents (
 );
 CREATE INDEX ledger_intents_by_epoch ON ledger_intents(epoch, account);
 `,
-	// 3: wallet backfill (seed 002).
+	// 3: wallet backfill (docs/backfill.md).
 	`
 CREATE TABLE sync_status (
 	wallet        TEXT    NOT NULL,

@@ -71,9 +71,9 @@ func startFaultStack(t *testing.T, o faultOptions) *faultStack {
 	cfg := testConfig(dir)
 	cfg.ConfirmPoll = 100 * time.Millisecond
 	cfg.BatchMaxItems = 4 // several batches per test
-	// Seed 000's backoff on shorter numbers (1 s base, 15 s cap instead of
+	// The anchor backoff (docs/retries.md) on shorter numbers (1 s base, 15 s cap instead of
 	// 5 s and 300 s): a 2-minute outage costs an activity about 12 of its 20
-	// attempts, where the seed's numbers would spend 5, and a retry follows
+	// attempts, where the default numbers would spend 5, and a retry follows
 	// the end of a fault within 15 s.
 	cfg.RetryBase, cfg.RetryCap, cfg.RetryJitter = time.Second, 15*time.Second, 500*time.Millisecond
 	// An unmined EVM anchor is found dropped (and re-signed) after 3 s.

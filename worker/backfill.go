@@ -12,7 +12,7 @@ import (
 
 // NewBackfill returns a worker on the wallet-backfill task queue with
 // WalletSync, Backfill and their activities registered. At most scans scan
-// activities run at once (KEEPER_BACKFILL_WORKERS, seed 002's worker count);
+// activities run at once (KEEPER_BACKFILL_WORKERS: docs/backfill.md);
 // Temporal hands a freed slot the next waiting item at once. The short
 // bookkeeping steps are local activities and take no slot.
 func NewBackfill(c client.Client, acts *activities.Backfill, scans int, drain time.Duration, v Versioning) sdkworker.Worker {

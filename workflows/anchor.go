@@ -28,7 +28,7 @@ var (
 // AnchorPolicy carries the retry and timeout knobs into the workflow, so
 // they are fixed for the life of a batch and visible in its history.
 type AnchorPolicy struct {
-	MaxAttempts    int32         // per activity, seed 000 clamps at 20
+	MaxAttempts    int32         // per activity (docs/retries.md: the delay stops growing after 20)
 	RetryBase      time.Duration // first retry after an attempt timed out (activities that fail compute their own delay)
 	RetryCap       time.Duration // longest retry delay after a timeout
 	SubmitTimeout  time.Duration // one submit attempt
@@ -73,7 +73,7 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 	var a *activities.Anchor
 	ref := activities.BatchRef{BatchID: in.BatchID, Chain: in.Chain}
 	retry := &temporal.RetryPolicy{
-		// The activities compute seed 000's jittered delay themselves; these
+		// The activities compute the anchor schedule's jittered delay themselves (docs/retries.md); these
 		// numbers only apply when an attempt times out instead of failing.
 		InitialInterval:    in.Policy.RetryBase,
 		BackoffCoefficient: 2,

@@ -130,7 +130,7 @@ func (s *AnchorBatchSuite) TestConfirmsBatchAndRecordsVerifiableReceipts() {
 	}
 }
 
-func (s *AnchorBatchSuite) TestTransientSubmitFailuresBackOffAsSeed000() {
+func (s *AnchorBatchSuite) TestTransientSubmitFailuresBackOffOnTheAnchorSchedule() {
 	b := s.formBatch(3)
 	s.chain.FailSubmits(4, false)
 	s.env.ExecuteWorkflow(AnchorBatch, input(b, 20))

@@ -100,7 +100,7 @@ func BackfillWorkflowID(network, wallet string) string { return "backfill-" + ne
 // scanTimeoutAttempts bounds how often Temporal itself retries a scan
 // attempt, which it only does when the attempt timed out (its worker died or
 // stopped heartbeating): after that many the timeout counts as a failure and
-// seed 002's schedule applies.
+// the backfill schedule applies (docs/retries.md).
 const scanTimeoutAttempts = 10
 
 type childRun struct {
@@ -115,7 +115,7 @@ type childRun struct {
 // actually run). A SignalSync (the wallet added again) starts a network whose
 // child has ended, or wakes one waiting for its retry. Once no child is
 // running, it reclassifies the wallet's transfers and recalculates and
-// reconciles its balances (seed 002), then ends, unless another add came in
+// reconciles its balances (docs/backfill.md), then ends, unless another add came in
 // meanwhile.
 func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, error) {
 	var a *activities.Backfill
@@ -226,7 +226,7 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 }
 
 // Backfill scans one network's history of a wallet. A failed attempt is
-// recorded and retried on seed 002's schedule, the workflow sleeping on a
+// recorded and retried on the backfill schedule (docs/retries.md), the workflow sleeping on a
 // durable timer in between (no activity slot is held while it waits): after
 // the last retry the item is ABANDONED; a permanent error fails it at once.
 // SignalRetryNow cuts a wait short. The workflow itself always completes;

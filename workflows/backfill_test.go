@@ -90,7 +90,7 @@ func (s *WalletSuite) solanaWallet(rounds int) (*testchain.SolanaHistory, string
 	return h, h.Wallet.PublicKey().String()
 }
 
-func (s *WalletSuite) TestRetriesFollowSeed002ScheduleAndFiveRetriesAbandon() {
+func (s *WalletSuite) TestRetriesFollowTheBackfillScheduleAndFiveRetriesAbandon() {
 	_, wallet := s.solanaWallet(2)
 	s.add(wallet, backfill.Solana)
 	s.devnet.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress"}) // until cleared

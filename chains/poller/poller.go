@@ -1,5 +1,5 @@
 // Package poller gathers the status lookups of every in-flight transaction on
-// one chain endpoint into few batched calls (seed 004): each round takes the
+// one chain endpoint into few batched calls (docs/anchoring.md, status polling): each round takes the
 // waiting ids, oldest-checked first then submission order, splits them into
 // calls of at most MaxBatch ids, runs at most Connections calls at once, keeps
 // only answers for ids that were asked, and treats anything missing as still
