@@ -39,6 +39,7 @@ func testConfig(dataDir string) config.Config {
 	cfg.StubConfirmDelay = 300 * time.Millisecond
 	cfg.ConfirmPoll = 50 * time.Millisecond
 	cfg.PollInterval = 500 * time.Millisecond
+	cfg.AnchorInterval = config.DevAnchorInterval // keeper dev's cadence: about a local block
 	cfg.RetryBase = 100 * time.Millisecond
 	cfg.RetryCap = time.Second
 	cfg.RetryJitter = 50 * time.Millisecond
