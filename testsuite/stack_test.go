@@ -74,6 +74,7 @@ func startNode(t testing.TB, srv *devserver.Server, cfg config.Config, roles app
 	t.Helper()
 	n, err := app.Start(context.Background(), app.Options{
 		Config: cfg, Roles: roles, Store: st, Chains: ch, Logger: testLogger(t),
+		ExtraChains:   map[string]app.ChainMaker{stub.Name: stub.Make}, // as the keeper binary
 		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
 	})
 	require.NoError(t, err)
