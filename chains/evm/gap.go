@@ -1,0 +1,200 @@
+package evm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/retry"
+)
+
+// A nonce gap: the node mines a signer's transactions in nonce order, so when
+// it lost one of them (restarted without its pool, a provider failed over to a
+// node that never saw it, EtherLink dropped it underpriced) every later nonce
+// waits behind it, and bumping the fees of the later ones only churns the
+// pool. The gap is filled from the journal: before a batch's transaction is
+// fee-bumped, the journaled transaction of every lower nonce the node has not
+// mined is rebroadcast, lowest first, whatever batch it belongs to; and only
+// the transaction at the node's `latest` nonce, the head of the line, is ever
+// bumped.
+
+// fillGap rebroadcasts the latest journaled transaction of the signer for
+// every nonce from the node's `latest` nonce up to (not including) below, and
+// returns that `latest` nonce.
+func (a *Adapter) fillGap(ctx context.Context, j chains.Journal, below uint64) (uint64, error) {
+	latest, err := a.nonceAt(ctx, "latest")
+	if err != nil {
+		return 0, err
+	}
+	if latest >= below {
+		return latest, nil
+	}
+	all, err := j.Unconfirmed(ctx, Name)
+	if err != nil {
+		return 0, fmt.Errorf("load journal: %w", err)
+	}
+	// The newest record per nonce: a fee bump supersedes what it replaced.
+	type journaled struct {
+		rec chains.TxRecord
+		tx  *types.Transaction
+	}
+	byNonce := map[uint64]journaled{}
+	for _, r := range all {
+		tx := new(types.Transaction)
+		if tx.UnmarshalBinary(r.Raw) != nil || tx.Nonce() < latest || tx.Nonce() >= below {
+			continue
+		}
+		if from, err := types.Sender(a.signer, tx); err != nil || from != a.from {
+			continue
+		}
+		if old, ok := byNonce[tx.Nonce()]; !ok || !r.CreatedAt.Before(old.rec.CreatedAt) {
+			byNonce[tx.Nonce()] = journaled{r, tx}
+		}
+	}
+	nonces := make([]uint64, 0, len(byNonce))
+	for n := range byNonce {
+		nonces = append(nonces, n)
+	}
+	slices.Sort(nonces)
+	a.log.Warn("nonce gap: rebroadcasting the journaled transactions of unmined lower nonces before anything is bumped",
+		"chain_nonce", latest, "below", below, "journaled", len(nonces), "missing", below-latest-uint64(len(nonces)))
+	for _, n := range nonces {
+		g := byNonce[n]
+		err := a.send(ctx, g.rec.Raw)
+		switch classifySend(err) {
+		case sendOK, sendKnown, sendUnderpriced, sendNonceTooLow: // pooled, or mined meanwhile
+			a.gapFills.Add(1)
+			a.log.Info("nonce gap: rebroadcast a journaled transaction", "batch", g.rec.BatchID, "ref", g.rec.Ref, "nonce", n)
+		case sendFailed:
+			return 0, fmt.Errorf("rebroadcast %s (nonce %d) to fill a nonce gap: %w", g.rec.Ref, n, err)
+		default:
+			a.log.Warn("nonce gap: the node refused a journaled transaction", "batch", g.rec.BatchID, "ref", g.rec.Ref, "nonce", n, a.errAttr(err))
+		}
+	}
+	return latest, nil
+}
+
+func (a *Adapter) nonceAt(ctx context.Context, block string) (uint64, error) {
+	var n hexutil.Uint64
+	if err := a.rc.CallContext(ctx, &n, "eth_getTransactionCount", a.from, block); err != nil {
+		return 0, fmt.Errorf("eth_getTransactionCount(%s): %w", block, err)
+	}
+	return uint64(n), nil
+}
+
+// blockTx is a transaction as a block with full transactions lists it.
+type blockTx struct {
+	Hash  common.Hash    `json:"hash"`
+	From  common.Address `json:"from"`
+	Nonce hexutil.Uint64 `json:"nonce"`
+	Input hexutil.Bytes  `json:"input"`
+}
+
+// nonceTaker finds the mined transaction of the signer at nonce (below
+// chainNonce, the node's `latest` nonce): it searches back from the head for
+// the block where the signer's nonce passed it, doubling the step (so a
+// recent one is found within a pruned node's state window), then bisects.
+func (a *Adapter) nonceTaker(ctx context.Context, nonce uint64) (blockTx, error) {
+	head, err := a.head(ctx)
+	if err != nil {
+		return blockTx{}, err
+	}
+	// count(b) > nonce holds at hi; find the lowest such block.
+	hi, lo := head, uint64(0)
+	for step := uint64(1); hi > 0; step *= 2 {
+		b := uint64(0)
+		if hi > step {
+			b = hi - step
+		}
+		n, err := a.nonceAt(ctx, blockArg(b))
+		if err != nil {
+			return blockTx{}, err
+		}
+		if n <= nonce {
+			lo = b + 1
+			break
+		}
+		hi = b
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		n, err := a.nonceAt(ctx, blockArg(mid))
+		if err != nil {
+			return blockTx{}, err
+		}
+		if n > nonce {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	var blk *struct {
+		Transactions []blockTx `json:"transactions"`
+	}
+	if err := a.rc.CallContext(ctx, &blk, "eth_getBlockByNumber", blockArg(hi), true); err != nil {
+		return blockTx{}, fmt.Errorf("block %d: %w", hi, err)
+	}
+	if blk != nil {
+		for _, tx := range blk.Transactions {
+			if tx.From == a.from && uint64(tx.Nonce) == nonce {
+				return tx, nil
+			}
+		}
+	}
+	return blockTx{}, fmt.Errorf("block %d, where the signer's nonce passed %d, holds no transaction of the signer at that nonce", hi, nonce)
+}
+
+// stop refuses every further Submit of the signer and fails Ping: the key
+// signs elsewhere too, and any nonce keeper picks may be taken again.
+func (a *Adapter) stop(err error) error {
+	a.stopped.CompareAndSwap(nil, &err)
+	a.log.Error("etherlink signer stopped: its key is used by another sender; check the key and restart keeper", a.errAttr(err))
+	return retry.Permanent(err)
+}
+
+// Stopped is the error that stopped the signer, or nil.
+func (a *Adapter) Stopped() error {
+	if p := a.stopped.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// NonceGapRebroadcasts counts journaled transactions rebroadcast to fill a nonce gap.
+func (a *Adapter) NonceGapRebroadcasts() int64 { return a.gapFills.Load() }
+
+// receiptRounds bounds how often Submit asks the node for receipts it answers
+// with an error (not "null", which is "not mined"): a node whose transaction
+// index points at a lost block errors on every lookup, and Submit then goes
+// on as if those transactions were not mined. That is safe: it only ever
+// re-signs on the same nonce, and "nonce too low" then finds what took it.
+const receiptRounds = 3
+
+// minedReceipts looks up receipts like receipts, asking again for up to
+// receiptRounds rounds (a poll interval apart) while some lookup errors,
+// then counting the erroring ones as not mined. A failed call (the node not
+// reachable) is still an error.
+func (a *Adapter) minedReceipts(ctx context.Context, hashes []common.Hash) (map[common.Hash]*rpcReceipt, uint64, error) {
+	for round := 1; ; round++ {
+		got, chainNonce, lookupErrs, err := a.receipts(ctx, hashes)
+		if err != nil || len(lookupErrs) == 0 {
+			return got, chainNonce, err
+		}
+		if round == receiptRounds {
+			a.log.Warn("receipt lookups keep failing; counting those transactions as not mined", "rounds", round, a.errAttr(errors.Join(lookupErrs...)))
+			return got, chainNonce, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		case <-time.After(min(a.cfg.PollInterval, time.Second)):
+		}
+	}
+}
