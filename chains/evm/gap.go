@@ -71,6 +71,7 @@ func (a *Adapter) fillGap(ctx context.Context, j chains.Journal, below uint64) (
 		switch classifySend(err) {
 		case sendOK, sendKnown, sendUnderpriced, sendNonceTooLow: // pooled, or mined meanwhile
 			a.gapFills.Add(1)
+			a.markResent(g.rec.BatchID) // its own batch gives it another ResubmitTimeout before bumping it
 			a.log.Info("nonce gap: rebroadcast a journaled transaction", "batch", g.rec.BatchID, "ref", g.rec.Ref, "nonce", n)
 		case sendFailed:
 			return 0, fmt.Errorf("rebroadcast %s (nonce %d) to fill a nonce gap: %w", g.rec.Ref, n, err)
