@@ -87,6 +87,18 @@ func submitBatches(t *testing.T, a *evm.Adapter, j chains.Journal, roots map[int
 	}
 }
 
+// pooledBatches starts anvil without mining and an adapter on it, and
+// submits batches 1..n: nonces 0..n-1, pooled.
+func pooledBatches(t *testing.T, n int64) (string, *evm.Adapter, *logBuffer, *memJournal, map[int64][32]byte) {
+	t.Helper()
+	url, _ := runAnvil(t, freePort(t), "--no-mining")
+	a, logs := anvilAdapter(t, url)
+	j := newJournal()
+	roots := map[int64][32]byte{}
+	submitBatches(t, a, j, roots, 1, n)
+	return url, a, logs, j, roots
+}
+
 // confirmAll plays AnchorBatch for every batch: Status until Final, and
 // Submit again whenever Status says Dropped. The batches are visited highest
 // first, so a later nonce's Submit comes before its gap's own batch's.
@@ -198,11 +210,7 @@ func TestSubmitFillsANonceGapLeftByANodeThatRestartedFromAnOlderStateByRebroadca
 }
 
 func TestSubmitFillsANonceGapByRebroadcastingTheDroppedMiddleNonceBeforeBumpingAnyLaterOne(t *testing.T) {
-	url, _ := runAnvil(t, freePort(t), "--no-mining")
-	a, _ := anvilAdapter(t, url)
-	j := newJournal()
-	roots := map[int64][32]byte{}
-	submitBatches(t, a, j, roots, 1, 5) // nonces 0..4, pooled
+	url, a, _, j, roots := pooledBatches(t, 5) // nonces 0..4
 
 	dropped := j.records(3)[0].Ref // nonce 2
 	anvilCall(t, url, nil, "anvil_dropTransaction", dropped)
@@ -233,11 +241,7 @@ func TestSubmitFillsANonceGapByRebroadcastingTheDroppedMiddleNonceBeforeBumpingA
 }
 
 func TestASignerWhoseNonceWasTakenByATransactionKeeperNeverSignedStopsWithAPermanentError(t *testing.T) {
-	url, _ := runAnvil(t, freePort(t), "--no-mining")
-	a, logs := anvilAdapter(t, url)
-	j := newJournal()
-	roots := map[int64][32]byte{}
-	submitBatches(t, a, j, roots, 1, 1) // nonce 0, pooled
+	url, a, logs, j, roots := pooledBatches(t, 1) // nonce 0
 	ours := j.records(1)[0].Ref
 
 	// Someone else signs nonce 0 with the same key (a plain transfer) and it
