@@ -21,31 +21,26 @@ import (
 // waits behind it, and bumping the fees of the later ones only churns the
 // pool. The gap is filled from the journal: before a batch's transaction is
 // fee-bumped, the journaled transaction of every lower nonce the node has not
-// mined is rebroadcast, lowest first, whatever batch it belongs to; and only
-// the transaction at the node's `latest` nonce, the head of the line, is ever
-// bumped.
+// mined is rebroadcast, lowest first, whatever batch it belongs to; and when
+// the node lacked one of them, the batch's own transaction is rebroadcast
+// rather than bumped (lower nonces merely pooled behind low fees are no gap:
+// then every stuck transaction is bumped as before).
 
 // fillGap rebroadcasts the latest journaled transaction of the signer for
-// every nonce from the node's `latest` nonce up to (not including) below, and
-// returns that `latest` nonce.
-func (a *Adapter) fillGap(ctx context.Context, j chains.Journal, below uint64) (uint64, error) {
+// every nonce from the node's `latest` nonce up to (not including) below. gap
+// says a nonce in that range was missing from the node (it accepted the
+// rebroadcast as new, or keeper journaled nothing on it).
+func (a *Adapter) fillGap(ctx context.Context, j chains.Journal, below uint64) (gap bool, err error) {
 	latest, err := a.nonceAt(ctx, "latest")
-	if err != nil {
-		return 0, err
-	}
-	if latest >= below {
-		return latest, nil
+	if err != nil || latest >= below {
+		return false, err
 	}
 	all, err := j.Unconfirmed(ctx, Name)
 	if err != nil {
-		return 0, fmt.Errorf("load journal: %w", err)
+		return false, fmt.Errorf("load journal: %w", err)
 	}
 	// The newest record per nonce: a fee bump supersedes what it replaced.
-	type journaled struct {
-		rec chains.TxRecord
-		tx  *types.Transaction
-	}
-	byNonce := map[uint64]journaled{}
+	byNonce := map[uint64]chains.TxRecord{}
 	for _, r := range all {
 		tx := new(types.Transaction)
 		if tx.UnmarshalBinary(r.Raw) != nil || tx.Nonce() < latest || tx.Nonce() >= below {
@@ -54,8 +49,8 @@ func (a *Adapter) fillGap(ctx context.Context, j chains.Journal, below uint64) (
 		if from, err := types.Sender(a.signer, tx); err != nil || from != a.from {
 			continue
 		}
-		if old, ok := byNonce[tx.Nonce()]; !ok || !r.CreatedAt.Before(old.rec.CreatedAt) {
-			byNonce[tx.Nonce()] = journaled{r, tx}
+		if old, ok := byNonce[tx.Nonce()]; !ok || !r.CreatedAt.Before(old.CreatedAt) {
+			byNonce[tx.Nonce()] = r
 		}
 	}
 	nonces := make([]uint64, 0, len(byNonce))
@@ -63,23 +58,30 @@ func (a *Adapter) fillGap(ctx context.Context, j chains.Journal, below uint64) (
 		nonces = append(nonces, n)
 	}
 	slices.Sort(nonces)
-	a.log.Warn("nonce gap: rebroadcasting the journaled transactions of unmined lower nonces before anything is bumped",
-		"chain_nonce", latest, "below", below, "journaled", len(nonces), "missing", below-latest-uint64(len(nonces)))
+	gap = below-latest > uint64(len(nonces))
 	for _, n := range nonces {
 		g := byNonce[n]
-		err := a.send(ctx, g.rec.Raw)
-		switch classifySend(err) {
-		case sendOK, sendKnown, sendUnderpriced, sendNonceTooLow: // pooled, or mined meanwhile
+		err := a.send(ctx, g.Raw)
+		switch kind := classifySend(err); kind {
+		case sendOK, sendKnown, sendUnderpriced, sendNonceTooLow: // pooled (again), or mined meanwhile
+			if kind != sendOK {
+				continue
+			}
+			gap = true
 			a.gapFills.Add(1)
-			a.markResent(g.rec.BatchID) // its own batch gives it another ResubmitTimeout before bumping it
-			a.log.Info("nonce gap: rebroadcast a journaled transaction", "batch", g.rec.BatchID, "ref", g.rec.Ref, "nonce", n)
+			a.markResent(g.BatchID) // its own batch gives it another ResubmitTimeout before bumping it
+			a.log.Info("nonce gap: rebroadcast a journaled transaction", "batch", g.BatchID, "ref", g.Ref, "nonce", n)
 		case sendFailed:
-			return 0, fmt.Errorf("rebroadcast %s (nonce %d) to fill a nonce gap: %w", g.rec.Ref, n, err)
+			return false, fmt.Errorf("rebroadcast %s (nonce %d) to fill a nonce gap: %w", g.Ref, n, err)
 		default:
-			a.log.Warn("nonce gap: the node refused a journaled transaction", "batch", g.rec.BatchID, "ref", g.rec.Ref, "nonce", n, a.errAttr(err))
+			a.log.Warn("nonce gap: the node refused a journaled transaction", "batch", g.BatchID, "ref", g.Ref, "nonce", n, a.errAttr(err))
 		}
 	}
-	return latest, nil
+	if gap {
+		a.log.Warn("nonce gap: rebroadcast the journaled transactions of the node's missing nonces before any bump",
+			"chain_nonce", latest, "below", below, "journaled", len(nonces), "not_journaled", below-latest-uint64(len(nonces)))
+	}
+	return gap, nil
 }
 
 func (a *Adapter) nonceAt(ctx context.Context, block string) (uint64, error) {

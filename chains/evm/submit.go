@@ -99,14 +99,14 @@ func (a *Adapter) submit(ctx context.Context, an chains.Anchor, j chains.Journal
 			a.log.Warn("journaled transaction was signed by another key; signing anew", "batch", an.BatchID, "ref", last.Ref)
 			return a.signNew(ctx, an, j, "signer_changed")
 		}
-		latest, err := a.fillGap(ctx, j, lastTx.Nonce())
+		gap, err := a.fillGap(ctx, j, lastTx.Nonce())
 		if err != nil {
 			return "", err
 		}
-		if latest < lastTx.Nonce() {
-			// Lower nonces are unmined: this one waits behind them whatever its fees.
-			a.log.Info("rebroadcasting a transaction that waits behind lower nonces instead of bumping it",
-				"batch", an.BatchID, "ref", last.Ref, "nonce", lastTx.Nonce(), "chain_nonce", latest)
+		if gap {
+			// This one waits behind the gap whatever its fees.
+			a.log.Info("rebroadcasting a transaction that waits behind a nonce gap instead of bumping it",
+				"batch", an.BatchID, "ref", last.Ref, "nonce", lastTx.Nonce())
 			a.markResent(an.BatchID)
 			return a.afterSend(ctx, an, j, last.Ref, lastTx.Nonce(), a.send(ctx, last.Raw), false)
 		}
