@@ -234,8 +234,10 @@ func (n *Node) startAPI(ctx context.Context) error {
 		return err
 	}
 	wallets, backfills := n.wallets()
+	interval := cfg.AnchorIntervalFor
 	n.api = &starter.API{
-		Store: n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
+		AnchorInterval: interval,
+		Store:          n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
 		Checks: checks, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
 		Auth:     starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen},
 		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Wallets: wallets,
@@ -264,8 +266,11 @@ func (n *Node) startAPI(ctx context.Context) error {
 			n.Logger.Error("API server stopped", "error", err)
 		}
 	}()
+	cadence := dispatch.NewCadence(interval, cfg.Chains)
+	n.registry.MustRegister(cadence.Collectors()...)
 	d := &dispatch.Anchors{
 		Store: n.Store, Temporal: n.Client, MaxItems: cfg.BatchMaxItems, MaxWait: cfg.BatchMaxWait, MinGap: cfg.BatchMinGap,
+		Interval: interval, Cadence: cadence,
 		Sweep: cfg.PollInterval, Policy: Policy(cfg), Logger: n.Logger, NoEagerStart: Versioning(cfg).On(), Traces: n.traces,
 		OnStart: func(b store.Batch) { n.anchorMetrics.BatchStarted(b.Chain, b.Size) },
 	}

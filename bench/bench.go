@@ -28,13 +28,14 @@ import (
 // The phases a run can hold, in the order they run.
 const (
 	PhaseLowLoad     = "low-load"     // one evidence every LowLoadEvery for LowLoadFor
+	PhaseCadence     = "cadence"      // a steady arrival at each of CadenceRates for CadenceFor
 	PhaseIntake      = "intake"       // open-loop POSTs at Rate for Duration
 	PhaseBatched     = "batched"      // as much as intake accepts for Duration, default batching
 	PhasePerEvidence = "per-evidence" // the same with KEEPER_BATCH_MAX_ITEMS=1, on a second stack
 )
 
 // AllPhases is every phase, in run order.
-var AllPhases = []string{PhaseLowLoad, PhaseIntake, PhaseBatched, PhasePerEvidence}
+var AllPhases = []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched, PhasePerEvidence}
 
 // Options configure a run.
 type Options struct {
@@ -46,6 +47,8 @@ type Options struct {
 	AnchorRate   float64       // anchoring phases' request cap per second; 0 = as fast as intake answers
 	LowLoadEvery time.Duration // default 500ms
 	LowLoadFor   time.Duration // default 30s
+	CadenceRates []float64     // cadence phase arrival rates, evidence/s; default 1, 10, 100, 1000
+	CadenceFor   time.Duration // cadence phase, each rate; default 30s
 	Drain        time.Duration // longest wait for a phase's evidence to confirm; default 2m
 	Dir          string        // where the stacks live; empty = a temporary directory, removed after
 	API          string        // host:port of a running keeper API: only the intake phase runs, against it
@@ -71,6 +74,12 @@ func (o *Options) defaults() {
 	}
 	if o.LowLoadFor <= 0 {
 		o.LowLoadFor = 30 * time.Second
+	}
+	if len(o.CadenceRates) == 0 {
+		o.CadenceRates = []float64{1, 10, 100, 1000}
+	}
+	if o.CadenceFor <= 0 {
+		o.CadenceFor = 30 * time.Second
 	}
 	if o.Drain <= 0 {
 		o.Drain = 2 * time.Minute
@@ -109,8 +118,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	mem := startMemorySampler()
 	defer func() { r.Memory = mem.stop() }()
 
-	if o.has(PhaseLowLoad) || o.has(PhaseIntake) || o.has(PhaseBatched) {
-		if err := r.runStack(ctx, o, filepath.Join(dir, "batched"), o.Config, []string{PhaseLowLoad, PhaseIntake, PhaseBatched}, mem); err != nil {
+	if o.has(PhaseLowLoad) || o.has(PhaseCadence) || o.has(PhaseIntake) || o.has(PhaseBatched) {
+		if err := r.runStack(ctx, o, filepath.Join(dir, "batched"), o.Config, []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched}, mem); err != nil {
 			return r, err
 		}
 	}
@@ -188,6 +197,12 @@ func (r *Report) runStack(ctx context.Context, o Options, dir string, cfg config
 				return err
 			}
 			r.LowLoad = rep
+		case PhaseCadence:
+			rep, err := cadence(ctx, o, st, ld)
+			if err != nil {
+				return err
+			}
+			r.Cadence = rep
 		case PhaseIntake:
 			fmt.Fprintf(o.Progress, "bench: intake, %.0f requests/s open loop for %v\n", o.Rate, o.Duration)
 			rep, err := intake(ctx, o, st, ld)

@@ -21,6 +21,7 @@ type Report struct {
 	Settings    Settings       `json:"settings"`
 	Chains      []ChainInfo    `json:"chains"`
 	LowLoad     *LowLoadReport `json:"low_load,omitempty"`
+	Cadence     *CadenceReport `json:"cadence,omitempty"`
 	Intake      *IntakeReport  `json:"intake,omitempty"`
 	Batched     *AnchorReport  `json:"batched,omitempty"`
 	PerEvidence *AnchorReport  `json:"per_evidence,omitempty"`
@@ -101,6 +102,25 @@ func (r *Report) Evaluate() {
 		add("low load intake → confirmed", fmt.Sprintf("≤ finality + 1 s = %.1f s", (l.FinalityMS+1000)/1000),
 			fmt.Sprintf("p50 %.2f s, p99 %.2f s", l.IntakeToConfirmed.P50/1000, l.IntakeToConfirmed.P99/1000), l.IntakeToConfirmed.P99,
 			l.IntakeToConfirmed.N > 0 && l.IntakeToConfirmed.P99 <= l.FinalityMS+1000)
+	}
+	if c := r.Cadence; c != nil {
+		for _, row := range c.Rows {
+			worst, ceiling, met := 0.0, 0.0, true
+			for ch, n := range row.TxsPerChainPerMin {
+				if lim, ok := row.CeilingPerMin[ch]; ok {
+					met = met && n <= lim
+					ceiling = max(ceiling, lim)
+				}
+				worst = max(worst, n)
+			}
+			if ceiling > 0 {
+				add(fmt.Sprintf("cadence at %g/s: tx per chain per minute", row.Rate), fmt.Sprintf("≤ 60 ÷ interval + 1 = %.0f", ceiling),
+					fmt.Sprintf("%.1f at most", worst), worst, met && row.Confirmed > 0)
+			}
+			add(fmt.Sprintf("cadence at %g/s: intake → confirmed p99", row.Rate), fmt.Sprintf("≤ finality + interval + 1 s = %.1f s", row.ConfirmedP99Target/1000),
+				fmt.Sprintf("%.2f s", row.IntakeToConfirmed.P99/1000), row.IntakeToConfirmed.P99,
+				row.IntakeToConfirmed.N > 0 && row.IntakeToConfirmed.P99 <= row.ConfirmedP99Target)
+		}
 	}
 	if g, ok := r.MemoryGrowth(); ok {
 		add("memory flat", "≤ 10 % growth after warm-up", fmt.Sprintf("%+.1f %%", g), g, g <= 10)
@@ -255,6 +275,20 @@ func (r *Report) WriteTable(out io.Writer) {
 		}
 		fmt.Fprintf(w, "  intake → confirmed\tp50 %s, p99 %s\t\n", secs(l.IntakeToConfirmed.P50), secs(l.IntakeToConfirmed.P99))
 		fmt.Fprintf(w, "  … minus finality (%.1f s)\tp50 %s, p99 %s\t\n", l.FinalityMS/1000, secs(l.OverFinality.P50), secs(l.OverFinality.P99))
+		section()
+	}
+	if c := r.Cadence; c != nil && len(c.Rows) > 0 {
+		fmt.Fprintf(w, "CADENCE\tevidence/s\tfor\tconfirmed\ttx per evidence\ttx per chain per min (ceiling)\tactions per evidence\tintake → confirmed p50 / p99 (target p99)\n")
+		for _, row := range c.Rows {
+			var per []string
+			for _, ch := range r.Chains {
+				if n, ok := row.TxsPerChainPerMin[ch.Name]; ok {
+					per = append(per, fmt.Sprintf("%s %.1f (%.0f)", ch.Name, n, row.CeilingPerMin[ch.Name]))
+				}
+			}
+			fmt.Fprintf(w, "  \t%g\t%.0f s\t%d of %d\t%.4f\t%s\t%.2f\t%s / %s (%s)\n", row.Rate, row.DurationS, row.Confirmed, row.Accepted,
+				row.TxsPerEv, strings.Join(per, ", "), row.ActionsPerEv, secs(row.IntakeToConfirmed.P50), secs(row.IntakeToConfirmed.P99), secs(row.ConfirmedP99Target))
+		}
 		section()
 	}
 	if r.Memory != nil {

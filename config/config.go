@@ -27,21 +27,24 @@ type Config struct {
 	Chains           []string
 	StubConfirmDelay time.Duration
 
-	PollInterval    time.Duration
-	ConfirmPoll     time.Duration
-	BatchMaxItems   int
-	BatchMaxWait    time.Duration
-	BatchMinGap     time.Duration
-	MaxPending      int
-	MaxBodyBytes    int64
-	MaxAttempts     int
-	RetryBase       time.Duration
-	RetryCap        time.Duration
-	RetryJitter     time.Duration
-	SubmitTimeout   time.Duration
-	ConfirmTimeout  time.Duration
-	DrainTimeout    time.Duration
-	ActivityWorkers int
+	PollInterval   time.Duration
+	ConfirmPoll    time.Duration
+	BatchMaxItems  int
+	BatchMaxWait   time.Duration
+	BatchMinGap    time.Duration
+	AnchorInterval time.Duration // per chain, least time between two batches (0: none)
+	// Per-chain overrides of AnchorInterval.
+	EtherlinkInterval, SolanaInterval, StubInterval OptionalDuration
+	MaxPending                                      int
+	MaxBodyBytes                                    int64
+	MaxAttempts                                     int
+	RetryBase                                       time.Duration
+	RetryCap                                        time.Duration
+	RetryJitter                                     time.Duration
+	SubmitTimeout                                   time.Duration
+	ConfirmTimeout                                  time.Duration
+	DrainTimeout                                    time.Duration
+	ActivityWorkers                                 int
 
 	DevTemporalPort int
 	DevUIPort       int
@@ -134,6 +137,47 @@ func (c *Config) SolanaKeyFileOrDefault() string {
 	return filepath.Join(c.DataDir, DevKeyDir, DevSolanaKeyFileName)
 }
 
+// The anchor cadence (docs/anchoring.md, cadence). In production a chain
+// gets at most one new batch a minute: 60 anchor transactions an hour, 1,440
+// a day, whatever the load. `keeper dev` anchors about once per local block.
+const (
+	DefaultAnchorInterval = time.Minute
+	DevAnchorInterval     = 500 * time.Millisecond
+)
+
+// OptionalDuration is a duration setting that may be left unset.
+type OptionalDuration struct {
+	D   time.Duration
+	Set bool
+}
+
+// DevCadence gives `keeper dev` (and `keeper bench`) its quick feel: unless
+// KEEPER_ANCHOR_INTERVAL was set (explicit), a chain anchors about once per
+// local block.
+func (c *Config) DevCadence(explicit bool) {
+	if !explicit && os.Getenv("KEEPER_ANCHOR_INTERVAL") == "" {
+		c.AnchorInterval = DevAnchorInterval
+	}
+}
+
+// AnchorIntervalFor is the least time between two batches of chain: its own
+// KEEPER_<CHAIN>_ANCHOR_INTERVAL when set, else KEEPER_ANCHOR_INTERVAL.
+func (c *Config) AnchorIntervalFor(chain string) time.Duration {
+	var o OptionalDuration
+	switch chain {
+	case "etherlink":
+		o = c.EtherlinkInterval
+	case "solana":
+		o = c.SolanaInterval
+	case "stub":
+		o = c.StubInterval
+	}
+	if o.Set {
+		return o.D
+	}
+	return c.AnchorInterval
+}
+
 // Knob describes one setting for flags, environment and the README table.
 type Knob struct {
 	Flag, Env, Default, Help string
@@ -155,6 +199,10 @@ func (c *Config) Knobs() []Knob {
 		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", "how often ConfirmAnchor asks the chain for finality", msKnob{&c.ConfirmPoll}},
 		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "1024", "largest batch (1 = one workflow and one transaction per evidence)", &c.BatchMaxItems},
 		{"batch-max-wait-ms", "KEEPER_BATCH_MAX_WAIT_MS", "200", "longest a batch grows while an earlier one awaits submission", msKnob{&c.BatchMaxWait}},
+		{"anchor-interval", "KEEPER_ANCHOR_INTERVAL", DefaultAnchorInterval.String(), "cadence: per chain at most one new batch per interval, whatever the load, so anchor transactions per chain per hour stay ≤ 3600 ÷ interval (plus one per full batch of KEEPER_BATCH_MAX_ITEMS); the first evidence after a quiet interval goes at once, priority 1 skips the wait. `keeper dev` uses " + DevAnchorInterval.String() + " (a local block) unless set; 0 = no interval", &c.AnchorInterval},
+		{"etherlink-anchor-interval", "KEEPER_ETHERLINK_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for etherlink alone (empty: the common one)", &c.EtherlinkInterval},
+		{"solana-anchor-interval", "KEEPER_SOLANA_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for solana alone (empty: the common one)", &c.SolanaInterval},
+		{"stub-anchor-interval", "KEEPER_STUB_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for the stub chain alone (empty: the common one)", &c.StubInterval},
 		{"batch-min-gap-ms", "KEEPER_BATCH_MIN_GAP_MS", "500", "under load (a chain's last batch held more than one evidence), least time between two of its batches, about a block: anchors closer than that land in one block anyway; a lone evidence still goes out at once", msKnob{&c.BatchMinGap}},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
@@ -271,6 +319,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_CHAINS: at least one chain is required")
 	case c.BatchMaxItems < 1:
 		return fmt.Errorf("KEEPER_BATCH_MAX_ITEMS: must be at least 1, got %d", c.BatchMaxItems)
+	case c.AnchorInterval < 0 || c.EtherlinkInterval.D < 0 || c.SolanaInterval.D < 0 || c.StubInterval.D < 0:
+		return fmt.Errorf("KEEPER_ANCHOR_INTERVAL and KEEPER_<CHAIN>_ANCHOR_INTERVAL must not be negative")
 	case c.MaxAttempts < 1:
 		return fmt.Errorf("KEEPER_MAX_ATTEMPTS: must be at least 1, got %d", c.MaxAttempts)
 	case c.PollInterval <= 0 || c.ConfirmPoll <= 0:
@@ -381,6 +431,16 @@ func set(ptr any, v string) error {
 			return fmt.Errorf("not a duration like 10s or 1m30s")
 		}
 		*p = d
+	case *OptionalDuration:
+		if v == "" {
+			*p = OptionalDuration{}
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("not a duration like 10s or 1m30s")
+		}
+		*p = OptionalDuration{D: d, Set: true}
 	case msKnob:
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -413,6 +473,11 @@ func get(ptr any) string {
 		return strconv.FormatBool(*p)
 	case *time.Duration:
 		return p.String()
+	case *OptionalDuration:
+		if !p.Set {
+			return ""
+		}
+		return p.D.String()
 	case msKnob:
 		return strconv.FormatInt(p.d.Milliseconds(), 10)
 	case *[]string:
@@ -429,7 +494,7 @@ func (f *flagValue) Type() string {
 	switch f.ptr.(type) {
 	case *int, *int64, msKnob:
 		return "int"
-	case *time.Duration:
+	case *time.Duration, *OptionalDuration:
 		return "duration"
 	case *bool:
 		return "bool"

@@ -28,13 +28,19 @@ import (
 // chain with no batch awaiting submission gets the pending evidence at once;
 // otherwise the next batch grows until MaxItems or MaxWait. Under load (the
 // chain's previous batch held more than one evidence) a batch also grows
-// until MinGap after the previous one.
+// until MinGap after the previous one. Cost is bounded by time: a chain's
+// next batch waits until Interval after its previous one, whatever the load,
+// unless it is full or holds priority 1 evidence (docs/anchoring.md,
+// cadence).
 type Anchors struct {
 	Store    *store.Store
 	Temporal client.Client
 	MaxItems int
 	MaxWait  time.Duration
 	MinGap   time.Duration // least time between two batches of a chain under load (0 = none)
+	// Interval is the least time between two batches of a chain, whatever
+	// the load (0 or nil = none).
+	Interval func(chain string) time.Duration
 	Sweep    time.Duration // safety-net poll when nothing wakes the dispatcher
 	Policy   workflows.AnchorPolicy
 	Logger   *slog.Logger
@@ -48,6 +54,8 @@ type Anchors struct {
 	OnStart func(store.Batch)
 	// Traces, when set, traces each start under its evidence's requests.
 	Traces *telemetry.Traces
+	// Cadence, when set, counts what the cadence did.
+	Cadence *Cadence
 
 	last map[string]lastBatch // by chain, the last batch this dispatcher formed
 }
@@ -127,7 +135,13 @@ func (d *Anchors) tick(ctx context.Context) time.Duration {
 				d.Logger.Error("dispatcher: chain state", "chain", chain, "error", err)
 				return temporalRetry
 			}
-			if hold := d.hold(chain, p, busy); hold > 0 {
+			last, err := d.lastBatch(ctx, chain)
+			if err != nil {
+				d.Logger.Error("dispatcher: last batch", "chain", chain, "error", err)
+				return temporalRetry
+			}
+			hold, urgent := d.hold(chain, p, busy, last)
+			if hold > 0 {
 				wait = min(wait, hold)
 				continue
 			}
@@ -144,6 +158,7 @@ func (d *Anchors) tick(ctx context.Context) time.Duration {
 				return temporalRetry
 			}
 			d.last[chain] = lastBatch{at: time.Now(), size: b.Size}
+			d.Cadence.formed(chain, b.Size, urgent)
 			formedAny = true
 		}
 		if !formedAny {
@@ -153,15 +168,39 @@ func (d *Anchors) tick(ctx context.Context) time.Duration {
 	return max(wait, time.Millisecond)
 }
 
-// hold is how much longer the chain's next batch should grow (0: form it
-// now). A full batch goes at once. Otherwise it waits while an earlier batch
-// awaits submission, up to MaxWait after its oldest evidence arrived, and,
-// when the chain's previous batch held more than one evidence (the chain is
-// under load), until MinGap after that batch, so that under load each
-// transaction (and each workflow) carries many evidence.
-func (d *Anchors) hold(chain string, p store.PendingInfo, busy bool) time.Duration {
-	if p.Count >= d.MaxItems {
+// lastBatch is the chain's previous batch: the one this dispatcher formed,
+// else (after a start) the newest in the store, so a restart does not reset
+// the cadence. Its size is only known for batches formed here.
+func (d *Anchors) lastBatch(ctx context.Context, chain string) (lastBatch, error) {
+	if last, ok := d.last[chain]; ok || d.interval(chain) == 0 {
+		return last, nil
+	}
+	at, err := d.Store.LastBatchAt(ctx, chain)
+	if err != nil {
+		return lastBatch{}, err
+	}
+	d.last[chain] = lastBatch{at: at}
+	return d.last[chain], nil
+}
+
+func (d *Anchors) interval(chain string) time.Duration {
+	if d.Interval == nil {
 		return 0
+	}
+	return d.Interval(chain)
+}
+
+// hold is how much longer the chain's next batch should grow (0: form it
+// now), and whether forming it now skips the interval for priority 1. A full
+// batch goes at once. Otherwise it waits while an earlier batch awaits
+// submission, up to MaxWait after its oldest evidence arrived; when the
+// chain's previous batch held more than one evidence (the chain is under
+// load), until MinGap after that batch, so that under load each transaction
+// (and each workflow) carries many evidence; and, whatever the load, until
+// Interval after the previous batch, unless priority 1 evidence waits.
+func (d *Anchors) hold(chain string, p store.PendingInfo, busy bool, last lastBatch) (time.Duration, bool) {
+	if p.Count >= d.MaxItems {
+		return 0, false
 	}
 	var hold time.Duration
 	if busy {
@@ -169,10 +208,20 @@ func (d *Anchors) hold(chain string, p store.PendingInfo, busy bool) time.Durati
 	}
 	// Only a chain under load waits for MinGap: after a batch of one, the
 	// next lone evidence goes out at once.
-	if last, ok := d.last[chain]; ok && last.size > 1 && d.MinGap > 0 {
+	if last.size > 1 && d.MinGap > 0 {
 		hold = max(hold, d.MinGap-time.Since(last.at))
 	}
-	return max(hold, 0)
+	urgent := false
+	if iv := d.interval(chain); iv > 0 && !last.at.IsZero() {
+		if due := iv - time.Since(last.at); due > 0 {
+			if p.Urgent {
+				urgent = hold <= 0
+			} else {
+				hold = max(hold, due)
+			}
+		}
+	}
+	return max(hold, 0), urgent
 }
 
 // start starts a batch's workflow. The workflow id de-duplicates: a batch

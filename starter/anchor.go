@@ -2,6 +2,7 @@ package starter
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -169,11 +170,14 @@ type evidenceView struct {
 }
 
 type anchorView struct {
-	Chain   string       `json:"chain"`
-	Status  store.Status `json:"status"`
-	BatchID int64        `json:"batch_id,omitempty"`
-	TxRef   string       `json:"tx_ref,omitempty"`
-	Block   uint64       `json:"block,omitempty"`
+	Chain  string       `json:"chain"`
+	Status store.Status `json:"status"`
+	// BatchDueAt, for an evidence not yet in a batch, is when the chain's
+	// next batch is due by its anchor interval (sooner when the batch fills).
+	BatchDueAt string `json:"batch_due_at,omitempty"`
+	BatchID    int64  `json:"batch_id,omitempty"`
+	TxRef      string `json:"tx_ref,omitempty"`
+	Block      uint64 `json:"block,omitempty"`
 }
 
 func view(ev store.Evidence) evidenceView {
@@ -310,9 +314,40 @@ func (a *API) load(w http.ResponseWriter, r *http.Request) (store.Evidence, bool
 }
 
 func (a *API) getEvidence(w http.ResponseWriter, r *http.Request) {
-	if ev, ok := a.load(w, r); ok {
-		writeJSON(w, http.StatusOK, view(ev))
+	ev, ok := a.load(w, r)
+	if !ok {
+		return
 	}
+	v := view(ev)
+	for i, an := range v.Anchors {
+		if an.Status != store.StatusPending || an.BatchID != 0 {
+			continue
+		}
+		due, err := a.batchDue(r.Context(), an.Chain)
+		if err != nil {
+			a.Logger.Warn("evidence: when is the next batch due", "chain", an.Chain, "error", err)
+			continue
+		}
+		v.Anchors[i].BatchDueAt = due.Format(time.RFC3339Nano)
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// batchDue is when the chain's next batch is due by its anchor interval: an
+// interval after its previous batch, or now.
+func (a *API) batchDue(ctx context.Context, chain string) (time.Time, error) {
+	now := time.Now().UTC()
+	if a.AnchorInterval == nil || a.AnchorInterval(chain) <= 0 {
+		return now, nil
+	}
+	last, err := a.Store.LastBatchAt(ctx, chain)
+	if err != nil || last.IsZero() {
+		return now, err
+	}
+	if due := last.Add(a.AnchorInterval(chain)).UTC(); due.After(now) {
+		return due, nil
+	}
+	return now, nil
 }
 
 func (a *API) getReceipt(w http.ResponseWriter, r *http.Request) {

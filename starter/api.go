@@ -43,6 +43,9 @@ type API struct {
 	Logger       *slog.Logger
 	Auth         AuthOptions
 	MaxInFlight  int // concurrent requests per route group; default 256
+	// AnchorInterval is each chain's anchor interval (nil: none), for when
+	// a pending evidence's batch is due.
+	AnchorInterval func(chain string) time.Duration
 
 	// Reward epochs: Temporal starts their workflows; Ledger, when set, is
 	// the built-in ledger served under /ledger/v1.

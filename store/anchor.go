@@ -70,6 +70,7 @@ func (s *Store) PendingChains(ctx context.Context) (map[string]PendingInfo, erro
 type PendingInfo struct {
 	Count  int
 	Oldest time.Time
+	Urgent bool // some of it is priority 1
 }
 
 // PendingUpTo is PendingChains for the dispatcher: a chain's count stops at
@@ -110,12 +111,16 @@ func (s *Store) PendingUpTo(ctx context.Context, upTo int) (map[string]PendingIn
 		)
 		// The oldest is the smallest intake sequence over the ten priorities,
 		// each the first entry of its part of the pending index.
+		var urgent int
 		err := s.r.QueryRowContext(ctx, `WITH prio(v) AS (VALUES (1), (2), (3), (4), (5), (6), (7), (8), (9), (10))
 			SELECT
 				(SELECT COUNT(*) FROM (SELECT 1 FROM outbox WHERE chain = ?1 AND batch_id IS NULL LIMIT ?2) AS waiting),
 				COALESCE((SELECT e.created_at FROM evidence e WHERE e.seq = (SELECT MIN(m) FROM (
 					SELECT (SELECT MIN(evidence_seq) FROM outbox WHERE chain = ?1 AND batch_id IS NULL AND priority = prio.v) AS m
-					FROM prio) AS firsts)), 0)`, c, upTo).Scan(&p.Count, &oldest)
+					FROM prio) AS firsts)), 0),
+				(SELECT COUNT(*) FROM (SELECT 1 FROM outbox WHERE chain = ?1 AND batch_id IS NULL AND priority = 1 LIMIT 1) AS first)`,
+			c, upTo).Scan(&p.Count, &oldest, &urgent)
+		p.Urgent = urgent > 0
 		if err != nil {
 			return nil, fmt.Errorf("store: pending on %s: %w", c, err)
 		}
@@ -125,6 +130,19 @@ func (s *Store) PendingUpTo(ctx context.Context, upTo int) (map[string]PendingIn
 		}
 	}
 	return out, nil
+}
+
+// LastBatchAt is when the chain's newest batch was formed (zero: never).
+func (s *Store) LastBatchAt(ctx context.Context, chain string) (time.Time, error) {
+	var at int64
+	err := s.r.QueryRowContext(ctx, `SELECT created_at FROM batches WHERE chain = ? ORDER BY id DESC LIMIT 1`, chain).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("store: last batch on %s: %w", chain, err)
+	}
+	return fromMS(at), nil
 }
 
 // AwaitingSubmit reports whether the chain has a batch that has not been

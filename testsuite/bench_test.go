@@ -26,6 +26,7 @@ func TestBenchSmokeProducesACompleteReport(t *testing.T) {
 	r, err := bench.Run(ctx, bench.Options{
 		Config: cfg, Duration: 2 * time.Second, Rate: 40, Concurrency: 4, AnchorRate: 40,
 		LowLoadEvery: 250 * time.Millisecond, LowLoadFor: time.Second, Drain: time.Minute,
+		CadenceRates: []float64{20}, CadenceFor: 2 * time.Second,
 		Dir: filepath.Join(dir, "stacks"), Logger: testLogger(t),
 	})
 	require.NoError(t, err)
@@ -34,6 +35,11 @@ func TestBenchSmokeProducesACompleteReport(t *testing.T) {
 	require.NotNil(t, r.LowLoad)
 	assert.Positive(t, r.LowLoad.IntakeToSubmitted.N, "low load: submission times of the evidence")
 	assert.Positive(t, r.LowLoad.IntakeToConfirmed.N, "low load: confirmation times of the evidence")
+	require.NotNil(t, r.Cadence)
+	require.Len(t, r.Cadence.Rows, 1)
+	assert.Positive(t, r.Cadence.Rows[0].Confirmed, "cadence: evidence confirmed")
+	assert.Positive(t, r.Cadence.Rows[0].Txs["stub"], "cadence: transactions counted")
+	assert.Positive(t, r.Cadence.Rows[0].ActionsPerEv, "cadence: actions counted")
 	require.NotNil(t, r.Intake)
 	assert.Positive(t, r.Intake.Requests)
 	assert.Equal(t, r.Intake.Requests, r.Intake.Latency.N)
@@ -56,7 +62,7 @@ func TestBenchSmokeProducesACompleteReport(t *testing.T) {
 
 	var table bytes.Buffer
 	r.WriteTable(&table)
-	for _, part := range []string{"INTAKE", "ANCHORING", "LOW LOAD", "TARGETS"} {
+	for _, part := range []string{"INTAKE", "ANCHORING", "LOW LOAD", "CADENCE", "TARGETS"} {
 		assert.Contains(t, table.String(), part)
 	}
 	out := filepath.Join(dir, "bench.json")

@@ -39,6 +39,7 @@ func testConfig(dataDir string) config.Config {
 	cfg.StubConfirmDelay = 300 * time.Millisecond
 	cfg.ConfirmPoll = 50 * time.Millisecond
 	cfg.PollInterval = 500 * time.Millisecond
+	cfg.AnchorInterval = config.DevAnchorInterval // keeper dev's cadence: about a local block
 	cfg.RetryBase = 100 * time.Millisecond
 	cfg.RetryCap = time.Second
 	cfg.RetryJitter = 50 * time.Millisecond
@@ -73,6 +74,7 @@ func startNode(t testing.TB, srv *devserver.Server, cfg config.Config, roles app
 	t.Helper()
 	n, err := app.Start(context.Background(), app.Options{
 		Config: cfg, Roles: roles, Store: st, Chains: ch, Logger: testLogger(t),
+		ExtraChains:   map[string]app.ChainMaker{stub.Name: stub.Make}, // as the keeper binary
 		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
 	})
 	require.NoError(t, err)

@@ -90,6 +90,8 @@ the report carries the load average.`,
 	f.StringVar(&phases, "phases", strings.Join(bench.AllPhases, ","), "phases to run (comma-separated): "+strings.Join(bench.AllPhases, ", "))
 	f.DurationVar(&o.LowLoadEvery, "low-load-every", 500*time.Millisecond, "low-load phase: one evidence this often")
 	f.DurationVar(&o.LowLoadFor, "low-load-for", 30*time.Second, "low-load phase: for this long")
+	f.Float64SliceVar(&o.CadenceRates, "cadence-rates", []float64{1, 10, 100, 1000}, "cadence phase: steady arrival rates, evidence/s, one after another")
+	f.DurationVar(&o.CadenceFor, "cadence-for", 30*time.Second, "cadence phase: each rate for this long")
 	f.DurationVar(&o.Drain, "drain", 2*time.Minute, "longest wait for a phase's evidence to be confirmed")
 	f.StringVar(&o.Dir, "dir", "", "keep the stacks' data here (default: a temporary directory, removed afterwards)")
 	f.StringVar(&o.API, "api", "", "host:port of a running keeper API to measure instead (intake phase only: --phases intake)")
@@ -203,6 +205,7 @@ func benchStart(cmd *cobra.Command, cfg *config.Config, loadErr error) (context.
 	if !cmd.Flags().Changed("log-level") {
 		cfg.LogLevel = "error"
 	}
+	cfg.DevCadence(cmd.Flags().Changed("anchor-interval"))
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	return ctx, stop, nil
 }

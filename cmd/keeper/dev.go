@@ -30,6 +30,7 @@ func devCmd() *cobra.Command {
 			// Its worker and API would need a client certificate of their own.
 			return fmt.Errorf("TLS on the Temporal frontend is for `keeper devserver`; run `keeper worker` and `keeper api` against it")
 		}
+		cfg.DevCadence(cmd.Flags().Changed("anchor-interval"))
 		log := cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
 		stopPprof, err := cli.StartPprof(cfg.PprofAddr, log)
 		if err != nil {
@@ -77,6 +78,11 @@ func devCmd() *cobra.Command {
 			fmt.Fprintf(out, "  payload codec    %s   (payloads are encrypted; temporal CLI: --codec-endpoint %s)\n", ep, ep)
 		}
 		fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
+		for _, c := range cfg.Chains {
+			if iv := cfg.AnchorIntervalFor(c); iv > 0 {
+				fmt.Fprintf(out, "  cadence          %s: a batch at most every %s (≤ %.0f anchor transactions an hour)\n", c, iv, float64(time.Hour)/float64(iv))
+			}
+		}
 		local.Print(out, cfg.DataDir)
 		var files []string
 		if cfg.StoreURL != "" {

@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// CadenceReport is the cadence phase: a steady arrival at each of a few
+// rates, to show that what anchoring costs is bounded by the anchor interval
+// and not by the arrival rate (docs/anchoring.md, cadence).
+type CadenceReport struct {
+	Rows []CadenceRow `json:"rows"`
+}
+
+// CadenceRow is one steady rate.
+type CadenceRow struct {
+	Rate               float64            `json:"rate_per_s"`
+	DurationS          float64            `json:"duration_s"`
+	Accepted           int                `json:"accepted"`
+	Confirmed          int                `json:"confirmed"`
+	IntervalMS         map[string]float64 `json:"interval_ms"`
+	Txs                map[string]int     `json:"chain_transactions"` // per chain, of settled batches, fee bumps included
+	TxsPerChainPerMin  map[string]float64 `json:"transactions_per_chain_per_minute"`
+	CeilingPerMin      map[string]float64 `json:"ceiling_per_minute"` // 60 ÷ interval + 1; absent: no interval
+	TxsPerEv           float64            `json:"chain_transactions_per_evidence"`
+	ActionsPerEv       float64            `json:"temporal_actions_per_evidence"`
+	IntakeToConfirmed  Latency            `json:"intake_to_confirmed"`
+	FinalityMS         float64            `json:"finality_ms"`
+	ConfirmedP99Target float64            `json:"confirmed_p99_target_ms"` // finality + the longest interval + 1 s
+}
+
+// cadence runs the steady rates one after another on the stack.
+func cadence(ctx context.Context, o Options, st *stack, ld *loader) (*CadenceReport, error) {
+	rep := &CadenceReport{}
+	for _, rate := range o.CadenceRates {
+		fmt.Fprintf(o.Progress, "bench: cadence, %g evidence/s for %v\n", rate, o.CadenceFor)
+		row, err := cadenceAt(ctx, o, st, ld, rate)
+		if err != nil {
+			return rep, err
+		}
+		rep.Rows = append(rep.Rows, *row)
+	}
+	return rep, nil
+}
+
+func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float64) (*CadenceRow, error) {
+	s := st.node.Store
+	before, err := s.LastSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hb0 := st.rpcs.get("RecordActivityTaskHeartbeat")
+	l := ld.openLoop(ctx, rate, o.CadenceFor)
+	after, err := s.LastSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fin := finality(st)
+	row := &CadenceRow{
+		Rate: rate, DurationS: o.CadenceFor.Seconds(), FinalityMS: msOf(fin),
+		IntervalMS: map[string]float64{}, Txs: map[string]int{}, TxsPerChainPerMin: map[string]float64{}, CeilingPerMin: map[string]float64{},
+	}
+	longest := time.Duration(0)
+	for _, c := range st.cfg.Chains {
+		iv := st.cfg.AnchorIntervalFor(c)
+		longest = max(longest, iv)
+		row.IntervalMS[c] = msOf(iv)
+		if iv > 0 {
+			row.CeilingPerMin[c] = round2(float64(time.Minute)/float64(iv) + 1)
+		}
+	}
+	row.ConfirmedP99Target = msOf(fin + longest + time.Second)
+	if _, err := drain(ctx, s, window{before, after}, 2*fin+longest+time.Minute); err != nil {
+		return nil, err
+	}
+	hb1 := st.rpcs.get("RecordActivityTaskHeartbeat")
+	evs, err := s.EvidenceTimings(ctx, before, after)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := s.BatchTimings(ctx, before, after)
+	if err != nil {
+		return nil, err
+	}
+	t := timeline(evs, bs, dueTimes(l), len(st.cfg.Chains))
+	row.Accepted = len(evs)
+	row.Confirmed = len(t.confirmedAt)
+	row.IntakeToConfirmed = summarize(t.toConfirmed)
+	settled := settledBatches(bs)
+	total := 0
+	for _, b := range bs {
+		if settled[b.ID] {
+			row.Txs[b.Chain] += b.Txs
+			total += b.Txs
+		}
+	}
+	// Per minute of arrivals: a rate's batches form while its evidence
+	// arrives (and one more for what came last).
+	for c, n := range row.Txs {
+		row.TxsPerChainPerMin[c] = round2(float64(n) / o.CadenceFor.Minutes())
+	}
+	acts, err := countActions(ctx, st.node.Client, workflowIDs(bs))
+	if err != nil {
+		return nil, fmt.Errorf("bench: count Temporal actions: %w", err)
+	}
+	acts.Heartbeats = hb1 - hb0
+	acts.total()
+	if n := t.settledEvidence(settled); n > 0 {
+		row.TxsPerEv = math.Round(float64(total)/float64(n)*1e4) / 1e4
+		row.ActionsPerEv = math.Round(float64(acts.Total)/float64(n)*1e4) / 1e4
+	}
+	return row, nil
+}
