@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/retry"
@@ -109,6 +110,67 @@ func (a *Adapter) nonceTaker(ctx context.Context, nonce uint64) (blockTx, error)
 	if err != nil {
 		return blockTx{}, err
 	}
+	tx, err := a.nonceTakerByState(ctx, head, nonce)
+	if err == nil {
+		return tx, nil
+	}
+	// A node that keeps recent state only (most do) cannot say the signer's
+	// nonce at an older block; block bodies it always has.
+	a.log.Debug("nonce taker: state lookups failed; reading block bodies back from the head", "nonce", nonce, a.errAttr(err))
+	return a.nonceTakerByBodies(ctx, head, nonce)
+}
+
+// takerScanBlocks bounds how far back nonceTakerByBodies reads, and
+// takerScanBatch how many blocks one JSON-RPC batch asks for.
+const (
+	takerScanBlocks = 20_000
+	takerScanBatch  = 50
+)
+
+// nonceTakerByBodies reads blocks back from head until it finds the
+// signer's transaction at nonce, or one of the signer's below it (then the
+// nonce's is not there: the chain reorganised under the search).
+func (a *Adapter) nonceTakerByBodies(ctx context.Context, head, nonce uint64) (blockTx, error) {
+	type block struct {
+		Transactions []blockTx `json:"transactions"`
+	}
+	for top := head; ; {
+		n := min(uint64(takerScanBatch), top+1)
+		blocks := make([]*block, n)
+		elems := make([]rpc.BatchElem, n)
+		for i := range elems {
+			elems[i] = rpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{blockArg(top - uint64(i)), true}, Result: &blocks[i]}
+		}
+		if err := a.rc.BatchCallContext(ctx, elems); err != nil {
+			return blockTx{}, fmt.Errorf("read blocks %d–%d: %w", top+1-n, top, err)
+		}
+		for i, e := range elems {
+			if e.Error != nil {
+				return blockTx{}, fmt.Errorf("block %d: %w", top-uint64(i), e.Error)
+			}
+			if blocks[i] == nil {
+				continue
+			}
+			for _, tx := range blocks[i].Transactions {
+				switch {
+				case tx.From != a.from:
+				case uint64(tx.Nonce) == nonce:
+					return tx, nil
+				case uint64(tx.Nonce) < nonce:
+					return blockTx{}, fmt.Errorf("the signer's nonce %d is mined, but no block from %d back to %d holds its transaction", nonce, head, top-uint64(i))
+				}
+			}
+		}
+		if top < n || head-top+n >= takerScanBlocks {
+			return blockTx{}, fmt.Errorf("no block from %d back to %d holds the signer's transaction at nonce %d", head, top+1-n, nonce)
+		}
+		top -= n
+	}
+}
+
+// nonceTakerByState finds the block where the signer's nonce passed nonce
+// from the node's state at older blocks.
+func (a *Adapter) nonceTakerByState(ctx context.Context, head, nonce uint64) (blockTx, error) {
 	// count(b) > nonce holds at hi; find the lowest such block.
 	hi, lo := head, uint64(0)
 	for step := uint64(1); hi > 0; step *= 2 {
