@@ -5,11 +5,9 @@ package testsuite
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,12 +27,7 @@ import (
 // every accepted evidence is confirmed exactly once with a receipt that
 // verifies against the chains.
 func TestCrashAndRestartLosesNothing(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("KEEPER_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (replay with KEEPER_CRASH_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	rng := crashRNG(t)
 
 	work := t.TempDir()
 	bin := keeperBinary(t)
@@ -42,14 +35,8 @@ func TestCrashAndRestartLosesNothing(t *testing.T) {
 	dir := filepath.Join(work, "data")
 	tport, apiPort, evmPort, solPort := freePort(t), freePort(t), freePort(t), freePort(t)
 	evmURL, solURL := fmt.Sprintf("http://127.0.0.1:%d", evmPort), fmt.Sprintf("http://127.0.0.1:%d", solPort)
-	base := []string{
-		"KEEPER_DATA_DIR=" + dir, "KEEPER_LOG_LEVEL=warn", "KEEPER_CHAINS=etherlink,solana",
-		fmt.Sprintf("KEEPER_DEV_TEMPORAL_PORT=%d", tport), "KEEPER_DEV_UI_PORT=0",
-		fmt.Sprintf("TEMPORAL_ADDRESS=127.0.0.1:%d", tport), "TEMPORAL_NAMESPACE=default",
-		fmt.Sprintf("KEEPER_HTTP_ADDR=127.0.0.1:%d", apiPort),
-		"KEEPER_CONFIRM_POLL_MS=200", "KEEPER_POLL_MS=500", "KEEPER_ANCHOR_INTERVAL=500ms", "KEEPER_RETRY_BASE_MS=200", "KEEPER_RETRY_CAP_MS=2000",
-		"KEEPER_RETRY_JITTER_MS=100", "KEEPER_SUBMIT_TIMEOUT=10s", "KEEPER_EVM_RESUBMIT_MS=5000", "KEEPER_DRAIN_TIMEOUT=1s",
-	}
+	base := append(crashEnv(dir, tport, fmt.Sprintf("127.0.0.1:%d", apiPort)),
+		fmt.Sprintf("TEMPORAL_ADDRESS=127.0.0.1:%d", tport), "TEMPORAL_NAMESPACE=default")
 	chainsEnv := append([]string{fmt.Sprintf("KEEPER_DEV_EVM_PORT=%d", evmPort), fmt.Sprintf("KEEPER_DEV_SOLANA_PORT=%d", solPort),
 		"KEEPER_DEV_EVM_BLOCK_MS=200", "KEEPER_DEV_SOLANA_SLOT_MS=50"}, base...)
 	nodeEnv := append([]string{"KEEPER_EVM_RPC_URL=" + evmURL, "KEEPER_SOLANA_RPC_URL=" + solURL}, base...)

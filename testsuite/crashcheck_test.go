@@ -5,7 +5,9 @@ package testsuite
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +24,30 @@ import (
 	"github.com/keeperhq/keeper/dev/localnet"
 	"github.com/keeperhq/keeper/store"
 )
+
+// crashRNG is the crash tests' random source: seeded from the clock, or from
+// KEEPER_CRASH_SEED to replay a run; the seed is logged.
+func crashRNG(t *testing.T) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("KEEPER_CRASH_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (replay with KEEPER_CRASH_SEED=%d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+// crashEnv is the environment the crash tests run keeper with: the data
+// directory, both chains, the dev Temporal server's port, the API address,
+// and short timings so restarts are noticed and work resumes quickly.
+func crashEnv(dir string, temporalPort int, apiAddr string) []string {
+	return []string{
+		"KEEPER_DATA_DIR=" + dir, "KEEPER_LOG_LEVEL=warn", "KEEPER_CHAINS=etherlink,solana",
+		fmt.Sprintf("KEEPER_DEV_TEMPORAL_PORT=%d", temporalPort), "KEEPER_DEV_UI_PORT=0", "KEEPER_HTTP_ADDR=" + apiAddr,
+		"KEEPER_CONFIRM_POLL_MS=200", "KEEPER_POLL_MS=500", "KEEPER_ANCHOR_INTERVAL=500ms", "KEEPER_RETRY_BASE_MS=200", "KEEPER_RETRY_CAP_MS=2000",
+		"KEEPER_RETRY_JITTER_MS=100", "KEEPER_SUBMIT_TIMEOUT=10s", "KEEPER_EVM_RESUBMIT_MS=5000", "KEEPER_DRAIN_TIMEOUT=1s",
+	}
+}
 
 // crashCheck is what the crash tests check after the last restart.
 type crashCheck struct {

@@ -5,11 +5,8 @@ package testsuite
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -31,12 +28,7 @@ import (
 // anchor confirmed before the last restart is checked through the store, the
 // others on the current ledger; EtherLink is checked entirely on chain).
 func TestKeeperDevSurvivesSIGKILL(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("KEEPER_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (replay with KEEPER_CRASH_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	rng := crashRNG(t)
 	began := time.Now()
 
 	work := t.TempDir()
@@ -44,14 +36,9 @@ func TestKeeperDevSurvivesSIGKILL(t *testing.T) {
 	dir := filepath.Join(work, "data")
 	tport, apiPort, evmPort, solPort := freePort(t), freePort(t), freePort(t), freePort(t)
 	apiAddr := fmt.Sprintf("127.0.0.1:%d", apiPort)
-	dev := &proc{name: "keeper-dev", args: []string{"dev"}, log: procLog(t, work, "keeper-dev"), env: []string{
-		"KEEPER_DATA_DIR=" + dir, "KEEPER_LOG_LEVEL=warn", "KEEPER_CHAINS=etherlink,solana",
-		fmt.Sprintf("KEEPER_DEV_TEMPORAL_PORT=%d", tport), "KEEPER_DEV_UI_PORT=0", "KEEPER_HTTP_ADDR=" + apiAddr,
+	dev := &proc{name: "keeper-dev", args: []string{"dev"}, log: procLog(t, work, "keeper-dev"), env: append(crashEnv(dir, tport, apiAddr),
 		fmt.Sprintf("KEEPER_DEV_EVM_PORT=%d", evmPort), fmt.Sprintf("KEEPER_DEV_SOLANA_PORT=%d", solPort),
-		"KEEPER_DEV_EVM_BLOCK_MS=200", "KEEPER_DEV_SOLANA_SLOT_MS=50",
-		"KEEPER_CONFIRM_POLL_MS=200", "KEEPER_POLL_MS=500", "KEEPER_ANCHOR_INTERVAL=500ms", "KEEPER_RETRY_BASE_MS=200", "KEEPER_RETRY_CAP_MS=2000",
-		"KEEPER_RETRY_JITTER_MS=100", "KEEPER_SUBMIT_TIMEOUT=10s", "KEEPER_EVM_RESUBMIT_MS=5000", "KEEPER_DRAIN_TIMEOUT=1s",
-	}}
+		"KEEPER_DEV_EVM_BLOCK_MS=200", "KEEPER_DEV_SOLANA_SLOT_MS=50")}
 	killAtCleanup(t, dev)
 	dev.start(t, bin)
 	waitPort(t, apiPort, 2*time.Minute)
