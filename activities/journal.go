@@ -16,7 +16,14 @@ type storeJournal struct{ st *store.Store }
 var _ chains.Journal = storeJournal{}
 
 func (j storeJournal) Transactions(ctx context.Context, batchID int64) ([]chains.TxRecord, error) {
-	recs, err := j.st.Transactions(ctx, batchID)
+	return records(j.st.Transactions(ctx, batchID))
+}
+
+func (j storeJournal) Unconfirmed(ctx context.Context, chain string) ([]chains.TxRecord, error) {
+	return records(j.st.UnconfirmedTransactions(ctx, chain))
+}
+
+func records(recs []store.JournaledTx, err error) ([]chains.TxRecord, error) {
 	if err != nil {
 		return nil, err
 	}

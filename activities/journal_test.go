@@ -47,4 +47,10 @@ func TestTheJournalKeepsWhatTheAdaptersSave(t *testing.T) {
 		assert.Equal(t, saved[i].Meta, got[i].Meta)
 		assert.True(t, saved[i].CreatedAt.Equal(got[i].CreatedAt))
 	}
+	unconfirmed, err := j.Unconfirmed(ctx, "stub")
+	require.NoError(t, err)
+	assert.Equal(t, got, unconfirmed, "the batch is not confirmed yet")
+	none, err := j.Unconfirmed(ctx, "etherlink")
+	require.NoError(t, err)
+	assert.Empty(t, none)
 }

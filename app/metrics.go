@@ -44,6 +44,26 @@ func (n *Node) registerMetrics() {
 				ConstLabels: prometheus.Labels{"chain": name},
 			}, func() float64 { return float64(sc.StatusCalls()) }))
 		}
+		if g, ok := n.Chains[name].(interface {
+			NonceGapRebroadcasts() int64
+			Stopped() error
+		}); ok {
+			n.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name:        "keeper_chain_nonce_gap_rebroadcasts_total",
+				Help:        "Journaled transactions rebroadcast to fill a gap in the signer's nonces (docs/anchoring.md, Nonce gaps).",
+				ConstLabels: prometheus.Labels{"chain": name},
+			}, func() float64 { return float64(g.NonceGapRebroadcasts()) }))
+			n.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "keeper_chain_signer_stopped",
+				Help:        "1 when the chain's signer was stopped because its key signed a transaction keeper did not (docs/anchoring.md, Nonce gaps).",
+				ConstLabels: prometheus.Labels{"chain": name},
+			}, func() float64 {
+				if g.Stopped() != nil {
+					return 1
+				}
+				return 0
+			}))
+		}
 	}
 	n.temporalMetrics, n.temporalMetricsCloser = telemetry.TemporalMetrics(n.registry, n.Logger)
 }

@@ -35,6 +35,12 @@ type Journal interface {
 	Transactions(ctx context.Context, batchID int64) ([]TxRecord, error)
 	// SaveTransaction records a transaction before it is broadcast.
 	SaveTransaction(ctx context.Context, rec TxRecord) error
+	// Unconfirmed returns every record saved on chain for batches not yet
+	// confirmed (dead-lettered ones included: their transactions may still
+	// hold a nonce), oldest first. An adapter whose signer's nonces are
+	// shared by all batches reads it to rebroadcast another batch's
+	// transaction that a later nonce waits behind.
+	Unconfirmed(ctx context.Context, chain string) ([]TxRecord, error)
 }
 
 // State is where a transaction stands on its chain.

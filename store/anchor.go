@@ -336,9 +336,29 @@ type JournaledTx struct {
 
 // Transactions returns the transactions journaled for a batch, oldest first.
 func (s *Store) Transactions(ctx context.Context, batchID int64) ([]JournaledTx, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT chain, ref, raw, COALESCE(meta, ''), created_at FROM tx_refs WHERE batch_id = ? ORDER BY seq`, batchID)
+	out, err := s.journaled(ctx, `WHERE t.batch_id = ? ORDER BY t.seq`, batchID)
 	if err != nil {
 		return nil, fmt.Errorf("store: transactions of batch %d: %w", batchID, err)
+	}
+	return out, nil
+}
+
+// UnconfirmedTransactions returns the transactions journaled on chain for
+// batches that are not confirmed (dead-lettered ones included), oldest first.
+func (s *Store) UnconfirmedTransactions(ctx context.Context, chain string) ([]JournaledTx, error) {
+	out, err := s.journaled(ctx, `JOIN batches b ON b.id = t.batch_id
+		WHERE b.state IN (?, ?, ?, ?) AND b.chain = ? AND t.chain = ? ORDER BY t.created_at, t.batch_id, t.seq`,
+		BatchFormed, BatchStarted, BatchSubmitted, BatchDeadLetter, chain, chain)
+	if err != nil {
+		return nil, fmt.Errorf("store: unconfirmed transactions on %s: %w", chain, err)
+	}
+	return out, nil
+}
+
+func (s *Store) journaled(ctx context.Context, rest string, args ...any) ([]JournaledTx, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT t.batch_id, t.chain, t.ref, t.raw, COALESCE(t.meta, ''), t.created_at FROM tx_refs t `+rest, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []JournaledTx
@@ -348,10 +368,9 @@ func (s *Store) Transactions(ctx context.Context, batchID int64) ([]JournaledTx,
 			meta string
 			crt  int64
 		)
-		if err := rows.Scan(&r.Chain, &r.Ref, &r.Raw, &meta, &crt); err != nil {
+		if err := rows.Scan(&r.BatchID, &r.Chain, &r.Ref, &r.Raw, &meta, &crt); err != nil {
 			return nil, err
 		}
-		r.BatchID = batchID
 		if meta != "" {
 			r.Meta = []byte(meta)
 		}

@@ -510,6 +510,40 @@ func TestSavedTransactionsComeBackInTheOrderTheyWereSavedPerBatch(t *testing.T) 
 	})
 }
 
+func TestUnconfirmedTransactionsListEveryBatchOnTheChainButConfirmedOnesOldestFirst(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		batch := func(digest, chain string) store.Batch {
+			insert(t, st, store.NewEvidence{Digest: digestOf(digest), Chains: []string{chain}, Priority: 5})
+			return formOne(t, st, chain, 10)
+		}
+		done, open, dead, other := batch("1", "etherlink"), batch("2", "etherlink"), batch("3", "etherlink"), batch("4", "solana")
+		at := time.UnixMilli(1_700_000_000_000).UTC()
+		save := func(b store.Batch, chain, ref string, ms int64) {
+			require.NoError(t, st.SaveTransaction(ctx, store.JournaledTx{BatchID: b.ID, Chain: chain, Ref: ref, Raw: []byte(ref), CreatedAt: at.Add(time.Duration(ms) * time.Millisecond)}))
+		}
+		save(done, "etherlink", "0xdone", 0)
+		save(dead, "etherlink", "0xdead", 1)
+		save(open, "etherlink", "0xopen", 2)
+		save(open, "etherlink", "0xbump", 3)
+		save(other, "solana", "sig", 4)
+		confirm(t, st, done, "0xdone", 7)
+		require.NoError(t, st.DeadLetterBatch(ctx, dead.ID, "gave up"))
+
+		got, err := st.UnconfirmedTransactions(ctx, "etherlink")
+		require.NoError(t, err)
+		var refs []string
+		for _, r := range got {
+			refs = append(refs, r.Ref)
+			assert.Equal(t, []byte(r.Ref), r.Raw)
+			assert.Equal(t, "etherlink", r.Chain)
+		}
+		assert.Equal(t, []string{"0xdead", "0xopen", "0xbump"}, refs, "a dead-lettered batch's transaction may still hold a nonce")
+		assert.Equal(t, open.ID, got[1].BatchID)
+	})
+}
+
 func TestReopeningTheStoreKeepsEverything(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db backend) {
 		ctx := context.Background()

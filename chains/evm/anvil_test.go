@@ -76,33 +76,51 @@ func (s *syncBuffer) String() string {
 // head by 2 blocks instead of 64, so VerifyTx can see finality within the test.
 func startAnvil(t *testing.T) string {
 	t.Helper()
-	bin := anvilBinary(t)
+	url, _ := runAnvil(t, freePort(t), "--block-time", "1", "--slots-in-an-epoch", "1")
+	return url
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
 	require.NoError(t, l.Close())
+	return port
+}
 
+// runAnvil runs anvil on port with EtherLink's chain id and extra flags until
+// the test ends or stop is called, and waits until it answers JSON-RPC.
+func runAnvil(t *testing.T, port int, extra ...string) (url string, stop func()) {
+	t.Helper()
+	bin := anvilBinary(t)
 	out := &syncBuffer{}
-	cmd := exec.Command(bin, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--chain-id", "42793", "--block-time", "1", "--slots-in-an-epoch", "1")
+	args := append([]string{"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--chain-id", "42793"}, extra...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		stop()
 		if t.Failed() {
-			t.Logf("anvil output:\n%s", out.String())
+			t.Logf("anvil on port %d output:\n%s", port, out.String())
 		}
 	})
 
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	require.Eventually(t, func() bool {
 		select {
 		case <-done:
@@ -114,7 +132,7 @@ func startAnvil(t *testing.T) string {
 		v, err := evm.VerifyTx(ctx, url, common.Hash{}.Hex())
 		return err == nil && !v.Found
 	}, 15*time.Second, 50*time.Millisecond, "anvil did not answer JSON-RPC")
-	return url
+	return url, stop
 }
 
 func TestAnAnchorOnAnvilBecomesFinalAndVerifies(t *testing.T) {

@@ -127,8 +127,10 @@ type Adapter struct {
 	poller   *poller.Poller[found]
 	batches  atomic.Int64 // JSON-RPC batch calls made by status lookups
 	hmu      sync.Mutex
-	heights  map[string]uint64   // tx hash -> block height of its last receipt
-	resent   map[int64]time.Time // batch -> last rebroadcast of a transaction that could not be bumped
+	heights  map[string]uint64     // tx hash -> block height of its last receipt
+	resent   map[int64]time.Time   // batch -> last rebroadcast of a transaction that could not be bumped
+	stopped  atomic.Pointer[error] // why the signer was stopped (its key is used elsewhere); nil: running
+	gapFills atomic.Int64          // journaled transactions rebroadcast to fill a nonce gap
 	finWarn  sync.Once
 	closeOne sync.Once
 }
@@ -241,8 +243,12 @@ func (a *Adapter) StatusRounds() int64 { return a.poller.Rounds() }
 // actually sent (equal to StatusCalls by construction; kept as a check).
 func (a *Adapter) StatusBatchRequests() int64 { return a.batches.Load() }
 
-// Ping implements chains.Adapter: the node answers and is on the configured chain.
+// Ping implements chains.Adapter: the signer is not stopped, and the node
+// answers and is on the configured chain.
 func (a *Adapter) Ping(ctx context.Context) error {
+	if err := a.Stopped(); err != nil {
+		return a.fail(fmt.Errorf("etherlink: ping: %w", err))
+	}
 	got, err := a.remoteChainID(ctx)
 	if err != nil {
 		return a.fail(fmt.Errorf("etherlink: ping: %w", err))

@@ -57,6 +57,24 @@ func (j *memJournal) SaveTransaction(_ context.Context, rec chains.TxRecord) err
 	return nil
 }
 
+// Unconfirmed lists every batch's records on chain, oldest first: the fake
+// knows nothing of confirmation, and the adapter only uses nonces the node has
+// not mined.
+func (j *memJournal) Unconfirmed(_ context.Context, chain string) ([]chains.TxRecord, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []chains.TxRecord
+	for _, recs := range j.recs {
+		for _, r := range recs {
+			if r.Chain == chain {
+				out = append(out, r)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b chains.TxRecord) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return out, nil
+}
+
 func (j *memJournal) records(batchID int64) []chains.TxRecord {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -55,30 +55,34 @@ type callArgs struct {
 	Value *hexutil.Big   `json:"value"`
 }
 
-// receipts looks up the receipts of hashes in one batch call. Any lookup
-// error fails the whole answer: callers decide on re-signing from it, so
-// "unknown" must never be mistaken for "not mined".
-func (a *Adapter) receipts(ctx context.Context, hashes []common.Hash) (map[common.Hash]*rpcReceipt, uint64, error) {
+// receipts looks up the receipts of hashes and the signer's `latest` nonce in
+// one batch call. A receipt lookup the node answered with an error is in
+// lookupErrs, not in the map: callers decide on re-signing from the answer,
+// so they must tell "unknown" from "not mined" (see minedReceipts).
+func (a *Adapter) receipts(ctx context.Context, hashes []common.Hash) (got map[common.Hash]*rpcReceipt, nonce uint64, lookupErrs []error, err error) {
 	out := make([]*rpcReceipt, len(hashes))
-	var nonce hexutil.Uint64
+	var n hexutil.Uint64
 	elems := make([]rpc.BatchElem, 0, len(hashes)+1)
 	for i, h := range hashes {
 		elems = append(elems, receiptElem(h, &out[i]))
 	}
-	elems = append(elems, rpc.BatchElem{Method: "eth_getTransactionCount", Args: []any{a.from, "latest"}, Result: &nonce})
+	elems = append(elems, rpc.BatchElem{Method: "eth_getTransactionCount", Args: []any{a.from, "latest"}, Result: &n})
 	if err := a.rc.BatchCallContext(ctx, elems); err != nil {
-		return nil, 0, fmt.Errorf("receipt lookup: %w", err)
+		return nil, 0, nil, fmt.Errorf("receipt lookup: %w", err)
 	}
-	res := map[common.Hash]*rpcReceipt{}
-	for i, e := range elems {
-		if e.Error != nil {
-			return nil, 0, fmt.Errorf("receipt lookup (%s): %w", e.Method, e.Error)
-		}
-		if i < len(hashes) && out[i] != nil {
-			res[hashes[i]] = out[i]
+	if e := elems[len(hashes)].Error; e != nil {
+		return nil, 0, nil, fmt.Errorf("receipt lookup (eth_getTransactionCount): %w", e)
+	}
+	got = map[common.Hash]*rpcReceipt{}
+	for i, h := range hashes {
+		switch {
+		case elems[i].Error != nil:
+			lookupErrs = append(lookupErrs, fmt.Errorf("receipt of %s: %w", h.Hex(), elems[i].Error))
+		case out[i] != nil:
+			got[h] = out[i]
 		}
 	}
-	return res, uint64(nonce), nil
+	return got, uint64(n), lookupErrs, nil
 }
 
 func bigOf(h *hexutil.Big) *big.Int {

@@ -62,6 +62,9 @@ func (a *Adapter) submit(ctx context.Context, an chains.Anchor, j chains.Journal
 		return "", ctx.Err()
 	}
 	defer func() { <-a.sem }()
+	if err := a.Stopped(); err != nil {
+		return "", retry.Permanent(err)
+	}
 	if a.xlock != nil {
 		if err := a.xlock.lock(ctx); err != nil {
 			return "", err
@@ -96,6 +99,17 @@ func (a *Adapter) submit(ctx context.Context, an chains.Anchor, j chains.Journal
 			a.log.Warn("journaled transaction was signed by another key; signing anew", "batch", an.BatchID, "ref", last.Ref)
 			return a.signNew(ctx, an, j, "signer_changed")
 		}
+		gap, err := a.fillGap(ctx, j, lastTx.Nonce())
+		if err != nil {
+			return "", err
+		}
+		if gap {
+			// This one waits behind the gap whatever its fees.
+			a.log.Info("rebroadcasting a transaction that waits behind a nonce gap instead of bumping it",
+				"batch", an.BatchID, "ref", last.Ref, "nonce", lastTx.Nonce())
+			a.markResent(an.BatchID)
+			return a.afterSend(ctx, an, j, last.Ref, lastTx.Nonce(), a.send(ctx, last.Raw), false)
+		}
 		return a.bump(ctx, an, j, last.Ref, lastTx)
 	}
 	a.log.Debug("rebroadcasting journaled transaction", "batch", an.BatchID, "ref", last.Ref, "nonce", lastTx.Nonce())
@@ -126,7 +140,7 @@ func (a *Adapter) journaled(ctx context.Context, j chains.Journal, batchID int64
 
 // minedRef returns the ref of a journaled transaction that has a receipt.
 func (a *Adapter) minedRef(ctx context.Context, recs []chains.TxRecord) (string, bool, error) {
-	got, _, err := a.receipts(ctx, refHashes(recs))
+	got, _, err := a.minedReceipts(ctx, refHashes(recs))
 	if err != nil {
 		return "", false, err
 	}
@@ -197,15 +211,21 @@ func (a *Adapter) bump(ctx context.Context, an chains.Anchor, j chains.Journal, 
 		if err != nil {
 			return "", err
 		}
-		a.hmu.Lock()
-		a.resent[an.BatchID] = a.now() // Status waits another ResubmitTimeout before saying Dropped again
-		a.hmu.Unlock()
+		a.markResent(an.BatchID)
 		return a.afterSend(ctx, an, j, oldRef, old.Nonce(), a.send(ctx, raw), false)
 	}
 	a.log.Info("bumping fees of a transaction without receipt", "batch", an.BatchID, "ref", oldRef, "nonce", old.Nonce(),
 		"old_max_fee_per_gas", old.GasFeeCap().String(), "max_fee_per_gas", feeCap.String(),
 		"old_max_priority_fee_per_gas", old.GasTipCap().String(), "max_priority_fee_per_gas", tip.String())
 	return a.signSaveSend(ctx, an, j, old.Nonce(), old.Gas(), tip, feeCap, "fee_bump")
+}
+
+// markResent makes Status wait another ResubmitTimeout before it reports the
+// batch Dropped again: its transaction was rebroadcast rather than re-signed.
+func (a *Adapter) markResent(batchID int64) {
+	a.hmu.Lock()
+	a.resent[batchID] = a.now()
+	a.hmu.Unlock()
 }
 
 // signSaveSend signs, journals (before anything reaches the network) and broadcasts.
@@ -314,7 +334,7 @@ func (a *Adapter) afterSend(ctx context.Context, an chains.Anchor, j chains.Jour
 		if lerr != nil {
 			return "", lerr
 		}
-		got, chainNonce, lerr := a.receipts(ctx, refHashes(recs))
+		got, chainNonce, lerr := a.minedReceipts(ctx, refHashes(recs))
 		if lerr != nil {
 			return "", lerr
 		}
@@ -327,13 +347,38 @@ func (a *Adapter) afterSend(ctx context.Context, an chains.Anchor, j chains.Jour
 		if fresh {
 			return "", fmt.Errorf("nonce %d was taken by another transaction while signing; a retry signs anew", nonce)
 		}
-		a.log.Warn("nonce used by a transaction keeper did not journal for this batch; signing anew on a fresh nonce",
-			"batch", an.BatchID, "ref", ref, "nonce", nonce, "chain_nonce", chainNonce)
-		return a.signNew(ctx, an, j, "nonce_taken")
+		return a.nonceTaken(ctx, an, j, recs, ref, nonce, chainNonce)
 	case sendRejected:
 		return "", retry.Permanent(fmt.Errorf("node rejected transaction %s: %w", ref, err))
 	}
 	return "", fmt.Errorf("broadcast %s: %w", ref, err)
+}
+
+// nonceTaken handles a nonce of the batch that was mined without any of the
+// batch's receipts showing it: it reads the transaction that took the nonce.
+// One of the batch's own (whose receipt the node failed to give) is the
+// batch's anchor; another keeper anchor (a batch signed on the nonce after
+// this one's broadcast was lost) means this batch is signed anew on a fresh
+// nonce; anything else was signed with keeper's key by someone else, and
+// keeper stops the signer rather than guess which nonces are still its own.
+func (a *Adapter) nonceTaken(ctx context.Context, an chains.Anchor, j chains.Journal, recs []chains.TxRecord, ref string, nonce, chainNonce uint64) (string, error) {
+	taker, err := a.nonceTaker(ctx, nonce)
+	if err != nil {
+		return "", fmt.Errorf("nonce %d is below the chain's nonce %d but none of the batch's transactions has a receipt, and the transaction that took it was not found: %w", nonce, chainNonce, err)
+	}
+	for _, r := range recs {
+		if common.HexToHash(r.Ref) == taker.Hash {
+			a.log.Warn("the node gave no receipt for a mined transaction; found it in its block", "batch", an.BatchID, "ref", r.Ref, "nonce", nonce)
+			return r.Ref, nil
+		}
+	}
+	if _, perr := ParsePayload(taker.Input); perr != nil {
+		return "", a.stop(fmt.Errorf("signer %s stopped: transaction %s at nonce %d, journaled for batch %d, was replaced by %s, which keeper never signed (the node's nonce is %d): the key is used outside keeper",
+			a.from.Hex(), ref, nonce, an.BatchID, taker.Hash.Hex(), chainNonce))
+	}
+	a.log.Warn("nonce used by another keeper anchor; signing anew on a fresh nonce",
+		"batch", an.BatchID, "ref", ref, "nonce", nonce, "chain_nonce", chainNonce, "taken_by", taker.Hash.Hex())
+	return a.signNew(ctx, an, j, "nonce_taken")
 }
 
 type market struct {

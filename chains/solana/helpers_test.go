@@ -58,6 +58,9 @@ func (j *memJournal) SaveTransaction(_ context.Context, r chains.TxRecord) error
 	return nil
 }
 
+// Unconfirmed is unused by the Solana adapter (no nonces to share).
+func (j *memJournal) Unconfirmed(context.Context, string) ([]chains.TxRecord, error) { return nil, nil }
+
 func (j *memJournal) records(id int64) []chains.TxRecord {
 	j.mu.Lock()
 	defer j.mu.Unlock()
