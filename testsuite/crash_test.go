@@ -5,28 +5,18 @@ package testsuite
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
-	sol "github.com/gagliardetto/solana-go"
-	solrpc "github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/solana"
-	"github.com/keeperhq/keeper/dev/localnet"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -37,12 +27,7 @@ import (
 // every accepted evidence is confirmed exactly once with a receipt that
 // verifies against the chains.
 func TestCrashAndRestartLosesNothing(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("KEEPER_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (replay with KEEPER_CRASH_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	rng := crashRNG(t)
 
 	work := t.TempDir()
 	bin := keeperBinary(t)
@@ -50,14 +35,8 @@ func TestCrashAndRestartLosesNothing(t *testing.T) {
 	dir := filepath.Join(work, "data")
 	tport, apiPort, evmPort, solPort := freePort(t), freePort(t), freePort(t), freePort(t)
 	evmURL, solURL := fmt.Sprintf("http://127.0.0.1:%d", evmPort), fmt.Sprintf("http://127.0.0.1:%d", solPort)
-	base := []string{
-		"KEEPER_DATA_DIR=" + dir, "KEEPER_LOG_LEVEL=warn", "KEEPER_CHAINS=etherlink,solana",
-		fmt.Sprintf("KEEPER_DEV_TEMPORAL_PORT=%d", tport), "KEEPER_DEV_UI_PORT=0",
-		fmt.Sprintf("TEMPORAL_ADDRESS=127.0.0.1:%d", tport), "TEMPORAL_NAMESPACE=default",
-		fmt.Sprintf("KEEPER_HTTP_ADDR=127.0.0.1:%d", apiPort),
-		"KEEPER_CONFIRM_POLL_MS=200", "KEEPER_POLL_MS=500", "KEEPER_ANCHOR_INTERVAL=500ms", "KEEPER_RETRY_BASE_MS=200", "KEEPER_RETRY_CAP_MS=2000",
-		"KEEPER_RETRY_JITTER_MS=100", "KEEPER_SUBMIT_TIMEOUT=10s", "KEEPER_EVM_RESUBMIT_MS=5000", "KEEPER_DRAIN_TIMEOUT=1s",
-	}
+	base := append(crashEnv(dir, tport, fmt.Sprintf("127.0.0.1:%d", apiPort)),
+		fmt.Sprintf("TEMPORAL_ADDRESS=127.0.0.1:%d", tport), "TEMPORAL_NAMESPACE=default")
 	chainsEnv := append([]string{fmt.Sprintf("KEEPER_DEV_EVM_PORT=%d", evmPort), fmt.Sprintf("KEEPER_DEV_SOLANA_PORT=%d", solPort),
 		"KEEPER_DEV_EVM_BLOCK_MS=200", "KEEPER_DEV_SOLANA_SLOT_MS=50"}, base...)
 	nodeEnv := append([]string{"KEEPER_EVM_RPC_URL=" + evmURL, "KEEPER_SOLANA_RPC_URL=" + solURL}, base...)
@@ -140,87 +119,9 @@ func TestCrashAndRestartLosesNothing(t *testing.T) {
 	assert.LessOrEqual(t, c[store.StatusConfirmed]-len(ids), int(refused.Load()), "only refused requests can account for extra stored evidence")
 	extra := c[store.StatusConfirmed] - len(ids)
 
-	// Receipts: each proof holds; each distinct transaction is checked once on its chain.
-	var longest time.Duration
-	txRoots := map[string]string{} // chain/tx -> root
-	batchTx := map[int64]string{}
-	for _, id := range ids {
-		ev, err := st.GetEvidence(context.Background(), id)
-		require.NoError(t, err)
-		require.Equal(t, store.StatusConfirmed, ev.Status)
-		longest = max(longest, ev.UpdatedAt.Sub(ev.CreatedAt))
-		r := receiptFor(t, fmt.Sprintf("127.0.0.1:%d", apiPort), id)
-		for _, a := range r.Anchors {
-			require.NoError(t, r.CheckProof(a), id)
-			key := a.Chain + "/" + a.TxRef
-			if prev, ok := txRoots[key]; ok {
-				require.Equal(t, prev, a.Root, "one transaction, one root")
-			}
-			txRoots[key] = a.Root
-		}
-		for _, a := range ev.Anchors {
-			if prev, ok := batchTx[a.BatchID]; ok {
-				require.Equal(t, prev, a.TxRef, "batch %d confirmed with two transactions", a.BatchID)
-			}
-			batchTx[a.BatchID] = a.TxRef
-		}
-	}
-	ctx := context.Background()
-	evmTxs := 0
-	for key, root := range txRoots {
-		chain, ref, _ := strings.Cut(key, "/")
-		var got [32]byte
-		var ok bool
-		switch chain {
-		case "etherlink":
-			evmTxs++
-			v, err := evm.VerifyTx(ctx, evmURL, ref)
-			require.NoError(t, err)
-			got, ok = v.Root, v.Found && v.Succeeded && v.Final
-		case "solana":
-			v, err := solana.VerifyTx(ctx, solURL, ref)
-			require.NoError(t, err)
-			got, ok = v.Root, v.Found && v.Succeeded && v.Final
-		}
-		require.True(t, ok, "%s verifies on chain", key)
-		require.Equal(t, root, fmt.Sprintf("%x", got), key)
-	}
-
-	// EVM: the signer's nonce counts exactly the confirmed anchor transactions.
-	keyHex, err := os.ReadFile(localnet.EVMKeyFile(dir))
-	require.NoError(t, err)
-	k, err := crypto.HexToECDSA(strings.TrimPrefix(strings.TrimSpace(string(keyHex)), "0x"))
-	require.NoError(t, err)
-	ec, err := ethclient.Dial(evmURL)
-	require.NoError(t, err)
-	nonce, err := ec.NonceAt(ctx, crypto.PubkeyToAddress(k.PublicKey), nil)
-	require.NoError(t, err)
-	assert.Equal(t, uint64(evmTxs), nonce, "no EVM transaction beyond one per confirmed batch (no doubles, no gaps)")
-
-	// Solana: per batch, exactly one of its journaled signatures landed.
-	sc := solrpc.New(solURL)
-	for batchID, tx := range batchTx {
-		recs, err := st.Transactions(ctx, batchID)
-		require.NoError(t, err)
-		if len(recs) == 0 || recs[0].Chain != "solana" {
-			continue
-		}
-		var sigs []sol.Signature
-		for _, r := range recs {
-			sigs = append(sigs, sol.MustSignatureFromBase58(r.Ref))
-		}
-		res, err := sc.GetSignatureStatuses(ctx, true, sigs...)
-		require.NoError(t, err)
-		landed := 0
-		for _, s := range res.Value {
-			if s != nil {
-				landed++
-			}
-		}
-		assert.Equal(t, 1, landed, "solana batch %d (%s): one signature landed", batchID, tx)
-	}
+	res := crashCheck{st: st, dataDir: dir, apiAddr: fmt.Sprintf("127.0.0.1:%d", apiPort), evmURL: evmURL, solURL: solURL}.verifyExactlyOnce(t, ids)
 	t.Logf("accepted %d: confirmed %d, duplicated 0, lost 0 (and %d stored whose client saw an error); %d EVM and %d Solana transactions; longest wait %v",
-		len(ids), len(ids), extra, evmTxs, len(txRoots)-evmTxs, longest.Round(time.Millisecond))
+		len(ids), len(ids), extra, res.evmTxs, res.solanaTxs, res.longest.Round(time.Millisecond))
 }
 
 func sumCounts(c map[store.Status]int) int {

@@ -25,6 +25,25 @@
 // by at least one per block, so with BlockTime under a second the chain's clock
 // runs ahead of the wall clock.
 //
+// # Surviving a kill
+//
+// By default geth keeps the state of its recent blocks in memory (the path
+// scheme holds 128 diff layers and a write buffer) and writes it out at a
+// clean shutdown; it also moves finalized blocks to its freezer. Killed, it
+// reopened at the last state on disk, often genesis, truncated the freezer
+// to that block and left the transaction-lookup entries of the later blocks
+// behind, so a lookup could name a block number that now held other blocks:
+// eth_getTransactionByHash crashed its handler and eth_getTransactionReceipt
+// answered "receipt not found", and the sender's nonce went back. A persisted
+// chain is therefore created with the hash scheme in archive mode (every
+// block's state is written with the block) and no snapshot layers, and after
+// every sealed block geth's database log is synced, so a kill loses at most
+// the block being sealed. On open, anything above the head is dropped and so
+// are lookup entries naming blocks that are not canonical (logged). A chain
+// created by an older keeper keeps its path scheme (geth cannot convert it):
+// it still loses its recent blocks when killed, and devchain says so in its
+// log; deleting its directory starts a crash-safe one.
+//
 // Faults for tests: PauseMining/ResumeMining (transactions wait in the pool),
 // Mine (seal blocks on demand, e.g. with BlockTime set to an hour), DropPending
 // (the node forgets its whole pool), Reorg (replace recent non-final blocks,
@@ -51,6 +70,7 @@ import (
 	"github.com/ethereum/go-ethereum/beacon/engine"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/eth"
@@ -71,6 +91,10 @@ const (
 	// KeyFileName is the dev key file created in Options.Dir.
 	KeyFileName = config.DevEVMKeyFileName
 )
+
+// legacyPathScheme (tests only) creates new persisted chains with geth's path
+// scheme, as keeper did before persisted chains were made crash-safe.
+var legacyPathScheme bool
 
 // DevBalance is what the dev key (and every Options.Fund address) holds at genesis: 1,000,000 ether.
 var DevBalance = new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(params.Ether))
@@ -190,10 +214,34 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devchain: node: %w", err)
 	}
+	crashSafe := true
+	if o.Persist {
+		// See "Surviving a kill" in the package documentation.
+		scheme, err := storedStateScheme(stack)
+		if err != nil {
+			stack.Close()
+			return nil, err
+		}
+		if scheme == "" && legacyPathScheme {
+			scheme = rawdb.PathScheme
+		}
+		switch scheme {
+		case "", rawdb.HashScheme:
+			ethCfg.StateScheme = rawdb.HashScheme
+			ethCfg.NoPruning = true  // archive: every block's state is written with the block
+			ethCfg.SnapshotCache = 0 // no snapshot layers held in memory either
+		default:
+			crashSafe = false // a chain created before: keep its scheme (it cannot be converted)
+			ethCfg.StateScheme = scheme
+		}
+	}
 	backend, err := eth.New(stack, &ethCfg)
 	if err != nil {
 		stack.Close()
 		return nil, fmt.Errorf("devchain: eth service: %w", err)
+	}
+	if o.Persist {
+		repairAfterCrash(backend, o.Logger, crashSafe, nodeCfg.DataDir)
 	}
 	fs := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
 	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(fs)}})
@@ -323,6 +371,14 @@ func (c *Chain) seal() error {
 	}
 	if _, err := bc.SetCanonical(block); err != nil {
 		return fmt.Errorf("set head %d: %w", block.NumberU64(), err)
+	}
+	if c.o.Persist {
+		// geth writes without syncing and its database buffers the tail of
+		// its log in memory: flush it, so a block a client has seen survives
+		// a kill of the process.
+		if err := c.eth.ChainDb().SyncKeyValue(); err != nil {
+			return fmt.Errorf("sync block %d to disk: %w", block.NumberU64(), err)
+		}
 	}
 	c.markFinality(block.NumberU64())
 	return nil

@@ -40,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -164,7 +165,7 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 		return nil, err
 	}
 	now := time.Now()
-	d.l = newLedger([]byte(strconv.FormatInt(now.UnixNano(), 10)), now.Unix())
+	d.l = newLedger([]byte(strconv.FormatInt(now.UnixNano(), 10)), now.Unix(), d.restartHeight())
 	d.l.credit(d.faucet.PublicKey(), faucetLamports)
 	d.l.credit(d.payer.PublicKey(), opts.PayerLamports)
 
@@ -325,6 +326,56 @@ func (d *Devnet) clock() {
 	}
 }
 
+// The devnet keeps its ledger in memory and starts a new one at every start,
+// but a transaction signed against the old ledger carries a
+// lastValidBlockHeight from it, and a client (keeper) waits for the block
+// height to pass it before signing anew. So the block height never goes
+// back: every heightEvery blocks the tip's height is written to heightFile
+// in Options.Dir, and a restart begins above anything the old ledger can
+// have issued (the height written, plus what may have been produced after
+// it, plus the longest validity).
+const (
+	heightFileName = "solana-devnet.height"
+	heightEvery    = 32
+)
+
+func (d *Devnet) heightFile() string {
+	if d.opts.Dir == "" {
+		return ""
+	}
+	return filepath.Join(d.opts.Dir, heightFileName)
+}
+
+// restartHeight is where a new ledger's block heights begin.
+func (d *Devnet) restartHeight() uint64 {
+	f := d.heightFile()
+	if f == "" {
+		return 0
+	}
+	raw, err := os.ReadFile(f)
+	if err != nil {
+		return 0
+	}
+	h, err := strconv.ParseUint(strings.TrimSpace(string(raw)), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return h + heightEvery + maxProcessingAge + 1
+}
+
+// saveHeight records the tip's height (atomically; a failure only makes
+// the next restart begin lower).
+func (d *Devnet) saveHeight(h uint64) {
+	f := d.heightFile()
+	if f == "" {
+		return
+	}
+	tmp := f + ".tmp"
+	if os.WriteFile(tmp, []byte(strconv.FormatUint(h, 10)+"\n"), 0o600) == nil {
+		os.Rename(tmp, f)
+	}
+}
+
 // produceSlot ticks one slot and, unless it is skipped, builds its block
 // from the pending transactions that are due. d.mu must be held.
 func (d *Devnet) produceSlot(now time.Time) {
@@ -390,6 +441,9 @@ func (d *Devnet) produceSlot(now time.Time) {
 	l.blocks = append(l.blocks, b)
 	l.bySlot[b.slot] = b
 	l.byHash[b.hash] = b
+	if b.height%heightEvery == 0 {
+		d.saveHeight(b.height)
+	}
 }
 
 // enqueue hands a transaction to the RPC node's send service. d.mu must be held.

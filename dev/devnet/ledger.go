@@ -89,9 +89,11 @@ type ledger struct {
 	txCount   uint64
 }
 
-func newLedger(seed []byte, genesisTime int64) *ledger {
+// newLedger starts a chain whose genesis block is at block height
+// baseHeight (0 for a new chain; see heightFile for a restart).
+func newLedger(seed []byte, genesisTime int64, baseHeight uint64) *ledger {
 	h := sha256.Sum256(append([]byte("keeper solana devnet genesis "), seed...))
-	g := &block{slot: 0, height: 0, hash: solana.Hash(h), time: genesisTime}
+	g := &block{slot: 0, height: baseHeight, hash: solana.Hash(h), time: genesisTime}
 	return &ledger{
 		blocks:    []*block{g},
 		bySlot:    map[uint64]*block{0: g},

@@ -1,0 +1,169 @@
+//go:build crash
+
+package testsuite
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+	sol "github.com/gagliardetto/solana-go"
+	solrpc "github.com/gagliardetto/solana-go/rpc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/chains/evm"
+	"github.com/keeperhq/keeper/chains/solana"
+	"github.com/keeperhq/keeper/dev/localnet"
+	"github.com/keeperhq/keeper/store"
+)
+
+// crashRNG is the crash tests' random source: seeded from the clock, or from
+// KEEPER_CRASH_SEED to replay a run; the seed is logged.
+func crashRNG(t *testing.T) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("KEEPER_CRASH_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (replay with KEEPER_CRASH_SEED=%d)", seed, seed)
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+// crashEnv is the environment the crash tests run keeper with: the data
+// directory, both chains, the dev Temporal server's port, the API address,
+// and short timings so restarts are noticed and work resumes quickly.
+func crashEnv(dir string, temporalPort int, apiAddr string) []string {
+	return []string{
+		"KEEPER_DATA_DIR=" + dir, "KEEPER_LOG_LEVEL=warn", "KEEPER_CHAINS=etherlink,solana",
+		fmt.Sprintf("KEEPER_DEV_TEMPORAL_PORT=%d", temporalPort), "KEEPER_DEV_UI_PORT=0", "KEEPER_HTTP_ADDR=" + apiAddr,
+		"KEEPER_CONFIRM_POLL_MS=200", "KEEPER_POLL_MS=500", "KEEPER_ANCHOR_INTERVAL=500ms", "KEEPER_RETRY_BASE_MS=200", "KEEPER_RETRY_CAP_MS=2000",
+		"KEEPER_RETRY_JITTER_MS=100", "KEEPER_SUBMIT_TIMEOUT=10s", "KEEPER_EVM_RESUBMIT_MS=5000", "KEEPER_DRAIN_TIMEOUT=1s",
+	}
+}
+
+// crashCheck is what the crash tests check after the last restart.
+type crashCheck struct {
+	st                   *store.Store
+	dataDir              string
+	apiAddr              string
+	evmURL, solURL       string
+	solanaLedgerRestarts bool // the Solana devnet began again at genesis since anchors confirmed (keeper dev)
+}
+
+type crashCheckResult struct {
+	longest             time.Duration
+	evmTxs, solanaTxs   int
+	solanaPreviousLedgr int // Solana transactions confirmed on a ledger gone with a restart (checked through the store)
+}
+
+// verifyExactlyOnce checks every accepted evidence: confirmed, its receipt's
+// proofs hold, each anchor transaction carries one root and each batch one
+// transaction; on chain: every anchor transaction verifies (found, succeeded,
+// final, the receipt's root), the EVM signer's nonce counts exactly the
+// confirmed anchor transactions (no doubles, no gaps), and per Solana batch
+// exactly one of its journaled signatures landed.
+func (c crashCheck) verifyExactlyOnce(t *testing.T, ids []string) crashCheckResult {
+	t.Helper()
+	ctx := context.Background()
+	var res crashCheckResult
+	txRoots := map[string]string{} // chain/tx -> root
+	batchTx := map[int64]string{}
+	for _, id := range ids {
+		ev, err := c.st.GetEvidence(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, store.StatusConfirmed, ev.Status)
+		res.longest = max(res.longest, ev.UpdatedAt.Sub(ev.CreatedAt))
+		r := receiptFor(t, c.apiAddr, id)
+		for _, a := range r.Anchors {
+			require.NoError(t, r.CheckProof(a), id)
+			key := a.Chain + "/" + a.TxRef
+			if prev, ok := txRoots[key]; ok {
+				require.Equal(t, prev, a.Root, "one transaction, one root")
+			}
+			txRoots[key] = a.Root
+		}
+		for _, a := range ev.Anchors {
+			if prev, ok := batchTx[a.BatchID]; ok {
+				require.Equal(t, prev, a.TxRef, "batch %d confirmed with two transactions", a.BatchID)
+			}
+			batchTx[a.BatchID] = a.TxRef
+		}
+	}
+
+	// Solana: per batch, exactly one of its journaled signatures landed. On
+	// a devnet that began again at genesis, a batch confirmed before its
+	// last restart has none of its signatures on the current ledger: its
+	// receipt cannot be checked on chain any more, only through the store
+	// (one confirmed transaction per batch, checked above).
+	sc := solrpc.New(c.solURL)
+	previousLedger := map[string]bool{}
+	for batchID, tx := range batchTx {
+		recs, err := c.st.Transactions(ctx, batchID)
+		require.NoError(t, err)
+		if len(recs) == 0 || recs[0].Chain != "solana" {
+			continue
+		}
+		var sigs []sol.Signature
+		for _, r := range recs {
+			sigs = append(sigs, sol.MustSignatureFromBase58(r.Ref))
+		}
+		st, err := sc.GetSignatureStatuses(ctx, true, sigs...)
+		require.NoError(t, err)
+		landed := 0
+		for _, s := range st.Value {
+			if s != nil {
+				landed++
+			}
+		}
+		if landed == 0 && c.solanaLedgerRestarts {
+			previousLedger[tx] = true
+			continue
+		}
+		assert.Equal(t, 1, landed, "solana batch %d (%s): one signature landed", batchID, tx)
+	}
+
+	for key, root := range txRoots {
+		chain, ref, _ := strings.Cut(key, "/")
+		var got [32]byte
+		var ok bool
+		switch chain {
+		case "etherlink":
+			res.evmTxs++
+			v, err := evm.VerifyTx(ctx, c.evmURL, ref)
+			require.NoError(t, err)
+			got, ok = v.Root, v.Found && v.Succeeded && v.Final
+		case "solana":
+			res.solanaTxs++
+			if previousLedger[ref] {
+				res.solanaPreviousLedgr++
+				continue
+			}
+			v, err := solana.VerifyTx(ctx, c.solURL, ref)
+			require.NoError(t, err)
+			got, ok = v.Root, v.Found && v.Succeeded && v.Final
+		}
+		require.True(t, ok, "%s verifies on chain", key)
+		require.Equal(t, root, fmt.Sprintf("%x", got), key)
+	}
+
+	// EVM: the signer's nonce counts exactly the confirmed anchor transactions.
+	keyHex, err := os.ReadFile(localnet.EVMKeyFile(c.dataDir))
+	require.NoError(t, err)
+	k, err := crypto.HexToECDSA(strings.TrimPrefix(strings.TrimSpace(string(keyHex)), "0x"))
+	require.NoError(t, err)
+	ec, err := ethclient.Dial(c.evmURL)
+	require.NoError(t, err)
+	defer ec.Close()
+	nonce, err := ec.NonceAt(ctx, crypto.PubkeyToAddress(k.PublicKey), nil)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(res.evmTxs), nonce, "no EVM transaction beyond one per confirmed batch (no doubles, no gaps)")
+	return res
+}

@@ -1,0 +1,142 @@
+//go:build crash
+
+package testsuite
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/store"
+)
+
+// TestKeeperDevSurvivesSIGKILL runs `keeper dev` (the embedded Temporal
+// server, API, worker and both local chains in ONE process), posts 2,000
+// evidence on EtherLink and Solana at a steady 40/s with idempotency keys
+// (a post that failed during a kill is retried with the same key), SIGKILLs
+// the whole process at random moments at least 4 times and restarts it. After
+// the last restart every evidence that got a 2xx must be confirmed within 3
+// minutes, exactly once, with receipts that verify (see verifyExactlyOnce;
+// the Solana devnet begins again at genesis on every start, so a Solana
+// anchor confirmed before the last restart is checked through the store, the
+// others on the current ledger; EtherLink is checked entirely on chain).
+func TestKeeperDevSurvivesSIGKILL(t *testing.T) {
+	rng := crashRNG(t)
+	began := time.Now()
+
+	work := t.TempDir()
+	bin := keeperBinary(t)
+	dir := filepath.Join(work, "data")
+	tport, apiPort, evmPort, solPort := freePort(t), freePort(t), freePort(t), freePort(t)
+	apiAddr := fmt.Sprintf("127.0.0.1:%d", apiPort)
+	dev := &proc{name: "keeper-dev", args: []string{"dev"}, log: procLog(t, work, "keeper-dev"), env: append(crashEnv(dir, tport, apiAddr),
+		fmt.Sprintf("KEEPER_DEV_EVM_PORT=%d", evmPort), fmt.Sprintf("KEEPER_DEV_SOLANA_PORT=%d", solPort),
+		"KEEPER_DEV_EVM_BLOCK_MS=200", "KEEPER_DEV_SOLANA_SLOT_MS=50")}
+	killAtCleanup(t, dev)
+	dev.start(t, bin)
+	waitPort(t, apiPort, 2*time.Minute)
+
+	// 2,000 evidence at 40/s (50 s); each retried with its key until a 2xx.
+	const total, rate = 2000, 40.0
+	hc := &http.Client{Timeout: 5 * time.Second}
+	var mu sync.Mutex
+	accepted := map[string]int{} // id -> index
+	retries := 0
+	chainSets := [][]string{{"etherlink"}, {"solana"}, {"etherlink", "solana"}}
+	var posts sync.WaitGroup
+	postDone := make(chan struct{})
+	go func() {
+		defer close(postDone)
+		start := time.Now()
+		for i := range total {
+			time.Sleep(time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))))
+			posts.Add(1)
+			go func() {
+				defer posts.Done()
+				body := map[string]any{"digest": digest("devcrash", i), "chains": chainSets[i%3], "idempotency_key": fmt.Sprintf("devcrash-%d", i)}
+				for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+					code, id, err := post(hc, apiAddr, body)
+					if err == nil && code/100 == 2 && id != "" {
+						mu.Lock()
+						accepted[id] = i
+						mu.Unlock()
+						return
+					}
+					mu.Lock()
+					retries++
+					mu.Unlock()
+				}
+			}()
+		}
+		posts.Wait()
+	}()
+
+	// SIGKILL the whole process at random moments while the evidence flow.
+	const kills = 5
+	var lastRestart time.Time
+	for range kills {
+		time.Sleep(time.Duration(6000+rng.IntN(4000)) * time.Millisecond)
+		dev.kill()
+		time.Sleep(time.Duration(300+rng.IntN(700)) * time.Millisecond)
+		dev.start(t, bin)
+		lastRestart = time.Now()
+	}
+	<-postDone
+	mu.Lock()
+	ids := make([]string, 0, len(accepted))
+	for id := range accepted {
+		ids = append(ids, id)
+	}
+	mu.Unlock()
+	require.Len(t, ids, total, "every evidence got a 2xx (retried with its idempotency key), one id per key")
+
+	// After the last restart everything accepted confirms within 3 minutes.
+	st, err := store.Open(context.Background(), app.StoreFile(dir))
+	require.NoError(t, err)
+	defer st.Close()
+	deadline := lastRestart.Add(3 * time.Minute)
+	for {
+		c := countByStatus(t, st)
+		require.Zero(t, c[store.StatusDeadLetter], "nothing dead-lettered: %v", c)
+		if c[store.StatusConfirmed] == sumCounts(c) {
+			break
+		}
+		if time.Now().After(deadline) {
+			waiting := unconfirmedByChain(t, st, ids)
+			require.Failf(t, "not everything confirmed within 3 minutes of the last restart",
+				"evidence by status %v; unconfirmed anchors by chain %v. An EtherLink-only stall is the signer's nonce gap: "+
+					"a transaction the local chain lost with its mempool in a kill is not rebroadcast, and the later nonces wait behind it", c, waiting)
+		}
+		time.Sleep(time.Second)
+	}
+	require.Equal(t, total, sumCounts(countByStatus(t, st)), "one evidence per idempotency key")
+
+	res := crashCheck{st: st, dataDir: dir, apiAddr: apiAddr, evmURL: fmt.Sprintf("http://127.0.0.1:%d", evmPort),
+		solURL: fmt.Sprintf("http://127.0.0.1:%d", solPort), solanaLedgerRestarts: true}.verifyExactlyOnce(t, ids)
+	t.Logf("kills %d; posted %d (%d retries of a failed post); confirmed %d; %d EtherLink and %d Solana anchor transactions (%d of them on a Solana ledger gone with a restart, checked through the store); longest wait %v; all confirmed %v after the last restart; run %v",
+		kills, total, retries, len(ids), res.evmTxs, res.solanaTxs, res.solanaPreviousLedgr, res.longest.Round(time.Millisecond),
+		time.Since(lastRestart).Round(time.Second), time.Since(began).Round(time.Second))
+}
+
+// unconfirmedByChain counts the anchors of ids not confirmed yet, per chain.
+func unconfirmedByChain(t *testing.T, st *store.Store, ids []string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, id := range ids {
+		ev, err := st.GetEvidence(context.Background(), id)
+		require.NoError(t, err)
+		for _, a := range ev.Anchors {
+			if a.Status != store.StatusConfirmed {
+				out[a.Chain]++
+			}
+		}
+	}
+	return out
+}
