@@ -87,16 +87,10 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 		Mode: mode, BatchMaxItems: st.cfg.BatchMaxItems, Clients: o.Concurrency, Intake: intakeSummary(l, o.AnchorRate),
 		Drained: drained, CPUSeconds: round2(cpu1 - cpu0), PeakRSSMiB: round2(peak),
 	}
-	evs, err := s.EvidenceTimings(ctx, before, after)
+	_, bs, t, err := phaseTimeline(ctx, st, window{before, after}, l)
 	if err != nil {
 		return nil, err
 	}
-	bs, err := s.BatchTimings(ctx, before, after)
-	if err != nil {
-		return nil, err
-	}
-	due := dueTimes(l)
-	t := timeline(evs, bs, due, len(st.cfg.Chains))
 	rep.Confirmed = len(t.confirmedAt)
 	rep.IntakeToConfirmed = summarize(t.toConfirmed)
 	rep.IntakeToSubmitted = summarize(t.toSubmitted)
@@ -116,12 +110,10 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 
 	settled := settledBatches(bs)
 	rep.SettledEvidence = t.settledEvidence(settled)
-	acts, err := countActions(ctx, st.node.Client, workflowIDs(bs))
+	acts, err := batchActions(ctx, st, bs, hb1-hb0)
 	if err != nil {
-		return nil, fmt.Errorf("bench: count Temporal actions: %w", err)
+		return nil, err
 	}
-	acts.Heartbeats = hb1 - hb0
-	acts.total()
 	rep.Actions = acts
 	for _, b := range bs {
 		if settled[b.ID] {
@@ -134,6 +126,33 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	}
 	rep.Load1 = loadAverage()
 	return rep, nil
+}
+
+// phaseTimeline reads the timings of the evidence taken in during w, and of
+// their batches, and lines them up against when load l sent each.
+func phaseTimeline(ctx context.Context, st *stack, w window, l load) ([]store.EvidenceTiming, []store.BatchTiming, evTimeline, error) {
+	s := st.node.Store
+	evs, err := s.EvidenceTimings(ctx, w.after, w.upto)
+	if err != nil {
+		return nil, nil, evTimeline{}, err
+	}
+	bs, err := s.BatchTimings(ctx, w.after, w.upto)
+	if err != nil {
+		return nil, nil, evTimeline{}, err
+	}
+	return evs, bs, timeline(evs, bs, dueTimes(l), len(st.cfg.Chains)), nil
+}
+
+// batchActions counts the Temporal actions of the batches' histories plus
+// the heartbeats that reached the server meanwhile.
+func batchActions(ctx context.Context, st *stack, bs []store.BatchTiming, heartbeats int64) (Actions, error) {
+	acts, err := countActions(ctx, st.node.Client, workflowIDs(bs))
+	if err != nil {
+		return Actions{}, fmt.Errorf("bench: count Temporal actions: %w", err)
+	}
+	acts.Heartbeats = heartbeats
+	acts.total()
+	return acts, nil
 }
 
 // finality is the slowest configured chain's time to finality.
@@ -307,15 +326,10 @@ func lowLoad(ctx context.Context, o Options, st *stack, ld *loader) (*LowLoadRep
 	if _, err := drain(ctx, s, window{before, after}, 2*fin+time.Minute); err != nil {
 		return nil, err
 	}
-	evs, err := s.EvidenceTimings(ctx, before, after)
+	_, _, t, err := phaseTimeline(ctx, st, window{before, after}, l)
 	if err != nil {
 		return nil, err
 	}
-	bs, err := s.BatchTimings(ctx, before, after)
-	if err != nil {
-		return nil, err
-	}
-	t := timeline(evs, bs, dueTimes(l), len(st.cfg.Chains))
 	rep := &LowLoadReport{
 		EveryMS: msOf(o.LowLoadEvery), DurationS: o.LowLoadFor.Seconds(), Intake: intakeSummary(l, float64(time.Second)/float64(o.LowLoadEvery)),
 		IntakeToSubmitted: summarize(t.toSubmitted), IntakeToConfirmed: summarize(t.toConfirmed),

@@ -76,15 +76,10 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 		return nil, err
 	}
 	hb1 := st.rpcs.get("RecordActivityTaskHeartbeat")
-	evs, err := s.EvidenceTimings(ctx, before, after)
+	evs, bs, t, err := phaseTimeline(ctx, st, window{before, after}, l)
 	if err != nil {
 		return nil, err
 	}
-	bs, err := s.BatchTimings(ctx, before, after)
-	if err != nil {
-		return nil, err
-	}
-	t := timeline(evs, bs, dueTimes(l), len(st.cfg.Chains))
 	row.Accepted = len(evs)
 	row.Confirmed = len(t.confirmedAt)
 	row.IntakeToConfirmed = summarize(t.toConfirmed)
@@ -101,12 +96,10 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 	for c, n := range row.Txs {
 		row.TxsPerChainPerMin[c] = round2(float64(n) / o.CadenceFor.Minutes())
 	}
-	acts, err := countActions(ctx, st.node.Client, workflowIDs(bs))
+	acts, err := batchActions(ctx, st, bs, hb1-hb0)
 	if err != nil {
-		return nil, fmt.Errorf("bench: count Temporal actions: %w", err)
+		return nil, err
 	}
-	acts.Heartbeats = hb1 - hb0
-	acts.total()
 	if n := t.settledEvidence(settled); n > 0 {
 		row.TxsPerEv = math.Round(float64(total)/float64(n)*1e4) / 1e4
 		row.ActionsPerEv = math.Round(float64(acts.Total)/float64(n)*1e4) / 1e4
