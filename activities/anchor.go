@@ -28,6 +28,9 @@ type Anchor struct {
 	ConfirmPoll time.Duration  // how often ConfirmAnchor asks the chain
 	Metrics     *AnchorMetrics // nil counts nothing
 	Logger      *slog.Logger
+	// Watcher, when set, completes ConfirmAnchor attempts asynchronously;
+	// nil: each attempt waits for finality in its activity slot.
+	Watcher *Watcher
 }
 
 // BatchRef names a batch in activity inputs: ids only, never digests.
@@ -115,12 +118,32 @@ func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) 
 	return merkle.Build(digests)
 }
 
-// ConfirmAnchor waits until the batch's transaction is final on its chain,
-// heartbeating while it waits. A dropped transaction is reported, not failed:
-// the workflow submits again.
+// ConfirmAnchor waits until the batch's transaction is final on its chain.
+// With a finality watcher (every worker keeper runs) it records the wait and
+// returns at once, holding no activity slot: the watcher completes the
+// attempt later (docs/anchoring.md, "Waiting for finality"). An attempt
+// scheduled with a heartbeat timeout (a batch started by a keeper before
+// the watcher) waits in its slot, heartbeating, as it was scheduled to. A
+// dropped transaction is reported, not failed: the workflow submits again.
 func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult, error) {
 	attempt := a.countAttempt(ctx, in.Chain)
-	res, err := a.confirm(ctx, in)
+	if a.Watcher != nil && activity.GetInfo(ctx).HeartbeatTimeout == 0 {
+		_, err := a.adapter(in.Chain)
+		if err == nil {
+			err = a.Watcher.register(ctx, in, attempt)
+		}
+		if err != nil {
+			return a.settle(ctx, in, attempt, ConfirmResult{}, err)
+		}
+		return ConfirmResult{}, activity.ErrResultPending
+	}
+	res, err := a.confirm(ctx, in, func(ref string) { activity.RecordHeartbeat(ctx, ref) })
+	return a.settle(ctx, in, attempt, res, err)
+}
+
+// settle turns the outcome of waiting for a batch's finality into
+// ConfirmAnchor's result, counting and logging it.
+func (a *Anchor) settle(ctx context.Context, in BatchRef, attempt int32, res ConfirmResult, err error) (ConfirmResult, error) {
 	if err != nil {
 		err = fmt.Errorf("confirm batch %d on %s: %w", in.BatchID, in.Chain, err)
 		a.recordAttempt(ctx, in, attempt, err)
@@ -137,7 +160,9 @@ func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult,
 	return res, nil
 }
 
-func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error) {
+// confirm asks the chain until the batch's transaction is final, dropped or
+// failed, calling beat (when set) after each answer that it is pending.
+func (a *Anchor) confirm(ctx context.Context, in BatchRef, beat func(ref string)) (ConfirmResult, error) {
 	ad, err := a.adapter(in.Chain)
 	if err != nil {
 		return ConfirmResult{}, err
@@ -165,7 +190,9 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef) (ConfirmResult, error
 			a.Metrics.transaction(in.Chain, OutcomeFailed)
 			return ConfirmResult{}, retry.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
 		}
-		activity.RecordHeartbeat(ctx, st.Ref)
+		if beat != nil {
+			beat(st.Ref)
+		}
 		if paced {
 			if err := ctx.Err(); err != nil {
 				return ConfirmResult{}, err

@@ -22,6 +22,8 @@ type AnchorMetrics struct {
 	BatchSize     *prometheus.HistogramVec // keeper_anchor_batch_size{chain}
 	SubmitToFinal *prometheus.HistogramVec // keeper_anchor_submit_to_final_seconds{chain}
 	DeadLetters   *prometheus.CounterVec   // keeper_dead_letters_total{chain}
+	Waits         *prometheus.GaugeVec     // keeper_anchor_finality_waits{chain}
+	Orphans       *prometheus.CounterVec   // keeper_anchor_orphaned_confirms_total{chain}
 }
 
 // Batch and transaction outcomes (the outcome label). A dropped transaction
@@ -64,6 +66,12 @@ func NewAnchorMetrics(chainNames ...string) *AnchorMetrics {
 		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "keeper_dead_letters_total", Help: "Evidence dead-lettered (its batch failed permanently or used up its attempts), by chain.",
 		}, []string{"chain"}),
+		Waits: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "keeper_anchor_finality_waits", Help: "Batches whose transaction this worker's finality watcher follows until it is final (each holds no activity slot), by chain.",
+		}, []string{"chain"}),
+		Orphans: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "keeper_anchor_orphaned_confirms_total", Help: "ConfirmAnchor attempts found started without a recorded wait (their worker died in between) and taken up by this worker's watcher, by chain.",
+		}, []string{"chain"}),
 	}
 	for _, c := range chainNames {
 		for _, o := range []string{OutcomeConfirmed, OutcomeDeadLetter} {
@@ -74,13 +82,15 @@ func NewAnchorMetrics(chainNames ...string) *AnchorMetrics {
 		}
 		m.Dropped.WithLabelValues(c)
 		m.DeadLetters.WithLabelValues(c)
+		m.Waits.WithLabelValues(c)
+		m.Orphans.WithLabelValues(c)
 	}
 	return m
 }
 
 // Collectors are the metrics to register.
 func (m *AnchorMetrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Attempts, m.Retries, m.Dropped, m.Batches, m.Transactions, m.BatchSize, m.SubmitToFinal, m.DeadLetters}
+	return []prometheus.Collector{m.Attempts, m.Retries, m.Dropped, m.Batches, m.Transactions, m.BatchSize, m.SubmitToFinal, m.DeadLetters, m.Waits, m.Orphans}
 }
 
 // attempt counts one activity attempt.
@@ -131,5 +141,17 @@ func (m *AnchorMetrics) deadLetter(chain string, evidence int) {
 	if m != nil {
 		m.Batches.WithLabelValues(chain, OutcomeDeadLetter).Inc()
 		m.DeadLetters.WithLabelValues(chain).Add(float64(evidence))
+	}
+}
+
+func (m *AnchorMetrics) waits(chain string, delta float64) {
+	if m != nil {
+		m.Waits.WithLabelValues(chain).Add(delta)
+	}
+}
+
+func (m *AnchorMetrics) orphan(chain string) {
+	if m != nil {
+		m.Orphans.WithLabelValues(chain).Inc()
 	}
 }

@@ -57,6 +57,7 @@ type Node struct {
 	http     *http.Server
 	listener net.Listener
 	worker   sdkworker.Worker
+	watcher  *activities.Watcher // completes ConfirmAnchor attempts (with worker)
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	stopOnce sync.Once
@@ -165,11 +166,20 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		if err := worker.EnsureSearchAttributes(ctx, n.Client, co.Namespace, n.Logger); err != nil {
 			n.Logger.Warn("search attributes not verified", "error", err)
 		}
-		n.worker = worker.NewAnchor(n.Client, &activities.Anchor{
+		anchor := &activities.Anchor{
 			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchorMetrics,
 			Backoff: anchorSchedule(cfg),
-		}, worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout, Versioning: Versioning(cfg)})
+		}
+		ns := co.Namespace
+		if ns == "" {
+			ns = client.DefaultNamespace
+		}
+		n.watcher = &activities.Watcher{Anchor: anchor, Temporal: n.Client, Namespace: ns, WorkflowID: workflows.WorkflowID}
+		anchor.Watcher = n.watcher
+		n.watcher.Start()
+		n.worker = worker.NewAnchor(n.Client, anchor, worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout, Versioning: Versioning(cfg)})
 		if err := n.worker.Start(); err != nil {
+			n.watcher.Stop()
 			n.close()
 			return nil, fmt.Errorf("start worker: %w", err)
 		}
@@ -212,8 +222,10 @@ func Policy(cfg config.Config) workflows.AnchorPolicy {
 		RetryCap:       cfg.RetryCap,
 		SubmitTimeout:  cfg.SubmitTimeout,
 		ConfirmTimeout: cfg.ConfirmTimeout,
-		Heartbeat:      max(10*time.Second, 5*cfg.ConfirmPoll),
-		MaxResubmits:   10,
+		// ConfirmAnchor holds no slot and does not heartbeat: the worker's
+		// finality watcher completes it (activities.Watcher).
+		Heartbeat:    0,
+		MaxResubmits: 10,
 	}
 }
 

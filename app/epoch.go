@@ -66,4 +66,7 @@ func (n *Node) stopWorkers() {
 		}()
 	}
 	wg.Wait()
+	if n.watcher != nil {
+		n.watcher.Stop()
+	}
 }

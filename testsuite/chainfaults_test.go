@@ -362,10 +362,16 @@ func (s *faultStack) resubmittedBatches(t *testing.T, chain string, batches []in
 	return n
 }
 
-// metric sums a counter's samples on /metrics whose labels include chain.
+// metric sums a metric's samples on the stack's /metrics whose labels include chain.
 func (s *faultStack) metric(t *testing.T, name, chain string) float64 {
+	return scrapeMetric(t, s.node.APIAddr(), name, chain)
+}
+
+// scrapeMetric sums a metric's samples on /metrics at apiAddr whose labels
+// include chain.
+func scrapeMetric(t testing.TB, apiAddr, name, chain string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + s.node.APIAddr() + "/metrics")
+	resp, err := http.Get("http://" + apiAddr + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)

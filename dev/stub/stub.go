@@ -32,6 +32,7 @@ type Chain struct {
 	included  map[string]inclusion // ref -> where it landed
 	perBatch  map[int64]map[string]bool
 	faults    faults
+	held      bool // nothing becomes final while set (HoldFinality)
 	submits   int
 	broadcast int
 }
@@ -84,6 +85,15 @@ func (c *Chain) FailStatus(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.faults.statusErr += n
+}
+
+// HoldFinality makes every transaction stay pending (included, not final)
+// while hold is true, as on a chain whose finality stalls; releasing it lets
+// each become final confirmDelay after its broadcast, as usual.
+func (c *Chain) HoldFinality(hold bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held = hold
 }
 
 // Transactions returns how many distinct transactions were ever included for
@@ -170,7 +180,7 @@ func (c *Chain) Status(ctx context.Context, batchID int64, j chains.Journal) (ch
 			continue
 		}
 		st := chains.Status{State: chains.Pending, Ref: recs[i].Ref, Block: inc.block, BlockTime: inc.at}
-		if c.now().Sub(inc.at) >= c.confirmDelay {
+		if !c.held && c.now().Sub(inc.at) >= c.confirmDelay {
 			st.State = chains.Final
 		}
 		return st, nil
