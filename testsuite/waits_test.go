@@ -22,7 +22,7 @@ func TestFiveThousandBatchesAwaitFinalityOnOneWorker(t *testing.T) {
 	cfg := testConfig(dir)
 	def := config.Default()
 	cfg.ActivityWorkers, cfg.ConfirmPoll = def.ActivityWorkers, def.ConfirmPoll // a worker as shipped
-	cfg.BatchMaxItems = 1                                                     // one batch, workflow and transaction per evidence
+	cfg.BatchMaxItems = 1                                                       // one batch, workflow and transaction per evidence
 	cfg.MaxPending = 2 * n
 	st := openStore(t, dir)
 	chain, chs := stubChains(cfg)
