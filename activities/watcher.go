@@ -50,6 +50,11 @@ type Watcher struct {
 
 	owner string
 
+	// completing bounds the completions in flight: a chain whose finality
+	// resumes makes thousands of waits final at once, and handing them all
+	// to the server at once would queue workflow tasks until they time out.
+	completing chan struct{}
+
 	mu      sync.Mutex
 	watched map[int64]*store.Wait // batch → the registration being followed
 	probed  map[int64]time.Time   // batch → when it was last looked at for an orphaned attempt
@@ -63,6 +68,9 @@ type Watcher struct {
 // registered one (its worker died in between).
 const orphanAge = 30 * time.Second
 
+// maxCompleting is how many attempts a watcher completes at once.
+const maxCompleting = 16
+
 // Start begins renewing, adopting and following waits; Stop ends it.
 func (w *Watcher) Start() {
 	if w.Lease <= 0 {
@@ -73,6 +81,7 @@ func (w *Watcher) Start() {
 	w.owner = hex.EncodeToString(id[:])
 	w.watched = map[int64]*store.Wait{}
 	w.probed = map[int64]time.Time{}
+	w.completing = make(chan struct{}, maxCompleting)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	w.wg.Add(1)
 	go w.run()
@@ -163,6 +172,12 @@ func (w *Watcher) complete(wt store.Wait, res ConfirmResult, err error) bool {
 	var result any
 	if err == nil {
 		result = res
+	}
+	select {
+	case w.completing <- struct{}{}:
+		defer func() { <-w.completing }()
+	case <-w.ctx.Done():
+		return false
 	}
 	for delay := 500 * time.Millisecond; ; delay = min(2*delay, 30*time.Second) {
 		var cerr error

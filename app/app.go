@@ -281,7 +281,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 	cadence := dispatch.NewCadence(interval, cfg.Chains)
 	n.registry.MustRegister(cadence.Collectors()...)
 	d := &dispatch.Anchors{
-		Store: n.Store, Temporal: n.Client, MaxItems: cfg.BatchMaxItems, MaxWait: cfg.BatchMaxWait, MinGap: cfg.BatchMinGap,
+		Store: n.Store, Temporal: n.Client, MaxItems: cfg.BatchMaxItems, MaxWait: cfg.BatchMaxWait, MinGap: cfg.BatchMinGap, MaxQueued: cfg.MaxQueued,
 		Interval: interval, Cadence: cadence,
 		Sweep: cfg.PollInterval, Policy: Policy(cfg), Logger: n.Logger, NoEagerStart: Versioning(cfg).On(), Traces: n.traces,
 		OnStart: func(b store.Batch) { n.anchorMetrics.BatchStarted(b.Chain, b.Size) },

@@ -32,6 +32,7 @@ type Config struct {
 	BatchMaxItems  int
 	BatchMaxWait   time.Duration
 	BatchMinGap    time.Duration
+	MaxQueued      int
 	AnchorInterval time.Duration // per chain, least time between two batches (0: none)
 	// Per-chain overrides of AnchorInterval.
 	EtherlinkInterval, SolanaInterval, StubInterval OptionalDuration
@@ -204,6 +205,7 @@ func (c *Config) Knobs() []Knob {
 		{"solana-anchor-interval", "KEEPER_SOLANA_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for solana alone (empty: the common one)", &c.SolanaInterval},
 		{"stub-anchor-interval", "KEEPER_STUB_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for the stub chain alone (empty: the common one)", &c.StubInterval},
 		{"batch-min-gap-ms", "KEEPER_BATCH_MIN_GAP_MS", "500", "under load (a chain's last batch held more than one evidence), least time between two of its batches, about a block: anchors closer than that land in one block anyway; a lone evidence still goes out at once", msKnob{&c.BatchMinGap}},
+		{"max-queued-batches", "KEEPER_MAX_QUEUED_BATCHES", "32", "back-pressure: per chain, batches Temporal has work for (not counting those that only await finality) at which the dispatcher forms no more; further evidence waits in the store, so under overload the Temporal server works at its ceiling instead of queuing tasks it cannot serve (0 = no limit)", &c.MaxQueued},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
 		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "20", "attempts per submit or confirm before the batch is dead-lettered", &c.MaxAttempts},
@@ -329,6 +331,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_MAX_BODY_BYTES: must be at least 1024, got %d", c.MaxBodyBytes)
 	case c.ActivityWorkers < 1:
 		return fmt.Errorf("KEEPER_ACTIVITY_WORKERS: must be at least 1, got %d", c.ActivityWorkers)
+	case c.MaxQueued < 0:
+		return fmt.Errorf("KEEPER_MAX_QUEUED_BATCHES: must be 0 (no limit) or more, got %d", c.MaxQueued)
 	case c.Epochs.MaxInFlight < 1:
 		return fmt.Errorf("KEEPER_MAX_EPOCHS_IN_FLIGHT: must be at least 1, got %d", c.Epochs.MaxInFlight)
 	case c.Epochs.Duration < 2*time.Second:

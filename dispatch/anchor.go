@@ -38,6 +38,13 @@ type Anchors struct {
 	MaxItems int
 	MaxWait  time.Duration
 	MinGap   time.Duration // least time between two batches of a chain under load (0 = none)
+	// MaxQueued is how many of a chain's batches Temporal may have work for
+	// at once, not counting those that only await finality
+	// (Store.QueuedBatches); while that many do, no more are formed (0 = no
+	// limit). Pending evidence waits in the store instead of in Temporal's
+	// queues, so an overloaded server works at its ceiling rather than
+	// drowning in tasks that time out before a worker gets them.
+	MaxQueued int
 	// Interval is the least time between two batches of a chain, whatever
 	// the load (0 or nil = none).
 	Interval func(chain string) time.Duration
@@ -68,6 +75,11 @@ type lastBatch struct {
 // wakeGap is the least time between two ticks woken by store changes. A
 // lone evidence after a quiet spell is dispatched at once.
 const wakeGap = 10 * time.Millisecond
+
+// queuedRecheck is how soon a chain held back by MaxQueued is looked at
+// again when nothing in the store changed meanwhile (a finality wait being
+// recorded does not wake the dispatcher).
+const queuedRecheck = 100 * time.Millisecond
 
 // temporalRetry is how soon the dispatcher tries again after Temporal refused
 // a start (down, overloaded): evidence keeps queuing locally meanwhile.
@@ -129,6 +141,17 @@ func (d *Anchors) tick(ctx context.Context) time.Duration {
 			p := pending[chain]
 			if p.Count == 0 {
 				continue
+			}
+			if d.MaxQueued > 0 {
+				queued, err := d.Store.QueuedBatches(ctx, chain)
+				if err != nil {
+					d.Logger.Error("dispatcher: queued batches", "chain", chain, "error", err)
+					return temporalRetry
+				}
+				if queued >= d.MaxQueued {
+					wait = min(wait, queuedRecheck)
+					continue
+				}
 			}
 			busy, err := d.Store.AwaitingSubmit(ctx, chain)
 			if err != nil {

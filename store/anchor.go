@@ -153,6 +153,19 @@ func (s *Store) AwaitingSubmit(ctx context.Context, chain string) (bool, error) 
 	return n > 0, err
 }
 
+// QueuedBatches counts the chain's batches that Temporal still has work
+// for and that do not simply await finality: formed, started or submitted,
+// less those with a finality wait (docs/anchoring.md, back-pressure).
+func (s *Store) QueuedBatches(ctx context.Context, chain string) (int, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM batches WHERE chain = ?1 AND state IN (?2, ?3, ?4))
+		- (SELECT COUNT(*) FROM confirm_waits WHERE chain = ?1)`, chain, BatchFormed, BatchStarted, BatchSubmitted).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: queued batches on %s: %w", chain, err)
+	}
+	return max(n, 0), nil
+}
+
 // FormBatch takes up to maxItems pending outbox rows of a chain, by priority
 // then age, into a new batch, in one transaction. ok is false when nothing
 // was pending. Dispatchers on several nodes may form batches of one chain at

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -97,8 +99,17 @@ func (s *Store) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTim
 	return out, rows.Err()
 }
 
-// StatusCounts counts the evidence taken in after seq `after`, up to and
-// including `upto`, by status.
-func (s *Store) StatusCounts(ctx context.Context, after, upto int64) (map[Status]int, error) {
-	return countByStatus[Status](ctx, s.r, "status counts", `SELECT status, COUNT(*) FROM evidence WHERE seq > ? AND seq <= ? GROUP BY status`, after, upto)
+// Unsettled reports whether any evidence with seq in (after, upto] is
+// neither confirmed nor dead-lettered.
+func (s *Store) Unsettled(ctx context.Context, after, upto int64) (bool, error) {
+	var one int
+	err := s.r.QueryRowContext(ctx, `SELECT 1 FROM evidence WHERE status NOT IN (?, ?) AND seq > ? AND seq <= ? LIMIT 1`,
+		StatusConfirmed, StatusDeadLetter, after, upto).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: unsettled evidence: %w", err)
+	}
+	return true, nil
 }
