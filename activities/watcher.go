@@ -45,7 +45,7 @@ type Watcher struct {
 	// WorkflowID names a batch's workflow (workflows.WorkflowID).
 	WorkflowID func(chain string, batchID int64) string
 	// Lease is how long a watcher's waits stay its own without renewal;
-	// another watcher adopts them after that. Default 30s.
+	// another watcher adopts them after that. Default 15s.
 	Lease time.Duration
 
 	owner string
@@ -74,7 +74,7 @@ const maxCompleting = 16
 // Start begins renewing, adopting and following waits; Stop ends it.
 func (w *Watcher) Start() {
 	if w.Lease <= 0 {
-		w.Lease = 30 * time.Second
+		w.Lease = 15 * time.Second
 	}
 	var id [8]byte
 	_, _ = rand.Read(id[:])
