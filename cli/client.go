@@ -97,7 +97,7 @@ func submitCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 	}
 	api := apiFlag(cmd)
-	chains := cmd.Flags().StringSlice("chains", []string{"stub"}, "chains to anchor on (\"multi\" = all configured)")
+	chains := cmd.Flags().StringSlice("chains", []string{"multi"}, "chains to anchor on (\"multi\" = every chain the API is configured with)")
 	priority := cmd.Flags().Int("priority", 5, "priority 1 (highest) … 10")
 	cmd.RunE = func(cmd *cobra.Command, files []string) error {
 		// Hash everything first, so a missing file submits nothing.
