@@ -24,6 +24,7 @@ import (
 
 	"github.com/keeperhq/keeper/ledger"
 	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/outbound"
 	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/rewards"
 	"github.com/keeperhq/keeper/store"
@@ -184,14 +185,19 @@ func (a *Epoch) fetchUsage(ctx context.Context, source string) ([]rewards.Usage,
 		}
 		req.Header.Set("Accept", "application/json")
 		resp, err := a.HTTP.Do(req)
+		if outbound.IsRefused(err) {
+			return retry.Permanent(err) // an address keeper must not reach: asking again cannot help
+		}
 		if err != nil {
 			return err
 		}
 		defer resp.Body.Close()
 		progress()
 		if resp.StatusCode != http.StatusOK {
-			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-			err := &httpStatusError{Status: resp.StatusCode, Body: strings.TrimSpace(string(msg))}
+			// The status only: the answer's body is the upstream's (or, for
+			// a URL that should not have been fetched, someone else's)
+			// and never reaches the epoch's reason, logs or history.
+			err := &httpStatusError{Status: resp.StatusCode}
 			if !err.temporary() {
 				return retry.Permanent(err) // the service refuses this request: asking again cannot help
 			}
@@ -218,10 +224,11 @@ func (a *Epoch) fetchUsage(ctx context.Context, source string) ([]rewards.Usage,
 
 type httpStatusError struct {
 	Status int
-	Body   string
 }
 
-func (e *httpStatusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Status, e.Body) }
+func (e *httpStatusError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.Status, http.StatusText(e.Status))
+}
 
 func (e *httpStatusError) temporary() bool {
 	return e.Status >= 500 || e.Status == http.StatusTooManyRequests || e.Status == http.StatusRequestTimeout

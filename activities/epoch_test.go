@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,10 +16,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/ledger"
+	"github.com/keeperhq/keeper/outbound"
 	"github.com/keeperhq/keeper/rewards"
 	"github.com/keeperhq/keeper/store"
 )
@@ -169,4 +172,45 @@ func TestASourceThatKeepsFailingGivesUpAfterThreeAttempts(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "HTTP 502")
 	assert.EqualValues(t, 3, calls.Load(), "at most 3 attempts per call (docs/retries.md); the activity's retry policy takes over")
+}
+
+// A failed fetch reports the status, never the upstream's answer: a source
+// that should not have been fetched must not have its body copied into the
+// epoch's reason.
+func TestAFailedSourceFetchReportsTheStatusNotTheBody(t *testing.T) {
+	f := newEpochFixture(t)
+	ref := f.sourceEpoch(t, "leaky", "10", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "ami-id instance-id iam/security-credentials/secret-role", http.StatusForbidden)
+	}))
+	_, err := f.env.ExecuteActivity(f.acts.SealInputs, ref)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "HTTP 403 Forbidden")
+	assert.NotContains(t, err.Error(), "security-credentials")
+}
+
+// With the production outbound policy a source is refused at connect time,
+// after DNS, when its name resolves to a private address; nothing is
+// fetched and the refusal is permanent.
+func TestASourceResolvingToAPrivateAddressIsRefusedAtConnectTime(t *testing.T) {
+	f := newEpochFixture(t)
+	f.acts.HTTP = outbound.Policy{}.Client(http.DefaultTransport.(*http.Transport))
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		fmt.Fprint(w, `[{"account":"a","units":"1"}]`)
+	}))
+	t.Cleanup(srv.Close)
+	source := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	_, _, err := f.st.CreateEpoch(context.Background(), store.NewEpoch{
+		ID: "ssrf", RequestHash: "r-ssrf", Pool: "10", Source: source, Deadline: time.Now().Add(time.Hour),
+	}, 64)
+	require.NoError(t, err)
+
+	_, err = f.env.ExecuteActivity(f.acts.SealInputs, activities.EpochRef{EpochID: "ssrf", Run: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "outbound URL policy")
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, err, &appErr)
+	assert.True(t, appErr.NonRetryable(), "a refused address is not retried")
+	assert.Zero(t, calls.Load(), "nothing reached the server")
 }

@@ -39,6 +39,9 @@ func (n *Node) epochActivities() *activities.Epoch {
 	transport.TLSHandshakeTimeout = timeout
 	transport.MaxIdleConnsPerHost = 32
 	hc := &http.Client{Transport: transport}
+	// Sources are URLs callers hand keeper: the outbound policy applies to
+	// them (the ledger is the operator's own, on whatever network it is).
+	sources := cfg.Outbound().Client(transport)
 	lc := &ledger.Client{BaseURL: cfg.Epochs.LedgerURL, HTTP: hc}
 	if b := n.builtinLedger(); b != nil {
 		lc = &ledger.Client{BaseURL: builtinLedgerURL, HTTP: ledger.InProcess(b.Handler())}
@@ -46,7 +49,7 @@ func (n *Node) epochActivities() *activities.Epoch {
 	chainList := append([]string(nil), cfg.Chains...)
 	sort.Strings(chainList)
 	return &activities.Epoch{
-		Store: n.Store, ArtifactDir: cfg.ArtifactDirOrDefault(), Ledger: lc, HTTP: hc, Chains: chainList,
+		Store: n.Store, ArtifactDir: cfg.ArtifactDirOrDefault(), Ledger: lc, HTTP: sources, Chains: chainList,
 		CallTimeout: timeout, Metrics: n.upstream, Logger: n.Logger,
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/keeperhq/keeper/outbound"
 )
 
 // Config holds every knob of every keeper command.
@@ -27,13 +29,16 @@ type Config struct {
 	Chains           []string
 	StubConfirmDelay time.Duration
 
-	PollInterval   time.Duration
-	ConfirmPoll    time.Duration
-	BatchMaxItems  int
-	BatchMaxWait   time.Duration
-	BatchMinGap    time.Duration
-	MaxQueued      int
-	AnchorInterval time.Duration // per chain, least time between two batches (0: none)
+	PollInterval  time.Duration
+	ConfirmPoll   time.Duration
+	BatchMaxItems int
+	BatchMaxWait  time.Duration
+	BatchMinGap   time.Duration
+	MaxQueued     int
+	// AllowPrivateURLs lets URLs callers hand keeper (epoch sources,
+	// webhooks) be http:// and reach private addresses.
+	AllowPrivateURLs bool
+	AnchorInterval   time.Duration // per chain, least time between two batches (0: none)
 	// Per-chain overrides of AnchorInterval.
 	EtherlinkInterval, SolanaInterval, StubInterval OptionalDuration
 	MaxPending                                      int
@@ -161,6 +166,19 @@ func (c *Config) DevCadence(explicit bool) {
 	}
 }
 
+// DevURLs lets `keeper dev` fetch from local servers (a usage source on
+// 127.0.0.1), unless KEEPER_WEBHOOK_ALLOW_PRIVATE was set (explicit).
+func (c *Config) DevURLs(explicit bool) {
+	if !explicit && os.Getenv("KEEPER_WEBHOOK_ALLOW_PRIVATE") == "" {
+		c.AllowPrivateURLs = true
+	}
+}
+
+// Outbound is the policy for URLs callers hand keeper.
+func (c *Config) Outbound() outbound.Policy {
+	return outbound.Policy{AllowPrivate: c.AllowPrivateURLs}
+}
+
 // AnchorIntervalFor is the least time between two batches of chain: its own
 // KEEPER_<CHAIN>_ANCHOR_INTERVAL when set, else KEEPER_ANCHOR_INTERVAL.
 func (c *Config) AnchorIntervalFor(chain string) time.Duration {
@@ -206,6 +224,7 @@ func (c *Config) Knobs() []Knob {
 		{"stub-anchor-interval", "KEEPER_STUB_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for the stub chain alone (empty: the common one)", &c.StubInterval},
 		{"batch-min-gap-ms", "KEEPER_BATCH_MIN_GAP_MS", "500", "under load (a chain's last batch held more than one evidence), least time between two of its batches, about a block: anchors closer than that land in one block anyway; a lone evidence still goes out at once", msKnob{&c.BatchMinGap}},
 		{"max-queued-batches", "KEEPER_MAX_QUEUED_BATCHES", "32", "back-pressure: per chain, batches Temporal has work for (not counting those that only await finality) at which the dispatcher forms no more; further evidence waits in the store, so under overload the Temporal server works at its ceiling instead of queuing tasks it cannot serve (0 = no limit)", &c.MaxQueued},
+		{"webhook-allow-private", "KEEPER_WEBHOOK_ALLOW_PRIVATE", "false", "let URLs a caller hands keeper (an epoch's source; webhook endpoints) be http:// and reach loopback, private and link-local addresses; otherwise only https:// to public addresses, checked again at connect time after DNS, with no redirects followed. `keeper dev` sets it unless given", &c.AllowPrivateURLs},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
 		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "20", "attempts per submit or confirm before the batch is dead-lettered", &c.MaxAttempts},

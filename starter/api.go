@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/keeperhq/keeper/ledger"
+	"github.com/keeperhq/keeper/outbound"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/telemetry"
 )
@@ -43,6 +44,9 @@ type API struct {
 	Logger       *slog.Logger
 	Auth         AuthOptions
 	MaxInFlight  int // concurrent requests per route group; default 256
+	// Outbound decides which URLs callers may hand keeper (an epoch's
+	// source); the zero value allows only https to public addresses.
+	Outbound outbound.Policy
 	// AnchorInterval is each chain's anchor interval (nil: none), for when
 	// a pending evidence's batch is due.
 	AnchorInterval func(chain string) time.Duration

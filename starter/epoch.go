@@ -177,6 +177,11 @@ func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ne, callerDeadline, aerr := decodeEpoch(id, body)
+	if aerr == nil && ne.Source != "" {
+		if err := a.Outbound.CheckURL(ne.Source); err != nil {
+			aerr = badRequest("invalid_source", "source", "source "+err.Error())
+		}
+	}
 	if aerr != nil {
 		fail(aerr)
 		return

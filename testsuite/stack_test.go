@@ -45,6 +45,7 @@ func testConfig(dataDir string) config.Config {
 	cfg.RetryJitter = 50 * time.Millisecond
 	cfg.SubmitTimeout = 5 * time.Second
 	cfg.DrainTimeout = 2 * time.Second
+	cfg.AllowPrivateURLs = true // as keeper dev: usage sources on 127.0.0.1
 	return cfg
 }
 

@@ -206,6 +206,7 @@ func benchStart(cmd *cobra.Command, cfg *config.Config, loadErr error) (context.
 		cfg.LogLevel = "error"
 	}
 	cfg.DevCadence(cmd.Flags().Changed("anchor-interval"))
+	cfg.DevURLs(cmd.Flags().Changed("webhook-allow-private"))
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	return ctx, stop, nil
 }
