@@ -51,14 +51,14 @@ func NewScanners(ctx context.Context, cfg config.Config) (map[string]backfill.Sc
 		switch name {
 		case backfill.Etherlink:
 			s, err := evmscan.New(ctx, evmscan.Config{
-				Network: name, RPCURL: EVMRPC(cfg), ChunkBlocks: cfg.Backfill.EVMChunkBlocks, Confirmations: uint64(cfg.EVM.Confirmations),
+				Network: name, RPCURL: EVMRPC(cfg), ChunkBlocks: cfg.Backfill.EVMChunkBlocks, Confirmations: uint64(cfg.EVM.Confirmations), RPCRate: cfg.EVM.RPCRate,
 			})
 			if err != nil {
 				return nil, err
 			}
 			out[name] = s
 		case backfill.Solana:
-			out[name] = solscan.New(solscan.Config{Network: name, RPCURL: SolanaRPC(cfg), ChunkSize: cfg.Backfill.SolanaChunk})
+			out[name] = solscan.New(solscan.Config{Network: name, RPCURL: SolanaRPC(cfg), ChunkSize: cfg.Backfill.SolanaChunk, RPCRate: cfg.Solana.RPCRate})
 		}
 	}
 	return out, nil

@@ -67,7 +67,7 @@ func NewChains(ctx context.Context, cfg config.Config, extra map[string]ChainMak
 			a, err := evm.New(ctx, evm.Config{
 				RPCURL: EVMRPC(cfg), Key: key, ChainID: uint64(cfg.EVM.ChainID), Confirmations: uint64(cfg.EVM.Confirmations),
 				ResubmitTimeout: cfg.EVM.ResubmitTimeout, FeeCeiling: new(big.Int).Mul(big.NewInt(cfg.EVM.FeeCeilingGwei), big.NewInt(1e9)),
-				RPCConnections: cfg.EVM.RPCConnections, PollInterval: cfg.ConfirmPoll, Logger: log,
+				RPCConnections: cfg.EVM.RPCConnections, RPCRate: cfg.EVM.RPCRate, PollInterval: cfg.ConfirmPoll, Logger: log,
 				// Workers sharing this data directory share the signer's nonces.
 				NonceFile: filepath.Join(cfg.DataDir, "etherlink-signer.nonce"),
 			})
@@ -83,7 +83,7 @@ func NewChains(ctx context.Context, cfg config.Config, extra map[string]ChainMak
 			}
 			a, err := solana.New(solana.Config{
 				RPCURL: SolanaRPC(cfg), Payer: key, Commitment: cfg.Solana.Commitment, PriorityFee: uint64(cfg.Solana.PriorityFee),
-				RPCConnections: cfg.Solana.RPCConnections, PollInterval: cfg.ConfirmPoll, Logger: log,
+				RPCConnections: cfg.Solana.RPCConnections, RPCRate: cfg.Solana.RPCRate, PollInterval: cfg.ConfirmPoll, Logger: log,
 			})
 			if err != nil {
 				return nil, fmt.Errorf("solana: %w", err)

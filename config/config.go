@@ -85,6 +85,7 @@ type EVMConfig struct {
 	ResubmitTimeout time.Duration
 	FeeCeilingGwei  int64
 	RPCConnections  int
+	RPCRate         int
 	DevPort         int
 	DevBlockTime    time.Duration
 }
@@ -96,6 +97,7 @@ type SolanaConfig struct {
 	Commitment     string
 	PriorityFee    int64
 	RPCConnections int
+	RPCRate        int
 	DevPort        int
 	DevSlotTime    time.Duration
 }
@@ -261,6 +263,7 @@ func (c *Config) Knobs() []Knob {
 		{"evm-resubmit-ms", "KEEPER_EVM_RESUBMIT_MS", "60000", "an unmined anchor is re-signed with bumped fees after this long", msKnob{&c.EVM.ResubmitTimeout}},
 		{"evm-fee-ceiling-gwei", "KEEPER_EVM_FEE_CEILING_GWEI", "1000", "highest max fee per gas keeper will pay", &c.EVM.FeeCeilingGwei},
 		{"etherlink-rpc-connections", "KEEPER_ETHERLINK_RPC_CONNECTIONS", "4", "concurrent status calls to the EVM endpoint", &c.EVM.RPCConnections},
+		{"etherlink-rpc-rate", "KEEPER_ETHERLINK_RPC_RATE", "0", "requests a second to the EVM endpoint, shared by the submitter, the status poller and the backfill scanner (EtherLink's public endpoint allows 1,000 a minute: 16); a 429 pauses them for its Retry-After; 0 = no cap", &c.EVM.RPCRate},
 		{"dev-evm-port", "KEEPER_DEV_EVM_PORT", "8545", "`keeper dev`: local EVM chain's JSON-RPC port", &c.EVM.DevPort},
 		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", "`keeper dev`: local EVM chain's block time", msKnob{&c.EVM.DevBlockTime}},
 		{"solana-rpc-url", "KEEPER_SOLANA_RPC_URL", "", "Solana JSON-RPC endpoint; empty: `keeper dev` runs a local devnet (others use http://127.0.0.1:8899)", &c.Solana.RPCURL},
@@ -268,6 +271,7 @@ func (c *Config) Knobs() []Knob {
 		{"solana-commitment", "KEEPER_SOLANA_COMMITMENT", "finalized", "commitment at which a Solana anchor is final: confirmed or finalized", &c.Solana.Commitment},
 		{"solana-priority-fee", "KEEPER_SOLANA_PRIORITY_FEE", "0", "priority fee in micro-lamports per compute unit (0 = none)", &c.Solana.PriorityFee},
 		{"solana-rpc-connections", "KEEPER_SOLANA_RPC_CONNECTIONS", "4", "concurrent status calls to the Solana endpoint", &c.Solana.RPCConnections},
+		{"solana-rpc-rate", "KEEPER_SOLANA_RPC_RATE", "0", "requests a second to the Solana endpoint, shared by the submitter, the status poller and the backfill scanner; a 429 pauses them for its Retry-After; 0 = no cap", &c.Solana.RPCRate},
 		{"dev-solana-port", "KEEPER_DEV_SOLANA_PORT", "8899", "`keeper dev`: local Solana devnet's JSON-RPC port", &c.Solana.DevPort},
 		{"dev-solana-slot-ms", "KEEPER_DEV_SOLANA_SLOT_MS", "400", "`keeper dev`: local Solana devnet's slot time", msKnob{&c.Solana.DevSlotTime}},
 		{"backfill-workers", "KEEPER_BACKFILL_WORKERS", "4", "concurrent wallet-backfill scans per worker process (task queue `keeper-backfill`); a free slot takes the next item at once", &c.Backfill.Workers},

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/keeperhq/keeper/backfill"
+	"github.com/keeperhq/keeper/chains/rpclimit"
 	"github.com/keeperhq/keeper/retry"
 )
 
@@ -45,6 +47,7 @@ type Config struct {
 	BatchSize     int    // calls per JSON-RPC batch (default 100)
 	MaxLogs       int    // an eth_getLogs answer this long is split, in case the node truncated it (default 10,000)
 	Confirmations uint64 // 0: the node's `finalized` block is the head; N: N blocks below the latest
+	RPCRate       int    // requests a second to the endpoint, shared with keeper's other clients of it (0: no cap)
 }
 
 // Scanner scans EVM history. It is safe for concurrent use.
@@ -64,7 +67,8 @@ func New(ctx context.Context, cfg Config) (*Scanner, error) {
 	if cfg.MaxLogs <= 0 {
 		cfg.MaxLogs = DefaultMaxLogs
 	}
-	c, err := rpc.DialContext(ctx, cfg.RPCURL)
+	hc := &http.Client{Transport: rpclimit.For(cfg.RPCURL, float64(cfg.RPCRate)).Transport(http.DefaultTransport)}
+	c, err := rpc.DialOptions(ctx, cfg.RPCURL, rpc.WithHTTPClient(hc))
 	if err != nil {
 		return nil, fmt.Errorf("%s backfill: dial %s: %w", cfg.Network, cfg.RPCURL, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/keeperhq/keeper/backfill"
+	"github.com/keeperhq/keeper/chains/rpclimit"
 	"github.com/keeperhq/keeper/retry"
 )
 
@@ -38,6 +40,7 @@ type Config struct {
 	RPCURL      string
 	ChunkSize   int // signatures per chunk, i.e. between checkpoints (default 100)
 	Concurrency int // getTransaction calls in flight (default 8)
+	RPCRate     int // requests a second to the endpoint, shared with keeper's other clients of it (0: no cap)
 }
 
 // Scanner scans Solana history at finalized commitment. It is safe for
@@ -55,7 +58,8 @@ func New(cfg Config) *Scanner {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
-	return &Scanner{cfg: cfg, rpc: rpc.New(cfg.RPCURL)}
+	hc := &http.Client{Transport: rpclimit.For(cfg.RPCURL, float64(cfg.RPCRate)).Transport(http.DefaultTransport)}
+	return &Scanner{cfg: cfg, rpc: rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(cfg.RPCURL, &jsonrpc.RPCClientOpts{HTTPClient: hc}))}
 }
 
 // Network implements backfill.Scanner.

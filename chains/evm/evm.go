@@ -33,6 +33,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/poller"
+	"github.com/keeperhq/keeper/chains/rpclimit"
 	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
 )
@@ -76,6 +77,10 @@ type Config struct {
 	// RPCConnections bounds concurrent HTTP connections (and concurrent status
 	// batch calls) to the node; default 4.
 	RPCConnections int
+	// RPCRate caps the requests a second to the endpoint, shared with every
+	// other client of it in the process (chains/rpclimit); 0: no cap. A 429
+	// pauses them all for its Retry-After whatever the cap.
+	RPCRate int
 	// PollInterval between status rounds while any batch awaits finality; default 1 s.
 	PollInterval time.Duration
 	// MaxBatch is the number of receipts asked per JSON-RPC batch call; default 100.
@@ -190,7 +195,8 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxConnsPerHost = cfg.RPCConnections
 	transport.MaxIdleConnsPerHost = cfg.RPCConnections
-	rc, err := rpc.DialOptions(ctx, cfg.RPCURL, rpc.WithHTTPClient(&http.Client{Transport: transport}))
+	paced := rpclimit.For(cfg.RPCURL, float64(cfg.RPCRate)).Transport(transport)
+	rc, err := rpc.DialOptions(ctx, cfg.RPCURL, rpc.WithHTTPClient(&http.Client{Transport: paced}))
 	if err != nil {
 		return nil, a.fail(retry.Permanent(fmt.Errorf("etherlink: dial %s: %w", cfg.RPCURL, err)))
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/keeperhq/keeper/chains/poller"
+	"github.com/keeperhq/keeper/chains/rpclimit"
 	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
 )
@@ -78,6 +79,10 @@ type Config struct {
 	// RPCConnections bounds the concurrent HTTP connections (and concurrent
 	// status calls of a poll round) to the endpoint. Default 4.
 	RPCConnections int
+	// RPCRate caps the requests a second to the endpoint, shared with every
+	// other client of it in the process (chains/rpclimit); 0: no cap. A 429
+	// pauses them all for its Retry-After whatever the cap.
+	RPCRate int
 	// PollInterval is the period of the status poll rounds. Default 1 s.
 	PollInterval time.Duration
 	// RebroadcastInterval is how often a sent but not yet seen transaction is
@@ -172,6 +177,7 @@ func New(cfg Config) (*Adapter, error) {
 	cfg.Payer = nil
 
 	hc := newHTTPClient(cfg.RPCConnections)
+	hc.Transport = rpclimit.For(cfg.RPCURL, float64(cfg.RPCRate)).Transport(hc.Transport)
 	a := &Adapter{
 		cfg:        cfg,
 		payer:      payer,
