@@ -23,6 +23,7 @@ func Configured(cmd *cobra.Command, validate bool, run ConfiguredRun) *cobra.Com
 		if loadErr != nil {
 			return loadErr
 		}
+		cfg.NetworkPresets(cmd.Flags().Changed)
 		if validate {
 			if err := cfg.Validate(); err != nil {
 				return err

@@ -78,6 +78,7 @@ type Config struct {
 
 // EVMConfig configures the EtherLink (EVM) adapter.
 type EVMConfig struct {
+	Network         string // etherlink-mainnet | etherlink-testnet | custom (NetworkPresets)
 	RPCURL          string // empty: `keeper dev` starts a local chain, other commands use http://127.0.0.1:8545
 	KeyFile         string // empty: the local chain's funded dev key in <data-dir>/chains
 	ChainID         int64
@@ -165,6 +166,46 @@ type OptionalDuration struct {
 func (c *Config) DevCadence(explicit bool) {
 	if !explicit && os.Getenv("KEEPER_ANCHOR_INTERVAL") == "" {
 		c.AnchorInterval = DevAnchorInterval
+	}
+}
+
+// evmNetworks are the EVM network presets: what EtherLink documents for its
+// networks (docs.etherlink.com): chain ids, finality at the `finalized`
+// block (the last block posted to and confirmed on Tezos), the public
+// endpoint's 1,000 requests a minute and eth_getLogs ranges of at most 500
+// blocks.
+var evmNetworks = map[string]struct {
+	chainID   int64
+	rate      int
+	logBlocks int
+}{
+	"etherlink-mainnet": {chainID: 42793, rate: 16, logBlocks: 500},
+	"etherlink-testnet": {chainID: 127823, rate: 16, logBlocks: 500},
+}
+
+// NetworkPresets applies KEEPER_EVM_NETWORK's preset to every setting it
+// covers that was not given explicitly (in the environment, or as a flag
+// changed reports).
+func (c *Config) NetworkPresets(changed func(flag string) bool) {
+	n, ok := evmNetworks[c.EVM.Network]
+	if !ok {
+		return
+	}
+	given := map[string]bool{}
+	for _, k := range c.Knobs() {
+		given[k.Env] = os.Getenv(k.Env) != "" || (changed != nil && changed(k.Flag))
+	}
+	if !given["KEEPER_EVM_CHAIN_ID"] {
+		c.EVM.ChainID = n.chainID
+	}
+	if !given["KEEPER_EVM_CONFIRMATIONS"] {
+		c.EVM.Confirmations = 0
+	}
+	if !given["KEEPER_ETHERLINK_RPC_RATE"] {
+		c.EVM.RPCRate = n.rate
+	}
+	if !given["KEEPER_BACKFILL_EVM_CHUNK_BLOCKS"] {
+		c.Backfill.EVMChunkBlocks = min(c.Backfill.EVMChunkBlocks, n.logBlocks)
 	}
 }
 
@@ -256,6 +297,7 @@ func (c *Config) Knobs() []Knob {
 		{"max-in-flight", "KEEPER_MAX_IN_FLIGHT", "256", "concurrent requests per route group; beyond it 503 busy at once", &c.MaxInFlight},
 		{"codec-key-file", "KEEPER_CODEC_KEY_FILE", "", "file of AES-256-GCM keys, one `<key-id> <base64 of 32 bytes>` per line: every Temporal payload keeper writes is encrypted with the first key and read with any, and the API serves /codec so the Web UI and the temporal CLI can show them. Every worker and API node needs the same file; empty: payloads are plain", &c.CodecKeyFile},
 		{"codec-cors-origins", "KEEPER_CODEC_CORS_ORIGINS", "", "Web UI origins (comma-separated, e.g. https://temporal.example) whose pages may call /codec; `keeper dev` adds its own UI", &c.CodecCORSOrigins},
+		{"evm-network", "KEEPER_EVM_NETWORK", "custom", "etherlink-mainnet or etherlink-testnet: chain id, finality (the `finalized` block), RPC rate (16/s) and eth_getLogs range (500 blocks) as EtherLink documents them, unless set one by one; custom: every setting as given", &c.EVM.Network},
 		{"evm-rpc-url", "KEEPER_EVM_RPC_URL", "", "EtherLink JSON-RPC endpoint; empty: `keeper dev` runs a local chain (others use http://127.0.0.1:8545)", &c.EVM.RPCURL},
 		{"evm-key-file", "KEEPER_EVM_KEY_FILE", "", "file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key (the local chain's funded key)", &c.EVM.KeyFile},
 		{"evm-chain-id", "KEEPER_EVM_CHAIN_ID", "42793", "chain id the EVM node must report (EtherLink mainnet 42793)", &c.EVM.ChainID},
@@ -354,6 +396,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_MAX_BODY_BYTES: must be at least 1024, got %d", c.MaxBodyBytes)
 	case c.ActivityWorkers < 1:
 		return fmt.Errorf("KEEPER_ACTIVITY_WORKERS: must be at least 1, got %d", c.ActivityWorkers)
+	case c.EVM.Network != "custom" && evmNetworks[c.EVM.Network].chainID == 0:
+		return fmt.Errorf("KEEPER_EVM_NETWORK: must be etherlink-mainnet, etherlink-testnet or custom, got %q", c.EVM.Network)
 	case c.MaxQueued < 0:
 		return fmt.Errorf("KEEPER_MAX_QUEUED_BATCHES: must be 0 (no limit) or more, got %d", c.MaxQueued)
 	case c.Epochs.MaxInFlight < 1:

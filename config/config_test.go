@@ -91,3 +91,30 @@ func TestCodecCORSOriginsMustBeBareOrigins(t *testing.T) {
 		assert.Contains(t, err.Error(), "KEEPER_CODEC_CORS_ORIGINS")
 	}
 }
+
+func TestAnEtherLinkNetworkPresetSetsWhatWasNotGiven(t *testing.T) {
+	t.Setenv("KEEPER_EVM_NETWORK", "etherlink-testnet")
+	t.Setenv("KEEPER_BACKFILL_EVM_CHUNK_BLOCKS", "")
+	c, err := Load(nil)
+	require.NoError(t, err)
+	c.NetworkPresets(nil)
+	assert.EqualValues(t, 127823, c.EVM.ChainID)
+	assert.Zero(t, c.EVM.Confirmations, "final at the finalized block")
+	assert.Equal(t, 16, c.EVM.RPCRate, "the public endpoint's 1,000 requests a minute")
+	assert.LessOrEqual(t, c.Backfill.EVMChunkBlocks, 500)
+
+	t.Setenv("KEEPER_EVM_CHAIN_ID", "1337")
+	t.Setenv("KEEPER_ETHERLINK_RPC_RATE", "50")
+	c, err = Load(nil)
+	require.NoError(t, err)
+	c.NetworkPresets(func(flag string) bool { return flag == "evm-confirmations" })
+	c.EVM.Confirmations = 3 // as the flag set it
+	c.NetworkPresets(func(flag string) bool { return flag == "evm-confirmations" })
+	assert.EqualValues(t, 1337, c.EVM.ChainID, "explicit settings win")
+	assert.Equal(t, 50, c.EVM.RPCRate)
+	assert.Equal(t, 3, c.EVM.Confirmations)
+
+	t.Setenv("KEEPER_EVM_NETWORK", "etherlink-devnet")
+	_, err = Load(nil)
+	require.ErrorContains(t, err, "KEEPER_EVM_NETWORK")
+}
