@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 
+	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/telemetry"
 )
 
@@ -23,9 +24,15 @@ func activityLogger(ctx context.Context, base *slog.Logger, attrs ...any) *slog.
 		info := activity.GetInfo(ctx)
 		base = base.With("workflow_id", info.WorkflowExecution.ID, "run_id", info.WorkflowExecution.RunID,
 			"activity", info.ActivityType.Name, "attempt", info.Attempt)
+	} else if wt, ok := ctx.Value(waitKey{}).(store.Wait); ok {
+		// The finality watcher, completing a ConfirmAnchor attempt.
+		base = base.With("workflow_id", wt.WorkflowID, "run_id", wt.RunID, "activity", "ConfirmAnchor", "attempt", wt.Attempt)
 	}
 	return base.With(attrs...)
 }
+
+// waitKey carries the store.Wait a watcher's context acts for.
+type waitKey struct{}
 
 // log is the anchoring activities' logger for one batch.
 func (a *Anchor) log(ctx context.Context, in BatchRef) *slog.Logger {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -56,11 +57,19 @@ type Watcher struct {
 	completing chan struct{}
 
 	mu      sync.Mutex
-	watched map[int64]*store.Wait // batch → the registration being followed
-	probed  map[int64]time.Time   // batch → when it was last looked at for an orphaned attempt
+	watched map[int64]*watch    // batch → the registration being followed
+	probed  map[int64]time.Time // batch → when it was last looked at for an orphaned attempt
 	wg      sync.WaitGroup
 	ctx     context.Context
 	cancel  context.CancelFunc
+}
+
+// watch is a registration being followed, and the span of the attempt that
+// registered it (nil after a restart), under which its status lookups are
+// traced.
+type watch struct {
+	store.Wait
+	span trace.Span
 }
 
 // orphanAge is how long a submitted batch may go without a wait before the
@@ -79,7 +88,7 @@ func (w *Watcher) Start() {
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	w.owner = hex.EncodeToString(id[:])
-	w.watched = map[int64]*store.Wait{}
+	w.watched = map[int64]*watch{}
 	w.probed = map[int64]time.Time{}
 	w.completing = make(chan struct{}, maxCompleting)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
@@ -110,7 +119,7 @@ func (w *Watcher) register(ctx context.Context, in BatchRef, attempt int32) erro
 	if err := w.Anchor.Store.RegisterWait(ctx, wt); err != nil {
 		return err
 	}
-	w.follow(wt)
+	w.follow(watch{Wait: wt, span: trace.SpanFromContext(ctx)})
 	return nil
 }
 
@@ -120,7 +129,7 @@ func ticket(wt store.Wait) string {
 
 // follow makes wt the registration followed for its batch, starting a
 // goroutine for a batch not followed yet.
-func (w *Watcher) follow(wt store.Wait) {
+func (w *Watcher) follow(wt watch) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.ctx.Err() != nil {
@@ -137,10 +146,21 @@ func (w *Watcher) follow(wt store.Wait) {
 }
 
 // current is the registration followed for batch.
-func (w *Watcher) current(batchID int64) store.Wait {
+func (w *Watcher) current(batchID int64) watch {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return *w.watched[batchID]
+}
+
+// context is the watcher's context for wt: it carries the registering
+// attempt's span (status lookups are traced under it) and its ids (log
+// lines carry them, as an activity's do).
+func (w *Watcher) context(wt watch) context.Context {
+	ctx := context.WithValue(w.ctx, waitKey{}, wt.Wait)
+	if wt.span != nil {
+		ctx = trace.ContextWithSpan(ctx, wt.span)
+	}
+	return ctx
 }
 
 // await follows one batch until its current registration is completed.
@@ -148,12 +168,12 @@ func (w *Watcher) await(batchID int64, chain string) {
 	defer w.wg.Done()
 	in := BatchRef{BatchID: batchID, Chain: chain}
 	for {
-		res, err := w.Anchor.confirm(w.ctx, in, nil)
+		res, err := w.Anchor.confirm(w.context(w.current(batchID)), in, nil)
 		if w.ctx.Err() != nil {
 			return // stopping: the lease runs out and the wait is adopted
 		}
 		wt := w.current(batchID)
-		res, err = w.Anchor.settle(w.ctx, in, wt.Attempt, res, err)
+		res, err = w.Anchor.settle(w.context(wt), in, wt.Attempt, res, err)
 		if !w.complete(wt, res, err) {
 			return
 		}
@@ -168,7 +188,7 @@ func (w *Watcher) await(batchID int64, chain string) {
 // unreachable. An attempt Temporal no longer knows (it timed out and was
 // retried, or its workflow ended) counts as completed. It returns false
 // when the watcher stops first.
-func (w *Watcher) complete(wt store.Wait, res ConfirmResult, err error) bool {
+func (w *Watcher) complete(wt watch, res ConfirmResult, err error) bool {
 	var result any
 	if err == nil {
 		result = res
@@ -190,7 +210,7 @@ func (w *Watcher) complete(wt store.Wait, res ConfirmResult, err error) bool {
 		if cerr == nil || errors.As(cerr, &gone) {
 			return true
 		}
-		w.Anchor.log(w.ctx, BatchRef{BatchID: wt.BatchID, Chain: wt.Chain}).Warn("completing ConfirmAnchor failed; trying again", "error", cerr, "in", delay.String())
+		w.Anchor.log(w.context(wt), BatchRef{BatchID: wt.BatchID, Chain: wt.Chain}).Warn("completing ConfirmAnchor failed; trying again", "error", cerr, "in", delay.String())
 		select {
 		case <-w.ctx.Done():
 			return false
@@ -201,7 +221,7 @@ func (w *Watcher) complete(wt store.Wait, res ConfirmResult, err error) bool {
 
 // done forgets the batch's wait once wt, the registration completed, is
 // still the one followed; false means a newer one arrived meanwhile.
-func (w *Watcher) done(wt store.Wait) bool {
+func (w *Watcher) done(wt watch) bool {
 	w.mu.Lock()
 	if w.watched[wt.BatchID].Ticket != wt.Ticket {
 		w.mu.Unlock()
@@ -212,7 +232,7 @@ func (w *Watcher) done(wt store.Wait) bool {
 	w.Anchor.Metrics.waits(wt.Chain, -1)
 	if _, err := w.Anchor.Store.DeleteWait(w.ctx, wt.BatchID, wt.Ticket); err != nil {
 		// The next watcher to hold it completes it again and finds it gone.
-		w.Anchor.log(w.ctx, BatchRef{BatchID: wt.BatchID, Chain: wt.Chain}).Warn("delete wait", "error", err)
+		w.Anchor.log(w.context(wt), BatchRef{BatchID: wt.BatchID, Chain: wt.Chain}).Warn("delete wait", "error", err)
 	}
 	return true
 }
@@ -260,7 +280,7 @@ func (w *Watcher) tend() {
 			same := ok && cur.Ticket == wt.Ticket
 			w.mu.Unlock()
 			if !same {
-				w.follow(wt)
+				w.follow(watch{Wait: wt})
 			}
 		}
 	}
@@ -321,7 +341,7 @@ func (w *Watcher) adoptOrphan(chain string, batchID int64, now time.Time) {
 			return
 		}
 		w.Anchor.Metrics.orphan(chain)
-		w.Anchor.log(w.ctx, BatchRef{BatchID: batchID, Chain: chain}).Warn("ConfirmAnchor attempt started without recording its wait (its worker stopped); following it", "activity_id", wt.ActivityID, "attempt", wt.Attempt)
-		w.follow(wt)
+		w.Anchor.log(w.context(watch{Wait: wt}), BatchRef{BatchID: batchID, Chain: chain}).Warn("ConfirmAnchor attempt started without recording its wait (its worker stopped); following it", "activity_id", wt.ActivityID, "attempt", wt.Attempt)
+		w.follow(watch{Wait: wt})
 	}
 }

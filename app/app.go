@@ -348,6 +348,9 @@ func (n *Node) Shutdown(ctx context.Context) error {
 func (n *Node) Kill() {
 	n.stopOnce.Do(func() {
 		n.cancel()
+		if n.watcher != nil {
+			n.watcher.Stop() // a killed worker's waits lapse and are adopted
+		}
 		if n.http != nil {
 			n.http.Close()
 		}

@@ -1,3 +1,5 @@
+//go:build scale
+
 package testsuite
 
 import (
