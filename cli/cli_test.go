@@ -33,10 +33,16 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	t.Helper()
+	return newServerWith(t, "stub")
+}
+
+// newServerWith serves keeper's API configured with chains.
+func newServerWith(t *testing.T, chains ...string) *server {
+	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
+	api := &starter.API{Store: st, Chains: chains, MaxPending: 100, MaxBodyBytes: 1 << 20,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv := httptest.NewServer(api.Handler())
 	t.Cleanup(srv.Close)
