@@ -18,6 +18,7 @@ import (
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/dev/stub"
 	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/store"
 )
@@ -126,7 +127,11 @@ func (s *AnchorBatchSuite) TestConfirmsBatchAndRecordsVerifiableReceipts() {
 		for i, h := range a.Path {
 			path[i] = h
 		}
-		s.NoError(merkle.Verify(ev.Digest[:], a.LeafIndex, a.TreeSize, path, a.Root), "evidence %s", ev.ID)
+		s.Len(ev.Salt, store.SaltSize, "every evidence has its salt")
+		s.NoError(merkle.Verify(receipt.Leaf(ev.Salt, ev.Digest), a.LeafIndex, a.TreeSize, path, a.Root), "evidence %s", ev.ID)
+		s.Equal("stub:local", a.Network)
+		s.NotEmpty(a.BlockHash)
+		s.NotEmpty(a.Finality)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/redact"
 )
 
 // EVMConfirmations is how deep a block must be for EVM to call it final on
@@ -42,7 +41,7 @@ func EVM(ctx context.Context, rpcURL, ref string) (Tx, error) {
 	tx, err := evmLookup(ctx, rpcURL, ref)
 	if err != nil {
 		// Errors from the HTTP client quote the URL, which may hold an API key.
-		err = fmt.Errorf("%s", strings.ReplaceAll(err.Error(), rpcURL, redact.Endpoint(rpcURL)))
+		err = scrub(err, rpcURL)
 	}
 	return tx, err
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/redact"
 )
 
 // SolanaMemoProgram is the SPL Memo program whose instruction carries the
@@ -24,7 +23,7 @@ var SolanaMemoProgram = sol.MustPublicKeyFromBase58("MemoSq4gqABAXKb96qnH8TysNcW
 func Solana(ctx context.Context, rpcURL, signature string) (Tx, error) {
 	tx, err := solanaLookup(ctx, rpcURL, signature)
 	if err != nil {
-		err = fmt.Errorf("%s", strings.ReplaceAll(err.Error(), rpcURL, redact.Endpoint(rpcURL)))
+		err = scrub(err, rpcURL)
 	}
 	return tx, err
 }

@@ -168,3 +168,18 @@ func File(r receipt.Receipt, file io.Reader) error {
 	}
 	return nil
 }
+
+// scrubbed is an error whose text no longer holds the endpoint's URL, which
+// may carry an API key (HTTP client errors quote it); it still wraps the
+// original for errors.Is.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+func scrub(err error, rpcURL string) error {
+	return &scrubbed{msg: strings.ReplaceAll(err.Error(), rpcURL, redact.Endpoint(rpcURL)), err: err}
+}
