@@ -53,6 +53,8 @@ type ConfirmResult struct {
 	TxRef     string
 	Block     uint64
 	BlockTime time.Time
+	BlockHash string // as the chain spells it
+	Finality  string // the rule that made it final ("finalized", "confirmations:N")
 }
 
 // DeadLetterInput ends a batch.
@@ -108,14 +110,14 @@ func (a *Anchor) submit(ctx context.Context, in BatchRef) (SubmitResult, error) 
 }
 
 func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) {
-	digests, err := a.Store.BatchDigests(ctx, batchID)
+	leaves, err := a.Store.BatchLeaves(ctx, batchID)
 	if err != nil {
 		return nil, err
 	}
-	if len(digests) == 0 {
+	if len(leaves) == 0 {
 		return nil, retry.Permanent(fmt.Errorf("batch %d has no evidence", batchID))
 	}
-	return merkle.Build(digests)
+	return merkle.Build(leaves)
 }
 
 // ConfirmAnchor waits until the batch's transaction is final on its chain.
@@ -183,7 +185,7 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef, beat func(ref string)
 		}
 		switch st.State {
 		case chains.Final:
-			return ConfirmResult{TxRef: st.Ref, Block: st.Block, BlockTime: st.BlockTime}, nil
+			return ConfirmResult{TxRef: st.Ref, Block: st.Block, BlockTime: st.BlockTime, BlockHash: st.BlockHash, Finality: st.Finality}, nil
 		case chains.Dropped:
 			return ConfirmResult{Dropped: true, Detail: st.Detail, TxRef: st.Ref}, nil
 		case chains.Failed:
@@ -208,14 +210,24 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef, beat func(ref string)
 }
 
 // RecordReceipts stores every evidence's audit path against the confirmed
-// transaction, making their receipts available.
+// transaction, with the network its chain adapter's node is on, making their
+// receipts available.
 func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResult) error {
 	attempt := a.countAttempt(ctx, in.Chain)
+	ad, err := a.adapter(in.Chain)
+	if err != nil {
+		return anchorFailure(a.Backoff, err, attempt)
+	}
+	network, err := chains.NetworkOf(ctx, ad)
+	if err != nil {
+		return anchorFailure(a.Backoff, fmt.Errorf("record receipts of batch %d on %s: %w", in.BatchID, in.Chain, err), attempt)
+	}
 	tree, err := a.tree(ctx, in.BatchID)
 	if err != nil {
 		return anchorFailure(a.Backoff, err, attempt)
 	}
-	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime}, tree.Paths())
+	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime,
+		Network: network, BlockHash: c.BlockHash, Finality: c.Finality}, tree.Paths())
 	if err != nil {
 		return anchorFailure(a.Backoff, err, attempt)
 	}

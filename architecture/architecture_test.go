@@ -74,6 +74,13 @@ var rules = []rule{
 		transitive: true,
 	},
 	{
+		name: "the receipt format and its verifier link nothing of keeper's server: other programs import receipt/verify to check receipts",
+		from: []string{"receipt/..."},
+		to: []string{"store/...", "chains/...", "activities/...", "workflows/...", "starter/...", "dispatch/...", "app/...", "worker/...",
+			"config/...", "telemetry/...", "codec/...", "cli/...", "backfill/...", "rewards/...", "ledger/...", "retry/...", "outbound/...", "dev/...", "devserver/..."},
+		transitive: true,
+	},
+	{
 		name:       "the retry rules, the redactor and the outbound URL policy are leaves",
 		from:       []string{"retry/...", "redact/...", "outbound/..."},
 		to:         []string{"..."},

@@ -78,6 +78,8 @@ type Status struct {
 	Ref       string    // the transaction that reached this state (for adapters that re-sign)
 	Block     uint64    // block number or slot, when included
 	BlockTime time.Time // when included
+	BlockHash string    // the including block's hash, as the chain spells it (Final)
+	Finality  string    // the rule that made it Final: "finalized", "confirmed", "confirmations:N"
 	Detail    string    // chain's error text for Failed/Dropped
 }
 
@@ -96,6 +98,23 @@ type Adapter interface {
 	Ping(ctx context.Context) error
 }
 
+// Networked is implemented by adapters that know which network their node is
+// on, as a CAIP-2 id ("eip155:42793", "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"),
+// read from the node itself (eth_chainId, getGenesisHash), not from config.
+// Receipts name it, so a verifier can tell mainnet from a test network.
+type Networked interface {
+	Network(ctx context.Context) (string, error)
+}
+
+// NetworkOf is a's network, or "" for an adapter that names none.
+func NetworkOf(ctx context.Context, a Adapter) (string, error) {
+	n, ok := a.(Networked)
+	if !ok {
+		return "", nil
+	}
+	return n.Network(ctx)
+}
+
 // Paced is implemented by adapters whose Status waits for the chain's next
 // poll round (a new block, or the poll interval) before it answers, as the
 // batched status pollers do. A caller may then ask again at once: it costs no
@@ -109,17 +128,3 @@ func IsPaced(a Adapter) bool {
 	p, ok := a.(Paced)
 	return ok && p.PacedStatus()
 }
-
-// Verification is what a chain says about an anchor transaction, read from
-// the chain itself (for `keeper verify`), not from keeper's records.
-type Verification struct {
-	Found     bool
-	Succeeded bool
-	Final     bool
-	Root      [32]byte // the root the transaction's payload carries
-	Block     uint64
-	Detail    string
-}
-
-// VerifyFunc looks up one anchor transaction on a chain's RPC endpoint.
-type VerifyFunc func(ctx context.Context, rpcURL, txRef string) (Verification, error)

@@ -2,96 +2,59 @@ package cli
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/receipt/verify"
 )
 
-// ChainVerifier reads anchors of one chain from its RPC endpoint.
-type ChainVerifier struct {
-	Verify     chains.VerifyFunc
-	DefaultRPC func() string // from the environment or the local dev chain
+// lookups are the chains `keeper verify` reads (package verify's; tests add
+// their own).
+var lookups = maps.Clone(verify.Lookups)
+
+// defaultRPC is the endpoint asked for a chain when --rpc names none: the
+// environment's (KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL), else the local
+// dev chain's.
+var defaultRPC = map[string]func() string{
+	"etherlink": func() string { return envOr("KEEPER_EVM_RPC_URL", "http://127.0.0.1:8545") },
+	"solana":    func() string { return envOr("KEEPER_SOLANA_RPC_URL", "http://127.0.0.1:8899") },
 }
 
-// Verifiers are the chains `keeper verify` can check, by chain name.
-var Verifiers = map[string]ChainVerifier{}
-
-// AnchorCheck is the outcome of verifying one anchor of a receipt.
-type AnchorCheck struct {
-	Chain  string
-	OK     bool
-	Failed string // which check failed, and why
-	Detail string // what was checked, for the summary line
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
 }
 
-// VerifyReceipt checks every anchor of a receipt: the Merkle proof, then, on
-// the chain itself, that the transaction exists, carries the root, succeeded
-// and is final. rpc maps chain names to endpoints (missing: the default).
-func VerifyReceipt(ctx context.Context, r receipt.Receipt, rpc map[string]string) []AnchorCheck {
-	var out []AnchorCheck
+// VerifyReceipt checks every anchor of a receipt with package verify. rpc
+// maps chain names to endpoints (missing: the default).
+func VerifyReceipt(ctx context.Context, r receipt.Receipt, rpc map[string]string) []verify.Result {
+	endpoints := map[string]string{}
 	for _, a := range r.Anchors {
-		out = append(out, verifyAnchor(ctx, r, a, rpc))
-	}
-	return out
-}
-
-func verifyAnchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, rpc map[string]string) AnchorCheck {
-	c := AnchorCheck{Chain: a.Chain}
-	fail := func(check, format string, args ...any) AnchorCheck {
-		c.Failed = check + ": " + fmt.Sprintf(format, args...)
-		return c
-	}
-	if err := r.CheckProof(a); err != nil {
-		return fail("proof", "%v (digest, leaf index, path and root do not fit together)", err)
-	}
-	v, ok := Verifiers[a.Chain]
-	if !ok {
-		if a.Chain == "stub" {
-			return fail("chain", "stub anchors live only inside the keeper process that made them; there is no chain to check")
+		if url := rpc[a.Chain]; url != "" {
+			endpoints[a.Chain] = url
+		} else if def, ok := defaultRPC[a.Chain]; ok {
+			endpoints[a.Chain] = def()
 		}
-		return fail("chain", "keeper verify does not know chain %q", a.Chain)
 	}
-	url := rpc[a.Chain]
-	if url == "" && v.DefaultRPC != nil {
-		url = v.DefaultRPC()
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	got, err := v.Verify(ctx, url, a.TxRef)
-	switch {
-	case err != nil:
-		return fail("transaction", "could not read %s from %s: %v", a.TxRef, url, err)
-	case !got.Found:
-		return fail("transaction", "%s is not on %s (asked %s)", a.TxRef, a.Chain, url)
-	case hex.EncodeToString(got.Root[:]) != strings.ToLower(a.Root):
-		return fail("payload", "transaction %s carries root %x, the receipt says %s", a.TxRef, got.Root, a.Root)
-	case !got.Succeeded:
-		return fail("status", "transaction %s failed on chain: %s", a.TxRef, got.Detail)
-	case !got.Final:
-		return fail("finality", "transaction %s is included (block %d) but not final yet", a.TxRef, got.Block)
-	case a.Block != 0 && got.Block != a.Block:
-		return fail("block", "transaction %s is in block %d, the receipt says %d", a.TxRef, got.Block, a.Block)
-	}
-	c.OK = true
-	c.Detail = fmt.Sprintf("tx %s, block %d, final; root %s… holds leaf %d of %d", a.TxRef, got.Block, a.Root[:16], a.LeafIndex, a.TreeSize)
-	return c
+	return verify.Receipt(ctx, r, verify.Options{RPC: endpoints, Lookups: lookups})
 }
 
 func verifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify RECEIPT.json",
-		Short: "Check a receipt against the chain itself, without trusting keeper (exit 0 only if every anchor verifies)",
+		Short: "Check a receipt (version 1 or 2) against the chains themselves, without trusting keeper (exit 0 only if every check passes)",
 		Args:  cobra.ExactArgs(1),
 	}
 	rpcFlags := cmd.Flags().StringArray("rpc", nil, "RPC endpoint: URL (receipts with one chain) or CHAIN=URL, repeatable")
+	file := cmd.Flags().String("file", "", "the original file: check that it hashes to the receipt's digest")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		raw, err := readReceipt(args[0])
 		if err != nil {
@@ -111,16 +74,23 @@ func verifyCmd() *cobra.Command {
 				return fmt.Errorf("--rpc %s: this receipt has %d chains; use --rpc CHAIN=URL", f, len(r.Anchors))
 			}
 		}
-		checks := VerifyReceipt(cmd.Context(), r, rpc)
 		out := cmd.OutOrStdout()
-		fmt.Fprintf(out, "evidence %s, digest %s\n", r.EvidenceID, r.Digest)
+		fmt.Fprintf(out, "evidence %s, digest %s (receipt version %d)\n", r.EvidenceID, r.Digest, r.Version)
+		if *file != "" {
+			if err := checkFile(r, *file); err != nil {
+				fmt.Fprintf(out, "  %-10s FAIL  %v\n", "file", err)
+				return fmt.Errorf("verify: %s does not match the receipt", *file)
+			}
+			fmt.Fprintf(out, "  %-10s ok    %s hashes to the digest\n", "file", *file)
+		}
+		checks := VerifyReceipt(cmd.Context(), r, rpc)
 		failed := 0
 		for _, c := range checks {
 			if c.OK {
 				fmt.Fprintf(out, "  %-10s ok    %s\n", c.Chain, c.Detail)
 			} else {
 				failed++
-				fmt.Fprintf(out, "  %-10s FAIL  %s\n", c.Chain, c.Failed)
+				fmt.Fprintf(out, "  %-10s FAIL  %s\n", c.Chain, c.Failed())
 			}
 		}
 		if failed > 0 {
@@ -130,6 +100,15 @@ func verifyCmd() *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+func checkFile(r receipt.Receipt, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: cannot read %s: %w", verify.CheckDigest, path, unwrapPathError(err))
+	}
+	defer f.Close()
+	return verify.File(r, f)
 }
 
 func readReceipt(path string) ([]byte, error) {

@@ -156,6 +156,7 @@ type evidenceView struct {
 	ID             string            `json:"id"`
 	Status         store.Status      `json:"status"`
 	Digest         string            `json:"digest"`
+	Salt           string            `json:"salt,omitempty"` // only in the evidence's own answers, never in lists
 	Chains         []string          `json:"chains"`
 	Priority       int               `json:"priority"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty"`
@@ -187,6 +188,9 @@ func view(ev store.Evidence) evidenceView {
 		CreatedAt: ev.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: ev.UpdatedAt.Format(time.RFC3339Nano),
 		Links: map[string]string{"self": "/v1/evidence/" + ev.ID},
 	}
+	if len(ev.Salt) > 0 {
+		v.Salt = hex.EncodeToString(ev.Salt)
+	}
 	for _, a := range ev.Anchors {
 		v.Anchors = append(v.Anchors, anchorView{Chain: a.Chain, Status: a.Status, BatchID: a.BatchID, TxRef: a.TxRef, Block: a.Block})
 	}
@@ -198,13 +202,33 @@ func view(ev store.Evidence) evidenceView {
 	return v
 }
 
+// listView is an evidence as lists show it: without its salt and receipt,
+// which only the evidence's own answers carry, so a list does not help
+// anyone test guesses against the leaves of other clients' evidence.
+func listView(ev store.Evidence) evidenceView {
+	v := view(ev)
+	v.Salt, v.Receipt = "", nil
+	return v
+}
+
+// receiptOf is a confirmed evidence's receipt: version 2, or version 1 for
+// evidence taken in before salts (its leaf is the bare digest).
 func receiptOf(ev store.Evidence) receipt.Receipt {
 	r := receipt.Receipt{Version: receipt.Version, EvidenceID: ev.ID, Digest: hex.EncodeToString(ev.Digest[:]), Tree: receipt.TreeRFC6962}
+	if len(ev.Salt) == 0 {
+		r.Version = receipt.VersionUnsalted
+	} else {
+		r.Salt = hex.EncodeToString(ev.Salt)
+	}
 	for _, a := range ev.Anchors {
-		r.Anchors = append(r.Anchors, receipt.Anchor{
+		ra := receipt.Anchor{
 			Chain: a.Chain, LeafIndex: a.LeafIndex, TreeSize: a.TreeSize, Path: receipt.HexPath(a.Path),
 			Root: hex.EncodeToString(a.Root[:]), TxRef: a.TxRef, Block: a.Block, BlockTime: a.BlockTime,
-		})
+		}
+		if r.Version == receipt.Version {
+			ra.Network, ra.BlockHash, ra.Finality = a.Network, a.BlockHash, a.Finality
+		}
+		r.Anchors = append(r.Anchors, ra)
 	}
 	return r
 }
@@ -413,5 +437,5 @@ func (a *API) listEvidence(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	evs, next, err := a.Store.ListEvidence(r.Context(), f)
-	writePage(a, w, "list evidence", evs, next, err, view)
+	writePage(a, w, "list evidence", evs, next, err, listView)
 }

@@ -130,6 +130,7 @@ type evidenceJSON struct {
 	ID             string          `json:"id"`
 	Status         string          `json:"status"`
 	Digest         string          `json:"digest"`
+	Salt           string          `json:"salt"`
 	Chains         []string        `json:"chains"`
 	Priority       int             `json:"priority"`
 	IdempotencyKey string          `json:"idempotency_key"`
@@ -555,9 +556,9 @@ func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, 3, b.Size)
-	digests, err := f.st.BatchDigests(ctx, b.ID)
+	leaves, err := f.st.BatchLeaves(ctx, b.ID)
 	require.NoError(t, err)
-	tree, err := merkle.Build(digests)
+	tree, err := merkle.Build(leaves)
 	require.NoError(t, err)
 	paths := tree.Paths()
 	blockTime := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
@@ -570,7 +571,8 @@ func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 	require.Len(t, sub.Anchors, 1)
 	assert.Equal(t, "0xfeed", sub.Anchors[0].TxRef)
 
-	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xfeed", Block: 42, BlockTime: blockTime}, paths))
+	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xfeed", Block: 42, BlockTime: blockTime,
+		Network: "eip155:42793", BlockHash: "0xb10c", Finality: "finalized"}, paths))
 
 	root := tree.Root()
 	for _, ev := range evs {
@@ -589,7 +591,20 @@ func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 		assert.Equal(t, "0xfeed", a.TxRef)
 		assert.Equal(t, uint64(42), a.Block)
 		assert.True(t, blockTime.Equal(a.BlockTime))
+		assert.Equal(t, receipt.Version, r.Version)
+		assert.Len(t, r.Salt, 2*receipt.SaltSize, "a salt of 16 bytes in hex")
+		assert.Equal(t, "eip155:42793", a.Network)
+		assert.Equal(t, "0xb10c", a.BlockHash)
+		assert.Equal(t, "finalized", a.Finality)
 		assert.NoError(t, r.CheckProof(a))
+
+		// The path holds no other evidence's bare leaf hash: every leaf is salted.
+		for _, other := range evs {
+			d, err := hex.DecodeString(other.Digest)
+			require.NoError(t, err)
+			bare := merkle.LeafHash(d)
+			assert.NotContains(t, a.Path, hex.EncodeToString(bare[:]))
+		}
 
 		// A receipt for another digest does not check against the same anchor.
 		forged := r
@@ -600,8 +615,22 @@ func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 		assert.Equal(t, "confirmed", got.Status)
 		require.NotNil(t, got.Receipt)
 		assert.Equal(t, r, *got.Receipt)
+		assert.Equal(t, r.Salt, got.Salt, "the evidence's own GET hands out its salt")
 		assert.Equal(t, "/v1/evidence/"+ev.ID+"/receipt", got.Links["receipt"])
 	}
+
+	// A list names no salt and carries no receipt, only the link to one.
+	rec = f.do(t, "GET", "/v1/evidence?status=confirmed", "")
+	require.Equal(t, http.StatusOK, rec.Code)
+	var page struct{ Items []evidenceJSON }
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &page))
+	require.Len(t, page.Items, 3)
+	for _, it := range page.Items {
+		assert.Empty(t, it.Salt)
+		assert.Nil(t, it.Receipt)
+		assert.NotEmpty(t, it.Links["receipt"])
+	}
+	assert.NotContains(t, rec.Body.String(), "salt")
 }
 
 func TestMetricsCountIntakeAnswersByStatusAndShowThePendingQueue(t *testing.T) {

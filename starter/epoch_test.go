@@ -291,7 +291,10 @@ func TestTheManifestShowsArtifactsIntentsAndTheCommitmentsReceipt(t *testing.T) 
 	b, ok, err := f.st.FormBatch(ctx, "stub", 10)
 	require.NoError(t, err)
 	require.True(t, ok)
-	root := merkle.LeafHash(ne.Digest[:]) // a one-leaf tree
+	leaves, err := f.st.BatchLeaves(ctx, b.ID)
+	require.NoError(t, err)
+	require.Len(t, leaves, 1)
+	root := merkle.LeafHash(leaves[0]) // a one-leaf tree
 	require.NoError(t, f.st.MarkSubmitted(ctx, b.ID, root, "stub:tx"))
 	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "stub:tx", Block: 7, BlockTime: time.Now()}, [][]merkle.Hash{nil}))
 	m = decode[manifestJSON](t, f.do(t, "GET", "/rewarder/epochs/full", ""))

@@ -336,6 +336,27 @@ func (s *Store) BatchDigests(ctx context.Context, id int64) ([][]byte, error) {
 	return out, rows.Err()
 }
 
+// BatchLeaves returns the Merkle tree leaves of a batch's evidence in leaf
+// order: each evidence's salt followed by its digest, or the digest alone for
+// evidence stored before salts (receipt.Leaf).
+func (s *Store) BatchLeaves(ctx context.Context, id int64) ([][]byte, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT e.salt, e.digest FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
+		WHERE o.batch_id = ? ORDER BY o.leaf_index`, id)
+	if err != nil {
+		return nil, fmt.Errorf("store: leaves of batch %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var salt, digest []byte
+		if err := rows.Scan(&salt, &digest); err != nil {
+			return nil, err
+		}
+		out = append(out, append(salt, digest...))
+	}
+	return out, rows.Err()
+}
+
 // JournaledTx is a signed transaction built for a batch, journaled before it
 // is broadcast so that a retried submit rebroadcasts it.
 type JournaledTx struct {
@@ -450,6 +471,9 @@ type Confirmation struct {
 	TxRef     string
 	Block     uint64
 	BlockTime time.Time
+	Network   string // CAIP-2 id of the chain (eip155:42793, solana:…)
+	BlockHash string
+	Finality  string // "finalized", "confirmed" or "confirmations:N"
 }
 
 // pathsPerTx bounds the audit paths one ConfirmBatch transaction writes:
@@ -491,8 +515,8 @@ func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, path
 		}
 	}
 	err = s.tx(ctx, func(tx *txn) error {
-		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, tx_ref = ?, block = ?, block_time = ?, updated_at = ?
-			WHERE id = ? AND state <> ? AND state <> ?`, BatchConfirmed, c.TxRef, c.Block, ms(c.BlockTime), ms(time.Now()), id, BatchConfirmed, BatchDeadLetter)
+		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, tx_ref = ?, block = ?, block_time = ?, network = ?, block_hash = ?, finality = ?, updated_at = ?
+			WHERE id = ? AND state <> ? AND state <> ?`, BatchConfirmed, c.TxRef, c.Block, ms(c.BlockTime), c.Network, c.BlockHash, c.Finality, ms(time.Now()), id, BatchConfirmed, BatchDeadLetter)
 		if err != nil {
 			return err
 		}

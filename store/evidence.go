@@ -49,6 +49,7 @@ type NewEvidence struct {
 type Evidence struct {
 	ID             string
 	Digest         [32]byte
+	Salt           []byte // 16 random bytes made at intake; nil for evidence stored before salts
 	Chains         []string
 	Priority       int
 	IdempotencyKey string
@@ -75,6 +76,9 @@ type AnchorState struct {
 	TxRef     string
 	Block     uint64
 	BlockTime time.Time
+	Network   string // CAIP-2 id of the chain the anchor is on
+	BlockHash string // the block's hash as the chain spells it
+	Finality  string // the rule it was confirmed final by ("finalized", "confirmations:N")
 }
 
 // InsertEvidence stores an evidence and its outbox rows in one transaction,
@@ -92,7 +96,7 @@ func (s *Store) InsertEvidence(ctx context.Context, ne NewEvidence) (Evidence, b
 	}
 	now := fromMS(ms(time.Now()))
 	ev := Evidence{
-		ID: newID("ev_"), Digest: ne.Digest, Chains: ne.Chains, Priority: ne.Priority,
+		ID: newID("ev_"), Digest: ne.Digest, Salt: newSalt(), Chains: ne.Chains, Priority: ne.Priority,
 		IdempotencyKey: ne.IdempotencyKey, Metadata: ne.Metadata, Status: StatusPending,
 		CreatedAt: now, UpdatedAt: now,
 	}
@@ -105,7 +109,7 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-const evidenceCols = `seq, id, digest, chains, priority, COALESCE(idempotency_key, ''), COALESCE(metadata, ''), status, attempts, last_error, created_at, updated_at`
+const evidenceCols = `seq, id, digest, salt, chains, priority, COALESCE(idempotency_key, ''), COALESCE(metadata, ''), status, attempts, last_error, created_at, updated_at`
 
 func scanEvidence(row interface{ Scan(...any) error }) (Evidence, error) {
 	var (
@@ -116,7 +120,7 @@ func scanEvidence(row interface{ Scan(...any) error }) (Evidence, error) {
 		status       string
 		created, upd int64
 	)
-	err := row.Scan(&ev.seq, &ev.ID, &digest, &chainList, &ev.Priority, &ev.IdempotencyKey, &meta, &status, &ev.Attempts, &ev.LastError, &created, &upd)
+	err := row.Scan(&ev.seq, &ev.ID, &digest, &ev.Salt, &chainList, &ev.Priority, &ev.IdempotencyKey, &meta, &status, &ev.Attempts, &ev.LastError, &created, &upd)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Evidence{}, ErrNotFound
 	}
@@ -157,7 +161,8 @@ func (s *Store) GetEvidence(ctx context.Context, id string) (Evidence, error) {
 
 func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error {
 	rows, err := q.QueryContext(ctx, `SELECT o.chain, o.state, COALESCE(o.batch_id, 0), COALESCE(o.leaf_index, 0), o.path,
-			COALESCE(b.size, 0), b.root, COALESCE(b.tx_ref, ''), COALESCE(b.block, 0), COALESCE(b.block_time, 0)
+			COALESCE(b.size, 0), b.root, COALESCE(b.tx_ref, ''), COALESCE(b.block, 0), COALESCE(b.block_time, 0),
+			COALESCE(b.network, ''), COALESCE(b.block_hash, ''), COALESCE(b.finality, '')
 		FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id
 		WHERE o.evidence_seq = ? ORDER BY o.chain`, ev.seq)
 	if err != nil {
@@ -172,7 +177,8 @@ func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error 
 			path, root []byte
 			bt         int64
 		)
-		if err := rows.Scan(&a.Chain, &state, &a.BatchID, &a.LeafIndex, &path, &a.TreeSize, &root, &a.TxRef, &a.Block, &bt); err != nil {
+		if err := rows.Scan(&a.Chain, &state, &a.BatchID, &a.LeafIndex, &path, &a.TreeSize, &root, &a.TxRef, &a.Block, &bt,
+			&a.Network, &a.BlockHash, &a.Finality); err != nil {
 			return err
 		}
 		a.Status = Status(state)
@@ -180,8 +186,11 @@ func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error 
 			copy(a.Root[:], root)
 			a.Path = splitHashes(path)
 			a.BlockTime = fromMS(bt)
-		} else if a.Status == StatusPending || a.Status == StatusDeadLetter {
-			a.TxRef, a.Block = "", 0
+		} else {
+			a.Network, a.BlockHash, a.Finality = "", "", ""
+			if a.Status == StatusPending || a.Status == StatusDeadLetter {
+				a.TxRef, a.Block = "", 0
+			}
 		}
 		ev.Anchors = append(ev.Anchors, a)
 	}
@@ -286,6 +295,17 @@ func newID(prefix string) string {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// SaltSize is the length of an evidence's salt (receipt.SaltSize).
+const SaltSize = 16
+
+func newSalt() []byte {
+	b := make([]byte, SaltSize)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return b
 }
 
 func splitHashes(b []byte) [][32]byte {

@@ -164,8 +164,8 @@ type inserts struct{ evidence, outbox *sql.Stmt }
 
 func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
 	ctx := context.Background()
-	q := `INSERT INTO evidence (id, digest, chains, priority, idempotency_key, metadata, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	q := `INSERT INTO evidence (id, digest, salt, chains, priority, idempotency_key, metadata, status, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	if s.d.postgres {
 		// Another node may store the same key between insertOne's look-up
 		// and this insert; then nothing is inserted and no seq returned.
@@ -210,7 +210,7 @@ func (s *Store) insertOne(tx *txn, ins *inserts, ev Evidence) (Evidence, bool, e
 	}
 	at := ms(ev.CreatedAt)
 	var err error
-	ev.seq, err = s.d.insertedID(ctx, ins.evidence, ev.ID, ev.Digest[:], strings.Join(ev.Chains, ","), ev.Priority, key, meta, StatusPending, at, at)
+	ev.seq, err = s.d.insertedID(ctx, ins.evidence, ev.ID, ev.Digest[:], ev.Salt, strings.Join(ev.Chains, ","), ev.Priority, key, meta, StatusPending, at, at)
 	if errors.Is(err, sql.ErrNoRows) && ev.IdempotencyKey != "" {
 		existing, err := s.evidenceByKey(ctx, tx, ev.IdempotencyKey)
 		return existing, false, err

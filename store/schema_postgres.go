@@ -201,4 +201,11 @@ CREATE TABLE confirm_waits (
 CREATE INDEX confirm_waits_by_owner ON confirm_waits(owner);
 CREATE INDEX confirm_waits_by_lease ON confirm_waits(chain, lease_until);
 `,
+	// 5: receipts version 2 (salts; network, block hash and finality per batch).
+	`
+ALTER TABLE evidence ADD COLUMN salt BYTEA;
+ALTER TABLE batches ADD COLUMN network TEXT NOT NULL DEFAULT '';
+ALTER TABLE batches ADD COLUMN block_hash TEXT NOT NULL DEFAULT '';
+ALTER TABLE batches ADD COLUMN finality TEXT NOT NULL DEFAULT '';
+`,
 }

@@ -71,13 +71,13 @@ func formOne(t *testing.T, st *store.Store, chain string, maxItems int) store.Ba
 	return b
 }
 
-// confirm submits and confirms a batch with real Merkle paths over its digests.
+// confirm submits and confirms a batch with real Merkle paths over its leaves.
 func confirm(t *testing.T, st *store.Store, b store.Batch, ref string, block uint64) merkle.Hash {
 	t.Helper()
 	ctx := context.Background()
-	digests, err := st.BatchDigests(ctx, b.ID)
+	leaves, err := st.BatchLeaves(ctx, b.ID)
 	require.NoError(t, err)
-	tree, err := merkle.Build(digests)
+	tree, err := merkle.Build(leaves)
 	require.NoError(t, err)
 	paths := tree.Paths()
 	require.NoError(t, st.MarkSubmitted(ctx, b.ID, tree.Root(), ref))

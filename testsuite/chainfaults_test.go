@@ -249,7 +249,7 @@ func (s *faultStack) checkExactlyOnce(t *testing.T, ids []string, limit time.Dur
 			require.NoError(t, r.CheckProof(a), "receipt of %s on %s", id, a.Chain)
 		}
 		for _, c := range cli.VerifyReceipt(ctx, r, rpc) {
-			assert.True(t, c.OK, "%s on %s: %s", id, c.Chain, c.Failed)
+			assert.True(t, c.OK, "%s on %s: %s", id, c.Chain, c.Failed())
 		}
 	}
 

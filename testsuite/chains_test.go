@@ -110,9 +110,18 @@ func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
 		ev, err := st.GetEvidence(context.Background(), id)
 		require.NoError(t, err)
 		r := receiptFor(t, node.APIAddr(), ev.ID)
+		assert.Equal(t, receipt.Version, r.Version)
+		networks := map[string]string{}
+		for _, a := range r.Anchors {
+			networks[a.Chain] = a.Network
+			assert.NotEmpty(t, a.BlockHash, "%s on %s names its block's hash", id, a.Chain)
+			assert.NotEmpty(t, a.Finality, "%s on %s names its finality", id, a.Chain)
+		}
+		assert.Equal(t, "eip155:42793", networks["etherlink"], "the local EVM chain's id, read from the node")
+		assert.Regexp(t, `^solana:[1-9A-HJ-NP-Za-km-z]{32}$`, networks["solana"], "the devnet's genesis hash, read from the node")
 		rpc := map[string]string{"etherlink": cfg.EVM.RPCURL, "solana": cfg.Solana.RPCURL}
 		for _, c := range cli.VerifyReceipt(context.Background(), r, rpc) {
-			assert.True(t, c.OK, "%s on %s: %s", id, c.Chain, c.Failed)
+			assert.True(t, c.OK, "%s on %s: %s", id, c.Chain, c.Failed())
 		}
 	}
 }

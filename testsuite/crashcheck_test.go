@@ -22,6 +22,7 @@ import (
 	"github.com/keeperhq/keeper/chains/evm"
 	"github.com/keeperhq/keeper/chains/solana"
 	"github.com/keeperhq/keeper/dev/localnet"
+	"github.com/keeperhq/keeper/receipt/verify"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -137,7 +138,7 @@ func (c crashCheck) verifyExactlyOnce(t *testing.T, ids []string) crashCheckResu
 		switch chain {
 		case "etherlink":
 			res.evmTxs++
-			v, err := evm.VerifyTx(ctx, c.evmURL, ref)
+			v, err := verify.EVM(ctx, c.evmURL, ref)
 			require.NoError(t, err)
 			got, ok = v.Root, v.Found && v.Succeeded && v.Final
 		case "solana":
@@ -146,7 +147,7 @@ func (c crashCheck) verifyExactlyOnce(t *testing.T, ids []string) crashCheckResu
 				res.solanaPreviousLedgr++
 				continue
 			}
-			v, err := solana.VerifyTx(ctx, c.solURL, ref)
+			v, err := verify.Solana(ctx, c.solURL, ref)
 			require.NoError(t, err)
 			got, ok = v.Root, v.Found && v.Succeeded && v.Final
 		}

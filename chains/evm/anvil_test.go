@@ -19,6 +19,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
+	"github.com/keeperhq/keeper/receipt/verify"
 )
 
 // AnvilVersion is the anvil release the tests run against (npm package
@@ -129,7 +130,7 @@ func runAnvil(t *testing.T, port int, extra ...string) (url string, stop func())
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		v, err := evm.VerifyTx(ctx, url, common.Hash{}.Hex())
+		v, err := verify.EVM(ctx, url, common.Hash{}.Hex())
 		return err == nil && !v.Found
 	}, 15*time.Second, 50*time.Millisecond, "anvil did not answer JSON-RPC")
 	return url, stop
@@ -167,9 +168,9 @@ func TestAnAnchorOnAnvilBecomesFinalAndVerifies(t *testing.T) {
 	assert.NotZero(t, st.Block)
 	assert.Len(t, j.records(1), 1)
 
-	var v evm.Verification
+	var v verify.Tx
 	require.Eventually(t, func() bool {
-		v, err = evm.VerifyTx(ctx, url, ref)
+		v, err = verify.EVM(ctx, url, ref)
 		require.NoError(t, err)
 		return v.Final
 	}, 15*time.Second, 100*time.Millisecond, "anvil's finalized block reaches the anchor")
@@ -178,7 +179,7 @@ func TestAnAnchorOnAnvilBecomesFinalAndVerifies(t *testing.T) {
 	assert.Equal(t, root, v.Root)
 	assert.Equal(t, st.Block, v.Block)
 
-	missing, err := evm.VerifyTx(ctx, url, common.Hash(randomRoot(t)).Hex())
+	missing, err := verify.EVM(ctx, url, common.Hash(randomRoot(t)).Hex())
 	require.NoError(t, err)
 	assert.False(t, missing.Found)
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/poller"
 	"github.com/keeperhq/keeper/chains/rpclimit"
+	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
 )
@@ -229,6 +230,12 @@ func (a *Adapter) Name() string { return Name }
 // PacedStatus reports that Status waits for the status poller's next round
 // (receipt lookups batched per endpoint, started by a new block).
 func (a *Adapter) PacedStatus() bool { return true }
+
+// Network implements chains.Networked: "eip155:" and the chain id the node
+// reported when the adapter started (New refuses a node on another chain).
+func (a *Adapter) Network(context.Context) (string, error) {
+	return receipt.EVMNetwork(a.cfg.ChainID), nil
+}
 
 // Address is the signer's address.
 func (a *Adapter) Address() common.Address { return a.from }

@@ -26,6 +26,7 @@ import (
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
 	"github.com/keeperhq/keeper/dev/devchain"
+	"github.com/keeperhq/keeper/receipt/verify"
 	"github.com/keeperhq/keeper/retry"
 )
 
@@ -77,7 +78,7 @@ func TestAnAnchoredBatchBecomesFinalCarriesItsRootAndIsNeverSentTwice(t *testing
 	assert.NotEmpty(t, meta["max_fee_per_gas"])
 	assert.NotEmpty(t, meta["max_priority_fee_per_gas"])
 
-	v, err := evm.VerifyTx(ctx, c.URL(), ref)
+	v, err := verify.EVM(ctx, c.URL(), ref)
 	require.NoError(t, err)
 	assert.True(t, v.Found)
 	assert.True(t, v.Succeeded)
@@ -91,7 +92,7 @@ func TestVerifyTxSaysAnUnknownHashIsNotFoundAndAPlainTransferIsNoAnchor(t *testi
 	ctx := context.Background()
 
 	unknown := randomRoot(t)
-	v, err := evm.VerifyTx(ctx, c.URL(), common.Hash(unknown).Hex())
+	v, err := verify.EVM(ctx, c.URL(), common.Hash(unknown).Hex())
 	require.NoError(t, err)
 	assert.False(t, v.Found)
 	assert.Contains(t, v.Detail, "not known")
@@ -103,11 +104,11 @@ func TestVerifyTxSaysAnUnknownHashIsNotFoundAndAPlainTransferIsNoAnchor(t *testi
 		ChainID: big.NewInt(devchain.DefaultChainID), Nonce: 0, GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(1e10), Gas: 21000, To: &to, Value: big.NewInt(1),
 	})
 	require.NoError(t, ec.SendTransaction(ctx, tx))
-	v, err = evm.VerifyTx(ctx, c.URL(), tx.Hash().Hex())
+	v, err = verify.EVM(ctx, c.URL(), tx.Hash().Hex())
 	assert.ErrorIs(t, err, evm.ErrNotAnchor)
 	assert.True(t, v.Found)
 
-	_, err = evm.VerifyTx(ctx, c.URL(), "0x1234")
+	_, err = verify.EVM(ctx, c.URL(), "0x1234")
 	assert.ErrorContains(t, err, "not a transaction hash")
 }
 

@@ -79,6 +79,8 @@ func (a *Adapter) status(ctx context.Context, batchID int64, j chains.Journal) (
 		}
 		if a.final(f) {
 			st.State = chains.Final
+			st.BlockHash = r.BlockHash.Hex()
+			st.Finality = a.finality()
 			a.forget(batchID, ids)
 			return st, nil
 		}
@@ -102,6 +104,14 @@ func (a *Adapter) status(ctx context.Context, batchID int64, j chains.Journal) (
 			Detail: fmt.Sprintf("no receipt for %s %s after it was signed or last resent (resubmit timeout %s)", last.Ref, age.Round(time.Millisecond), a.cfg.ResubmitTimeout)}, nil
 	}
 	return chains.Status{State: chains.Pending, Ref: last.Ref, Detail: "no receipt yet"}, nil
+}
+
+// finality names the rule final applies, for receipts.
+func (a *Adapter) finality() string {
+	if a.cfg.Confirmations > 0 {
+		return fmt.Sprintf("confirmations:%d", a.cfg.Confirmations)
+	}
+	return "finalized"
 }
 
 // final applies the finality rule to a successful receipt.

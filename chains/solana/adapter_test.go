@@ -20,6 +20,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/dev/devnet"
+	"github.com/keeperhq/keeper/receipt/verify"
 	"github.com/keeperhq/keeper/retry"
 )
 
@@ -39,7 +40,7 @@ func TestAnAnchoredBatchBecomesFinalAndVerifiesWithItsRoot(t *testing.T) {
 	assert.NotZero(t, st.Block)
 	assert.False(t, st.BlockTime.IsZero(), "a final anchor has its block time")
 
-	v, err := VerifyTx(ctx, chain.URL(), ref)
+	v, err := verify.Solana(ctx, chain.URL(), ref)
 	require.NoError(t, err)
 	assert.True(t, v.Found)
 	assert.True(t, v.Succeeded)
@@ -210,7 +211,7 @@ func TestATransactionThatErrorsOnChainIsFailedWithTheChainsError(t *testing.T) {
 	assert.Equal(t, ref, st.Ref)
 	assert.Contains(t, st.Detail, "InstructionError")
 
-	v, err := VerifyTx(context.Background(), chain.URL(), ref)
+	v, err := verify.Solana(context.Background(), chain.URL(), ref)
 	require.NoError(t, err)
 	assert.True(t, v.Found)
 	assert.False(t, v.Succeeded)
@@ -468,12 +469,12 @@ func TestVerifyingAnUnknownSignatureSaysNotFound(t *testing.T) {
 	var sig sol.Signature
 	sig[0] = 1
 
-	v, err := VerifyTx(context.Background(), chain.URL(), sig.String())
+	v, err := verify.Solana(context.Background(), chain.URL(), sig.String())
 
 	require.NoError(t, err)
 	assert.False(t, v.Found)
 	assert.NotEmpty(t, v.Detail)
-	_, err = VerifyTx(context.Background(), chain.URL(), "not-a-signature")
+	_, err = verify.Solana(context.Background(), chain.URL(), "not-a-signature")
 	assert.Error(t, err)
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/dev/devnet"
+	"github.com/keeperhq/keeper/receipt/verify"
 )
 
 func newKey(t *testing.T) sol.PrivateKey {
@@ -132,7 +133,7 @@ func anchorsOnChain(t *testing.T, url string, payer sol.PublicKey, root [32]byte
 	require.NoError(t, err)
 	n := 0
 	for _, s := range sigs {
-		v, err := VerifyTx(ctx, url, s.Signature.String())
+		v, err := verify.Solana(ctx, url, s.Signature.String())
 		require.NoError(t, err)
 		if v.Found && v.Succeeded && v.Root == root {
 			n++

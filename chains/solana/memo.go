@@ -1,18 +1,18 @@
 package solana
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 
 	sol "github.com/gagliardetto/solana-go"
 	computebudget "github.com/gagliardetto/solana-go/programs/compute-budget"
+
+	"github.com/keeperhq/keeper/receipt"
 )
 
 // MemoPrefix starts every anchor memo; the root follows as 64 lowercase hex
-// characters.
-const MemoPrefix = "keeper:v1:"
+// characters (the format belongs to package receipt, which verifiers read).
+const MemoPrefix = receipt.PayloadPrefix
 
 // MemoProgramID is the SPL Memo program (v2/v3) that carries the anchor.
 var MemoProgramID = sol.MustPublicKeyFromBase58("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr")
@@ -26,31 +26,11 @@ var MemoProgramID = sol.MustPublicKeyFromBase58("MemoSq4gqABAXKb96qnH8TysNcWxMyW
 const ComputeUnitLimit = 5_000
 
 // Memo is the memo text that anchors root: MemoPrefix + hex(root).
-func Memo(root [32]byte) string {
-	return MemoPrefix + hex.EncodeToString(root[:])
-}
+func Memo(root [32]byte) string { return receipt.SolanaMemo(root) }
 
 // ParseMemo returns the root of an anchor memo made by Memo. It accepts only
 // that exact form: the prefix and 64 lowercase hex characters, nothing more.
-func ParseMemo(memo string) ([32]byte, error) {
-	var root [32]byte
-	rest, ok := strings.CutPrefix(memo, MemoPrefix)
-	if !ok {
-		return root, fmt.Errorf("solana: memo is not a keeper anchor (it must start with %q)", MemoPrefix)
-	}
-	if len(rest) != 64 {
-		return root, fmt.Errorf("solana: anchor memo must hold 64 hex characters after %q, got %d", MemoPrefix, len(rest))
-	}
-	for _, c := range rest {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return root, errors.New("solana: anchor memo root must be lowercase hex")
-		}
-	}
-	if _, err := hex.Decode(root[:], []byte(rest)); err != nil {
-		return root, errors.New("solana: anchor memo root must be lowercase hex")
-	}
-	return root, nil
-}
+func ParseMemo(memo string) ([32]byte, error) { return receipt.ParseSolanaMemo(memo) }
 
 // BuildAnchorTx builds and signs the exact transaction the adapter sends for
 // root: a legacy transaction paid and signed by payer, with recent blockhash

@@ -41,6 +41,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains/poller"
 	"github.com/keeperhq/keeper/chains/rpclimit"
+	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
 )
@@ -134,7 +135,8 @@ type Adapter struct {
 
 	mu         sync.Mutex
 	sent       map[string]time.Time // signature -> last broadcast
-	blockTimes map[uint64]time.Time // slot -> block time
+	blocks     map[uint64]block     // slot -> its time and hash
+	network    string               // CAIP-2, once read from the node
 	hash       cachedHash
 	batchLocks map[int64]*batchLock
 }
@@ -189,7 +191,7 @@ func New(cfg Config) (*Adapter, error) {
 		log:        cfg.Logger,
 		now:        time.Now,
 		sent:       map[string]time.Time{},
-		blockTimes: map[uint64]time.Time{},
+		blocks:     map[uint64]block{},
 		batchLocks: map[int64]*batchLock{},
 	}
 	a.statusP = poller.New(a.lookupStatuses, poller.Options{
@@ -275,6 +277,28 @@ func (a *Adapter) Ping(ctx context.Context) error {
 		return fmt.Errorf("solana: node health is %q", h)
 	}
 	return nil
+}
+
+// Network implements chains.Networked: the cluster's CAIP-2 id from its
+// genesis hash (getGenesisHash), read once.
+func (a *Adapter) Network(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	n := a.network
+	a.mu.Unlock()
+	if n != "" {
+		return n, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.RPCTimeout)
+	defer cancel()
+	h, err := a.client.GetGenesisHash(ctx)
+	if err != nil {
+		return "", a.rpcErr("getGenesisHash", err)
+	}
+	n = receipt.SolanaNetwork(h.String())
+	a.mu.Lock()
+	a.network = n
+	a.mu.Unlock()
+	return n, nil
 }
 
 // Format keeps the payer key out of any formatted adapter.

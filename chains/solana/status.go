@@ -187,13 +187,13 @@ func (a *Adapter) decide(ctx context.Context, recs []record, found map[string]rp
 		reached := level(s) >= a.final
 		switch {
 		case s.Err == nil && reached:
-			bt, err := a.blockTime(ctx, s.Slot)
+			b, err := a.blockOf(ctx, s.Slot)
 			if err != nil {
-				a.log.Warn("solana: block time of a final anchor", "slot", s.Slot, "error", err)
-				return chains.Status{State: chains.Pending, Ref: ref, Block: s.Slot, Detail: "final; block time not yet known"}, true
+				a.log.Warn("solana: block of a final anchor", "slot", s.Slot, "error", err)
+				return chains.Status{State: chains.Pending, Ref: ref, Block: s.Slot, Detail: "final; block time and hash not yet known"}, true
 			}
 			a.forget(recs)
-			return chains.Status{State: chains.Final, Ref: ref, Block: s.Slot, BlockTime: bt}, true
+			return chains.Status{State: chains.Final, Ref: ref, Block: s.Slot, BlockTime: b.time, BlockHash: b.hash, Finality: a.cfg.Commitment}, true
 		case s.Err == nil:
 			if pending == nil {
 				pending = &chains.Status{State: chains.Pending, Ref: ref, Block: s.Slot, Detail: "seen: " + string(s.ConfirmationStatus)}
@@ -246,29 +246,42 @@ func (a *Adapter) rebroadcast(ctx context.Context, batchID int64, last record, h
 	}
 }
 
-// blockTime is the time of slot, cached.
-func (a *Adapter) blockTime(ctx context.Context, slot uint64) (time.Time, error) {
+// block is what a receipt names of a final anchor's slot.
+type block struct {
+	time time.Time
+	hash string // base58 blockhash
+}
+
+// blockOf reads a slot's time and blockhash with one getBlock call (no
+// transactions, no rewards), remembering recent slots.
+func (a *Adapter) blockOf(ctx context.Context, slot uint64) (block, error) {
 	a.mu.Lock()
-	t, ok := a.blockTimes[slot]
+	b, ok := a.blocks[slot]
 	a.mu.Unlock()
 	if ok {
-		return t, nil
+		return b, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.RPCTimeout)
 	defer cancel()
-	bt, err := a.client.GetBlockTime(ctx, slot)
+	noRewards, maxVersion := false, uint64(0)
+	res, err := a.client.GetBlockWithOpts(ctx, slot, &rpc.GetBlockOpts{
+		TransactionDetails:             rpc.TransactionDetailsNone,
+		Rewards:                        &noRewards,
+		Commitment:                     rpc.CommitmentConfirmed,
+		MaxSupportedTransactionVersion: &maxVersion,
+	})
 	if err != nil {
-		return time.Time{}, a.rpcErr("getBlockTime", err)
+		return block{}, a.rpcErr("getBlock", err)
 	}
-	if bt == nil {
-		return time.Time{}, fmt.Errorf("solana: getBlockTime: no time for slot %d", slot)
+	if res == nil || res.BlockTime == nil {
+		return block{}, fmt.Errorf("solana: getBlock: no time for slot %d", slot)
 	}
-	t = bt.Time().UTC()
+	b = block{time: res.BlockTime.Time().UTC(), hash: res.Blockhash.String()}
 	a.mu.Lock()
-	if len(a.blockTimes) >= 4096 {
-		clear(a.blockTimes)
+	if len(a.blocks) >= 4096 {
+		clear(a.blocks)
 	}
-	a.blockTimes[slot] = t
+	a.blocks[slot] = b
 	a.mu.Unlock()
-	return t, nil
+	return b, nil
 }

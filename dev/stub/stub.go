@@ -19,6 +19,10 @@ import (
 	"github.com/keeperhq/keeper/retry"
 )
 
+// Network implements chains.Networked: the stub chain lives inside one
+// keeper process, and its receipts say so.
+func (c *Chain) Network(context.Context) (string, error) { return "stub:local", nil }
+
 // Name is the chain name users ask for.
 const Name = "stub"
 
@@ -182,6 +186,8 @@ func (c *Chain) Status(ctx context.Context, batchID int64, j chains.Journal) (ch
 		st := chains.Status{State: chains.Pending, Ref: recs[i].Ref, Block: inc.block, BlockTime: inc.at}
 		if !c.held && c.now().Sub(inc.at) >= c.confirmDelay {
 			st.State = chains.Final
+			st.BlockHash = fmt.Sprintf("stub-block-%d", inc.block)
+			st.Finality = "confirmations:1"
 		}
 		return st, nil
 	}

@@ -1,0 +1,112 @@
+package verify_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os"
+	"time"
+
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/keeperhq/keeper/dev/devchain"
+	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/receipt/verify"
+)
+
+// anchorOnLocalChain does what keeper does for one file, by hand: it starts
+// a local EVM chain, anchors the root of a three-leaf tree whose middle leaf
+// is the file's salted digest (a plain go-ethereum transaction), waits until
+// the block is final and returns the file's version 2 receipt, the chain's
+// RPC URL, and a function that stops the chain.
+func anchorOnLocalChain(file string) (raw []byte, rpcURL string, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "verify-example-")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	c, err := devchain.Start(context.Background(), devchain.Options{Dir: dir, BlockTime: 50 * time.Millisecond, FinalityDepth: 3})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	stop = func() { _ = c.Stop(); _ = os.RemoveAll(dir) }
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+
+	digest := sha256.Sum256([]byte(file))
+	salt := []byte("sixteen byte slt")
+	leaves := [][]byte{
+		receipt.Leaf([]byte("another client 1"), sha256.Sum256([]byte("a neighbour"))),
+		receipt.Leaf(salt, digest),
+		receipt.Leaf([]byte("another client 2"), sha256.Sum256([]byte("another one"))),
+	}
+	tree, err := merkle.Build(leaves)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	root := tree.Root()
+	path, err := tree.Path(1)
+	if err != nil {
+		return nil, "", nil, err
+	}
+
+	ctx := context.Background()
+	ec, err := ethclient.Dial(c.URL())
+	if err != nil {
+		return nil, "", nil, err
+	}
+	defer ec.Close()
+	key, err := crypto.LoadECDSA(c.KeyFile())
+	if err != nil {
+		return nil, "", nil, err
+	}
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	nonce, err := ec.PendingNonceAt(ctx, from)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	chainID := new(big.Int).SetUint64(c.ChainID())
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(chainID), &types.DynamicFeeTx{
+		ChainID: chainID, Nonce: nonce, GasTipCap: big.NewInt(1e9), GasFeeCap: big.NewInt(100e9), Gas: 100_000,
+		To: &from, Data: receipt.EVMCalldata(root),
+	})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if err := ec.SendTransaction(ctx, tx); err != nil {
+		return nil, "", nil, err
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var got verify.Tx
+	for !got.Final {
+		if time.Now().After(deadline) {
+			return nil, "", nil, fmt.Errorf("anchor not final within 20 s: %s", got.Detail)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if got, err = verify.EVM(ctx, c.URL(), tx.Hash().Hex()); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	hashes := make([][32]byte, len(path))
+	for i, h := range path {
+		hashes[i] = h
+	}
+	raw, err = json.Marshal(receipt.Receipt{
+		Version: receipt.Version, EvidenceID: "ev_example", Digest: hex.EncodeToString(digest[:]), Salt: hex.EncodeToString(salt),
+		Tree: receipt.TreeRFC6962,
+		Anchors: []receipt.Anchor{{
+			Chain: "etherlink", Network: receipt.EVMNetwork(c.ChainID()), LeafIndex: 1, TreeSize: 3,
+			Path: receipt.HexPath(hashes), Root: hex.EncodeToString(root[:]), TxRef: tx.Hash().Hex(),
+			Block: got.Block, BlockHash: got.BlockHash, BlockTime: time.Now().UTC(), Finality: "finalized",
+		}},
+	})
+	return raw, c.URL(), stop, err
+}

@@ -1,0 +1,130 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+
+	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/redact"
+)
+
+// SolanaMemoProgram is the SPL Memo program whose instruction carries the
+// anchor memo.
+var SolanaMemoProgram = sol.MustPublicKeyFromBase58("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr")
+
+// Solana asks a Solana node about the transaction with the given signature:
+// its cluster (getGenesisHash), the root in its keeper memo (getTransaction),
+// whether it succeeded, its slot and that slot's blockhash (getBlock), and
+// whether it is finalized (getSignatureStatuses, searching history).
+func Solana(ctx context.Context, rpcURL, signature string) (Tx, error) {
+	tx, err := solanaLookup(ctx, rpcURL, signature)
+	if err != nil {
+		err = fmt.Errorf("%s", strings.ReplaceAll(err.Error(), rpcURL, redact.Endpoint(rpcURL)))
+	}
+	return tx, err
+}
+
+func solanaLookup(ctx context.Context, rpcURL, signature string) (Tx, error) {
+	var v Tx
+	sig, err := sol.SignatureFromBase58(strings.TrimPrefix(strings.TrimSpace(signature), "solana:"))
+	if err != nil {
+		return v, fmt.Errorf("solana: %q is not a transaction signature", signature)
+	}
+	client := rpc.New(rpcURL)
+	defer client.Close()
+
+	genesis, err := client.GetGenesisHash(ctx)
+	if err != nil {
+		return v, fmt.Errorf("solana: getGenesisHash at %s: %w", rpcURL, err)
+	}
+	v.Network = receipt.SolanaNetwork(genesis.String())
+
+	maxVersion := uint64(0)
+	res, err := client.GetTransaction(ctx, sig, &rpc.GetTransactionOpts{
+		Encoding:                       sol.EncodingBase64,
+		Commitment:                     rpc.CommitmentConfirmed,
+		MaxSupportedTransactionVersion: &maxVersion,
+	})
+	if errors.Is(err, rpc.ErrNotFound) {
+		v.Detail = "transaction not found on this cluster (or not yet confirmed)"
+		return v, nil
+	}
+	if err != nil {
+		return v, fmt.Errorf("solana: getTransaction at %s: %w", rpcURL, err)
+	}
+	v.Found = true
+	v.Block = res.Slot
+	if res.Meta == nil {
+		v.Detail = "the node returned no transaction meta"
+	} else if res.Meta.Err != nil {
+		v.Detail = fmt.Sprintf("transaction failed: %v", res.Meta.Err)
+	} else {
+		v.Succeeded = true
+	}
+	var tx *sol.Transaction
+	if res.Transaction != nil {
+		tx, err = res.Transaction.GetTransaction()
+	}
+	if tx == nil || err != nil {
+		return v, fmt.Errorf("solana: getTransaction: cannot decode transaction %s", signature)
+	}
+	roots := memoRoots(tx)
+	switch len(roots) {
+	case 0:
+		v.Detail = joinDetail(v.Detail, "no keeper anchor memo in the transaction")
+	case 1:
+		v.Root = roots[0]
+	default:
+		v.Detail = joinDetail(v.Detail, fmt.Sprintf("%d keeper anchor memos in one transaction", len(roots)))
+	}
+
+	noRewards := false
+	block, err := client.GetBlockWithOpts(ctx, res.Slot, &rpc.GetBlockOpts{
+		TransactionDetails:             rpc.TransactionDetailsNone,
+		Rewards:                        &noRewards,
+		Commitment:                     rpc.CommitmentConfirmed,
+		MaxSupportedTransactionVersion: &maxVersion,
+	})
+	if err != nil {
+		return v, fmt.Errorf("solana: getBlock %d at %s: %w", res.Slot, rpcURL, err)
+	}
+	v.BlockHash = block.Blockhash.String()
+
+	st, err := client.GetSignatureStatuses(ctx, true, sig)
+	if err != nil {
+		return v, fmt.Errorf("solana: getSignatureStatuses at %s: %w", rpcURL, err)
+	}
+	if len(st.Value) == 1 && st.Value[0] != nil {
+		v.Final = st.Value[0].ConfirmationStatus == rpc.ConfirmationStatusFinalized
+	}
+	if !v.Final {
+		v.Detail = joinDetail(v.Detail, "not finalized yet")
+	}
+	return v, nil
+}
+
+// memoRoots are the roots of the transaction's keeper anchor memos.
+func memoRoots(tx *sol.Transaction) [][32]byte {
+	var roots [][32]byte
+	for _, ix := range tx.Message.Instructions {
+		if int(ix.ProgramIDIndex) >= len(tx.Message.AccountKeys) || !tx.Message.AccountKeys[ix.ProgramIDIndex].Equals(SolanaMemoProgram) {
+			continue
+		}
+		if r, err := receipt.ParseSolanaMemo(string(ix.Data)); err == nil {
+			roots = append(roots, r)
+		}
+	}
+	return roots
+}
+
+func joinDetail(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
