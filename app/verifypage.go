@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/receipt/webpage"
 )
 
@@ -62,10 +63,10 @@ func evmNetwork(ctx context.Context, url string) (string, error) {
 		return "", err
 	}
 	n, ok := new(big.Int).SetString(strings.TrimPrefix(id, "0x"), 16)
-	if !ok || !strings.HasPrefix(id, "0x") {
-		return "", fmt.Errorf("eth_chainId: %q is not a hex quantity", id)
+	if !ok || !strings.HasPrefix(id, "0x") || !n.IsUint64() {
+		return "", fmt.Errorf("eth_chainId: %q is not a chain id", id)
 	}
-	return "eip155:" + n.String(), nil
+	return receipt.EVMNetwork(n.Uint64()), nil
 }
 
 func solanaNetwork(ctx context.Context, url string) (string, error) {
@@ -76,7 +77,7 @@ func solanaNetwork(ctx context.Context, url string) (string, error) {
 	if len(h) < 32 {
 		return "", fmt.Errorf("getGenesisHash: %q is too short for a hash", h)
 	}
-	return "solana:" + h[:32], nil
+	return receipt.SolanaNetwork(h), nil
 }
 
 // rpcCall makes one JSON-RPC 2.0 call without parameters.

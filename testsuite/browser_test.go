@@ -105,6 +105,7 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 	}
 	waitConfirmed(t, st, 6, 40*time.Second)
 	genuine := receiptJSON(t, api, id)
+	require.Equal(t, json.Number("2"), genuine["version"], "keeper issues version 2: each anchor names its network and block hash")
 	for _, a := range anchorsOf(genuine) {
 		require.NotEmpty(t, a["path"], "the file shares its batch: its proof has a path")
 	}
