@@ -185,11 +185,12 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 		assert.Equal(t, "ok", result)
 	})
 
-	t.Run("hand-built version 2", func(t *testing.T) {
-		// A salted leaf at the odd end of a three-leaf tree, pointing at the
-		// genuine etherlink transaction: the page hashes it as version 2
-		// (salt ‖ digest), so the proof holds, the network is checked, and
-		// the chain's root differs.
+	t.Run("hand-built receipts", func(t *testing.T) {
+		// A leaf at the odd end of a three-leaf tree, pointing at the genuine
+		// etherlink transaction: the page hashes it as its version says
+		// (salt ‖ digest in 2, the bare digest in 1), so the proof holds, the
+		// network is checked when the anchor names one, and the chain's root
+		// differs.
 		salt := bytes.Repeat([]byte{0x5a}, 16)
 		d, err := hex.DecodeString(sum)
 		require.NoError(t, err)
@@ -217,6 +218,23 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 		out = run(t, "v2 with another salt", pageURL, original, r, nil)
 		_, check, _ = out.chain(t, "etherlink")
 		assert.Equal(t, "proof", check, "the salt is part of the leaf")
+
+		tree, err = merkle.Build([][]byte{[]byte("a"), []byte("b"), d})
+		require.NoError(t, err)
+		path, err = tree.Path(2)
+		require.NoError(t, err)
+		root = tree.Root()
+		v1 := map[string]any{
+			"version": 1, "evidence_id": id, "digest": sum, "tree": "rfc6962-sha256",
+			"anchors": []any{map[string]any{
+				"chain": "etherlink", "leaf_index": 2, "tree_size": 3, "path": hexPath(path), "root": hex.EncodeToString(root[:]),
+				"tx_ref": onChain["tx_ref"], "block": onChain["block"], "block_time": onChain["block_time"],
+			}},
+		}
+		out = run(t, "hand-built v1", pageURL, original, v1, nil)
+		_, check, passed = out.chain(t, "etherlink")
+		assert.Equal(t, "payload", check, "the unsalted proof holds; the chain carries another root")
+		assert.Equal(t, "proof transaction", passed, "a version 1 anchor names no network to check")
 	})
 
 	t.Run("saved as a file", func(t *testing.T) {
