@@ -3,6 +3,7 @@ package starter_test
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -28,9 +29,10 @@ import (
 )
 
 type fixture struct {
-	st  *store.Store
-	api *starter.API
-	h   http.Handler
+	st   *store.Store
+	path string // the store's SQLite file
+	api  *starter.API
+	h    http.Handler
 }
 
 func newFixture(t *testing.T, maxPending int, chains ...string) *fixture {
@@ -38,13 +40,14 @@ func newFixture(t *testing.T, maxPending int, chains ...string) *fixture {
 	if len(chains) == 0 {
 		chains = []string{"stub"}
 	}
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
+	path := filepath.Join(t.TempDir(), "keeper.db")
+	st, err := store.Open(context.Background(), path)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	api := &starter.API{Store: st, Chains: chains, MaxPending: maxPending, MaxBodyBytes: 1 << 20,
 		Checks: []starter.Check{{Name: "store", Ping: st.Ping}},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	return &fixture{st: st, api: api, h: api.Handler()}
+	return &fixture{st: st, path: path, api: api, h: api.Handler()}
 }
 
 func (f *fixture) do(t *testing.T, method, path, body string) *httptest.ResponseRecorder {
@@ -631,6 +634,44 @@ func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 		assert.NotEmpty(t, it.Links["receipt"])
 	}
 	assert.NotContains(t, rec.Body.String(), "salt")
+}
+
+func TestEvidenceTakenInBeforeSaltsKeepsAVersionOneReceiptThatVerifies(t *testing.T) {
+	f := newFixture(t, 100)
+	ctx := context.Background()
+	old := f.submit(t, "taken in before the upgrade", 5)
+	salted := f.submit(t, "taken in after it", 5)
+	// Migration 5 left the salt of every evidence stored before it NULL.
+	db, err := sql.Open("sqlite", f.path)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.ExecContext(ctx, `UPDATE evidence SET salt = NULL WHERE id = ?`, old.ID)
+	require.NoError(t, err)
+
+	b, ok, err := f.st.FormBatch(ctx, "stub", 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+	leaves, err := f.st.BatchLeaves(ctx, b.ID)
+	require.NoError(t, err)
+	require.Len(t, leaves, 2)
+	tree, err := merkle.Build(leaves)
+	require.NoError(t, err)
+	require.NoError(t, f.st.MarkSubmitted(ctx, b.ID, tree.Root(), "0xfeed"))
+	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xfeed", Block: 9, BlockTime: time.Now(),
+		Network: "eip155:42793", BlockHash: "0xb10c", Finality: "finalized"}, tree.Paths()))
+
+	for id, want := range map[string]int{old.ID: receipt.VersionUnsalted, salted.ID: receipt.Version} {
+		rec := f.do(t, "GET", "/v1/evidence/"+id+"/receipt", "")
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		r, err := receipt.Parse(rec.Body.Bytes())
+		require.NoError(t, err)
+		assert.Equal(t, want, r.Version)
+		assert.NoError(t, r.CheckProof(r.Anchors[0]), "version %d", want)
+		if want == receipt.VersionUnsalted {
+			assert.Empty(t, r.Salt)
+			assert.Empty(t, r.Anchors[0].Network, "version 1 names no network")
+		}
+	}
 }
 
 func TestMetricsCountIntakeAnswersByStatusAndShowThePendingQueue(t *testing.T) {
