@@ -3,6 +3,7 @@ module github.com/keeperhq/keeper
 go 1.26.8
 
 require (
+	github.com/chromedp/chromedp v0.14.2
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/gagliardetto/binary v0.8.0
 	github.com/gagliardetto/solana-go v1.14.0
@@ -24,6 +25,15 @@ require (
 	go.uber.org/zap v1.27.1
 	google.golang.org/protobuf v1.36.12
 	modernc.org/sqlite v1.51.0
+)
+
+require (
+	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327 // indirect
+	github.com/chromedp/sysutil v1.1.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20250725192818-e39067aee2d2 // indirect
+	github.com/gobwas/httphead v0.1.0 // indirect
+	github.com/gobwas/pool v0.2.1 // indirect
+	github.com/gobwas/ws v1.4.0 // indirect
 )
 
 require (

@@ -253,7 +253,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 		Checks: checks, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
 		Auth: starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen}, Outbound: cfg.Outbound(),
 		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Wallets: wallets,
-		Codec: n.codecAPI(), Registry: n.registry, Traces: n.traces,
+		Codec: n.codecAPI(), Registry: n.registry, Traces: n.traces, VerifyNetworks: verifyNetworks(cfg),
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/keeperhq/keeper/ledger"
 	"github.com/keeperhq/keeper/outbound"
+	"github.com/keeperhq/keeper/receipt/webpage"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/telemetry"
 )
@@ -70,6 +71,9 @@ type API struct {
 	// Codec, when its Handler is set, serves the payload codec under /codec.
 	Codec CodecOptions
 
+	// VerifyNetworks names the endpoints /verify prefills (nil: none).
+	VerifyNetworks webpage.Networks
+
 	draining     atomic.Bool
 	metrics      *metrics
 	epochMetrics *epochMetrics
@@ -89,6 +93,7 @@ func (a *API) Handler() http.Handler {
 		{"/v1/evidence/{id}", map[string]http.HandlerFunc{"GET": a.getEvidence}},
 		{"/v1/evidence/{id}/receipt", map[string]http.HandlerFunc{"GET": a.getReceipt}},
 		{"/v1/evidence/{id}/retry", map[string]http.HandlerFunc{"POST": a.retryEvidence}},
+		{"/verify", map[string]http.HandlerFunc{"GET": webpage.Handler(a.VerifyNetworks).ServeHTTP}},
 	}
 	a.registerEpochMetrics()
 	routes = append(routes, a.epochRoutes()...)

@@ -197,6 +197,7 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 	nodeCfg.HTTPPort = o.Port
 	nodeCfg.HTTPModules = []string{"eth", "net", "web3", "txpool"}
 	nodeCfg.HTTPVirtualHosts = []string{"localhost", "127.0.0.1"}
+	nodeCfg.HTTPCors = []string{"*"} // the /verify page asks the chain from the browser, served by keeper or from a file
 	nodeCfg.WSHost = ""
 
 	ethCfg := ethconfig.Defaults

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,4 +218,32 @@ func TestAPersistedChainContinuesAfterARestart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), n)
 	assert.GreaterOrEqual(t, again.Finalized(), head-2)
+}
+
+func TestTheVerifyPageMayCallTheChainFromABrowser(t *testing.T) {
+	c := start(t, devchain.Options{BlockTime: time.Hour})
+	for _, origin := range []string{"http://127.0.0.1:8080", "null"} { // served by keeper; opened from a file
+		req, err := http.NewRequest(http.MethodOptions, c.URL(), nil)
+		require.NoError(t, err)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Less(t, resp.StatusCode, 300, "preflight from %s", origin)
+		assert.Equal(t, "*", resp.Header.Get("Access-Control-Allow-Origin"), "preflight from %s", origin)
+		assert.Contains(t, resp.Header.Get("Access-Control-Allow-Methods"), "POST")
+		assert.Contains(t, strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers")), "content-type")
+
+		req, err = http.NewRequest(http.MethodPost, c.URL(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", origin)
+		resp, err = http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, "*", resp.Header.Get("Access-Control-Allow-Origin"), "answer to %s", origin)
+	}
 }

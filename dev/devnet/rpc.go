@@ -45,7 +45,18 @@ type call struct {
 }
 
 // ServeHTTP answers JSON-RPC 2.0 over HTTP POST, single or batch.
+//
+// Any origin may call it (CORS), as a public RPC node allows, so the /verify
+// page can ask it from the browser, served by keeper or opened from a file.
 func (d *Devnet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	if r.Method == http.MethodOptions {
+		w.Header().Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
+		w.Header().Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		http.Error(w, "Used HTTP Method is not allowed. POST or OPTIONS is required", http.StatusMethodNotAllowed)

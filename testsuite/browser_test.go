@@ -1,0 +1,402 @@
+package testsuite
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/dev/localnet"
+	"github.com/keeperhq/keeper/merkle"
+)
+
+// pageOutcome is what the /verify page shows after a run.
+type pageOutcome struct {
+	Result string         `json:"result"` // "ok" or "fail"
+	Check  string         `json:"check"`  // the first failed check
+	Text   string         `json:"text"`
+	Digest map[string]any `json:"digest"`
+	Chains []struct {
+		Chain  string `json:"chain"`
+		Result string `json:"result"`
+		Check  string `json:"check"`
+		Passed string `json:"passed"`
+		Text   string `json:"text"`
+	} `json:"chains"`
+}
+
+// chain is the outcome for one chain's anchor.
+func (o pageOutcome) chain(t *testing.T, name string) (result, check, passed string) {
+	t.Helper()
+	for _, c := range o.Chains {
+		if c.Chain == name {
+			return c.Result, c.Check, c.Passed
+		}
+	}
+	require.FailNow(t, "the page shows no result for "+name, "%+v", o)
+	return
+}
+
+// TestBrowserVerifiesReceiptsOnBothLocalChains anchors a real file on the
+// local EtherLink-like chain and the local Solana devnet, then has headless
+// Chromium run the /verify page on its receipt: served by keeper, and saved
+// as a file. A genuine receipt verifies on both chains; a changed file, a
+// flipped bit in the proof and a receipt naming another network each fail
+// with the check that catches them.
+func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
+	browser := startBrowser(t) // first: without Chromium there is nothing to start the stack for
+
+	dir := tempDir(t)
+	srv := startServer(t, dir)
+	cfg := testConfig(dir)
+	cfg.Chains = []string{"etherlink", "solana"}
+	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
+	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 100*time.Millisecond, 25*time.Millisecond
+	cfg.ConfirmPoll = 100 * time.Millisecond
+	cfg.AnchorInterval = time.Second // the evidence posted together share a batch
+	chainNet, err := localnet.StartFor(context.Background(), &cfg, testLogger(t))
+	require.NoError(t, err)
+	t.Cleanup(chainNet.Stop)
+	st := openStore(t, dir)
+	chs, err := app.NewChains(context.Background(), cfg, nil, testLogger(t))
+	require.NoError(t, err)
+	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs)
+	api := "http://" + node.APIAddr()
+
+	// The file, and a copy with one byte changed.
+	files := t.TempDir()
+	content := make([]byte, 256<<10)
+	_, _ = rand.Read(content)
+	original := filepath.Join(files, "contract.bin")
+	require.NoError(t, os.WriteFile(original, content, 0o600))
+	content[len(content)/2] ^= 0x01
+	changed := filepath.Join(files, "contract-changed.bin")
+	require.NoError(t, os.WriteFile(changed, content, 0o600))
+	sum := sha256File(t, original)
+
+	// The first evidence after a quiet interval goes alone; the next five
+	// share a batch, so the file's proof has a path with hashes to flip.
+	hc := &http.Client{Timeout: 10 * time.Second}
+	both := []string{"etherlink", "solana"}
+	var id string
+	for i, d := range []string{digest(t.Name(), 0), sum, digest(t.Name(), 1), digest(t.Name(), 2), digest(t.Name(), 3), digest(t.Name(), 4)} {
+		code, got, err := post(hc, node.APIAddr(), map[string]any{"digest": d, "chains": both})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusAccepted, code)
+		if i == 1 {
+			id = got
+		}
+	}
+	waitConfirmed(t, st, 6, 40*time.Second)
+	genuine := receiptJSON(t, api, id)
+	require.Equal(t, json.Number("2"), genuine["version"], "keeper issues version 2: each anchor names its network and block hash")
+	for _, a := range anchorsOf(genuine) {
+		require.NotEmpty(t, a["path"], "the file shares its batch: its proof has a path")
+	}
+	t.Logf("receipt %s: version %v, digest %s, anchors on %d chains", id, genuine["version"], sum, len(anchorsOf(genuine)))
+
+	pageURL := api + "/verify"
+	run := func(t *testing.T, name, page, file string, r map[string]any, endpoints map[string]string) pageOutcome {
+		t.Helper()
+		out := verifyInBrowser(t, browser, page, file, writeReceipt(t, files, name, r), endpoints)
+		t.Logf("%-22s result=%-4s check=%-8s %s", name, out.Result, out.Check, out.Text)
+		t.Logf("%-22s   digest: %v", "", out.Digest["text"])
+		for _, c := range out.Chains {
+			t.Logf("%-22s   %-9s %-4s check=%-11s passed=[%s] %s", "", c.Chain, c.Result, c.Check, c.Passed, c.Text)
+		}
+		return out
+	}
+	everyCheck := func(r map[string]any, chain string) string {
+		checks := "proof transaction payload status finality block"
+		if anchorOf(r, chain)["network"] != nil {
+			checks = "proof network transaction payload status finality block"
+		}
+		return checks
+	}
+
+	t.Run("genuine", func(t *testing.T) {
+		out := run(t, "genuine", pageURL, original, genuine, nil)
+		assert.Equal(t, "ok", out.Result, out.Text)
+		assert.Equal(t, "ok", out.Digest["result"])
+		for _, chain := range both {
+			result, check, passed := out.chain(t, chain)
+			assert.Equal(t, "ok", result, "%s failed at %s", chain, check)
+			assert.Equal(t, everyCheck(genuine, chain), passed, "every check ran on %s", chain)
+		}
+	})
+
+	t.Run("changed file", func(t *testing.T) {
+		out := run(t, "changed file", pageURL, changed, genuine, nil)
+		assert.Equal(t, "fail", out.Result)
+		assert.Equal(t, "digest", out.Check)
+		assert.Equal(t, "fail", out.Digest["result"])
+		for _, chain := range both {
+			result, _, _ := out.chain(t, chain)
+			assert.Equal(t, "ok", result, "the receipt itself still holds on %s", chain)
+		}
+	})
+
+	t.Run("flipped bit in the path", func(t *testing.T) {
+		r := clone(t, genuine)
+		path := anchorOf(r, "solana")["path"].([]any)
+		h, err := hex.DecodeString(path[0].(string))
+		require.NoError(t, err)
+		h[31] ^= 0x01
+		path[0] = hex.EncodeToString(h)
+		out := run(t, "flipped bit in path", pageURL, original, r, nil)
+		assert.Equal(t, "fail", out.Result)
+		assert.Equal(t, "proof", out.Check)
+		result, check, _ := out.chain(t, "solana")
+		assert.Equal(t, "fail", result)
+		assert.Equal(t, "proof", check)
+		result, _, _ = out.chain(t, "etherlink")
+		assert.Equal(t, "ok", result, "the other chain's proof is untouched")
+	})
+
+	t.Run("another network", func(t *testing.T) {
+		r := clone(t, genuine)
+		anchorOf(r, "etherlink")["network"] = "eip155:1"
+		// No endpoint is known for eip155:1: the user gives the one they
+		// trust, here the local chain, which serves eip155:42793.
+		out := run(t, "another network", pageURL, original, r, map[string]string{"etherlink": cfg.EVM.RPCURL})
+		assert.Equal(t, "fail", out.Result)
+		assert.Equal(t, "network", out.Check)
+		result, check, _ := out.chain(t, "etherlink")
+		assert.Equal(t, "fail", result)
+		assert.Equal(t, "network", check)
+		assert.Contains(t, out.Chains[indexOf(out, "etherlink")].Text, "eip155:42793")
+		result, _, _ = out.chain(t, "solana")
+		assert.Equal(t, "ok", result)
+	})
+
+	t.Run("hand-built receipts", func(t *testing.T) {
+		// A leaf at the odd end of a three-leaf tree, pointing at the genuine
+		// etherlink transaction: the page hashes it as its version says
+		// (salt ‖ digest in 2, the bare digest in 1), so the proof holds, the
+		// network is checked when the anchor names one, and the chain's root
+		// differs.
+		salt := bytes.Repeat([]byte{0x5a}, 16)
+		d, err := hex.DecodeString(sum)
+		require.NoError(t, err)
+		tree, err := merkle.Build([][]byte{[]byte("a"), []byte("b"), append(salt, d...)})
+		require.NoError(t, err)
+		path, err := tree.Path(2)
+		require.NoError(t, err)
+		root := tree.Root()
+		onChain := anchorOf(genuine, "etherlink")
+		r := map[string]any{
+			"version": 2, "evidence_id": id, "digest": sum, "salt": hex.EncodeToString(salt), "tree": "rfc6962-sha256",
+			"anchors": []any{map[string]any{
+				"chain": "etherlink", "network": "eip155:42793", "leaf_index": 2, "tree_size": 3,
+				"path": hexPath(path), "root": hex.EncodeToString(root[:]), "tx_ref": onChain["tx_ref"],
+				"block": onChain["block"], "block_hash": "0x" + strings.Repeat("00", 32), "block_time": onChain["block_time"], "finality": "finalized",
+			}},
+		}
+		out := run(t, "hand-built v2", pageURL, original, r, nil)
+		result, check, passed := out.chain(t, "etherlink")
+		assert.Equal(t, "fail", result)
+		assert.Equal(t, "payload", check, "the salted proof holds; the chain carries another root")
+		assert.Equal(t, "proof network transaction", passed)
+
+		r["salt"] = strings.Repeat("00", 16)
+		out = run(t, "v2 with another salt", pageURL, original, r, nil)
+		_, check, _ = out.chain(t, "etherlink")
+		assert.Equal(t, "proof", check, "the salt is part of the leaf")
+
+		tree, err = merkle.Build([][]byte{[]byte("a"), []byte("b"), d})
+		require.NoError(t, err)
+		path, err = tree.Path(2)
+		require.NoError(t, err)
+		root = tree.Root()
+		v1 := map[string]any{
+			"version": 1, "evidence_id": id, "digest": sum, "tree": "rfc6962-sha256",
+			"anchors": []any{map[string]any{
+				"chain": "etherlink", "leaf_index": 2, "tree_size": 3, "path": hexPath(path), "root": hex.EncodeToString(root[:]),
+				"tx_ref": onChain["tx_ref"], "block": onChain["block"], "block_time": onChain["block_time"],
+			}},
+		}
+		out = run(t, "hand-built v1", pageURL, original, v1, nil)
+		_, check, passed = out.chain(t, "etherlink")
+		assert.Equal(t, "payload", check, "the unsalted proof holds; the chain carries another root")
+		assert.Equal(t, "proof transaction", passed, "a version 1 anchor names no network to check")
+	})
+
+	t.Run("saved as a file", func(t *testing.T) {
+		resp, err := http.Get(pageURL)
+		require.NoError(t, err)
+		html, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		saved := filepath.Join(files, "keeper-verify.html")
+		require.NoError(t, os.WriteFile(saved, html, 0o600))
+		out := run(t, "saved as a file", "file://"+saved, original, genuine, nil)
+		assert.Equal(t, "ok", out.Result, out.Text)
+		for _, chain := range both {
+			result, check, _ := out.chain(t, chain)
+			assert.Equal(t, "ok", result, "%s from file:// failed at %s (the chain must answer CORS preflights)", chain, check)
+		}
+	})
+}
+
+// startBrowser starts headless Chromium for the test. In CI a missing
+// Chromium fails the test; on a developer's machine it skips.
+func startBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed; CI installs it (.ci/run) and must run the browser test")
+		}
+		t.Skip("chromium is not installed (apt-get install chromium); skipping the browser test")
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	require.NoError(t, chromedp.Run(ctx), "start chromium")
+	return ctx
+}
+
+// verifyInBrowser opens page in a new tab, gives it file and receipt through
+// its file inputs, sets the endpoint of the chains in endpoints, presses
+// Verify and reads what the page shows.
+func verifyInBrowser(t *testing.T, browser context.Context, page, file, receiptFile string, endpoints map[string]string) pageOutcome {
+	t.Helper()
+	tab, cancelTab := chromedp.NewContext(browser)
+	defer cancelTab()
+	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
+	defer cancel()
+	actions := []chromedp.Action{
+		chromedp.Navigate(page),
+		chromedp.SetUploadFiles("#file", []string{file}, chromedp.ByQuery),
+		chromedp.SetUploadFiles("#receipt-file", []string{receiptFile}, chromedp.ByQuery),
+		chromedp.WaitVisible("#endpoints input", chromedp.ByQuery),
+	}
+	for chain, url := range endpoints {
+		actions = append(actions, chromedp.SetValue(fmt.Sprintf(`#endpoints input[data-chain=%q]`, chain), url, chromedp.ByQuery))
+	}
+	var out pageOutcome
+	actions = append(actions,
+		chromedp.Click("#verify", chromedp.ByQuery),
+		chromedp.WaitVisible("#result[data-result]", chromedp.ByQuery),
+		chromedp.Evaluate(`({
+			result: document.querySelector("#result").dataset.result,
+			check: document.querySelector("#result").dataset.check,
+			text: document.querySelector("#result").textContent,
+			digest: {result: document.querySelector("#digest").dataset.result || "", text: document.querySelector("#digest").textContent},
+			chains: Array.from(document.querySelectorAll("#checks li"), (li) => ({
+				chain: li.dataset.chain, result: li.dataset.result, check: li.dataset.check, passed: li.dataset.passed, text: li.textContent,
+			})),
+		})`, &out),
+	)
+	require.NoError(t, chromedp.Run(ctx, actions...), "verify on %s", page)
+	return out
+}
+
+func sha256File(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// receiptJSON fetches a receipt as generic JSON, numbers kept as written, so
+// a test can change one field and leave the rest byte for byte.
+func receiptJSON(t *testing.T, api, id string) map[string]any {
+	t.Helper()
+	resp, err := http.Get(api + "/v1/evidence/" + id + "/receipt")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return decodeJSON(t, raw)
+}
+
+func decodeJSON(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out map[string]any
+	require.NoError(t, dec.Decode(&out))
+	return out
+}
+
+func clone(t *testing.T, r map[string]any) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(r)
+	require.NoError(t, err)
+	return decodeJSON(t, raw)
+}
+
+func anchorsOf(r map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, a := range r["anchors"].([]any) {
+		out = append(out, a.(map[string]any))
+	}
+	return out
+}
+
+func anchorOf(r map[string]any, chain string) map[string]any {
+	for _, a := range anchorsOf(r) {
+		if a["chain"] == chain {
+			return a
+		}
+	}
+	return nil
+}
+
+func indexOf(o pageOutcome, chain string) int {
+	for i, c := range o.Chains {
+		if c.Chain == chain {
+			return i
+		}
+	}
+	return -1
+}
+
+func hexPath(path []merkle.Hash) []any {
+	out := make([]any, len(path))
+	for i, h := range path {
+		out[i] = hex.EncodeToString(h[:])
+	}
+	return out
+}
+
+func writeReceipt(t *testing.T, dir, name string, r map[string]any) string {
+	t.Helper()
+	raw, err := json.MarshalIndent(r, "", "  ")
+	require.NoError(t, err)
+	p := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".receipt.json")
+	require.NoError(t, os.WriteFile(p, raw, 0o600))
+	return p
+}
