@@ -19,8 +19,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/solana"
 	"github.com/keeperhq/keeper/dev/localnet"
 	"github.com/keeperhq/keeper/receipt/verify"
 	"github.com/keeperhq/keeper/store"
