@@ -47,7 +47,9 @@
 // Faults for tests: PauseMining/ResumeMining (transactions wait in the pool),
 // Mine (seal blocks on demand, e.g. with BlockTime set to an hour), DropPending
 // (the node forgets its whole pool), Reorg (replace recent non-final blocks,
-// with or without their transactions).
+// with or without their transactions), FreezeFinality/ThawFinality (the
+// `finalized` block stops while blocks are still sealed, as on an EtherLink
+// node that does not track a rollup node).
 package devchain
 
 import (
@@ -137,6 +139,7 @@ type Chain struct {
 
 	mu     sync.Mutex // serialises sealing and faults
 	paused bool
+	frozen bool // finality does not move
 
 	stop     chan struct{}
 	loopDone chan struct{}
@@ -386,6 +389,9 @@ func (c *Chain) seal() error {
 }
 
 func (c *Chain) markFinality(head uint64) {
+	if c.frozen {
+		return
+	}
 	bc := c.eth.BlockChain()
 	fin := uint64(0)
 	if head > c.depth {
@@ -433,6 +439,22 @@ func (c *Chain) ResumeMining() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.paused = false
+}
+
+// FreezeFinality stops the `finalized` (and `safe`) block where it is while
+// blocks are still sealed, until ThawFinality.
+func (c *Chain) FreezeFinality() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frozen = true
+}
+
+// ThawFinality undoes FreezeFinality: the next sealed block moves finality
+// to head − FinalityDepth again.
+func (c *Chain) ThawFinality() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frozen = false
 }
 
 // Mine seals n blocks now, whether or not mining is paused.
