@@ -1,6 +1,7 @@
 // Package devchain runs a local EVM chain for keeper dev and for tests: a
 // go-ethereum node (in memory, or on disk) serving real HTTP JSON-RPC on 127.0.0.1, with
-// EtherLink's chain id, a funded dev key kept in a file, a block every
+// EtherLink's chain id, transactions with a tip of 0 accepted and mined (as
+// EtherLink's sequencer, which ignores tips), a funded dev key kept in a file, a block every
 // BlockTime, a `finalized` block that lags the head, and fault injection
 // (pause mining, drop the mempool, reorganise recent blocks).
 //
@@ -254,6 +255,14 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 		return nil, fmt.Errorf("devchain: start node (port %d): %w", o.Port, err)
 	}
 	backend.SetSynced()
+	// EtherLink's sequencer ignores the tip, so keeper pays none there: the
+	// pool and the miner take transactions with a tip of 0 (geth's default
+	// floors are 1 wei and 1 mwei).
+	backend.TxPool().SetGasTip(new(big.Int))
+	if err := backend.Miner().SetGasTip(new(big.Int)); err != nil {
+		stack.Close()
+		return nil, fmt.Errorf("devchain: miner tip: %w", err)
+	}
 	if bc := backend.BlockChain(); bc.CurrentFinalBlock() == nil {
 		bc.SetFinalized(bc.Genesis().Header())
 		bc.SetSafe(bc.Genesis().Header())

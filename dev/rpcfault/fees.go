@@ -62,6 +62,8 @@ type rpcAnswer struct {
 
 // serveFees answers one request under the fee market m.
 func (p *Proxy) serveFees(w http.ResponseWriter, r *http.Request, body []byte, m FeeMarket) {
+	r = r.Clone(r.Context())
+	r.Header.Del("Accept-Encoding") // answers are read and rewritten here: plain JSON
 	body = bytes.TrimSpace(body)
 	batch := len(body) > 0 && body[0] == '['
 	var calls []rpcCall
