@@ -147,3 +147,25 @@ func TestAChainThatStopsAltogetherIsNoFinalityStall(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	assert.NoError(t, a.Ping(context.Background()), "neither head moves: nothing to wait on yet")
 }
+
+func TestWithoutABlockTimeADroppedAnchorWaitsForTheResubmitTimeoutAsBefore(t *testing.T) {
+	c := startChain(t, devchain.Options{})
+	p, setBaseFee := behindEtherLinkFees(t, c, params.GWei)
+	a, _ := newAdapter(t, c, func(cfg *evm.Config) {
+		cfg.RPCURL = p.URL()
+		cfg.ResubmitTimeout = 2 * time.Second
+	})
+	j := newJournal()
+	var once sync.Once
+	j.afterSave = func(chains.TxRecord) { once.Do(func() { setBaseFee(50 * params.GWei) }) }
+	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 3, Root: randomRoot(t)}, j)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, p.Stats().Dropped)
+	time.Sleep(time.Second) // 20 blocks
+	st, err := a.Status(context.Background(), 3, j)
+	require.NoError(t, err)
+	assert.Equal(t, chains.Pending, st.State, "custom networks keep today's rule: %s", st.Detail)
+	assert.Positive(t, decodeTx(t, j.records(3)[0].Raw).GasTipCap().Sign(), "and today's tip")
+	st = waitState(t, a, j, 3, chains.Dropped, 5*time.Second)
+	assert.Contains(t, st.Detail, "resubmit timeout")
+}
