@@ -51,7 +51,7 @@ func NewScanners(ctx context.Context, cfg config.Config) (map[string]backfill.Sc
 		switch name {
 		case backfill.Etherlink:
 			s, err := evmscan.New(ctx, evmscan.Config{
-				Network: name, RPCURL: EVMRPC(cfg), ChunkBlocks: cfg.Backfill.EVMChunkBlocks, Confirmations: uint64(cfg.EVM.Confirmations), RPCRate: cfg.EVM.RPCRate,
+				Network: name, RPCURL: EVMRPC(cfg), ChunkBlocks: cfg.Backfill.EVMChunkBlocks, MaxLogs: cfg.Backfill.EVMMaxLogs, Confirmations: uint64(cfg.EVM.Confirmations), RPCRate: cfg.EVM.RPCRate,
 			})
 			if err != nil {
 				return nil, err

@@ -67,6 +67,7 @@ func NewChains(ctx context.Context, cfg config.Config, extra map[string]ChainMak
 			a, err := evm.New(ctx, evm.Config{
 				RPCURL: EVMRPC(cfg), Key: key, ChainID: uint64(cfg.EVM.ChainID), Confirmations: uint64(cfg.EVM.Confirmations),
 				ResubmitTimeout: cfg.EVM.ResubmitTimeout, FeeCeiling: new(big.Int).Mul(big.NewInt(cfg.EVM.FeeCeilingGwei), big.NewInt(1e9)),
+				NoTip: cfg.EVM.NoTip, BlockTime: cfg.EVM.BlockTime, FinalityStall: cfg.EVM.FinalityStall,
 				RPCConnections: cfg.EVM.RPCConnections, RPCRate: cfg.EVM.RPCRate, PollInterval: cfg.ConfirmPoll, Logger: log,
 				// Workers sharing this data directory share the signer's nonces.
 				NonceFile: filepath.Join(cfg.DataDir, "etherlink-signer.nonce"),

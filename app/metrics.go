@@ -64,8 +64,29 @@ func (n *Node) registerMetrics() {
 				return 0
 			}))
 		}
+		if f, ok := n.Chains[name].(finalityReporter); ok {
+			n.registry.MustRegister(finalityStalledGauge(name, f))
+		}
 	}
 	n.temporalMetrics, n.temporalMetricsCloser = telemetry.TemporalMetrics(n.registry, n.Logger)
+}
+
+// finalityReporter is a chain adapter that watches its node's `finalized`
+// block (chains/evm: a finalized block that stops while latest moves).
+type finalityReporter interface{ FinalityStalled() error }
+
+// finalityStalledGauge is keeper_chain_finalized_stalled for one chain.
+func finalityStalledGauge(chain string, f finalityReporter) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "keeper_chain_finalized_stalled",
+		Help:        "1 while the chain node's finalized block has not moved for KEEPER_EVM_FINALITY_STALL_MS although its latest block has: anchors cannot become final (README, EtherLink networks).",
+		ConstLabels: prometheus.Labels{"chain": chain},
+	}, func() float64 {
+		if f.FinalityStalled() != nil {
+			return 1
+		}
+		return 0
+	})
 }
 
 // MetricsHandler serves the node's metrics in Prometheus text format.

@@ -11,6 +11,7 @@ type BackfillConfig struct {
 	EtherlinkStart int64         // first EtherLink block scanned
 	SolanaStart    int64         // first Solana slot scanned
 	EVMChunkBlocks int           // EVM blocks between checkpoints
+	EVMMaxLogs     int           // an eth_getLogs answer this long is split (the node may have truncated it)
 	SolanaChunk    int           // Solana signatures between checkpoints
 	RetryBase      time.Duration // default 2 min
 	RetryCap       time.Duration // default 60 min
@@ -25,6 +26,8 @@ func (b *BackfillConfig) validate() error {
 		return fmt.Errorf("KEEPER_BACKFILL_WORKERS: must be at least 1, got %d", b.Workers)
 	case b.EtherlinkStart < 0 || b.SolanaStart < 0:
 		return fmt.Errorf("KEEPER_BACKFILL_ETHERLINK_START_BLOCK and KEEPER_BACKFILL_SOLANA_START_SLOT must not be negative")
+	case b.EVMMaxLogs < 1:
+		return fmt.Errorf("KEEPER_BACKFILL_EVM_MAX_LOGS: must be at least 1, got %d", b.EVMMaxLogs)
 	case b.EVMChunkBlocks < 1 || b.SolanaChunk < 1:
 		return fmt.Errorf("KEEPER_BACKFILL_EVM_CHUNK_BLOCKS and KEEPER_BACKFILL_SOLANA_CHUNK must be at least 1")
 	case b.RetryBase <= 0 || b.RetryCap < b.RetryBase:

@@ -85,6 +85,9 @@ type EVMConfig struct {
 	Confirmations   int
 	ResubmitTimeout time.Duration
 	FeeCeilingGwei  int64
+	NoTip           bool          // tip 0, max fee from the node's base fee (EtherLink ignores tips)
+	BlockTime       time.Duration // the chain's block time: an anchor the node no longer knows is re-signed after evm.DropBlocks of it; 0: after ResubmitTimeout only
+	FinalityStall   time.Duration // a `finalized` block still this long while `latest` moves is reported
 	RPCConnections  int
 	RPCRate         int
 	DevPort         int
@@ -172,15 +175,21 @@ func (c *Config) DevCadence(explicit bool) {
 // evmNetworks are the EVM network presets: what EtherLink documents for its
 // networks (docs.etherlink.com): chain ids, finality at the `finalized`
 // block (the last block posted to and confirmed on Tezos), the public
-// endpoint's 1,000 requests a minute and eth_getLogs ranges of at most 500
-// blocks.
+// endpoint's 1,000 requests a minute and eth_getLogs answers of at most 500
+// blocks and 5,000 logs; a sequencer that ignores the tip and drops an
+// underpriced transaction silently, about 500 ms blocks; a `finalized` block
+// that normally follows within minutes, so 10 minutes without it moving is
+// a stall.
 var evmNetworks = map[string]struct {
-	chainID   int64
-	rate      int
-	logBlocks int
+	chainID       int64
+	rate          int
+	logBlocks     int
+	maxLogs       int
+	blockTime     time.Duration
+	finalityStall time.Duration
 }{
-	"etherlink-mainnet": {chainID: 42793, rate: 16, logBlocks: 500},
-	"etherlink-testnet": {chainID: 127823, rate: 16, logBlocks: 500},
+	"etherlink-mainnet": {chainID: 42793, rate: 16, logBlocks: 500, maxLogs: 5000, blockTime: 500 * time.Millisecond, finalityStall: 10 * time.Minute},
+	"etherlink-testnet": {chainID: 127823, rate: 16, logBlocks: 500, maxLogs: 5000, blockTime: 500 * time.Millisecond, finalityStall: 10 * time.Minute},
 }
 
 // NetworkPresets applies KEEPER_EVM_NETWORK's preset to every setting it
@@ -206,6 +215,18 @@ func (c *Config) NetworkPresets(changed func(flag string) bool) {
 	}
 	if !given["KEEPER_BACKFILL_EVM_CHUNK_BLOCKS"] {
 		c.Backfill.EVMChunkBlocks = min(c.Backfill.EVMChunkBlocks, n.logBlocks)
+	}
+	if !given["KEEPER_BACKFILL_EVM_MAX_LOGS"] {
+		c.Backfill.EVMMaxLogs = min(c.Backfill.EVMMaxLogs, n.maxLogs)
+	}
+	if !given["KEEPER_EVM_NO_TIP"] {
+		c.EVM.NoTip = true
+	}
+	if !given["KEEPER_EVM_BLOCK_MS"] {
+		c.EVM.BlockTime = n.blockTime
+	}
+	if !given["KEEPER_EVM_FINALITY_STALL_MS"] {
+		c.EVM.FinalityStall = n.finalityStall
 	}
 }
 
@@ -297,13 +318,16 @@ func (c *Config) Knobs() []Knob {
 		{"max-in-flight", "KEEPER_MAX_IN_FLIGHT", "256", "concurrent requests per route group; beyond it 503 busy at once", &c.MaxInFlight},
 		{"codec-key-file", "KEEPER_CODEC_KEY_FILE", "", "file of AES-256-GCM keys, one `<key-id> <base64 of 32 bytes>` per line: every Temporal payload keeper writes is encrypted with the first key and read with any, and the API serves /codec so the Web UI and the temporal CLI can show them. Every worker and API node needs the same file; empty: payloads are plain", &c.CodecKeyFile},
 		{"codec-cors-origins", "KEEPER_CODEC_CORS_ORIGINS", "", "Web UI origins (comma-separated, e.g. https://temporal.example) whose pages may call /codec; `keeper dev` adds its own UI", &c.CodecCORSOrigins},
-		{"evm-network", "KEEPER_EVM_NETWORK", "custom", "etherlink-mainnet or etherlink-testnet: chain id, finality (the `finalized` block), RPC rate (16/s) and eth_getLogs range (500 blocks) as EtherLink documents them, unless set one by one; custom: every setting as given", &c.EVM.Network},
+		{"evm-network", "KEEPER_EVM_NETWORK", "custom", "etherlink-mainnet or etherlink-testnet: chain id, finality (the `finalized` block), RPC rate (16/s), eth_getLogs range (500 blocks) and answer size (5,000 logs), no tip, 500 ms blocks and a 10-minute finality stall as EtherLink documents them, unless set one by one; custom: every setting as given", &c.EVM.Network},
 		{"evm-rpc-url", "KEEPER_EVM_RPC_URL", "", "EtherLink JSON-RPC endpoint; empty: `keeper dev` runs a local chain (others use http://127.0.0.1:8545)", &c.EVM.RPCURL},
 		{"evm-key-file", "KEEPER_EVM_KEY_FILE", "", "file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key (the local chain's funded key)", &c.EVM.KeyFile},
 		{"evm-chain-id", "KEEPER_EVM_CHAIN_ID", "42793", "chain id the EVM node must report (EtherLink mainnet 42793)", &c.EVM.ChainID},
 		{"evm-confirmations", "KEEPER_EVM_CONFIRMATIONS", "0", "0: final at the node's `finalized` block; N: final N blocks deep (nodes without the tag)", &c.EVM.Confirmations},
 		{"evm-resubmit-ms", "KEEPER_EVM_RESUBMIT_MS", "60000", "an unmined anchor is re-signed with bumped fees after this long", msKnob{&c.EVM.ResubmitTimeout}},
 		{"evm-fee-ceiling-gwei", "KEEPER_EVM_FEE_CEILING_GWEI", "1000", "highest max fee per gas keeper will pay", &c.EVM.FeeCeilingGwei},
+		{"evm-no-tip", "KEEPER_EVM_NO_TIP", "false", "true: priority fee 0 and max fee twice the node's base fee (EtherLink's sequencer ignores tips; etherlink presets: true); false: tip from eth_maxPriorityFeePerGas, max fee 2 × base fee + tip", &c.EVM.NoTip},
+		{"evm-block-ms", "KEEPER_EVM_BLOCK_MS", "0", "the chain's block time: an anchor without receipt that the node no longer knows (eth_getTransactionByHash null) 10 blocks after it was signed is re-signed on the same nonce at the current price (etherlink presets: 500, so 5 s); 0: only after KEEPER_EVM_RESUBMIT_MS", msKnob{&c.EVM.BlockTime}},
+		{"evm-finality-stall-ms", "KEEPER_EVM_FINALITY_STALL_MS", "1800000", "a `finalized` block that has not moved for this long while `latest` has fails /readyz and sets keeper_chain_finalized_stalled (etherlink presets: 600000, 10 minutes)", msKnob{&c.EVM.FinalityStall}},
 		{"etherlink-rpc-connections", "KEEPER_ETHERLINK_RPC_CONNECTIONS", "4", "concurrent status calls to the EVM endpoint", &c.EVM.RPCConnections},
 		{"etherlink-rpc-rate", "KEEPER_ETHERLINK_RPC_RATE", "0", "requests a second to the EVM endpoint, shared by the submitter, the status poller and the backfill scanner (EtherLink's public endpoint allows 1,000 a minute: 16); a 429 pauses them for its Retry-After; 0 = no cap", &c.EVM.RPCRate},
 		{"dev-evm-port", "KEEPER_DEV_EVM_PORT", "8545", "`keeper dev`: local EVM chain's JSON-RPC port", &c.EVM.DevPort},
@@ -320,6 +344,7 @@ func (c *Config) Knobs() []Knob {
 		{"backfill-etherlink-start-block", "KEEPER_BACKFILL_ETHERLINK_START_BLOCK", "0", "first EtherLink block a wallet backfill scans", &c.Backfill.EtherlinkStart},
 		{"backfill-solana-start-slot", "KEEPER_BACKFILL_SOLANA_START_SLOT", "0", "first Solana slot a wallet backfill scans", &c.Backfill.SolanaStart},
 		{"backfill-evm-chunk-blocks", "KEEPER_BACKFILL_EVM_CHUNK_BLOCKS", "500", "EVM blocks scanned between two checkpoints", &c.Backfill.EVMChunkBlocks},
+		{"backfill-evm-max-logs", "KEEPER_BACKFILL_EVM_MAX_LOGS", "10000", "an eth_getLogs answer this long is taken as truncated and its range split (etherlink presets: 5000, the public endpoint's cap)", &c.Backfill.EVMMaxLogs},
 		{"backfill-solana-chunk", "KEEPER_BACKFILL_SOLANA_CHUNK", "100", "Solana signatures fetched between two checkpoints", &c.Backfill.SolanaChunk},
 		{"backfill-retry-base-ms", "KEEPER_BACKFILL_RETRY_BASE_MS", "120000", "a failed backfill item is retried after min(base·2^(retry−1), cap) + jitter", msKnob{&c.Backfill.RetryBase}},
 		{"backfill-retry-cap-ms", "KEEPER_BACKFILL_RETRY_CAP_MS", "3600000", "backfill retry delay cap", msKnob{&c.Backfill.RetryCap}},
@@ -398,6 +423,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_ACTIVITY_WORKERS: must be at least 1, got %d", c.ActivityWorkers)
 	case c.EVM.Network != "custom" && evmNetworks[c.EVM.Network].chainID == 0:
 		return fmt.Errorf("KEEPER_EVM_NETWORK: must be etherlink-mainnet, etherlink-testnet or custom, got %q", c.EVM.Network)
+	case c.EVM.BlockTime < 0 || c.EVM.FinalityStall <= 0:
+		return fmt.Errorf("KEEPER_EVM_BLOCK_MS must not be negative and KEEPER_EVM_FINALITY_STALL_MS must be positive")
 	case c.MaxQueued < 0:
 		return fmt.Errorf("KEEPER_MAX_QUEUED_BATCHES: must be 0 (no limit) or more, got %d", c.MaxQueued)
 	case c.Epochs.MaxInFlight < 1:

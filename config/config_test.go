@@ -118,3 +118,39 @@ func TestAnEtherLinkNetworkPresetSetsWhatWasNotGiven(t *testing.T) {
 	_, err = Load(nil)
 	require.ErrorContains(t, err, "KEEPER_EVM_NETWORK")
 }
+
+func TestTheEtherLinkPresetsPayNoTipResignDropsAfterTenBlocksWatchFinalityAndCapLogs(t *testing.T) {
+	for _, k := range []string{"KEEPER_EVM_NO_TIP", "KEEPER_EVM_BLOCK_MS", "KEEPER_EVM_FINALITY_STALL_MS", "KEEPER_BACKFILL_EVM_MAX_LOGS"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("KEEPER_EVM_NETWORK", "custom")
+	c, err := Load(nil)
+	require.NoError(t, err)
+	c.NetworkPresets(nil)
+	assert.False(t, c.EVM.NoTip, "elsewhere: today's tip")
+	assert.Zero(t, c.EVM.BlockTime, "elsewhere: re-signed after the resubmit timeout only")
+	assert.Equal(t, 30*time.Minute, c.EVM.FinalityStall)
+	assert.Equal(t, 10_000, c.Backfill.EVMMaxLogs)
+
+	t.Setenv("KEEPER_EVM_NETWORK", "etherlink-mainnet")
+	c, err = Load(nil)
+	require.NoError(t, err)
+	c.NetworkPresets(nil)
+	assert.True(t, c.EVM.NoTip, "EtherLink's sequencer ignores the tip")
+	assert.Equal(t, 500*time.Millisecond, c.EVM.BlockTime)
+	assert.Equal(t, 10*time.Minute, c.EVM.FinalityStall)
+	assert.Equal(t, 5000, c.Backfill.EVMMaxLogs, "the public endpoint's 5,000 logs per eth_getLogs")
+	assert.LessOrEqual(t, c.Backfill.EVMChunkBlocks, 500)
+
+	t.Setenv("KEEPER_EVM_NO_TIP", "false")
+	t.Setenv("KEEPER_EVM_BLOCK_MS", "2000")
+	t.Setenv("KEEPER_EVM_FINALITY_STALL_MS", "60000")
+	t.Setenv("KEEPER_BACKFILL_EVM_MAX_LOGS", "1000")
+	c, err = Load(nil)
+	require.NoError(t, err)
+	c.NetworkPresets(nil)
+	assert.False(t, c.EVM.NoTip, "explicit settings win")
+	assert.Equal(t, 2*time.Second, c.EVM.BlockTime)
+	assert.Equal(t, time.Minute, c.EVM.FinalityStall)
+	assert.Equal(t, 1000, c.Backfill.EVMMaxLogs)
+}

@@ -231,3 +231,55 @@ func TestHoldingsOfPrunedStateAreUnknownNotWrong(t *testing.T) {
 	assert.Equal(t, devchain.DevBalance.String(), hold[0].Amount.String())
 	assert.False(t, hold[1].Known, "an address that is not a token has no balanceOf")
 }
+
+// truncatingProxy forwards JSON-RPC to target but cuts every eth_getLogs
+// answer to its first maxLogs entries without saying so, as a public
+// endpoint with a cap on logs per answer may (EtherLink's: 5,000).
+func truncatingProxy(t *testing.T, target string, maxLogs int) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct{ Method string }
+		_ = json.Unmarshal(body, &req)
+		resp, err := http.Post(target, "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		answer, _ := io.ReadAll(resp.Body)
+		if req.Method == "eth_getLogs" {
+			var a map[string]json.RawMessage
+			var logs []json.RawMessage
+			if json.Unmarshal(answer, &a) == nil && json.Unmarshal(a["result"], &logs) == nil && len(logs) > maxLogs {
+				a["result"], _ = json.Marshal(logs[:maxLogs])
+				answer, _ = json.Marshal(a)
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestAnAnswerOfMaxLogsIsTakenAsTruncatedSoAnEndpointsLogCapLosesNothing(t *testing.T) {
+	c := startChain(t)
+	h, err := testchain.BuildEVMHistory(context.Background(), c, testchain.EVMOptions{Rounds: 5, BlocksPerRound: 12})
+	require.NoError(t, err)
+	wallet := strings.ToLower(h.Wallet.Hex())
+	job := backfill.Job{Wallet: wallet, Target: c.Finalized()}
+	direct, _ := scanAll(t, scanner(t, c.URL(), 100), job)
+
+	const endpointCap = 2 // EtherLink's public endpoint: 5,000, the etherlink presets' MaxLogs
+	capped := truncatingProxy(t, c.URL(), endpointCap)
+	atCap, err := evmscan.New(context.Background(), evmscan.Config{Network: "etherlink", RPCURL: capped, ChunkBlocks: 100, MaxLogs: endpointCap})
+	require.NoError(t, err)
+	t.Cleanup(atCap.Close)
+	got, _ := scanAll(t, atCap, job)
+	assert.ElementsMatch(t, direct, got, "MaxLogs at the endpoint's cap: every full answer is split, nothing is lost")
+
+	aboveCap := scanner(t, capped, 100) // the default MaxLogs, 10,000
+	lost, _ := scanAll(t, aboveCap, job)
+	assert.Less(t, len(lost), len(direct), "MaxLogs above the cap takes a truncated answer as whole")
+}

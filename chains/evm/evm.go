@@ -6,7 +6,12 @@
 // journaled before it is broadcast, so a retry rebroadcasts the same bytes;
 // one mutex per adapter owns the signer's nonces; a transaction without a
 // receipt after ResubmitTimeout is re-signed on the same nonce with fees
-// raised by at least 10 % (capped by FeeCeiling). Status lookups of every
+// raised by at least 10 % (capped by FeeCeiling); with BlockTime set, one the
+// node no longer knows is re-signed so after DropBlocks blocks (EtherLink
+// drops an underpriced transaction silently). With NoTip the tip is 0 and
+// the max fee is priced on the node's base fee (EtherLink's sequencer
+// ignores tips). A `finalized` block that stops while `latest` moves fails
+// Ping after FinalityStall (finality.go). Status lookups of every
 // in-flight batch are gathered by a chains/poller.Poller into one JSON-RPC
 // batch call per MaxBatch hashes, which also reads the latest and finalized
 // blocks and the canonical block at each receipt's height.
@@ -49,6 +54,11 @@ const (
 	DefaultRPCConnections  = 4
 	DefaultPollInterval    = time.Second
 	DefaultMaxBatch        = 100
+	DefaultFinalityStall   = 30 * time.Minute
+	// DropBlocks is how many block times a transaction may be unknown to
+	// the node (no receipt, eth_getTransactionByHash null) before it counts
+	// as silently dropped, when Config.BlockTime is set.
+	DropBlocks = 10
 )
 
 // DefaultFeeCeiling caps the max fee per gas: 100 gwei.
@@ -75,6 +85,25 @@ type Config struct {
 	ResubmitTimeout time.Duration
 	// FeeCeiling caps the max fee per gas (and the tip), in wei; default 100 gwei.
 	FeeCeiling *big.Int
+	// NoTip: sign with a priority fee of 0 and a max fee of twice the node's
+	// current base fee (the larger of the latest block's baseFeePerGas and
+	// eth_gasPrice: headroom for a base fee that rises under a backlog), and
+	// re-estimate the gas limit when re-signing. For EtherLink, whose
+	// sequencer orders first come, first served and ignores the tip, and
+	// whose eth_estimateGas includes the inclusion fee. Default false: tip
+	// from eth_maxPriorityFeePerGas, max fee 2 × base fee + tip.
+	NoTip bool
+	// BlockTime is the chain's block time. When set, a transaction without
+	// receipt that the node no longer knows (eth_getTransactionByHash null)
+	// DropBlocks block times after it was signed is reported Dropped and the
+	// next Submit re-signs it on the same nonce at the current price, instead
+	// of waiting for ResubmitTimeout; EtherLink drops an underpriced
+	// transaction silently. Default 0: only ResubmitTimeout applies.
+	BlockTime time.Duration
+	// FinalityStall: when the node's `finalized` block has not moved for this
+	// long while `latest` has, Ping fails and FinalityStalled reports it
+	// (Confirmations 0 only); default 30 minutes.
+	FinalityStall time.Duration
 	// RPCConnections bounds concurrent HTTP connections (and concurrent status
 	// batch calls) to the node; default 4.
 	RPCConnections int
@@ -100,8 +129,8 @@ func (c Config) String() string {
 	if c.Key != nil {
 		key = "<redacted, signer " + crypto.PubkeyToAddress(c.Key.PublicKey).Hex() + ">"
 	}
-	return fmt.Sprintf("evm.Config{RPCURL: %s, Key: %s, ChainID: %d, To: %s, Confirmations: %d, ResubmitTimeout: %s, FeeCeiling: %v, RPCConnections: %d, PollInterval: %s, MaxBatch: %d}",
-		redact.Endpoint(c.RPCURL), key, c.ChainID, c.To.Hex(), c.Confirmations, c.ResubmitTimeout, c.FeeCeiling, c.RPCConnections, c.PollInterval, c.MaxBatch)
+	return fmt.Sprintf("evm.Config{RPCURL: %s, Key: %s, ChainID: %d, To: %s, Confirmations: %d, ResubmitTimeout: %s, FeeCeiling: %v, NoTip: %t, BlockTime: %s, FinalityStall: %s, RPCConnections: %d, PollInterval: %s, MaxBatch: %d}",
+		redact.Endpoint(c.RPCURL), key, c.ChainID, c.To.Hex(), c.Confirmations, c.ResubmitTimeout, c.FeeCeiling, c.NoTip, c.BlockTime, c.FinalityStall, c.RPCConnections, c.PollInterval, c.MaxBatch)
 }
 
 // GoString is String, so %#v does not print the key either.
@@ -138,6 +167,7 @@ type Adapter struct {
 	stopped  atomic.Pointer[error] // why the signer was stopped (its key is used elsewhere); nil: running
 	gapFills atomic.Int64          // journaled transactions rebroadcast to fill a nonce gap
 	finWarn  sync.Once
+	fin      finalityWatch
 	closeOne sync.Once
 }
 
@@ -169,6 +199,9 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	}
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultMaxBatch
+	}
+	if cfg.FinalityStall <= 0 {
+		cfg.FinalityStall = DefaultFinalityStall
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -220,7 +253,8 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 		Interval:    cfg.PollInterval,
 		Head:        a.head, // a new block polls at once
 	})
-	a.log.Info("etherlink adapter ready", "to", a.to.Hex(), "chain_id", cfg.ChainID, "confirmations", cfg.Confirmations, "fee_ceiling_wei", cfg.FeeCeiling.String())
+	a.log.Info("etherlink adapter ready", "to", a.to.Hex(), "chain_id", cfg.ChainID, "confirmations", cfg.Confirmations, "fee_ceiling_wei", cfg.FeeCeiling.String(),
+		"no_tip", cfg.NoTip, "drop_after", a.dropAfter().String(), "finality_stall", cfg.FinalityStall.String())
 	return a, nil
 }
 
@@ -256,18 +290,40 @@ func (a *Adapter) StatusRounds() int64 { return a.poller.Rounds() }
 // actually sent (equal to StatusCalls by construction; kept as a check).
 func (a *Adapter) StatusBatchRequests() int64 { return a.batches.Load() }
 
-// Ping implements chains.Adapter: the signer is not stopped, and the node
-// answers and is on the configured chain.
+// Ping implements chains.Adapter: the signer is not stopped, the node
+// answers and is on the configured chain, and (Confirmations 0) its
+// `finalized` block has not stalled while `latest` moved (FinalityStalled).
 func (a *Adapter) Ping(ctx context.Context) error {
 	if err := a.Stopped(); err != nil {
 		return a.fail(fmt.Errorf("etherlink: ping: %w", err))
 	}
-	got, err := a.remoteChainID(ctx)
-	if err != nil {
+	var (
+		id          hexutil.Big
+		latest, fin *rpcHeader
+	)
+	elems := []rpc.BatchElem{{Method: "eth_chainId", Result: &id}}
+	if a.cfg.Confirmations == 0 {
+		elems = append(elems, headerElem("latest", &latest), headerElem("finalized", &fin))
+	}
+	if err := a.rc.BatchCallContext(ctx, elems); err != nil {
 		return a.fail(fmt.Errorf("etherlink: ping: %w", err))
 	}
-	if got != a.cfg.ChainID {
+	if elems[0].Error != nil {
+		return a.fail(fmt.Errorf("etherlink: ping: eth_chainId: %w", elems[0].Error))
+	}
+	if got := (*big.Int)(&id).Uint64(); got != a.cfg.ChainID {
 		return a.fail(fmt.Errorf("etherlink: ping: node reports chain id %d, configured %d", got, a.cfg.ChainID))
+	}
+	if len(elems) > 1 && elems[1].Error == nil && latest != nil {
+		var finalized *uint64
+		if elems[2].Error == nil && fin != nil {
+			n := uint64(fin.Number)
+			finalized = &n
+		}
+		a.observeFinality(uint64(latest.Number), finalized)
+	}
+	if err := a.FinalityStalled(); err != nil {
+		return a.fail(fmt.Errorf("etherlink: ping: %w", err))
 	}
 	return nil
 }

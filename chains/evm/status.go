@@ -34,7 +34,9 @@ const maxTrackedHeights = 100_000
 //   - any other receipt: Pending (a reorganised block's receipt stays Pending
 //     until the transaction lands again);
 //   - no receipt, latest transaction signed less than ResubmitTimeout ago: Pending;
-//   - no receipt after that: Dropped, and the workflow's next Submit bumps fees.
+//   - no receipt after that: Dropped, and the workflow's next Submit bumps fees;
+//   - with BlockTime set, no receipt and unknown to the node DropBlocks block
+//     times after it was signed: Dropped as well (drop.go).
 func (a *Adapter) Status(ctx context.Context, batchID int64, j chains.Journal) (chains.Status, error) {
 	st, err := a.status(ctx, batchID, j)
 	if err != nil {
@@ -102,6 +104,11 @@ func (a *Adapter) status(ctx context.Context, batchID int64, j chains.Journal) (
 	if age := a.now().Sub(since); age >= a.cfg.ResubmitTimeout {
 		return chains.Status{State: chains.Dropped, Ref: last.Ref,
 			Detail: fmt.Sprintf("no receipt for %s %s after it was signed or last resent (resubmit timeout %s)", last.Ref, age.Round(time.Millisecond), a.cfg.ResubmitTimeout)}, nil
+	}
+	if a.vanished(ctx, last.Ref, since) {
+		return chains.Status{State: chains.Dropped, Ref: last.Ref,
+			Detail: fmt.Sprintf("the node does not know %s %s after it was signed or last resent (dropped silently, e.g. underpriced; %d blocks of %s)",
+				last.Ref, a.now().Sub(since).Round(time.Millisecond), DropBlocks, a.cfg.BlockTime)}, nil
 	}
 	return chains.Status{State: chains.Pending, Ref: last.Ref, Detail: "no receipt yet"}, nil
 }
@@ -205,6 +212,10 @@ func (a *Adapter) lookup(ctx context.Context, ids []string) (map[string]found, e
 					"error", a.scrub.text(fmt.Sprint(elems[finIdx].Error)))
 			})
 		}
+	}
+
+	if finIdx >= 0 {
+		a.observeFinality(uint64(latest.Number), finalized)
 	}
 
 	out := make(map[string]found, len(ids))

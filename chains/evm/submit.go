@@ -94,7 +94,7 @@ func (a *Adapter) submit(ctx context.Context, an chains.Anchor, j chains.Journal
 	if ref, ok, err := a.minedRef(ctx, recs); err != nil || ok {
 		return ref, err
 	}
-	if a.now().Sub(last.CreatedAt) >= a.cfg.ResubmitTimeout {
+	if a.now().Sub(last.CreatedAt) >= a.cfg.ResubmitTimeout || a.vanished(ctx, last.Ref, a.lastSent(an.BatchID, last.CreatedAt)) {
 		if sender, err := types.Sender(a.signer, lastTx); err != nil || sender != a.from {
 			a.log.Warn("journaled transaction was signed by another key; signing anew", "batch", an.BatchID, "ref", last.Ref)
 			return a.signNew(ctx, an, j, "signer_changed")
@@ -194,15 +194,24 @@ func (a *Adapter) signNew(ctx context.Context, an chains.Anchor, j chains.Journa
 
 // bump re-signs old on its nonce with both fee caps raised by at least 10 %
 // (and 1 wei), or to today's market fees if higher, capped by FeeCeiling.
+//
+// With NoTip the tip stays 0 (the sequencer ignores it, and keeps no pool
+// whose replacement rule would ask for more) and the gas limit is estimated
+// again: EtherLink's estimate carries the inclusion fee at today's price.
 func (a *Adapter) bump(ctx context.Context, an chains.Anchor, j chains.Journal, oldRef string, old *types.Transaction) (string, error) {
-	m, err := a.market(ctx, nil, false)
+	m, err := a.market(ctx, Payload(an.Root), a.cfg.NoTip)
 	if err != nil {
 		return "", err
 	}
+	gas := old.Gas()
 	tip := maxBig(bumped(old.GasTipCap()), m.tip)
+	if a.cfg.NoTip {
+		gas = max(gas, m.gas)
+		tip = new(big.Int)
+	}
 	feeCap := maxBig(bumped(old.GasFeeCap()), m.feeCap)
 	tip, feeCap = a.capFees(tip, feeCap, m.baseFee)
-	if tip.Cmp(bumped(old.GasTipCap())) < 0 || feeCap.Cmp(bumped(old.GasFeeCap())) < 0 {
+	if (!a.cfg.NoTip && tip.Cmp(bumped(old.GasTipCap())) < 0) || feeCap.Cmp(bumped(old.GasFeeCap())) < 0 {
 		// A replacement needs +10 % on both caps; at the ceiling there is no
 		// room, so keep the journaled transaction in the pool instead.
 		a.log.Warn("fee ceiling reached: cannot bump the stuck transaction, rebroadcasting it",
@@ -217,7 +226,18 @@ func (a *Adapter) bump(ctx context.Context, an chains.Anchor, j chains.Journal, 
 	a.log.Info("bumping fees of a transaction without receipt", "batch", an.BatchID, "ref", oldRef, "nonce", old.Nonce(),
 		"old_max_fee_per_gas", old.GasFeeCap().String(), "max_fee_per_gas", feeCap.String(),
 		"old_max_priority_fee_per_gas", old.GasTipCap().String(), "max_priority_fee_per_gas", tip.String())
-	return a.signSaveSend(ctx, an, j, old.Nonce(), old.Gas(), tip, feeCap, "fee_bump")
+	return a.signSaveSend(ctx, an, j, old.Nonce(), gas, tip, feeCap, "fee_bump")
+}
+
+// lastSent is when the batch's latest transaction was signed (at) or last
+// rebroadcast, whichever is later.
+func (a *Adapter) lastSent(batchID int64, at time.Time) time.Time {
+	a.hmu.Lock()
+	defer a.hmu.Unlock()
+	if t, ok := a.resent[batchID]; ok && t.After(at) {
+		return t
+	}
+	return at
 }
 
 // markResent makes Status wait another ResubmitTimeout before it reports the
@@ -431,6 +451,15 @@ func (a *Adapter) market(ctx context.Context, data []byte, full bool) (market, e
 		if elems[2].Error != nil {
 			base = m.tip
 		}
+	}
+	if a.cfg.NoTip {
+		// The tip buys nothing; the base fee is the node's current price,
+		// doubled as headroom for a base fee that rises before inclusion
+		// (a transaction pays the base fee only, so headroom costs nothing).
+		if elems[2].Error == nil {
+			base = maxBig(base, (*big.Int)(&price))
+		}
+		m.tip = new(big.Int)
 	}
 	m.feeCap = new(big.Int).Add(new(big.Int).Mul(base, big.NewInt(2)), m.tip)
 	if full {

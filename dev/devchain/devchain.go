@@ -1,6 +1,7 @@
 // Package devchain runs a local EVM chain for keeper dev and for tests: a
 // go-ethereum node (in memory, or on disk) serving real HTTP JSON-RPC on 127.0.0.1, with
-// EtherLink's chain id, a funded dev key kept in a file, a block every
+// EtherLink's chain id, transactions with a tip of 0 accepted and mined (as
+// EtherLink's sequencer, which ignores tips), a funded dev key kept in a file, a block every
 // BlockTime, a `finalized` block that lags the head, and fault injection
 // (pause mining, drop the mempool, reorganise recent blocks).
 //
@@ -47,7 +48,9 @@
 // Faults for tests: PauseMining/ResumeMining (transactions wait in the pool),
 // Mine (seal blocks on demand, e.g. with BlockTime set to an hour), DropPending
 // (the node forgets its whole pool), Reorg (replace recent non-final blocks,
-// with or without their transactions).
+// with or without their transactions), FreezeFinality/ThawFinality (the
+// `finalized` block stops while blocks are still sealed, as on an EtherLink
+// node that does not track a rollup node).
 package devchain
 
 import (
@@ -137,6 +140,7 @@ type Chain struct {
 
 	mu     sync.Mutex // serialises sealing and faults
 	paused bool
+	frozen bool // finality does not move
 
 	stop     chan struct{}
 	loopDone chan struct{}
@@ -251,6 +255,14 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 		return nil, fmt.Errorf("devchain: start node (port %d): %w", o.Port, err)
 	}
 	backend.SetSynced()
+	// EtherLink's sequencer ignores the tip, so keeper pays none there: the
+	// pool and the miner take transactions with a tip of 0 (geth's default
+	// floors are 1 wei and 1 mwei).
+	backend.TxPool().SetGasTip(new(big.Int))
+	if err := backend.Miner().SetGasTip(new(big.Int)); err != nil {
+		stack.Close()
+		return nil, fmt.Errorf("devchain: miner tip: %w", err)
+	}
 	if bc := backend.BlockChain(); bc.CurrentFinalBlock() == nil {
 		bc.SetFinalized(bc.Genesis().Header())
 		bc.SetSafe(bc.Genesis().Header())
@@ -386,6 +398,9 @@ func (c *Chain) seal() error {
 }
 
 func (c *Chain) markFinality(head uint64) {
+	if c.frozen {
+		return
+	}
 	bc := c.eth.BlockChain()
 	fin := uint64(0)
 	if head > c.depth {
@@ -433,6 +448,22 @@ func (c *Chain) ResumeMining() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.paused = false
+}
+
+// FreezeFinality stops the `finalized` (and `safe`) block where it is while
+// blocks are still sealed, until ThawFinality.
+func (c *Chain) FreezeFinality() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frozen = true
+}
+
+// ThawFinality undoes FreezeFinality: the next sealed block moves finality
+// to head − FinalityDepth again.
+func (c *Chain) ThawFinality() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frozen = false
 }
 
 // Mine seals n blocks now, whether or not mining is paused.

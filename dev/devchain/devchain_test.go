@@ -247,3 +247,20 @@ func TestTheVerifyPageMayCallTheChainFromABrowser(t *testing.T) {
 		assert.Equal(t, "*", resp.Header.Get("Access-Control-Allow-Origin"), "answer to %s", origin)
 	}
 }
+
+func TestAFrozenFinalizedBlockStaysWhileBlocksAreSealedUntilThawed(t *testing.T) {
+	c := start(t, devchain.Options{BlockTime: time.Hour, FinalityDepth: 2})
+	ec := dial(t, c.URL())
+	require.NoError(t, c.Mine(5))
+	fin := finalized(t, ec)
+	require.Equal(t, c.Head()-2, fin)
+
+	c.FreezeFinality()
+	require.NoError(t, c.Mine(10))
+	assert.Equal(t, fin, finalized(t, ec), "finalized stays while latest moves")
+	assert.Equal(t, fin, c.Finalized())
+
+	c.ThawFinality()
+	require.NoError(t, c.Mine(1))
+	assert.Equal(t, c.Head()-2, finalized(t, ec), "finality catches up with the next block")
+}

@@ -5,7 +5,8 @@
 // errors (or an HTTP status) without reaching the node, lets a share reach
 // the node but never returns the answer (the client times out, not knowing
 // whether its call took effect), or goes down: connections are refused until
-// it is brought up again on the same port.
+// it is brought up again on the same port. With a FeeMarket (fees.go) it
+// prices and silently drops transactions as EtherLink's sequencer does.
 package rpcfault
 
 import (
@@ -48,6 +49,7 @@ type Stats struct {
 	Forwarded int64 // answered by the node
 	Errors    int64 // answered with an injected error
 	Timeouts  int64 // forwarded, answer withheld
+	Dropped   int64 // transactions the FeeMarket dropped silently
 }
 
 // Proxy is a running fault-injecting proxy. Its methods are safe for
@@ -62,8 +64,9 @@ type Proxy struct {
 	faults Faults
 	rng    *rand.Rand
 	srv    *http.Server // nil while down
+	fees   *FeeMarket   // nil: off
 
-	requests, forwarded, errored, timeouts atomic.Int64
+	requests, forwarded, errored, timeouts, dropped atomic.Int64
 }
 
 // Start listens on 127.0.0.1 (a free port) and forwards to upstream, an
@@ -143,7 +146,7 @@ func (p *Proxy) Close() error {
 
 // Stats returns the counters so far.
 func (p *Proxy) Stats() Stats {
-	return Stats{Requests: p.requests.Load(), Forwarded: p.forwarded.Load(), Errors: p.errored.Load(), Timeouts: p.timeouts.Load()}
+	return Stats{Requests: p.requests.Load(), Forwarded: p.forwarded.Load(), Errors: p.errored.Load(), Timeouts: p.timeouts.Load(), Dropped: p.dropped.Load()}
 }
 
 func (p *Proxy) serve(ln net.Listener) {
@@ -193,6 +196,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeErrors(w, body)
+		return
+	}
+	p.mu.Lock()
+	fees := p.fees
+	p.mu.Unlock()
+	if kind == none && fees != nil {
+		p.serveFees(w, r, body, *fees)
 		return
 	}
 	status, header, answer, err := p.forward(r, body)
