@@ -12,8 +12,9 @@
 // works here has the same commitment handling a real cluster needs.
 //
 // Fault injection (dropped or delayed transactions, skipped slots, paused
-// slot production, failing RPC calls) and per-method call counters are
-// exported for tests.
+// slot production, failing RPC calls, congestion that leaves out
+// transactions paying too low a compute unit price) and per-method call
+// counters are exported for tests.
 //
 // Differences from a real cluster: HTTP JSON-RPC only (no websocket
 // subscriptions); no forks, so confirmation is by slot distance; the System
@@ -84,6 +85,11 @@ type Options struct {
 	StatusCacheSlots uint64
 	// Seed seeds rate-based RPC faults (0: random).
 	Seed uint64
+	// GenesisHash, when set, is the genesis block's hash, which
+	// getGenesisHash answers: the devnet poses as that cluster (e.g. Solana
+	// devnet's EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG). Zero: a hash
+	// derived from the start time, a new cluster at every start.
+	GenesisHash solana.Hash
 }
 
 // Devnet is a running local cluster. Its methods are safe for concurrent use.
@@ -104,6 +110,7 @@ type Devnet struct {
 	dropNext     int
 	loseNext     int
 	delay        time.Duration
+	congestion   uint64 // least compute unit price a block takes (Congest)
 
 	fmu    sync.Mutex // guards faults, calls, rng
 	faults []*faultState
@@ -165,7 +172,7 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 		return nil, err
 	}
 	now := time.Now()
-	d.l = newLedger([]byte(strconv.FormatInt(now.UnixNano(), 10)), now.Unix(), d.restartHeight())
+	d.l = newLedger([]byte(strconv.FormatInt(now.UnixNano(), 10)), now.Unix(), d.restartHeight(), opts.GenesisHash)
 	d.l.credit(d.faucet.PublicKey(), faucetLamports)
 	d.l.credit(d.payer.PublicKey(), opts.PayerLamports)
 
@@ -395,6 +402,7 @@ func (d *Devnet) produceSlot(now time.Time) {
 		time:       now.Unix(),
 		txTotal:    parent.txTotal,
 	}
+	b.congestionFee = congestionFee(b, d.congestion)
 	env := execEnv{
 		hashOK: func(h solana.Hash) bool { return l.hashValidIn(h, math.MaxUint64, b.height) },
 		seen:   func(s solana.Signature) bool { _, ok := l.txs[s]; return ok },
@@ -414,6 +422,9 @@ func (d *Devnet) produceSlot(now time.Time) {
 		if pt.faultable && d.loseNext > 0 {
 			d.loseNext--
 			delivered = false
+		}
+		if pt.faultable && d.congestion > 0 && computeUnitPrice(&pt.p.tx.Message) < d.congestion {
+			delivered = false // the leader fills the block with better-paying transactions
 		}
 		// The leader's sigverify silently discards bad signatures.
 		if delivered && pt.p.sigsOK {

@@ -59,6 +59,9 @@ type block struct {
 	time       int64 // unix seconds
 	txs        []*txRecord
 	txTotal    uint64 // transactions in this block and its ancestors
+	// congestionFee is the least compute unit price (micro-lamports) the
+	// other users of a congested block paid; 0 outside congestion (Congest).
+	congestionFee uint64
 }
 
 // txRecord is a transaction included in a block (successful or failed).
@@ -91,9 +94,11 @@ type ledger struct {
 
 // newLedger starts a chain whose genesis block is at block height
 // baseHeight (0 for a new chain; see heightFile for a restart).
-func newLedger(seed []byte, genesisTime int64, baseHeight uint64) *ledger {
-	h := sha256.Sum256(append([]byte("keeper solana devnet genesis "), seed...))
-	g := &block{slot: 0, height: baseHeight, hash: solana.Hash(h), time: genesisTime}
+func newLedger(seed []byte, genesisTime int64, baseHeight uint64, genesisHash solana.Hash) *ledger {
+	if genesisHash.IsZero() {
+		genesisHash = sha256.Sum256(append([]byte("keeper solana devnet genesis "), seed...))
+	}
+	g := &block{slot: 0, height: baseHeight, hash: genesisHash, time: genesisTime}
 	return &ledger{
 		blocks:    []*block{g},
 		bySlot:    map[uint64]*block{0: g},

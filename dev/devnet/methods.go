@@ -208,7 +208,7 @@ func rpcGetRecentPrioritizationFees(d *Devnet, params []json.RawMessage) (any, *
 				}
 			}
 		}
-		fee := blockMin
+		fee := max(blockMin, b.congestionFee)
 		for _, a := range accounts {
 			fee = max(fee, accountMin[a])
 		}
