@@ -71,8 +71,8 @@ const redacted = "[redacted]"
 // key, whatever the verb (%v, %+v, %#v, %s), so a logged Config never shows
 // the secret.
 func (c Config) Format(f fmt.State, verb rune) {
-	fmt.Fprintf(f, "solana.Config{RPCURL:%q Payer:%s Commitment:%q PriorityFee:%d RPCConnections:%d PollInterval:%s RebroadcastInterval:%s RPCTimeout:%s}",
-		redact.Endpoint(c.RPCURL), describeKey(c.Payer), c.Commitment, c.PriorityFee, c.RPCConnections, c.PollInterval, c.RebroadcastInterval, c.RPCTimeout)
+	fmt.Fprintf(f, "solana.Config{RPCURL:%q Payer:%s Cluster:%q Commitment:%q PriorityFee:%d MaxPriorityFee:%d RPCConnections:%d PollInterval:%s RebroadcastInterval:%s RPCTimeout:%s}",
+		redact.Endpoint(c.RPCURL), describeKey(c.Payer), c.Cluster, c.Commitment, c.PriorityFee, c.MaxPriorityFee, c.RPCConnections, c.PollInterval, c.RebroadcastInterval, c.RPCTimeout)
 }
 
 // LogValue keeps the payer key out of slog output.
@@ -82,6 +82,8 @@ func (c Config) LogValue() slog.Value {
 		slog.String("payer", describeKey(c.Payer)),
 		slog.String("commitment", c.Commitment),
 		slog.Uint64("priority_fee", c.PriorityFee),
+		slog.Uint64("max_priority_fee", c.MaxPriorityFee),
+		slog.String("cluster", c.Cluster),
 	)
 }
 
@@ -92,6 +94,8 @@ func (c Config) MarshalJSON() ([]byte, error) {
 		"payer":                describeKey(c.Payer),
 		"commitment":           c.Commitment,
 		"priority_fee":         c.PriorityFee,
+		"max_priority_fee":     c.MaxPriorityFee,
+		"cluster":              c.Cluster,
 		"rpc_connections":      c.RPCConnections,
 		"poll_interval":        c.PollInterval.String(),
 		"rebroadcast_interval": c.RebroadcastInterval.String(),

@@ -73,10 +73,21 @@ type Config struct {
 	// Commitment at which an anchor counts as final: "finalized" (default) or
 	// "confirmed".
 	Commitment string
-	// PriorityFee is the compute unit price in micro-lamports; 0 (default)
-	// pays no priority fee and adds no compute budget instructions. Above 0
-	// the transaction also sets its compute unit limit to ComputeUnitLimit.
+	// PriorityFee is the compute unit price in micro-lamports: with
+	// MaxPriorityFee 0 the price every anchor pays, otherwise the least one
+	// (fees.go says how the two combine). A price of 0 adds no compute
+	// budget instructions; above 0 the transaction also sets its compute
+	// unit limit to ComputeUnitLimit. Default 0.
 	PriorityFee uint64
+	// MaxPriorityFee caps the compute unit price, in micro-lamports, that
+	// anchors pay when it is read from getRecentPrioritizationFees and
+	// raised on re-signs; 0 (default) reads nothing and pays PriorityFee.
+	// It must not be below PriorityFee.
+	MaxPriorityFee uint64
+	// Cluster the node must be on: "mainnet-beta", "devnet" or "testnet",
+	// checked against its genesis hash by CheckCluster; "" or "custom"
+	// (default) checks nothing.
+	Cluster string
 	// RPCConnections bounds the concurrent HTTP connections (and concurrent
 	// status calls of a poll round) to the endpoint. Default 4.
 	RPCConnections int
@@ -168,6 +179,12 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if err := checkKey(cfg.Payer); err != nil {
 		return nil, retry.Permanent(err)
+	}
+	if cfg.MaxPriorityFee > 0 && cfg.PriorityFee > cfg.MaxPriorityFee {
+		return nil, retry.Permanent(fmt.Errorf("solana: priority fee %d is above the maximum priority fee %d (micro-lamports per compute unit)", cfg.PriorityFee, cfg.MaxPriorityFee))
+	}
+	if _, ok := clusters[cfg.Cluster]; !ok && cfg.Cluster != "" && cfg.Cluster != ClusterCustom {
+		return nil, retry.Permanent(fmt.Errorf("solana: unknown cluster %q: use mainnet-beta, devnet, testnet or custom", cfg.Cluster))
 	}
 	lvl, ok := levels[rpc.ConfirmationStatusType(cfg.Commitment)]
 	if !ok || lvl < levels[rpc.ConfirmationStatusConfirmed] {
@@ -288,17 +305,25 @@ func (a *Adapter) Network(ctx context.Context) (string, error) {
 	if n != "" {
 		return n, nil
 	}
+	h, err := a.genesisHash(ctx)
+	if err != nil {
+		return "", err
+	}
+	n = receipt.SolanaNetwork(h)
+	a.mu.Lock()
+	a.network = n
+	a.mu.Unlock()
+	return n, nil
+}
+
+func (a *Adapter) genesisHash(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.RPCTimeout)
 	defer cancel()
 	h, err := a.client.GetGenesisHash(ctx)
 	if err != nil {
 		return "", a.rpcErr("getGenesisHash", err)
 	}
-	n = receipt.SolanaNetwork(h.String())
-	a.mu.Lock()
-	a.network = n
-	a.mu.Unlock()
-	return n, nil
+	return h.String(), nil
 }
 
 // Format keeps the payer key out of any formatted adapter.

@@ -19,6 +19,10 @@ import (
 type txMeta struct {
 	Blockhash            string `json:"blockhash"`
 	LastValidBlockHeight uint64 `json:"lastValidBlockHeight"`
+	// ComputeUnitPrice is the priority fee the transaction pays, in
+	// micro-lamports per compute unit (0: none; also journals from before
+	// it was recorded). A re-sign outbids it.
+	ComputeUnitPrice uint64 `json:"computeUnitPrice"`
 }
 
 // record is a journaled transaction of this chain with its decoded meta.
@@ -64,7 +68,7 @@ func (a *Adapter) Submit(ctx context.Context, an chains.Anchor, j chains.Journal
 		return "", err
 	}
 	if len(recs) == 0 {
-		return a.signAndSend(ctx, an, j, false)
+		return a.signAndSend(ctx, an, j, nil)
 	}
 
 	last := recs[len(recs)-1]
@@ -104,9 +108,10 @@ func (a *Adapter) Submit(ctx context.Context, an chains.Anchor, j chains.Journal
 		return ref, nil
 	}
 	a.log.Info("solana: blockhash expired unseen; re-signing", "batch", an.BatchID, "expired", last.Ref,
-		"last_valid_block_height", last.meta.LastValidBlockHeight, "block_height", height)
+		"last_valid_block_height", last.meta.LastValidBlockHeight, "block_height", height,
+		"expired_compute_unit_price", last.meta.ComputeUnitPrice)
 	a.forget(recs)
-	return a.signAndSend(ctx, an, j, true)
+	return a.signAndSend(ctx, an, j, &last.meta)
 }
 
 // checkJournaledRoot makes sure the journaled transaction anchors the root
@@ -123,19 +128,29 @@ func checkJournaledRoot(r record, an chains.Anchor) error {
 	return nil
 }
 
-// signAndSend builds a new transaction, journals it and sends it. fresh
-// skips the blockhash cache (the previous blockhash just expired).
-func (a *Adapter) signAndSend(ctx context.Context, an chains.Anchor, j chains.Journal, fresh bool) (string, error) {
-	hash, lastValid, err := a.latestBlockhash(ctx, fresh)
+// signAndSend builds a new transaction, journals it and sends it. expired
+// is the meta of the batch's transaction whose blockhash expired unseen, nil
+// for the batch's first: a re-sign skips the blockhash cache and pays more
+// (computeUnitPrice).
+func (a *Adapter) signAndSend(ctx context.Context, an chains.Anchor, j chains.Journal, expired *txMeta) (string, error) {
+	var prev *uint64
+	if expired != nil {
+		prev = &expired.ComputeUnitPrice
+	}
+	price, err := a.computeUnitPrice(ctx, prev)
+	if err != nil {
+		return "", fmt.Errorf("solana: price anchor of batch %d: %w", an.BatchID, err)
+	}
+	hash, lastValid, err := a.latestBlockhash(ctx, expired != nil)
 	if err != nil {
 		return "", err
 	}
-	tx, raw, err := BuildAnchorTx(a.payer, an.Root, hash, a.cfg.PriorityFee)
+	tx, raw, err := BuildAnchorTx(a.payer, an.Root, hash, price)
 	if err != nil {
 		return "", retry.Permanent(err)
 	}
 	ref := tx.Signatures[0].String()
-	meta, err := json.Marshal(txMeta{Blockhash: hash.String(), LastValidBlockHeight: lastValid})
+	meta, err := json.Marshal(txMeta{Blockhash: hash.String(), LastValidBlockHeight: lastValid, ComputeUnitPrice: price})
 	if err != nil {
 		return "", retry.Permanent(err)
 	}
