@@ -83,11 +83,16 @@ func NewChains(ctx context.Context, cfg config.Config, extra map[string]ChainMak
 				return nil, fmt.Errorf("solana fee payer (KEEPER_SOLANA_KEY_FILE): %w", err)
 			}
 			a, err := solana.New(solana.Config{
-				RPCURL: SolanaRPC(cfg), Payer: key, Commitment: cfg.Solana.Commitment, PriorityFee: uint64(cfg.Solana.PriorityFee),
+				RPCURL: SolanaRPC(cfg), Payer: key, Cluster: cfg.Solana.Cluster, Commitment: cfg.Solana.Commitment,
+				PriorityFee: uint64(cfg.Solana.PriorityFee), MaxPriorityFee: uint64(cfg.Solana.MaxPriorityFee),
 				RPCConnections: cfg.Solana.RPCConnections, RPCRate: cfg.Solana.RPCRate, PollInterval: cfg.ConfirmPoll, Logger: log,
 			})
 			if err != nil {
 				return nil, fmt.Errorf("solana: %w", err)
+			}
+			if err := a.CheckCluster(ctx); err != nil {
+				a.Close()
+				return nil, fmt.Errorf("solana: KEEPER_SOLANA_CLUSTER: %w", err)
 			}
 			out[name] = a
 		default:

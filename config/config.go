@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,10 +97,12 @@ type EVMConfig struct {
 
 // SolanaConfig configures the Solana adapter.
 type SolanaConfig struct {
+	Cluster        string // mainnet-beta | devnet | testnet | custom (SolanaClusters)
 	RPCURL         string // empty: `keeper dev` starts a local devnet, other commands use http://127.0.0.1:8899
 	KeyFile        string // empty: the local devnet's funded fee payer in <data-dir>/chains
 	Commitment     string
-	PriorityFee    int64
+	PriorityFee    int64 // micro-lamports per compute unit: the price with MaxPriorityFee 0, else the least one
+	MaxPriorityFee int64 // cap of the price read from getRecentPrioritizationFees; 0: pay PriorityFee as given
 	RPCConnections int
 	RPCRate        int
 	DevPort        int
@@ -230,6 +233,11 @@ func (c *Config) NetworkPresets(changed func(flag string) bool) {
 	}
 }
 
+// SolanaClusters are the values of KEEPER_SOLANA_CLUSTER: the public
+// clusters, whose genesis hash the Solana adapter checks at start, and
+// custom, which checks nothing.
+var SolanaClusters = []string{"mainnet-beta", "devnet", "testnet", "custom"}
+
 // DevURLs lets `keeper dev` fetch from local servers (a usage source on
 // 127.0.0.1), unless KEEPER_WEBHOOK_ALLOW_PRIVATE was set (explicit).
 func (c *Config) DevURLs(explicit bool) {
@@ -332,10 +340,12 @@ func (c *Config) Knobs() []Knob {
 		{"etherlink-rpc-rate", "KEEPER_ETHERLINK_RPC_RATE", "0", "requests a second to the EVM endpoint, shared by the submitter, the status poller and the backfill scanner (EtherLink's public endpoint allows 1,000 a minute: 16); a 429 pauses them for its Retry-After; 0 = no cap", &c.EVM.RPCRate},
 		{"dev-evm-port", "KEEPER_DEV_EVM_PORT", "8545", "`keeper dev`: local EVM chain's JSON-RPC port", &c.EVM.DevPort},
 		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", "`keeper dev`: local EVM chain's block time", msKnob{&c.EVM.DevBlockTime}},
+		{"solana-cluster", "KEEPER_SOLANA_CLUSTER", "custom", "mainnet-beta, devnet or testnet: at start keeper reads the node's genesis hash (getGenesisHash) and refuses a node on any other cluster; custom (local or private clusters): no check", &c.Solana.Cluster},
 		{"solana-rpc-url", "KEEPER_SOLANA_RPC_URL", "", "Solana JSON-RPC endpoint; empty: `keeper dev` runs a local devnet (others use http://127.0.0.1:8899)", &c.Solana.RPCURL},
 		{"solana-key-file", "KEEPER_SOLANA_KEY_FILE", "", "fee-payer keypair file (JSON array of 64 bytes); empty: <data-dir>/chains/solana-devnet-payer.json (the local devnet's funded key)", &c.Solana.KeyFile},
 		{"solana-commitment", "KEEPER_SOLANA_COMMITMENT", "finalized", "commitment at which a Solana anchor is final: confirmed or finalized", &c.Solana.Commitment},
-		{"solana-priority-fee", "KEEPER_SOLANA_PRIORITY_FEE", "0", "priority fee in micro-lamports per compute unit (0 = none)", &c.Solana.PriorityFee},
+		{"solana-priority-fee", "KEEPER_SOLANA_PRIORITY_FEE", "0", "least priority fee in micro-lamports per compute unit; with KEEPER_SOLANA_MAX_PRIORITY_FEE=0 the fee every anchor pays (0 = none)", &c.Solana.PriorityFee},
+		{"solana-max-priority-fee", "KEEPER_SOLANA_MAX_PRIORITY_FEE", "1000000", "highest priority fee in micro-lamports per compute unit: anchors pay the 75th percentile of getRecentPrioritizationFees (at least KEEPER_SOLANA_PRIORITY_FEE), 50% more than the last when re-signed after blockhash expiry, never more than this (1,000,000 × the 20,000-unit limit = 20,000 lamports an anchor at most); 0 = pay KEEPER_SOLANA_PRIORITY_FEE as given", &c.Solana.MaxPriorityFee},
 		{"solana-rpc-connections", "KEEPER_SOLANA_RPC_CONNECTIONS", "4", "concurrent status calls to the Solana endpoint", &c.Solana.RPCConnections},
 		{"solana-rpc-rate", "KEEPER_SOLANA_RPC_RATE", "0", "requests a second to the Solana endpoint, shared by the submitter, the status poller and the backfill scanner; a 429 pauses them for its Retry-After; 0 = no cap", &c.Solana.RPCRate},
 		{"dev-solana-port", "KEEPER_DEV_SOLANA_PORT", "8899", "`keeper dev`: local Solana devnet's JSON-RPC port", &c.Solana.DevPort},
@@ -452,6 +462,15 @@ func (c *Config) Validate() error {
 	}
 	if c.Solana.Commitment != "confirmed" && c.Solana.Commitment != "finalized" {
 		return fmt.Errorf("KEEPER_SOLANA_COMMITMENT: must be confirmed or finalized, got %q", c.Solana.Commitment)
+	}
+	if !slices.Contains(SolanaClusters, c.Solana.Cluster) {
+		return fmt.Errorf("KEEPER_SOLANA_CLUSTER: must be mainnet-beta, devnet, testnet or custom, got %q", c.Solana.Cluster)
+	}
+	switch fee, ceiling := c.Solana.PriorityFee, c.Solana.MaxPriorityFee; {
+	case fee < 0 || ceiling < 0:
+		return fmt.Errorf("KEEPER_SOLANA_PRIORITY_FEE and KEEPER_SOLANA_MAX_PRIORITY_FEE must not be negative")
+	case ceiling > 0 && fee > ceiling:
+		return fmt.Errorf("KEEPER_SOLANA_PRIORITY_FEE (%d) must not be above KEEPER_SOLANA_MAX_PRIORITY_FEE (%d)", fee, ceiling)
 	}
 	if err := c.Backfill.validate(); err != nil {
 		return err

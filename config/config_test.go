@@ -154,3 +154,33 @@ func TestTheEtherLinkPresetsPayNoTipResignDropsAfterTenBlocksWatchFinalityAndCap
 	assert.Equal(t, time.Minute, c.EVM.FinalityStall)
 	assert.Equal(t, 1000, c.Backfill.EVMMaxLogs)
 }
+
+func TestSolanaClusterAndPriorityFeeSettings(t *testing.T) {
+	load := func(env map[string]string) (Config, error) {
+		return Load(func(k string) string { return env[k] })
+	}
+	c, err := load(nil)
+	require.NoError(t, err)
+	assert.Equal(t, "custom", c.Solana.Cluster, "no cluster check unless asked")
+	assert.Zero(t, c.Solana.PriorityFee)
+	assert.EqualValues(t, 1_000_000, c.Solana.MaxPriorityFee, "priced from recent fees by default")
+
+	c, err = load(map[string]string{"KEEPER_SOLANA_CLUSTER": "mainnet-beta", "KEEPER_SOLANA_PRIORITY_FEE": "5000", "KEEPER_SOLANA_MAX_PRIORITY_FEE": "200000"})
+	require.NoError(t, err)
+	assert.Equal(t, "mainnet-beta", c.Solana.Cluster)
+	assert.EqualValues(t, 5000, c.Solana.PriorityFee)
+	assert.EqualValues(t, 200_000, c.Solana.MaxPriorityFee)
+
+	c, err = load(map[string]string{"KEEPER_SOLANA_PRIORITY_FEE": "5000", "KEEPER_SOLANA_MAX_PRIORITY_FEE": "0"})
+	require.NoError(t, err, "a fixed fee")
+	assert.EqualValues(t, 5000, c.Solana.PriorityFee)
+
+	for env, bad := range map[string]map[string]string{
+		"KEEPER_SOLANA_CLUSTER":          {"KEEPER_SOLANA_CLUSTER": "mainnet"},
+		"KEEPER_SOLANA_MAX_PRIORITY_FEE": {"KEEPER_SOLANA_PRIORITY_FEE": "300000", "KEEPER_SOLANA_MAX_PRIORITY_FEE": "200000"},
+		"KEEPER_SOLANA_PRIORITY_FEE":     {"KEEPER_SOLANA_PRIORITY_FEE": "-1"},
+	} {
+		_, err := load(bad)
+		require.ErrorContains(t, err, env, "%v", bad)
+	}
+}
