@@ -39,7 +39,7 @@ import (
 const (
 	evmBlockTime   = 100 * time.Millisecond
 	solanaSlotTime = 25 * time.Millisecond
-	// solanaFee is what one anchor costs the fee payer: one signature, no priority fee.
+	// solanaFee is the base fee of one anchor: one signature (a priority fee comes on top).
 	solanaFee = 5000
 )
 
