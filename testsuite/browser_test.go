@@ -21,8 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/dev/localnet"
+	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/merkle"
 )
 
@@ -62,21 +61,9 @@ func (o pageOutcome) chain(t *testing.T, name string) (result, check, passed str
 func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 	browser := startBrowser(t) // first: without Chromium there is nothing to start the stack for
 
-	dir := tempDir(t)
-	srv := startServer(t, dir)
-	cfg := testConfig(dir)
-	cfg.Chains = []string{"etherlink", "solana"}
-	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
-	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 100*time.Millisecond, 25*time.Millisecond
-	cfg.ConfirmPoll = 100 * time.Millisecond
-	cfg.AnchorInterval = time.Second // the evidence posted together share a batch
-	chainNet, err := localnet.StartFor(context.Background(), &cfg, testLogger(t))
-	require.NoError(t, err)
-	t.Cleanup(chainNet.Stop)
-	st := openStore(t, dir)
-	chs, err := app.NewChains(context.Background(), cfg, nil, testLogger(t))
-	require.NoError(t, err)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs)
+	node, cfg, st, _ := startOnLocalChains(t, func(cfg *config.Config) {
+		cfg.AnchorInterval = time.Second // the evidence posted together share a batch
+	})
 	api := "http://" + node.APIAddr()
 
 	// The file, and a copy with one byte changed.

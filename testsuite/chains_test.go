@@ -14,9 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
 	"github.com/keeperhq/keeper/chains/solana"
 	"github.com/keeperhq/keeper/cli"
+	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/dev/localnet"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/store"
@@ -27,21 +29,7 @@ import (
 // once, as `keeper dev` does by default, and verifies receipts against the
 // chains themselves.
 func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
-	dir := tempDir(t)
-	srv := startServer(t, dir)
-	cfg := testConfig(dir)
-	cfg.Chains = []string{"etherlink", "solana"}
-	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
-	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 100*time.Millisecond, 25*time.Millisecond
-	cfg.ConfirmPoll = 100 * time.Millisecond
-
-	net, err := localnet.StartFor(context.Background(), &cfg, testLogger(t))
-	require.NoError(t, err)
-	t.Cleanup(net.Stop)
-	st := openStore(t, dir)
-	chs, err := app.NewChains(context.Background(), cfg, nil, testLogger(t))
-	require.NoError(t, err)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs)
+	node, cfg, st, chs := startOnLocalChains(t, nil)
 
 	const n = 1000
 	hc := &http.Client{Timeout: 10 * time.Second}
@@ -124,6 +112,30 @@ func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
 			assert.True(t, c.OK, "%s on %s: %s", id, c.Chain, c.Failed())
 		}
 	}
+}
+
+// startOnLocalChains starts one keeper node (API and worker) on the embedded
+// Temporal server and both local chains, with fast blocks and polls; mutate,
+// when set, adjusts the configuration first.
+func startOnLocalChains(t *testing.T, mutate func(*config.Config)) (*app.Node, config.Config, *store.Store, map[string]chains.Adapter) {
+	t.Helper()
+	dir := tempDir(t)
+	srv := startServer(t, dir)
+	cfg := testConfig(dir)
+	cfg.Chains = []string{"etherlink", "solana"}
+	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
+	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 100*time.Millisecond, 25*time.Millisecond
+	cfg.ConfirmPoll = 100 * time.Millisecond
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	net, err := localnet.StartFor(context.Background(), &cfg, testLogger(t))
+	require.NoError(t, err)
+	t.Cleanup(net.Stop)
+	st := openStore(t, dir)
+	chs, err := app.NewChains(context.Background(), cfg, nil, testLogger(t))
+	require.NoError(t, err)
+	return startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs), cfg, st, chs
 }
 
 func receiptFor(t *testing.T, apiAddr, id string) receipt.Receipt {
