@@ -26,6 +26,7 @@ type Limiter struct {
 	until time.Time // no request before this (a 429's Retry-After)
 
 	throttled atomic.Int64 // 429 answers seen
+	waited    atomic.Int64 // nanoseconds requests spent held back
 }
 
 var (
@@ -59,8 +60,17 @@ func New(perSecond float64) *Limiter {
 // Throttled is how many 429 answers the endpoint gave.
 func (l *Limiter) Throttled() int64 { return l.throttled.Load() }
 
+// Waited is the time requests spent held back, summed over requests.
+func (l *Limiter) Waited() time.Duration { return time.Duration(l.waited.Load()) }
+
 // Wait blocks until a request may be sent, or ctx ends.
 func (l *Limiter) Wait(ctx context.Context) error {
+	start := time.Now()
+	defer func() {
+		if d := time.Since(start); d > time.Millisecond {
+			l.waited.Add(int64(d))
+		}
+	}()
 	for {
 		l.mu.Lock()
 		pause := time.Until(l.until)
