@@ -46,6 +46,9 @@ func BackfillPolicy(cfg config.Config) workflows.BackfillPolicy {
 // NewScanners builds a history scanner per backfill network, on the same
 // endpoints the anchoring adapters use.
 func NewScanners(ctx context.Context, cfg config.Config) (map[string]backfill.Scanner, error) {
+	if err := RegisterRPCPools(cfg); err != nil {
+		return nil, err
+	}
 	out := map[string]backfill.Scanner{}
 	for _, name := range BackfillNetworks(cfg) {
 		switch name {
@@ -71,7 +74,7 @@ func (n *Node) startBackfillWorker(ctx context.Context) error {
 	if err != nil || len(scanners) == 0 {
 		return err
 	}
-	acts := &activities.Backfill{Store: n.Store, Scanners: scanners, RPCURLs: []string{EVMRPC(n.Cfg), SolanaRPC(n.Cfg)}, Logger: n.Logger}
+	acts := &activities.Backfill{Store: n.Store, Scanners: scanners, RPCURLs: append([]string{EVMRPC(n.Cfg), SolanaRPC(n.Cfg)}, append(n.Cfg.EVM.RPC.URLs, n.Cfg.Solana.RPC.URLs...)...), Logger: n.Logger}
 	n.backfillWorker = worker.NewBackfill(n.Client, acts, n.Cfg.Backfill.Workers, n.Cfg.DrainTimeout, Versioning(n.Cfg))
 	if err := n.backfillWorker.Start(); err != nil {
 		return fmt.Errorf("start backfill worker: %w", err)

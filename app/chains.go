@@ -11,6 +11,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
+	"github.com/keeperhq/keeper/chains/rpcpool"
 	"github.com/keeperhq/keeper/chains/solana"
 	"github.com/keeperhq/keeper/config"
 )
@@ -22,20 +23,60 @@ const (
 	DefaultSolanaRPC = "http://127.0.0.1:8899"
 )
 
-// EVMRPC is the EtherLink endpoint the configuration names.
+// EVMRPC is the EtherLink endpoint the configuration names: the first of
+// several (RegisterRPCPools makes every client of it use them all).
 func EVMRPC(cfg config.Config) string {
+	if len(cfg.EVM.RPC.URLs) > 0 {
+		return cfg.EVM.RPC.URLs[0]
+	}
 	if cfg.EVM.RPCURL != "" {
 		return cfg.EVM.RPCURL
 	}
 	return DefaultEVMRPC
 }
 
-// SolanaRPC is the Solana endpoint the configuration names.
+// SolanaRPC is the Solana endpoint the configuration names: the first of
+// several (RegisterRPCPools).
 func SolanaRPC(cfg config.Config) string {
+	if len(cfg.Solana.RPC.URLs) > 0 {
+		return cfg.Solana.RPC.URLs[0]
+	}
 	if cfg.Solana.RPCURL != "" {
 		return cfg.Solana.RPCURL
 	}
 	return DefaultSolanaRPC
+}
+
+// RegisterRPCPools makes every client of a chain with several providers
+// (KEEPER_<CHAIN>_RPC_URLS) spread its calls over them (chains/rpcpool).
+// A pool already registered for the same list is kept, with its counters.
+func RegisterRPCPools(cfg config.Config) error {
+	for _, c := range []struct {
+		kind  rpcpool.Kind
+		eps   config.RPCEndpoints
+		rate  int
+		label string
+	}{
+		{rpcpool.EVM, cfg.EVM.RPC, cfg.EVM.RPCRate, "KEEPER_EVM_RPC_URLS"},
+		{rpcpool.Solana, cfg.Solana.RPC, cfg.Solana.RPCRate, "KEEPER_SOLANA_RPC_URLS"},
+	} {
+		if len(c.eps.URLs) < 2 {
+			continue
+		}
+		if p := rpcpool.Lookup(c.eps.URLs[0]); p != nil && slices.Equal(p.URLs(), c.eps.URLs) {
+			continue
+		}
+		trust, err := c.eps.TrustPositions()
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.label, err)
+		}
+		p, err := rpcpool.New(c.kind, rpcpool.Options{URLs: c.eps.URLs, Rate: float64(c.rate), Trust: trust, MaxLag: uint64(c.eps.MaxLag)})
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.label, err)
+		}
+		rpcpool.Register(p)
+	}
+	return nil
 }
 
 // ChainMaker builds an adapter for a chain that is not one of keeper's
@@ -47,6 +88,9 @@ type ChainMaker func(cfg config.Config) (chains.Adapter, error)
 // production chains here, any other name from extra. Real adapters check
 // their endpoint at start (chain id, reachability).
 func NewChains(ctx context.Context, cfg config.Config, extra map[string]ChainMaker, log *slog.Logger) (map[string]chains.Adapter, error) {
+	if err := RegisterRPCPools(cfg); err != nil {
+		return nil, err
+	}
 	out := map[string]chains.Adapter{}
 	for _, name := range cfg.Chains {
 		if mk, ok := extra[name]; ok {

@@ -67,6 +67,12 @@ func (n *Node) registerMetrics() {
 		if f, ok := n.Chains[name].(finalityReporter); ok {
 			n.registry.MustRegister(finalityStalledGauge(name, f))
 		}
+		switch name {
+		case "etherlink":
+			n.registry.MustRegister(rpcEndpointCollector{chain: name, primary: EVMRPC(n.Cfg)})
+		case "solana":
+			n.registry.MustRegister(rpcEndpointCollector{chain: name, primary: SolanaRPC(n.Cfg)})
+		}
 	}
 	n.temporalMetrics, n.temporalMetricsCloser = telemetry.TemporalMetrics(n.registry, n.Logger)
 }

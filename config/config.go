@@ -91,8 +91,51 @@ type EVMConfig struct {
 	FinalityStall   time.Duration // a `finalized` block still this long while `latest` moves is reported
 	RPCConnections  int
 	RPCRate         int
+	RPC             RPCEndpoints
 	DevPort         int
 	DevBlockTime    time.Duration
+}
+
+// RPCEndpoints are the several providers of one chain (chains/rpcpool).
+type RPCEndpoints struct {
+	URLs   []string // more than one: a pool; empty: the single RPC URL
+	Trust  string   // "all" (every healthy endpoint must agree on a receipt) or 1-based positions in URLs, e.g. "1,3"
+	MaxLag int      // blocks or slots behind the best head before an endpoint is unhealthy; 0: the chain's default
+}
+
+// TrustPositions reads Trust: nil for "all".
+func (r RPCEndpoints) TrustPositions() ([]int, error) {
+	if t := strings.TrimSpace(r.Trust); t == "" || t == "all" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(r.Trust, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > max(len(r.URLs), 1) {
+			return nil, fmt.Errorf("%q is not all or positions in the URL list (1 to %d)", r.Trust, max(len(r.URLs), 1))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// validate checks the list against the single URL setting.
+func (r RPCEndpoints) validate(single, prefix string) error {
+	if len(r.URLs) > 0 && single != "" && single != r.URLs[0] {
+		return fmt.Errorf("%s_RPC_URL and %s_RPC_URLS are both set: set only the list (its first endpoint is the one logged and dialled first)", prefix, prefix)
+	}
+	for i, u := range r.URLs {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return fmt.Errorf("%s_RPC_URLS: endpoint %d is not an http(s) URL", prefix, i+1)
+		}
+	}
+	if _, err := r.TrustPositions(); err != nil {
+		return fmt.Errorf("%s_RPC_TRUST: %v", prefix, err)
+	}
+	if r.MaxLag < 0 {
+		return fmt.Errorf("%s_RPC_MAX_LAG must not be negative", prefix)
+	}
+	return nil
 }
 
 // SolanaConfig configures the Solana adapter.
@@ -105,6 +148,7 @@ type SolanaConfig struct {
 	MaxPriorityFee int64 // cap of the price read from getRecentPrioritizationFees; 0: pay PriorityFee as given
 	RPCConnections int
 	RPCRate        int
+	RPC            RPCEndpoints
 	DevPort        int
 	DevSlotTime    time.Duration
 }
@@ -328,6 +372,9 @@ func (c *Config) Knobs() []Knob {
 		{"codec-cors-origins", "KEEPER_CODEC_CORS_ORIGINS", "", "Web UI origins (comma-separated, e.g. https://temporal.example) whose pages may call /codec; `keeper dev` adds its own UI", &c.CodecCORSOrigins},
 		{"evm-network", "KEEPER_EVM_NETWORK", "custom", "etherlink-mainnet or etherlink-testnet: chain id, finality (the `finalized` block), RPC rate (16/s), eth_getLogs range (500 blocks) and answer size (5,000 logs), no tip, 500 ms blocks and a 10-minute finality stall as EtherLink documents them, unless set one by one; custom: every setting as given", &c.EVM.Network},
 		{"evm-rpc-url", "KEEPER_EVM_RPC_URL", "", "EtherLink JSON-RPC endpoint; empty: `keeper dev` runs a local chain (others use http://127.0.0.1:8545)", &c.EVM.RPCURL},
+		{"evm-rpc-urls", "KEEPER_EVM_RPC_URLS", "", "several EtherLink JSON-RPC providers, comma-separated, instead of KEEPER_EVM_RPC_URL: signed transactions go to every healthy one, reads to the first healthy one, failing over (README, Several RPC providers)", &c.EVM.RPC.URLs},
+		{"evm-rpc-trust", "KEEPER_EVM_RPC_TRUST", "all", "with several providers, whose receipts confirm an anchor: all (every healthy provider must report the same receipt) or positions in KEEPER_EVM_RPC_URLS, e.g. 1 or 1,3", &c.EVM.RPC.Trust},
+		{"evm-rpc-max-lag", "KEEPER_EVM_RPC_MAX_LAG", "10", "with several providers, one whose head is more blocks than this behind the best is unhealthy: no reads, no broadcasts, no say on receipts", &c.EVM.RPC.MaxLag},
 		{"evm-key-file", "KEEPER_EVM_KEY_FILE", "", "file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key (the local chain's funded key)", &c.EVM.KeyFile},
 		{"evm-chain-id", "KEEPER_EVM_CHAIN_ID", "42793", "chain id the EVM node must report (EtherLink mainnet 42793)", &c.EVM.ChainID},
 		{"evm-confirmations", "KEEPER_EVM_CONFIRMATIONS", "0", "0: final at the node's `finalized` block; N: final N blocks deep (nodes without the tag)", &c.EVM.Confirmations},
@@ -342,6 +389,9 @@ func (c *Config) Knobs() []Knob {
 		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", "`keeper dev`: local EVM chain's block time", msKnob{&c.EVM.DevBlockTime}},
 		{"solana-cluster", "KEEPER_SOLANA_CLUSTER", "custom", "mainnet-beta, devnet or testnet: at start keeper reads the node's genesis hash (getGenesisHash) and refuses a node on any other cluster; custom (local or private clusters): no check", &c.Solana.Cluster},
 		{"solana-rpc-url", "KEEPER_SOLANA_RPC_URL", "", "Solana JSON-RPC endpoint; empty: `keeper dev` runs a local devnet (others use http://127.0.0.1:8899)", &c.Solana.RPCURL},
+		{"solana-rpc-urls", "KEEPER_SOLANA_RPC_URLS", "", "several Solana JSON-RPC providers, comma-separated, instead of KEEPER_SOLANA_RPC_URL (as KEEPER_EVM_RPC_URLS)", &c.Solana.RPC.URLs},
+		{"solana-rpc-trust", "KEEPER_SOLANA_RPC_TRUST", "all", "with several providers, whose signature statuses confirm an anchor: all or positions in KEEPER_SOLANA_RPC_URLS", &c.Solana.RPC.Trust},
+		{"solana-rpc-max-lag", "KEEPER_SOLANA_RPC_MAX_LAG", "150", "with several providers, one whose slot is more than this behind the best is unhealthy (Solana's getHealth uses 150)", &c.Solana.RPC.MaxLag},
 		{"solana-key-file", "KEEPER_SOLANA_KEY_FILE", "", "fee-payer keypair file (JSON array of 64 bytes); empty: <data-dir>/chains/solana-devnet-payer.json (the local devnet's funded key)", &c.Solana.KeyFile},
 		{"solana-commitment", "KEEPER_SOLANA_COMMITMENT", "finalized", "commitment at which a Solana anchor is final: confirmed or finalized", &c.Solana.Commitment},
 		{"solana-priority-fee", "KEEPER_SOLANA_PRIORITY_FEE", "0", "least priority fee in micro-lamports per compute unit; with KEEPER_SOLANA_MAX_PRIORITY_FEE=0 the fee every anchor pays (0 = none)", &c.Solana.PriorityFee},
@@ -411,7 +461,9 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 
 // secret reports whether the knob's value may hold a credential.
 func (c *Config) secret(k Knob) bool {
-	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken) || k.ptr == any(&c.DevTemporalDB)
+	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken) || k.ptr == any(&c.DevTemporalDB) ||
+		// providers put their API key in the URL
+		k.ptr == any(&c.EVM.RPCURL) || k.ptr == any(&c.EVM.RPC.URLs) || k.ptr == any(&c.Solana.RPCURL) || k.ptr == any(&c.Solana.RPC.URLs)
 }
 
 // Validate reports the first setting that cannot work.
@@ -473,6 +525,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_SOLANA_PRIORITY_FEE (%d) must not be above KEEPER_SOLANA_MAX_PRIORITY_FEE (%d)", fee, ceiling)
 	}
 	if err := c.Backfill.validate(); err != nil {
+		return err
+	}
+	if err := c.EVM.RPC.validate(c.EVM.RPCURL, "KEEPER_EVM"); err != nil {
+		return err
+	}
+	if err := c.Solana.RPC.validate(c.Solana.RPCURL, "KEEPER_SOLANA"); err != nil {
 		return err
 	}
 	for _, o := range c.CodecCORSOrigins {

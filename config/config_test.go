@@ -184,3 +184,35 @@ func TestSolanaClusterAndPriorityFeeSettings(t *testing.T) {
 		require.ErrorContains(t, err, env, "%v", bad)
 	}
 }
+
+func TestSeveralRPCProvidersPerChainAndWhomToTrust(t *testing.T) {
+	load := func(env map[string]string) (Config, error) {
+		return Load(func(k string) string { return env[k] })
+	}
+	c, err := load(map[string]string{
+		"KEEPER_EVM_RPC_URLS":    "https://a.example/v1/KEY-A, https://b.example",
+		"KEEPER_EVM_RPC_TRUST":   "2",
+		"KEEPER_SOLANA_RPC_URLS": "https://s1.example,https://s2.example",
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://a.example/v1/KEY-A", "https://b.example"}, c.EVM.RPC.URLs)
+	trust, err := c.EVM.RPC.TrustPositions()
+	require.NoError(t, err)
+	assert.Equal(t, []int{2}, trust)
+	trust, err = c.Solana.RPC.TrustPositions()
+	require.NoError(t, err)
+	assert.Nil(t, trust, "all by default")
+	assert.Equal(t, 10, c.EVM.RPC.MaxLag)
+	assert.Equal(t, 150, c.Solana.RPC.MaxLag)
+
+	for env, bad := range map[string]map[string]string{
+		"KEEPER_EVM_RPC_TRUST":    {"KEEPER_EVM_RPC_URLS": "https://a.example,https://b.example", "KEEPER_EVM_RPC_TRUST": "3"},
+		"KEEPER_SOLANA_RPC_URLS":  {"KEEPER_SOLANA_RPC_URLS": "https://a.example,ftp://b.example/KEY-B"},
+		"KEEPER_EVM_RPC_URL":      {"KEEPER_EVM_RPC_URL": "https://c.example", "KEEPER_EVM_RPC_URLS": "https://a.example,https://b.example"},
+		"KEEPER_SOLANA_RPC_TRUST": {"KEEPER_SOLANA_RPC_TRUST": "first"},
+	} {
+		_, err := load(bad)
+		require.ErrorContains(t, err, env, "%v", bad)
+		assert.NotContains(t, err.Error(), "KEY-B", "a provider's key stays out of the error")
+	}
+}

@@ -24,7 +24,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains/rpclimit"
+	"github.com/keeperhq/keeper/chains/rpcpool"
 	"github.com/keeperhq/keeper/retry"
 )
 
@@ -67,7 +67,7 @@ func New(ctx context.Context, cfg Config) (*Scanner, error) {
 	if cfg.MaxLogs <= 0 {
 		cfg.MaxLogs = DefaultMaxLogs
 	}
-	hc := &http.Client{Transport: rpclimit.For(cfg.RPCURL, float64(cfg.RPCRate)).Transport(http.DefaultTransport)}
+	hc := &http.Client{Transport: rpcpool.TransportFor(rpcpool.EVM, cfg.RPCURL, float64(cfg.RPCRate), http.DefaultTransport)}
 	c, err := rpc.DialOptions(ctx, cfg.RPCURL, rpc.WithHTTPClient(hc))
 	if err != nil {
 		return nil, fmt.Errorf("%s backfill: dial %s: %w", cfg.Network, cfg.RPCURL, err)

@@ -23,7 +23,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains/rpclimit"
+	"github.com/keeperhq/keeper/chains/rpcpool"
 	"github.com/keeperhq/keeper/retry"
 )
 
@@ -58,7 +58,7 @@ func New(cfg Config) *Scanner {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
-	hc := &http.Client{Transport: rpclimit.For(cfg.RPCURL, float64(cfg.RPCRate)).Transport(http.DefaultTransport)}
+	hc := &http.Client{Transport: rpcpool.TransportFor(rpcpool.Solana, cfg.RPCURL, float64(cfg.RPCRate), http.DefaultTransport)}
 	return &Scanner{cfg: cfg, rpc: rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(cfg.RPCURL, &jsonrpc.RPCClientOpts{HTTPClient: hc}))}
 }
 

@@ -38,7 +38,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/poller"
-	"github.com/keeperhq/keeper/chains/rpclimit"
+	"github.com/keeperhq/keeper/chains/rpcpool"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
@@ -229,7 +229,7 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxConnsPerHost = cfg.RPCConnections
 	transport.MaxIdleConnsPerHost = cfg.RPCConnections
-	paced := rpclimit.For(cfg.RPCURL, float64(cfg.RPCRate)).Transport(transport)
+	paced := rpcpool.TransportFor(rpcpool.EVM, cfg.RPCURL, float64(cfg.RPCRate), transport)
 	rc, err := rpc.DialOptions(ctx, cfg.RPCURL, rpc.WithHTTPClient(&http.Client{Transport: paced}))
 	if err != nil {
 		return nil, a.fail(retry.Permanent(fmt.Errorf("etherlink: dial %s: %w", cfg.RPCURL, err)))

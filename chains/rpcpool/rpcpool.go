@@ -37,6 +37,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -185,6 +186,17 @@ func For(kind Kind, primary string, rate float64) (*Pool, error) {
 	return p, nil
 }
 
+// TransportFor is the transport of primary's pool (For) over base. A URL
+// no pool takes is only paced: the client's own dial then says what is
+// wrong with it.
+func TransportFor(kind Kind, primary string, rate float64, base http.RoundTripper) http.RoundTripper {
+	p, err := For(kind, primary, rate)
+	if err != nil {
+		return rpclimit.For(primary, rate).Transport(base)
+	}
+	return p.Transport(base)
+}
+
 // Lookup returns the pool registered for primary, or nil.
 func Lookup(primary string) *Pool {
 	regMu.Lock()
@@ -201,6 +213,9 @@ func (p *Pool) Transport(base http.RoundTripper) http.RoundTripper {
 	}
 	return &transport{p: p, paced: paced}
 }
+
+// URLs are the endpoints, in the configured order.
+func (p *Pool) URLs() []string { return slices.Clone(p.opts.URLs) }
 
 // Primary is the first endpoint's URL: the one clients dial.
 func (p *Pool) Primary() string { return p.opts.URLs[0] }

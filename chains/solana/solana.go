@@ -40,7 +40,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
 	"github.com/keeperhq/keeper/chains/poller"
-	"github.com/keeperhq/keeper/chains/rpclimit"
+	"github.com/keeperhq/keeper/chains/rpcpool"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
@@ -196,7 +196,7 @@ func New(cfg Config) (*Adapter, error) {
 	cfg.Payer = nil
 
 	hc := newHTTPClient(cfg.RPCConnections)
-	hc.Transport = rpclimit.For(cfg.RPCURL, float64(cfg.RPCRate)).Transport(hc.Transport)
+	hc.Transport = rpcpool.TransportFor(rpcpool.Solana, cfg.RPCURL, float64(cfg.RPCRate), hc.Transport)
 	a := &Adapter{
 		cfg:        cfg,
 		payer:      payer,

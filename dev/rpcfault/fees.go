@@ -60,25 +60,38 @@ type rpcAnswer struct {
 	Error   json.RawMessage `json:"error,omitempty"`
 }
 
+// parseCalls reads a JSON-RPC request, single or batch.
+func parseCalls(body []byte) (calls []rpcCall, batch, ok bool) {
+	body = bytes.TrimSpace(body)
+	batch = len(body) > 0 && body[0] == '['
+	if batch {
+		return calls, true, json.Unmarshal(body, &calls) == nil
+	}
+	var c rpcCall
+	if json.Unmarshal(body, &c) != nil {
+		return nil, false, false
+	}
+	return []rpcCall{c}, false, true
+}
+
+// writeAnswers answers a request, as a batch when it was one.
+func writeAnswers(w http.ResponseWriter, answers []rpcAnswer, batch bool) {
+	w.Header().Set("Content-Type", "application/json")
+	if batch {
+		_ = json.NewEncoder(w).Encode(answers)
+		return
+	}
+	_ = json.NewEncoder(w).Encode(answers[0])
+}
+
 // serveFees answers one request under the fee market m.
 func (p *Proxy) serveFees(w http.ResponseWriter, r *http.Request, body []byte, m FeeMarket) {
 	r = r.Clone(r.Context())
 	r.Header.Del("Accept-Encoding") // answers are read and rewritten here: plain JSON
-	body = bytes.TrimSpace(body)
-	batch := len(body) > 0 && body[0] == '['
-	var calls []rpcCall
-	if batch {
-		if json.Unmarshal(body, &calls) != nil {
-			p.passThrough(w, r, body)
-			return
-		}
-	} else {
-		var c rpcCall
-		if json.Unmarshal(body, &c) != nil {
-			p.passThrough(w, r, body)
-			return
-		}
-		calls = []rpcCall{c}
+	calls, batch, ok := parseCalls(body)
+	if !ok {
+		p.passThrough(w, r, body)
+		return
 	}
 	base := p.baseFee(r, m)
 	var forward []rpcCall
@@ -130,12 +143,7 @@ func (p *Proxy) serveFees(w http.ResponseWriter, r *http.Request, body []byte, m
 		answers = append(answers, got...)
 	}
 	p.forwarded.Add(1)
-	w.Header().Set("Content-Type", "application/json")
-	if batch {
-		_ = json.NewEncoder(w).Encode(answers)
-		return
-	}
-	_ = json.NewEncoder(w).Encode(answers[0])
+	writeAnswers(w, answers, batch)
 }
 
 func (p *Proxy) passThrough(w http.ResponseWriter, r *http.Request, body []byte) {

@@ -7,6 +7,7 @@
 // whether its call took effect), or goes down: connections are refused until
 // it is brought up again on the same port. With a FeeMarket (fees.go) it
 // prices and silently drops transactions as EtherLink's sequencer does.
+// With Lies (lies.go) it is a provider that lags or invents receipts.
 package rpcfault
 
 import (
@@ -60,13 +61,15 @@ type Proxy struct {
 	client   *http.Client
 	done     chan struct{}
 
-	mu     sync.Mutex
-	faults Faults
-	rng    *rand.Rand
-	srv    *http.Server // nil while down
-	fees   *FeeMarket   // nil: off
+	mu       sync.Mutex
+	faults   Faults
+	rng      *rand.Rand
+	srv      *http.Server // nil while down
+	fees     *FeeMarket   // nil: off
+	lies     Lies
+	invented map[string]json.RawMessage // receipts made up, by transaction hash
 
-	requests, forwarded, errored, timeouts, dropped atomic.Int64
+	requests, forwarded, errored, timeouts, dropped, lied atomic.Int64
 }
 
 // Start listens on 127.0.0.1 (a free port) and forwards to upstream, an
@@ -199,8 +202,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.mu.Lock()
-	fees := p.fees
+	fees, lies := p.fees, p.lies
 	p.mu.Unlock()
+	if kind == none && lies.on() {
+		p.serveLies(w, r, body, lies)
+		return
+	}
 	if kind == none && fees != nil {
 		p.serveFees(w, r, body, *fees)
 		return

@@ -1,0 +1,61 @@
+package app
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/keeperhq/keeper/chains/rpcpool"
+)
+
+// rpcEndpointCollector exports each JSON-RPC provider of one chain
+// (chains/rpcpool): health, head lag, requests, errors, 429s and the time
+// requests waited for the rate limit. The pool is looked up at every
+// scrape: the adapters create it when they start.
+type rpcEndpointCollector struct {
+	chain, primary string
+}
+
+var (
+	rpcLabels         = []string{"chain", "endpoint", "host"}
+	rpcHealthyDesc    = prometheus.NewDesc("keeper_rpc_endpoint_healthy", "1 while the JSON-RPC provider answers and its head is within KEEPER_<CHAIN>_RPC_MAX_LAG of the best provider's (always 1 with one provider unless it fails).", rpcLabels, nil)
+	rpcLagDesc        = prometheus.NewDesc("keeper_rpc_endpoint_head_lag", "Blocks (slots) the provider's head was behind the best provider's at the last probe.", rpcLabels, nil)
+	rpcTrustedDesc    = prometheus.NewDesc("keeper_rpc_endpoint_trusted", "1 when the provider's receipts count towards confirming an anchor (KEEPER_<CHAIN>_RPC_TRUST).", rpcLabels, nil)
+	rpcRequestsDesc   = prometheus.NewDesc("keeper_rpc_endpoint_requests_total", "HTTP requests sent to the provider.", rpcLabels, nil)
+	rpcErrorsDesc     = prometheus.NewDesc("keeper_rpc_endpoint_errors_total", "Requests and head probes the provider failed (transport error, timeout, HTTP status other than 200).", rpcLabels, nil)
+	rpcThrottledDesc  = prometheus.NewDesc("keeper_rpc_endpoint_throttled_total", "429 answers from the provider.", rpcLabels, nil)
+	rpcRateWaitDesc   = prometheus.NewDesc("keeper_rpc_endpoint_rate_wait_seconds_total", "Time requests to the provider were held back by KEEPER_<CHAIN>_RPC_RATE or a 429's Retry-After.", rpcLabels, nil)
+	rpcDisagreeDesc   = prometheus.NewDesc("keeper_rpc_receipt_disagreements_total", "Receipt or signature-status lookups the chain's trusted providers did not answer alike (kept as not found yet): a provider behind the others, or one inventing receipts.", []string{"chain"}, nil)
+	rpcEndpointsDescs = []*prometheus.Desc{rpcHealthyDesc, rpcLagDesc, rpcTrustedDesc, rpcRequestsDesc, rpcErrorsDesc, rpcThrottledDesc, rpcRateWaitDesc, rpcDisagreeDesc}
+)
+
+func (c rpcEndpointCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range rpcEndpointsDescs {
+		ch <- d
+	}
+}
+
+func (c rpcEndpointCollector) Collect(ch chan<- prometheus.Metric) {
+	p := rpcpool.Lookup(c.primary)
+	if p == nil {
+		return
+	}
+	for _, s := range p.Stats() {
+		labels := []string{c.chain, strconv.Itoa(s.Index), s.Endpoint}
+		ch <- prometheus.MustNewConstMetric(rpcHealthyDesc, prometheus.GaugeValue, boolValue(s.Healthy), labels...)
+		ch <- prometheus.MustNewConstMetric(rpcLagDesc, prometheus.GaugeValue, float64(s.Lag), labels...)
+		ch <- prometheus.MustNewConstMetric(rpcTrustedDesc, prometheus.GaugeValue, boolValue(s.Trusted), labels...)
+		ch <- prometheus.MustNewConstMetric(rpcRequestsDesc, prometheus.CounterValue, float64(s.Requests), labels...)
+		ch <- prometheus.MustNewConstMetric(rpcErrorsDesc, prometheus.CounterValue, float64(s.Errors), labels...)
+		ch <- prometheus.MustNewConstMetric(rpcThrottledDesc, prometheus.CounterValue, float64(s.Throttled), labels...)
+		ch <- prometheus.MustNewConstMetric(rpcRateWaitDesc, prometheus.CounterValue, s.RateWaited.Seconds(), labels...)
+	}
+	ch <- prometheus.MustNewConstMetric(rpcDisagreeDesc, prometheus.CounterValue, float64(p.Disagreements()), c.chain)
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
