@@ -47,6 +47,10 @@ const (
 type faultOptions struct {
 	evm, solana        bool
 	evmProxy, solProxy bool // keeper reaches the chain through an rpcfault proxy
+	// evmURLs, solURLs, when set, give the chain's several providers
+	// (KEEPER_<CHAIN>_RPC_URLS).
+	evmURLs func(t *testing.T, c *devchain.Chain) []string
+	solURLs func(t *testing.T, d *devnet.Devnet) []string
 }
 
 // faultStack is one keeper node (API and worker) on its own Temporal server
@@ -89,6 +93,9 @@ func startFaultStack(t *testing.T, o faultOptions) *faultStack {
 			s.evmProxy = startProxy(t, c.URL())
 			s.cfg.EVM.RPCURL = s.evmProxy.URL()
 		}
+		if o.evmURLs != nil {
+			s.cfg.EVM.RPCURL, s.cfg.EVM.RPC.URLs = "", o.evmURLs(t, c)
+		}
 		s.chains = append(s.chains, evm.Name)
 	}
 	if o.solana {
@@ -99,6 +106,9 @@ func startFaultStack(t *testing.T, o faultOptions) *faultStack {
 		if o.solProxy {
 			s.solProxy = startProxy(t, d.URL())
 			s.cfg.Solana.RPCURL = s.solProxy.URL()
+		}
+		if o.solURLs != nil {
+			s.cfg.Solana.RPCURL, s.cfg.Solana.RPC.URLs = "", o.solURLs(t, d)
 		}
 		s.chains = append(s.chains, solana.Name)
 	}

@@ -22,7 +22,9 @@ type Lies struct {
 	// InventReceipts swallows every transaction sent through the proxy (the
 	// node never gets it; its hash is answered) and answers a receipt the
 	// node does not have with an invented one: status 1 in the block that
-	// was latest when it was first asked for, the same on every ask.
+	// was finalized when it was first asked for (so a client that believes
+	// it takes the transaction as final at once), the same on every ask
+	// until the node has a receipt of its own.
 	InventReceipts bool
 }
 
@@ -167,7 +169,7 @@ func (p *Proxy) invent(r *http.Request, hash json.RawMessage) (json.RawMessage, 
 	made, ok := p.invented[key]
 	p.mu.Unlock()
 	if !ok {
-		res, rpcErr, err := p.call(r, "eth_getBlockByNumber", json.RawMessage(`"latest"`), json.RawMessage("false"))
+		res, rpcErr, err := p.call(r, "eth_getBlockByNumber", json.RawMessage(`"finalized"`), json.RawMessage("false"))
 		if err != nil || len(rpcErr) > 0 {
 			return nil, rpcErr, err
 		}

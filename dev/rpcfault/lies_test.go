@@ -76,7 +76,7 @@ func TestALaggingProviderServesTheChainAsItWasAHundredBlocksAgo(t *testing.T) {
 func TestAProviderThatInventsReceiptsSwallowsTransactionsAndReportsThemMined(t *testing.T) {
 	c, p, lying, honest := lyingProxy(t)
 	ctx := context.Background()
-	require.NoError(t, c.Mine(2))
+	require.NoError(t, c.Mine(80))
 	p.SetLies(rpcfault.Lies{InventReceipts: true})
 
 	tx := anchorTx(t, c, 0)
@@ -85,6 +85,7 @@ func TestAProviderThatInventsReceiptsSwallowsTransactionsAndReportsThemMined(t *
 	r, err := lying.TransactionReceipt(ctx, tx.Hash())
 	require.NoError(t, err, "a receipt for a transaction the chain never got")
 	assert.EqualValues(t, types.ReceiptStatusSuccessful, r.Status)
+	assert.Equal(t, c.Finalized(), r.BlockNumber.Uint64(), "in a block already final")
 	again, err := lying.TransactionReceipt(ctx, tx.Hash())
 	require.NoError(t, err)
 	assert.Equal(t, r.BlockHash, again.BlockHash, "the same lie every time")
