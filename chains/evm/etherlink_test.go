@@ -67,6 +67,18 @@ func TestOnEtherLinkAnAnchorPaysNoTipAndAGasLimitThatCarriesTheInclusionFee(t *t
 	inclusion := uint64(4e12 * (150 + len(evm.Payload(root))) / (3 * params.GWei))
 	assert.Greater(t, tx.Gas(), 21000+inclusion, "the gas limit comes from eth_estimateGas, which carries the inclusion fee")
 	assert.Zero(t, p.Stats().Dropped)
+
+	// What one anchor costs (README, Going to mainnet): the execution gas
+	// the chain charged, at the base fee, plus EtherLink's inclusion fee.
+	rc, err := client(t, c.URL()).TransactionReceipt(context.Background(), tx.Hash())
+	require.NoError(t, err)
+	tokens := 0 // EIP-7623: a zero calldata byte is 1 token, any other 4
+	for _, b := range evm.Payload(root) {
+		tokens += 1 + 3*min(int(b), 1)
+	}
+	assert.EqualValues(t, 21000+10*tokens, rc.GasUsed, "intrinsic gas and the calldata floor of 10 a token: nothing else runs")
+	t.Logf("one anchor: %d gas used × %s wei; calldata %d bytes; gas limit %d; inclusion fee %d wei",
+		rc.GasUsed, rc.EffectiveGasPrice, len(evm.Payload(root)), tx.Gas(), 4e12*(150+len(evm.Payload(root))))
 }
 
 func TestASilentlyDroppedAnchorIsReSignedOnItsNonceWithinSecondsAndLands(t *testing.T) {
