@@ -74,7 +74,7 @@ func newWalletFixture(t *testing.T) (*fixture, *dispatch.Backfills) {
 	}}
 	api := &starter.API{Store: st, Chains: []string{"etherlink", "solana"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Wallets: w,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	return &fixture{st: st, api: api, h: api.Handler()}, d
+	return &fixture{st: st, api: api, h: conforming(t, api.Handler())}, d
 }
 
 type walletJSON struct {

@@ -33,7 +33,7 @@ func codecServer(t *testing.T, token string, withCodec bool) *httptest.Server {
 		require.NoError(t, err)
 		api.Codec = starter.CodecOptions{Handler: c.Handler(), AllowOrigins: []string{uiOrigin}}
 	}
-	srv := httptest.NewServer(api.Handler())
+	srv := httptest.NewServer(conforming(t, api.Handler()))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -72,7 +72,7 @@ func newEpochFixture(t *testing.T, maxInFlight int) *epochFixture {
 		Temporal: tc, Epochs: starter.EpochOptions{MaxInFlight: maxInFlight, Duration: time.Hour, Heartbeat: 10 * time.Second},
 		Ledger: &ledger.Server{Store: st},
 	}
-	return &epochFixture{st: st, temporal: tc, api: api, h: api.Handler()}
+	return &epochFixture{st: st, temporal: tc, api: api, h: conforming(t, api.Handler())}
 }
 
 func (f *epochFixture) do(t *testing.T, method, path, body string) *httptest.ResponseRecorder {
