@@ -16,3 +16,6 @@ func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(openAPI)
 }
+
+// OpenAPI returns the API's OpenAPI 3.1 description (JSON).
+func OpenAPI() []byte { return append([]byte(nil), openAPI...) }
