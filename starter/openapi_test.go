@@ -68,3 +68,36 @@ func TestTheAPIServesItsDescription(t *testing.T) {
 	require.NoError(t, served.Validate(context.Background()))
 	assert.NotNil(t, served.Paths.Find("/v1/evidence"))
 }
+
+// The answers no other test asks for: the verify page and the ledger's
+// reads and replays, each checked against the description.
+func TestTheVerifyPageAndTheLedgersAnswersAreDescribed(t *testing.T) {
+	h := openapitest.Handler(t, everyRoute(t).Handler())
+	send := func(method, path, body, key string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	page := send("GET", "/verify", "", "")
+	require.Equal(t, http.StatusOK, page.Code)
+	assert.Contains(t, page.Header().Get("Content-Type"), "text/html")
+
+	intent := `{"epoch":"e","account":"alice","amount":"5"}`
+	assert.Equal(t, http.StatusCreated, send("POST", "/ledger/v1/intents", intent, "epoch-e-alice").Code)
+	replay := send("POST", "/ledger/v1/intents", intent, "epoch-e-alice")
+	assert.Equal(t, http.StatusOK, replay.Code)
+	assert.Equal(t, "true", replay.Header().Get("Idempotent-Replayed"))
+	reused := send("POST", "/ledger/v1/intents", `{"epoch":"e","account":"alice","amount":"6"}`, "epoch-e-alice")
+	assert.Equal(t, http.StatusUnprocessableEntity, reused.Code)
+	assert.Contains(t, reused.Body.String(), "idempotency_key_reused")
+	assert.Equal(t, http.StatusOK, send("GET", "/ledger/v1/intents/epoch-e-alice", "", "").Code)
+	assert.Equal(t, http.StatusNotFound, send("GET", "/ledger/v1/intents/epoch-e-bob", "", "").Code)
+	assert.Equal(t, http.StatusBadRequest, send("POST", "/ledger/v1/intents", intent, "").Code, "the key is required")
+}
