@@ -72,6 +72,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
+	}
 	return fmt.Sprintf("%s (HTTP %d, %s)", e.Message, e.Status, e.Code)
 }
 
@@ -188,7 +191,7 @@ func answerError(resp *http.Response, raw []byte) *Error {
 	if json.Unmarshal(raw, e) == nil && e.Code != "" {
 		return e
 	}
-	e.Code, e.Message = "", "HTTP "+resp.Status+" from "+resp.Request.URL.Host+" without keeper's JSON error"
+	e.Code, e.Message = "", resp.Status+" from "+resp.Request.URL.Host+", without keeper's JSON error"
 	return e
 }
 

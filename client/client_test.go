@@ -215,6 +215,17 @@ func TestAnErrorCarriesTheAPIsCodeMessageFieldAndStatus(t *testing.T) {
 
 	_, err = keeper.New("http://127.0.0.1:1").Evidence(context.Background(), "ev_000000000000000000000000")
 	assert.ErrorContains(t, err, "cannot reach keeper API at http://127.0.0.1:1")
+
+	// A proxy's answer in front of keeper has no JSON error: its status stays.
+	s.setFront(func(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
+		http.Error(w, "upstream down", http.StatusBadGateway)
+		return true
+	})
+	_, err = c.Evidence(context.Background(), "ev_000000000000000000000000")
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusBadGateway, e.Status)
+	assert.Empty(t, e.Code)
+	assert.Equal(t, "502 Bad Gateway from "+strings.TrimPrefix(s.url, "http://")+", without keeper's JSON error (HTTP 502)", err.Error())
 }
 
 func TestTheTokenIsSentAndNeverShownInAnError(t *testing.T) {
