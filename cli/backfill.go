@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/keeperhq/keeper/client"
 )
 
 func backfillCmd() *cobra.Command {
@@ -21,38 +21,6 @@ func backfillCmd() *cobra.Command {
 	}
 	cmd.AddCommand(backfillAddCmd(), backfillStatusCmd())
 	return cmd
-}
-
-// walletAnswer is GET /v1/wallets/{address}.
-type walletAnswer struct {
-	Address  string `json:"address"`
-	Status   string `json:"status"`
-	Done     bool   `json:"done"`
-	Networks []struct {
-		Network  string `json:"network"`
-		Status   string `json:"status"`
-		Progress struct {
-			Unit    string  `json:"unit"`
-			Scanned uint64  `json:"scanned"`
-			Total   uint64  `json:"total"`
-			Percent float64 `json:"percent"`
-		} `json:"progress"`
-		Checkpoint  map[string]any `json:"checkpoint"`
-		Transfers   int            `json:"transfers"`
-		RetryCount  int            `json:"retry_count"`
-		NextRetryAt string         `json:"next_retry_at"`
-		LastError   string         `json:"last_error"`
-	} `json:"networks"`
-	Balances []struct {
-		Network    string `json:"network"`
-		Asset      string `json:"asset"`
-		Balance    string `json:"balance"`
-		Chain      string `json:"chain_balance"`
-		At         uint64 `json:"at"`
-		Reconciled *bool  `json:"reconciled"`
-		Detail     string `json:"detail"`
-	} `json:"balances"`
-	Reconciled *bool `json:"reconciled"`
 }
 
 func backfillAddCmd() *cobra.Command {
@@ -65,24 +33,19 @@ func backfillAddCmd() *cobra.Command {
 	networks := cmd.Flags().StringSlice("networks", nil, "networks to backfill (default: every configured network the address fits)")
 	watch := cmd.Flags().Bool("watch", false, "then refresh the status until the backfill is done")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		body := map[string]any{"address": args[0]}
-		if len(*networks) > 0 {
-			body["networks"] = *networks
-		}
-		var wa walletAnswer
 		c := newClient(*api)
-		code, _, err := c.do(cmd.Context(), http.MethodPost, "/v1/wallets", body, &wa)
+		wa, started, err := c.AddWallet(cmd.Context(), client.WalletRequest{Address: args[0], Networks: *networks})
 		if err != nil {
 			return err
 		}
 		out := cmd.OutOrStdout()
-		if code == http.StatusOK {
+		if !started {
 			fmt.Fprintf(out, "wallet %s is already being backfilled; nothing restarted\n", wa.Address)
 		}
 		if *watch {
 			return watchWallet(cmd.Context(), c, out, wa.Address, time.Second)
 		}
-		renderWallet(out, &wa)
+		renderWallet(out, wa)
 		return nil
 	}
 	return cmd
@@ -100,20 +63,15 @@ func backfillStatusCmd() *cobra.Command {
 	interval := cmd.Flags().Duration("interval", time.Second, "time between refreshes")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c := newClient(*api)
-		if *asJSON {
-			_, raw, err := c.do(cmd.Context(), http.MethodGet, "/v1/wallets/"+url.PathEscape(args[0]), nil, nil)
+		if *asJSON || *once {
+			wa, err := c.Wallet(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			_, err = cmd.OutOrStdout().Write(raw)
-			return err
-		}
-		if *once {
-			var wa walletAnswer
-			if _, _, err := c.do(cmd.Context(), http.MethodGet, "/v1/wallets/"+url.PathEscape(args[0]), nil, &wa); err != nil {
-				return err
+			if *asJSON {
+				return printJSON(cmd.OutOrStdout(), wa)
 			}
-			renderWallet(cmd.OutOrStdout(), &wa)
+			renderWallet(cmd.OutOrStdout(), wa)
 			return nil
 		}
 		return watchWallet(cmd.Context(), c, cmd.OutOrStdout(), args[0], *interval)
@@ -124,16 +82,16 @@ func backfillStatusCmd() *cobra.Command {
 // watchWallet redraws the wallet's status until it is done: in place on a
 // terminal, otherwise a new frame each time it changes. It fails when a
 // network ended FAILED or ABANDONED.
-func watchWallet(ctx context.Context, c *apiClient, out io.Writer, addr string, every time.Duration) error {
+func watchWallet(ctx context.Context, c *client.Client, out io.Writer, addr string, every time.Duration) error {
 	tty := isTerminal(out)
 	var last string
 	for {
-		var wa walletAnswer
-		if _, _, err := c.do(ctx, http.MethodGet, "/v1/wallets/"+url.PathEscape(addr), nil, &wa); err != nil {
+		wa, err := c.Wallet(ctx, addr)
+		if err != nil {
 			return err
 		}
 		var frame bytes.Buffer
-		renderWallet(&frame, &wa)
+		renderWallet(&frame, wa)
 		switch {
 		case frame.String() == last:
 		case tty && last != "":
@@ -178,7 +136,7 @@ func bar(percent float64) string {
 
 // renderWallet prints a wallet: one line per network with its progress bar,
 // then its balances and whether they reconcile with the chain.
-func renderWallet(out io.Writer, wa *walletAnswer) {
+func renderWallet(out io.Writer, wa *client.Wallet) {
 	fmt.Fprintf(out, "wallet %s  %s\n", wa.Address, wa.Status)
 	for _, n := range wa.Networks {
 		p := n.Progress

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,12 +25,14 @@ import (
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/starter/openapitest"
 	"github.com/keeperhq/keeper/store"
 )
 
 type server struct {
-	st  *store.Store
-	url string
+	st    *store.Store
+	url   string
+	reads atomic.Int32 // GET requests answered
 }
 
 func newServer(t *testing.T) *server {
@@ -44,9 +48,17 @@ func newServerWith(t *testing.T, chains ...string) *server {
 	t.Cleanup(func() { st.Close() })
 	api := &starter.API{Store: st, Chains: chains, MaxPending: 100, MaxBodyBytes: 1 << 20,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	srv := httptest.NewServer(api.Handler())
+	s := &server{st: st}
+	h := openapitest.Handler(t, api.Handler())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		if r.Method == http.MethodGet {
+			s.reads.Add(1)
+		}
+	}))
 	t.Cleanup(srv.Close)
-	return &server{st: st, url: srv.URL}
+	s.url = srv.URL
+	return s
 }
 
 // keeper runs the keeper command with args and returns its output and error.
@@ -76,6 +88,27 @@ func (s *server) insert(t *testing.T, seed string) store.Evidence {
 	ev, _, err := s.st.InsertEvidence(context.Background(), store.NewEvidence{Digest: sha256.Sum256([]byte(seed)), Chains: []string{"stub"}, Priority: 5})
 	require.NoError(t, err)
 	return ev
+}
+
+// confirmAll anchors every pending stub evidence in one batch, as a
+// confirmed AnchorBatch would.
+func (s *server) confirmAll(ctx context.Context) error {
+	b, ok, err := s.st.FormBatch(ctx, "stub", 100)
+	if err != nil || !ok {
+		return fmt.Errorf("form a batch: %v (formed: %v)", err, ok)
+	}
+	leaves, err := s.st.BatchLeaves(ctx, b.ID)
+	if err != nil {
+		return err
+	}
+	tree, err := merkle.Build(leaves)
+	if err != nil {
+		return err
+	}
+	if err := s.st.MarkSubmitted(ctx, b.ID, tree.Root(), "0xabc"); err != nil {
+		return err
+	}
+	return s.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xabc", Block: 5, BlockTime: time.Now(), Network: "stub:local"}, tree.Paths())
 }
 
 func writeFile(t *testing.T, dir, name string, content []byte) string {
@@ -206,16 +239,7 @@ func TestReceiptOfAConfirmedEvidencePrintsAReceiptWhoseProofChecks(t *testing.T)
 	ctx := context.Background()
 	ev := s.insert(t, "confirmed")
 	s.insert(t, "neighbour")
-	b, ok, err := s.st.FormBatch(ctx, "stub", 10)
-	require.NoError(t, err)
-	require.True(t, ok)
-	leaves, err := s.st.BatchLeaves(ctx, b.ID)
-	require.NoError(t, err)
-	tree, err := merkle.Build(leaves)
-	require.NoError(t, err)
-	paths := tree.Paths()
-	require.NoError(t, s.st.MarkSubmitted(ctx, b.ID, tree.Root(), "0xabc"))
-	require.NoError(t, s.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xabc", Block: 5, BlockTime: time.Now(), Network: "stub:local"}, paths))
+	require.NoError(t, s.confirmAll(ctx))
 
 	out, _, err := keeper(t, "receipt", ev.ID, "--api", s.url)
 	require.NoError(t, err)

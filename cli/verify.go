@@ -6,6 +6,8 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,11 +52,11 @@ func VerifyReceipt(ctx context.Context, r receipt.Receipt, rpc map[string]string
 func verifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify RECEIPT.json",
-		Short: "Check a receipt (version 1 or 2) against the chains themselves, without trusting keeper (exit 0 only if every check passes)",
+		Short: "Check a receipt (version 1 or 2) against the chains themselves, without trusting keeper (exit 0 only if every check passes); FILE.receipt.json also checks FILE beside it",
 		Args:  cobra.ExactArgs(1),
 	}
 	rpcFlags := cmd.Flags().StringArray("rpc", nil, "RPC endpoint: URL (receipts with one chain) or CHAIN=URL, repeatable")
-	file := cmd.Flags().String("file", "", "the original file: check that it hashes to the receipt's digest")
+	file := cmd.Flags().String("file", "", "the original file: check that it hashes to the receipt's digest (default: FILE for a receipt named FILE.receipt.json)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		raw, err := readReceipt(args[0])
 		if err != nil {
@@ -72,6 +74,13 @@ func verifyCmd() *cobra.Command {
 				rpc[r.Anchors[0].Chain] = f
 			} else {
 				return fmt.Errorf("--rpc %s: this receipt has %d chains; use --rpc CHAIN=URL", f, len(r.Anchors))
+			}
+		}
+		if *file == "" {
+			if *file = besideReceipt(args[0]); *file != "" {
+				if _, err := os.Stat(*file); err != nil {
+					return fmt.Errorf("cannot read %s, the file %s is for: %w (give the original with --file)", *file, args[0], unwrapPathError(err))
+				}
 			}
 		}
 		out := cmd.OutOrStdout()
@@ -101,6 +110,19 @@ func verifyCmd() *cobra.Command {
 	}
 	return cmd
 }
+
+// besideReceipt is the file a receipt named FILE.receipt.json is for:
+// FILE, beside it ("" for another name, and for <evidence id>.receipt.json,
+// the name the API gives a downloaded receipt).
+func besideReceipt(path string) string {
+	file, ok := strings.CutSuffix(path, receiptSuffix)
+	if !ok || file == "" || strings.HasSuffix(file, string(filepath.Separator)) || evidenceIDName.MatchString(filepath.Base(file)) {
+		return ""
+	}
+	return file
+}
+
+var evidenceIDName = regexp.MustCompile(`^ev_[0-9a-f]{24}$`)
 
 func checkFile(r receipt.Receipt, path string) error {
 	f, err := os.Open(path)

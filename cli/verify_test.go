@@ -74,9 +74,14 @@ func flipHex(s string) string {
 
 func runVerify(t *testing.T, r receipt.Receipt, flags ...string) (string, error) {
 	t.Helper()
+	return verifyAt(t, r, filepath.Join(t.TempDir(), "receipt.json"), flags...)
+}
+
+// verifyAt writes r to path and verifies it.
+func verifyAt(t *testing.T, r receipt.Receipt, path string, flags ...string) (string, error) {
+	t.Helper()
 	b, err := json.Marshal(r)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "receipt.json")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
 	root := Root(nil)
 	var out strings.Builder
@@ -153,4 +158,32 @@ func TestVerifyRefusesStubAnchorsAndUnreadableReceipts(t *testing.T) {
 	err = root.Execute()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "missing.json")
+}
+
+func TestVerifyOfFILEReceiptJSONChecksTheFileBesideIt(t *testing.T) {
+	r, root := genuineReceipt(t)
+	lookups["fake"] = fakeChain(map[string]verify.Tx{"tx-1": {Found: true, Succeeded: true, Final: true, Root: root, Block: 42, BlockHash: "0xb42"}})
+	defer delete(lookups, "fake")
+
+	dir := t.TempDir()
+	original := filepath.Join(dir, "report.pdf")
+	require.NoError(t, os.WriteFile(original, []byte(theFile), 0o600))
+	out, err := verifyAt(t, r, filepath.Join(dir, "report.pdf.receipt.json"))
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "file       ok    "+original+" hashes to the digest")
+	assert.Contains(t, out, "verified on 1 chain(s)")
+
+	require.NoError(t, os.WriteFile(original, []byte(theFile+"!"), 0o600))
+	out, err = verifyAt(t, r, filepath.Join(dir, "report.pdf.receipt.json"))
+	require.Error(t, err)
+	assert.Contains(t, out, "file       FAIL  digest: the file hashes to")
+
+	_, err = verifyAt(t, r, filepath.Join(dir, "missing.pdf.receipt.json"))
+	require.Error(t, err)
+	assert.Equal(t, "cannot read "+filepath.Join(dir, "missing.pdf")+", the file "+filepath.Join(dir, "missing.pdf.receipt.json")+" is for: no such file or directory (give the original with --file)", err.Error())
+
+	// A receipt downloaded under its evidence id names no file: the chains are checked alone.
+	out, err = verifyAt(t, r, filepath.Join(dir, "ev_000000000000000000000001.receipt.json"))
+	require.NoError(t, err, out)
+	assert.NotContains(t, out, "file ")
 }

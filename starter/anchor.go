@@ -101,11 +101,10 @@ func decodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError)
 		ne.Priority = *req.Priority
 	}
 	if req.IdempotencyKey != nil {
-		k := *req.IdempotencyKey
-		if k == "" || len(k) > maxKeyLen || !utf8.ValidString(k) || strings.ContainsFunc(k, isControl) {
-			return ne, badRequest("invalid_idempotency_key", "idempotency_key", fmt.Sprintf("idempotency_key must be 1–%d printable characters", maxKeyLen))
+		if aerr := checkKey(*req.IdempotencyKey, "idempotency_key"); aerr != nil {
+			return ne, aerr
 		}
-		ne.IdempotencyKey = k
+		ne.IdempotencyKey = *req.IdempotencyKey
 	}
 	if len(req.Metadata) > 0 && !bytes.Equal(req.Metadata, []byte("null")) {
 		if len(req.Metadata) > maxMetadataBytes {
@@ -121,6 +120,44 @@ func decodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError)
 		ne.Metadata = compact.Bytes()
 	}
 	return ne, nil
+}
+
+// checkKey checks an idempotency key given in field (the body's
+// idempotency_key or the Idempotency-Key header).
+func checkKey(k, field string) *apiError {
+	if k == "" || len(k) > maxKeyLen || !utf8.ValidString(k) || strings.ContainsFunc(k, isControl) {
+		return badRequest("invalid_idempotency_key", field, fmt.Sprintf("%s must be 1–%d printable characters", field, maxKeyLen))
+	}
+	return nil
+}
+
+// keyHeader is the Idempotency-Key request header (IETF httpapi
+// idempotency-key draft), the same as the body's idempotency_key.
+const keyHeader = "Idempotency-Key"
+
+// headerKey takes the Idempotency-Key header into ne: the draft's form, a
+// quoted Structured Field string, or the bare key. Given in the body too, the
+// two must be the same key.
+func headerKey(h http.Header, ne *store.NewEvidence) *apiError {
+	vs := h.Values(keyHeader)
+	switch {
+	case len(vs) == 0:
+		return nil
+	case len(vs) > 1:
+		return badRequest("invalid_idempotency_key", keyHeader, "the Idempotency-Key header must be given once")
+	}
+	k := vs[0]
+	if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
+		k = strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(k[1 : len(k)-1])
+	}
+	if aerr := checkKey(k, keyHeader); aerr != nil {
+		return aerr
+	}
+	if ne.IdempotencyKey != "" && ne.IdempotencyKey != k {
+		return badRequest("conflicting_idempotency_key", keyHeader, "the Idempotency-Key header and the body's idempotency_key differ; give the key once, or the same key in both")
+	}
+	ne.IdempotencyKey = k
+	return nil
 }
 
 // decodeStrict decodes one JSON object, refusing unknown fields, wrong types
@@ -250,6 +287,9 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 		return fail(aerr)
 	}
 	ne, aerr := decodeEvidence(body, a.Chains)
+	if aerr == nil {
+		aerr = headerKey(r.Header, &ne)
+	}
 	if aerr != nil {
 		return fail(aerr)
 	}

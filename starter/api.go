@@ -85,7 +85,22 @@ func (a *API) Drain() { a.draining.Store(true) }
 // Handler returns the API's routes.
 func (a *API) Handler() http.Handler {
 	a.metrics = newMetrics(a.Registry, a.Store, a.Chains)
+	a.registerEpochMetrics()
+	mux := http.NewServeMux()
+	for _, r := range a.routes() {
+		mux.Handle(r.pattern, a.Traces.Route(r.pattern, r))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
+	})
+	return a.Traces.Middleware(a.recoverer(cleanPaths(a.codecCORS(a.guard(mux)))))
+}
+
+// routes is the route table, as configured (wallets, epochs' ledger and
+// codec routes only where enabled). openapi.json describes every route.
+func (a *API) routes() []route {
 	routes := []route{
+		{"/openapi.json", map[string]http.HandlerFunc{"GET": serveOpenAPI}},
 		{"/health", map[string]http.HandlerFunc{"GET": a.health}},
 		{"/readyz", map[string]http.HandlerFunc{"GET": a.ready}},
 		{"/metrics", map[string]http.HandlerFunc{"GET": promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP}},
@@ -95,18 +110,9 @@ func (a *API) Handler() http.Handler {
 		{"/v1/evidence/{id}/retry", map[string]http.HandlerFunc{"POST": a.retryEvidence}},
 		{"/verify", map[string]http.HandlerFunc{"GET": webpage.Handler(a.VerifyNetworks).ServeHTTP}},
 	}
-	a.registerEpochMetrics()
 	routes = append(routes, a.epochRoutes()...)
 	routes = append(routes, a.walletRoutes()...)
-	routes = append(routes, a.codecRoutes()...)
-	mux := http.NewServeMux()
-	for _, r := range routes {
-		mux.Handle(r.pattern, a.Traces.Route(r.pattern, r))
-	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
-	})
-	return a.Traces.Middleware(a.recoverer(cleanPaths(a.codecCORS(a.guard(mux)))))
+	return append(routes, a.codecRoutes()...)
 }
 
 // cleanPaths answers paths with "..", "." or "//" segments with a JSON 400

@@ -25,6 +25,7 @@ import (
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/starter/openapitest"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -47,7 +48,7 @@ func newFixture(t *testing.T, maxPending int, chains ...string) *fixture {
 	api := &starter.API{Store: st, Chains: chains, MaxPending: maxPending, MaxBodyBytes: 1 << 20,
 		Checks: []starter.Check{{Name: "store", Ping: st.Ping}},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	return &fixture{st: st, path: path, api: api, h: api.Handler()}
+	return &fixture{st: st, path: path, api: api, h: openapitest.Handler(t, api.Handler())}
 }
 
 func (f *fixture) do(t *testing.T, method, path, body string) *httptest.ResponseRecorder {
@@ -711,7 +712,7 @@ func TestReusingAnIdempotencyKeyForOtherEvidenceIsAConflict(t *testing.T) {
 func TestAPendingEvidenceSaysWhenItsBatchIsDueByTheAnchorInterval(t *testing.T) {
 	f := newFixture(t, 100)
 	f.api.AnchorInterval = func(string) time.Duration { return time.Hour }
-	f.h = f.api.Handler()
+	f.h = openapitest.Handler(t, f.api.Handler())
 	ctx := context.Background()
 	// A batch formed just now opens the chain's interval.
 	rec := f.post(t, map[string]any{"digest": strings.Repeat("ab", 32), "chains": []string{"stub"}})

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/starter/openapitest"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -24,7 +25,7 @@ func authServer(t *testing.T, auth starter.AuthOptions, maxInFlight int) (*httpt
 	t.Cleanup(func() { st.Close() })
 	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Auth: auth, MaxInFlight: maxInFlight,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	srv := httptest.NewServer(api.Handler())
+	srv := httptest.NewServer(openapitest.Handler(t, api.Handler()))
 	t.Cleanup(srv.Close)
 	return srv, st
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/keeperhq/keeper/backfill/solscan"
 	"github.com/keeperhq/keeper/dispatch"
 	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/starter/openapitest"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/workflows"
 )
@@ -74,7 +75,7 @@ func newWalletFixture(t *testing.T) (*fixture, *dispatch.Backfills) {
 	}}
 	api := &starter.API{Store: st, Chains: []string{"etherlink", "solana"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Wallets: w,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	return &fixture{st: st, api: api, h: api.Handler()}, d
+	return &fixture{st: st, api: api, h: openapitest.Handler(t, api.Handler())}, d
 }
 
 type walletJSON struct {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/keeperhq/keeper/codec"
 	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/starter/openapitest"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -33,7 +34,7 @@ func codecServer(t *testing.T, token string, withCodec bool) *httptest.Server {
 		require.NoError(t, err)
 		api.Codec = starter.CodecOptions{Handler: c.Handler(), AllowOrigins: []string{uiOrigin}}
 	}
-	srv := httptest.NewServer(api.Handler())
+	srv := httptest.NewServer(openapitest.Handler(t, api.Handler()))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/starter/openapitest"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/workflows"
 )
@@ -72,7 +73,7 @@ func newEpochFixture(t *testing.T, maxInFlight int) *epochFixture {
 		Temporal: tc, Epochs: starter.EpochOptions{MaxInFlight: maxInFlight, Duration: time.Hour, Heartbeat: 10 * time.Second},
 		Ledger: &ledger.Server{Store: st},
 	}
-	return &epochFixture{st: st, temporal: tc, api: api, h: api.Handler()}
+	return &epochFixture{st: st, temporal: tc, api: api, h: openapitest.Handler(t, api.Handler())}
 }
 
 func (f *epochFixture) do(t *testing.T, method, path, body string) *httptest.ResponseRecorder {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/keeperhq/keeper/ledger"
 	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/starter/openapitest"
 	"github.com/keeperhq/keeper/store"
 )
 
@@ -31,7 +32,7 @@ func newHostileFixture(t *testing.T) (*fixture, *fakeTemporal, *bytes.Buffer) {
 	w.Logger = f.api.Logger
 	f.api.Temporal, f.api.Ledger = tc, &ledger.Server{Store: f.st}
 	f.api.Epochs = starter.EpochOptions{MaxInFlight: 64, Duration: time.Hour, Heartbeat: 10 * time.Second}
-	f.h = f.api.Handler()
+	f.h = openapitest.Handler(t, f.api.Handler())
 	return f, tc, logs
 }
 

@@ -1,0 +1,224 @@
+// Package client is a Go client for keeper's HTTP API.
+//
+// It is written by hand on top of the API's OpenAPI 3.1 description
+// (starter/openapi.json, served at GET /openapi.json), not generated: its
+// types follow the description's schemas, and its tests run against a real
+// keeper API. It covers evidence, reward epochs and wallet backfill; the
+// built-in ledger has its own client (package ledger) and the payload codec
+// is Temporal's remote codec protocol.
+//
+// Every POST carries an Idempotency-Key (the caller's, or one generated per
+// call), so a POST retried after a lost answer does its work once. Answers
+// 429 and 503 are retried after their Retry-After, a bounded number of times
+// and never waiting longer than MaxRetryWait at once. An error answer comes
+// back as an *Error carrying the API's code, message and HTTP status.
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of a Client made by New.
+const (
+	DefaultMaxRetries   = 4
+	DefaultMaxRetryWait = 30 * time.Second
+	defaultRetryWait    = time.Second // when a 429 or 503 names no Retry-After
+	maxAnswer           = 64 << 20
+)
+
+// Client calls one keeper API. Its zero value is not usable: make one with
+// New. A Client is safe for concurrent use.
+type Client struct {
+	base string
+	// Token, when set, is sent as Authorization: Bearer (KEEPER_API_TOKEN).
+	Token string
+	// HTTP sends the requests; New sets one with a 30 s timeout.
+	HTTP *http.Client
+	// MaxRetries is how many times a 429 or 503 answer is retried; 0: never.
+	MaxRetries int
+	// MaxRetryWait bounds one wait between attempts: a longer Retry-After
+	// is cut to it.
+	MaxRetryWait time.Duration
+}
+
+// New returns a client of the API at baseURL (e.g. http://127.0.0.1:8081).
+func New(baseURL string) *Client {
+	return &Client{
+		base:         strings.TrimRight(baseURL, "/"),
+		HTTP:         &http.Client{Timeout: 30 * time.Second},
+		MaxRetries:   DefaultMaxRetries,
+		MaxRetryWait: DefaultMaxRetryWait,
+	}
+}
+
+// Error is an error answer of the API.
+type Error struct {
+	Status  int    `json:"-"`    // the HTTP status
+	Code    string `json:"code"` // stable code, e.g. "invalid_digest" (the description lists them per answer)
+	Message string `json:"message"`
+	Field   string `json:"field"` // the field, parameter or header at fault, if one is
+}
+
+func (e *Error) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
+	}
+	return fmt.Sprintf("%s (HTTP %d, %s)", e.Message, e.Status, e.Code)
+}
+
+// IsCode reports whether err is an API error with the given code.
+func IsCode(err error, code string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+// send sends c and decodes its 2xx answer into a new T.
+func send[T any](ctx context.Context, cl *Client, c call) (*T, int, error) {
+	v := new(T)
+	c.out = v
+	status, err := cl.do(ctx, c)
+	if err != nil {
+		return nil, status, err
+	}
+	return v, status, nil
+}
+
+// call is one request: what to send and where to decode the answer.
+type call struct {
+	method, path string
+	query        url.Values
+	body         any    // sent as JSON when not nil
+	key          string // Idempotency-Key of a POST; "" makes one
+	out          any    // decodes a 2xx answer when not nil
+}
+
+// do sends c, retrying 429 and 503 answers, and returns the 2xx status.
+func (cl *Client) do(ctx context.Context, c call) (int, error) {
+	var body []byte
+	if c.body != nil {
+		b, err := json.Marshal(c.body)
+		if err != nil {
+			return 0, fmt.Errorf("encode %s %s: %w", c.method, c.path, err)
+		}
+		body = b
+	}
+	if c.method == http.MethodPost && c.key == "" {
+		c.key = NewIdempotencyKey()
+	}
+	u := cl.base + c.path
+	if len(c.query) > 0 {
+		u += "?" + c.query.Encode()
+	}
+	for attempt := 0; ; attempt++ {
+		status, wait, err := cl.once(ctx, c, u, body)
+		if wait < 0 || attempt >= cl.MaxRetries {
+			return status, err
+		}
+		t := time.NewTimer(min(wait, cl.MaxRetryWait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return status, fmt.Errorf("%w (gave up waiting to retry: %v)", err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// once sends one attempt. wait ≥ 0 says the answer may be retried after it.
+func (cl *Client) once(ctx context.Context, c call, u string, body []byte) (status int, wait time.Duration, err error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, c.method, u, rd)
+	if err != nil {
+		return 0, -1, fmt.Errorf("bad API URL %q: %w", cl.base, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.key != "" {
+		req.Header.Set("Idempotency-Key", c.key)
+	}
+	if cl.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+cl.Token)
+	}
+	resp, err := cl.HTTP.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text repeats the URL, query included
+		}
+		return 0, -1, fmt.Errorf("cannot reach keeper API at %s: %w", cl.base, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return resp.StatusCode, -1, fmt.Errorf("read the answer to %s %s: %w", c.method, c.path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		wait = -1
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			wait = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		}
+		return resp.StatusCode, wait, answerError(resp, raw)
+	}
+	if c.out != nil {
+		if err := json.Unmarshal(raw, c.out); err != nil {
+			return resp.StatusCode, -1, fmt.Errorf("unexpected answer to %s %s: %w", c.method, c.path, err)
+		}
+	}
+	return resp.StatusCode, -1, nil
+}
+
+// answerError reads the API's JSON error, or makes one of a status that
+// came without it (a proxy's answer).
+func answerError(resp *http.Response, raw []byte) *Error {
+	e := &Error{Status: resp.StatusCode}
+	if json.Unmarshal(raw, e) == nil && e.Code != "" {
+		return e
+	}
+	e.Code, e.Message = "", resp.Status+" from "+resp.Request.URL.Host+", without keeper's JSON error"
+	return e
+}
+
+// retryAfter reads a Retry-After header (seconds or an HTTP date) as a wait
+// from now; without one, a second.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return defaultRetryWait
+	}
+	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return defaultRetryWait
+}
+
+// NewIdempotencyKey returns a random key (128 bits in hex) for a POST.
+func NewIdempotencyKey() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Health asks GET /health: nil while the node is alive.
+func (cl *Client) Health(ctx context.Context) error {
+	_, err := cl.do(ctx, call{method: http.MethodGet, path: "/health"})
+	return err
+}

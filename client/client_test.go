@@ -1,0 +1,372 @@
+package client_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	keeper "github.com/keeperhq/keeper/client"
+	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/starter/openapitest"
+	"github.com/keeperhq/keeper/store"
+)
+
+// noTemporal starts no workflow, as a Temporal that took the start would.
+type noTemporal struct{}
+
+func (noTemporal) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, any, ...any) (client.WorkflowRun, error) {
+	return nil, nil
+}
+
+// api is a real keeper API (evidence on the stub chain, wallets on solana,
+// epochs), every exchange checked against the OpenAPI description. front,
+// when set, answers in front of it.
+type api struct {
+	st    *store.Store
+	url   string
+	mu    sync.Mutex
+	front func(w http.ResponseWriter, r *http.Request, api http.Handler) bool // true: it answered
+	keys  []string                                                            // Idempotency-Key of every POST, in order
+}
+
+func newAPI(t *testing.T) *api {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	a := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
+		Logger:   slog.New(slog.DiscardHandler),
+		Temporal: noTemporal{}, Epochs: starter.EpochOptions{MaxInFlight: 4, Duration: time.Hour},
+		Wallets: &starter.Wallets{Networks: []starter.WalletNetwork{{Name: "solana", Unit: "signatures",
+			Parse: func(s string) (string, error) { return s, nil }}}},
+	}
+	s := &api{st: st}
+	h := openapitest.Handler(t, a.Handler())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		front := s.front
+		if r.Method == http.MethodPost {
+			s.keys = append(s.keys, r.Header.Get("Idempotency-Key"))
+		}
+		s.mu.Unlock()
+		if front == nil || !front(w, r, h) {
+			h.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	return s
+}
+
+func (s *api) setFront(f func(w http.ResponseWriter, r *http.Request, api http.Handler) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.front = f
+}
+
+func (s *api) postKeys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.keys...)
+}
+
+func digest(seed string) string {
+	d := sha256.Sum256([]byte(seed))
+	return hex.EncodeToString(d[:])
+}
+
+func TestSubmitEvidenceAnswersTheStoredEvidenceAndSendsAKeyOnEveryPost(t *testing.T) {
+	s := newAPI(t)
+	c := keeper.New(s.url)
+	ctx := context.Background()
+	ev, err := c.SubmitEvidence(ctx, keeper.EvidenceRequest{Digest: digest("a"), Chains: []string{"multi"}, Metadata: []byte(`{"case":"A-17"}`)})
+	require.NoError(t, err)
+	assert.Regexp(t, `^ev_[0-9a-f]{24}$`, ev.ID)
+	assert.Equal(t, keeper.StatusPending, ev.Status)
+	assert.Equal(t, []string{"stub"}, ev.Chains)
+	assert.Equal(t, 5, ev.Priority)
+	assert.JSONEq(t, `{"case":"A-17"}`, string(ev.Metadata))
+	require.Len(t, ev.Anchors, 1)
+	assert.False(t, ev.CreatedAt.IsZero())
+
+	keys := s.postKeys()
+	require.Len(t, keys, 1)
+	assert.Len(t, keys[0], 32, "a generated key")
+	assert.Equal(t, keys[0], ev.IdempotencyKey, "the API stored the generated key")
+
+	// Another call without a key is another evidence, even for the same digest.
+	other, err := c.SubmitEvidence(ctx, keeper.EvidenceRequest{Content: []byte("test"), Chains: []string{"stub"}, Priority: 1})
+	require.NoError(t, err)
+	assert.NotEqual(t, ev.ID, other.ID)
+	assert.Equal(t, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", other.Digest)
+	assert.NotEqual(t, keys[0], s.postKeys()[1])
+}
+
+func TestTheCallersIdempotencyKeyAnswersTheFirstEvidenceAgain(t *testing.T) {
+	s := newAPI(t)
+	c := keeper.New(s.url)
+	req := keeper.EvidenceRequest{Digest: digest("a"), Chains: []string{"stub"}, IdempotencyKey: "upload-7f3a"}
+	first, err := c.SubmitEvidence(context.Background(), req)
+	require.NoError(t, err)
+	again, err := c.SubmitEvidence(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, first.ID, again.ID)
+	assert.Equal(t, []string{"upload-7f3a", "upload-7f3a"}, s.postKeys())
+
+	req.Digest = digest("b")
+	_, err = c.SubmitEvidence(context.Background(), req)
+	assert.True(t, keeper.IsCode(err, "idempotency_conflict"), "%v", err)
+}
+
+// The API took the POST but its answer was lost (a 503 came back instead):
+// the retry carries the same key, so the evidence is stored once.
+func TestAPostRetriedAfterALostAnswerStoresOnce(t *testing.T) {
+	s := newAPI(t)
+	var lost atomic.Bool
+	s.setFront(func(w http.ResponseWriter, r *http.Request, api http.Handler) bool {
+		if r.Method != http.MethodPost || lost.Swap(true) {
+			return false
+		}
+		api.ServeHTTP(httptest.NewRecorder(), r)
+		w.Header().Set("Retry-After", "0")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return true
+	})
+	ev, err := keeper.New(s.url).SubmitEvidence(context.Background(), keeper.EvidenceRequest{Digest: digest("once"), Chains: []string{"stub"}})
+	require.NoError(t, err)
+	keys := s.postKeys()
+	require.Len(t, keys, 2)
+	assert.Equal(t, keys[0], keys[1], "the retry sent the same Idempotency-Key")
+	evs, _, err := s.st.ListEvidence(context.Background(), store.ListFilter{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	assert.Equal(t, ev.ID, evs[0].ID)
+}
+
+func TestA429IsRetriedAfterItsRetryAfter(t *testing.T) {
+	s := newAPI(t)
+	var busy atomic.Bool
+	s.setFront(func(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
+		if busy.Swap(true) {
+			return false
+		}
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write([]byte(`{"code":"overloaded","message":"wait"}`))
+		return true
+	})
+	start := time.Now()
+	_, err := keeper.New(s.url).SubmitEvidence(context.Background(), keeper.EvidenceRequest{Digest: digest("x"), Chains: []string{"stub"}, Priority: 9})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), time.Second, "it waited as Retry-After said")
+}
+
+func TestRetriesAreBoundedInNumberAndWait(t *testing.T) {
+	s := newAPI(t)
+	var attempts atomic.Int32
+	s.setFront(func(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
+		attempts.Add(1)
+		w.Header().Set("Retry-After", "3600")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"code":"busy","message":"too many concurrent requests on /v1/; retry shortly"}`))
+		return true
+	})
+	c := keeper.New(s.url)
+	c.MaxRetries, c.MaxRetryWait = 2, 20*time.Millisecond
+	start := time.Now()
+	_, err := c.Evidence(context.Background(), "ev_000000000000000000000000")
+	assert.Less(t, time.Since(start), 2*time.Second, "an hour's Retry-After is cut to MaxRetryWait")
+	assert.Equal(t, int32(3), attempts.Load(), "the first attempt and MaxRetries more")
+	var e *keeper.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusServiceUnavailable, e.Status)
+	assert.Equal(t, "busy", e.Code)
+}
+
+func TestAnErrorCarriesTheAPIsCodeMessageFieldAndStatus(t *testing.T) {
+	s := newAPI(t)
+	c := keeper.New(s.url)
+	_, err := c.SubmitEvidence(context.Background(), keeper.EvidenceRequest{Digest: "abc", Chains: []string{"stub"}})
+	var e *keeper.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusBadRequest, e.Status)
+	assert.Equal(t, "invalid_digest", e.Code)
+	assert.Equal(t, "digest", e.Field)
+	assert.Equal(t, "digest must be a SHA-256 digest: 64 hex characters (HTTP 400, invalid_digest)", err.Error())
+
+	_, err = c.Receipt(context.Background(), "ev_000000000000000000000000")
+	assert.True(t, keeper.IsCode(err, "not_found"), "%v", err)
+
+	_, err = keeper.New("http://127.0.0.1:1").Evidence(context.Background(), "ev_000000000000000000000000")
+	assert.ErrorContains(t, err, "cannot reach keeper API at http://127.0.0.1:1")
+
+	// A proxy's answer in front of keeper has no JSON error: its status stays.
+	s.setFront(func(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
+		http.Error(w, "upstream down", http.StatusBadGateway)
+		return true
+	})
+	_, err = c.Evidence(context.Background(), "ev_000000000000000000000000")
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusBadGateway, e.Status)
+	assert.Empty(t, e.Code)
+	assert.Equal(t, "502 Bad Gateway from "+strings.TrimPrefix(s.url, "http://")+", without keeper's JSON error (HTTP 502)", err.Error())
+}
+
+func TestTheTokenIsSentAndNeverShownInAnError(t *testing.T) {
+	s := newAPI(t)
+	got := make(chan string, 1)
+	s.setFront(func(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
+		got <- r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"code":"unauthorized","message":"this route needs Authorization: Bearer <KEEPER_API_TOKEN>"}`))
+		return true
+	})
+	c := keeper.New(s.url)
+	c.Token = "s3cret"
+	_, err := c.ListEvidence(context.Background(), keeper.ListOptions{})
+	assert.Equal(t, "Bearer s3cret", <-got)
+	assert.True(t, keeper.IsCode(err, "unauthorized"))
+	assert.NotContains(t, err.Error(), "s3cret")
+}
+
+func TestListingPagesThroughEveryEvidenceAndRetryRedrivesADeadLetter(t *testing.T) {
+	s := newAPI(t)
+	c := keeper.New(s.url)
+	ctx := context.Background()
+	var ids []string
+	for i := range 3 {
+		ev, err := c.SubmitEvidence(ctx, keeper.EvidenceRequest{Digest: digest(strings.Repeat("p", i+1)), Chains: []string{"stub"}})
+		require.NoError(t, err)
+		ids = append(ids, ev.ID)
+	}
+	var got []string
+	o := keeper.ListOptions{Limit: 2}
+	for {
+		p, err := c.ListEvidence(ctx, o)
+		require.NoError(t, err)
+		for _, it := range p.Items {
+			got = append(got, it.ID)
+			assert.Empty(t, it.Salt, "lists carry no salt")
+		}
+		if p.NextCursor == "" {
+			break
+		}
+		o.Cursor = p.NextCursor
+	}
+	assert.Equal(t, ids, got)
+
+	_, err := c.RetryEvidence(ctx, ids[0])
+	assert.True(t, keeper.IsCode(err, "not_dead_lettered"), "%v", err)
+	b, ok, err := s.st.FormBatch(ctx, "stub", 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, s.st.DeadLetterBatch(ctx, b.ID, "stub: rejected"))
+	dead, err := c.ListEvidence(ctx, keeper.ListOptions{Status: keeper.StatusDeadLetter})
+	require.NoError(t, err)
+	require.Len(t, dead.Items, 1)
+	ev, err := c.RetryEvidence(ctx, dead.Items[0].ID)
+	require.NoError(t, err)
+	assert.Equal(t, keeper.StatusPending, ev.Status)
+}
+
+// confirm anchors every pending stub evidence in one batch.
+func (s *api) confirm(t *testing.T) {
+	ctx := context.Background()
+	b, ok, err := s.st.FormBatch(ctx, "stub", 100)
+	require.NoError(t, err)
+	require.True(t, ok)
+	leaves, err := s.st.BatchLeaves(ctx, b.ID)
+	require.NoError(t, err)
+	tree, err := merkle.Build(leaves)
+	require.NoError(t, err)
+	require.NoError(t, s.st.MarkSubmitted(ctx, b.ID, tree.Root(), "0xabc"))
+	require.NoError(t, s.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xabc", Block: 5, BlockTime: time.Now(), Network: "stub:local"}, tree.Paths()))
+}
+
+func TestWaitConfirmedAnswersTheConfirmedEvidenceWithItsReceipt(t *testing.T) {
+	s := newAPI(t)
+	c := keeper.New(s.url)
+	ctx := context.Background()
+	ev, err := c.SubmitEvidence(ctx, keeper.EvidenceRequest{Digest: digest("wait"), Chains: []string{"stub"}})
+	require.NoError(t, err)
+	_, err = c.Receipt(ctx, ev.ID)
+	assert.True(t, keeper.IsCode(err, "not_confirmed"), "%v", err)
+
+	var seen []string
+	done, err := c.WaitConfirmed(ctx, ev.ID, 10*time.Millisecond, func(e *keeper.Evidence) {
+		seen = append(seen, e.Status)
+		if len(seen) == 2 {
+			s.confirm(t)
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, keeper.StatusConfirmed, done.Status)
+	require.NotNil(t, done.Receipt)
+	assert.NoError(t, done.Receipt.CheckProof(done.Receipt.Anchors[0]))
+	assert.Equal(t, []string{"pending", "pending", "confirmed"}, seen)
+
+	r, err := c.Receipt(ctx, ev.ID)
+	require.NoError(t, err)
+	assert.Equal(t, *done.Receipt, *r)
+}
+
+func TestWaitConfirmedEndsWithTheErrorOfADeadLetter(t *testing.T) {
+	s := newAPI(t)
+	c := keeper.New(s.url)
+	ctx := context.Background()
+	ev, err := c.SubmitEvidence(ctx, keeper.EvidenceRequest{Digest: digest("dead"), Chains: []string{"stub"}})
+	require.NoError(t, err)
+	b, _, err := s.st.FormBatch(ctx, "stub", 1)
+	require.NoError(t, err)
+	require.NoError(t, s.st.DeadLetterBatch(ctx, b.ID, "stub: permanently rejected"))
+	_, err = c.WaitConfirmed(ctx, ev.ID, time.Millisecond, nil)
+	assert.ErrorContains(t, err, "stub: permanently rejected")
+}
+
+func TestWalletsAndEpochsRoundTrip(t *testing.T) {
+	s := newAPI(t)
+	c := keeper.New(s.url)
+	ctx := context.Background()
+	w, started, err := c.AddWallet(ctx, keeper.WalletRequest{Address: "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"})
+	require.NoError(t, err)
+	assert.True(t, started)
+	require.Len(t, w.Networks, 1)
+	assert.Equal(t, "PENDING", w.Networks[0].Status)
+	_, started, err = c.AddWallet(ctx, keeper.WalletRequest{Address: w.Address})
+	require.NoError(t, err)
+	assert.False(t, started, "already at work")
+	got, err := c.Wallet(ctx, w.Address)
+	require.NoError(t, err)
+	assert.Equal(t, w.Address, got.Address)
+	page, err := c.Transfers(ctx, w.Address, keeper.TransferOptions{Network: "solana", Limit: 10})
+	require.NoError(t, err)
+	assert.Empty(t, page.Items)
+	_, err = c.Transfers(ctx, w.Address, keeper.TransferOptions{Network: "bitcoin"})
+	assert.True(t, keeper.IsCode(err, "unknown_network"), "%v", err)
+
+	m, err := c.ComputeEpoch(ctx, "2026-11", keeper.EpochRequest{Pool: "1000", Usage: []keeper.Usage{{Account: "alice", Units: "3"}, {Account: "bob", Units: "1"}}})
+	require.NoError(t, err)
+	assert.Equal(t, "queued", m.Status)
+	got2, err := c.Epoch(ctx, "2026-11")
+	require.NoError(t, err)
+	assert.Equal(t, m.RequestHash, got2.RequestHash)
+	_, err = c.ComputeEpoch(ctx, "2026-11", keeper.EpochRequest{Pool: "999", Usage: []keeper.Usage{{Account: "alice", Units: "3"}}})
+	assert.True(t, keeper.IsCode(err, "epoch_conflict"), "%v", err)
+}

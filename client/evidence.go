@@ -1,0 +1,154 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/keeperhq/keeper/receipt"
+)
+
+// Evidence statuses.
+const (
+	StatusPending    = "pending"
+	StatusBatched    = "batched"
+	StatusSubmitted  = "submitted"
+	StatusConfirmed  = "confirmed"
+	StatusDeadLetter = "dead_letter"
+)
+
+// EvidenceRequest is the body of POST /v1/evidence: Digest or Content, and
+// Chains.
+type EvidenceRequest struct {
+	Digest   string          `json:"digest,omitempty"`  // hex SHA-256
+	Content  []byte          `json:"content,omitempty"` // or the bytes, hashed by keeper
+	Chains   []string        `json:"chains"`            // "etherlink", "solana", "stub", or "multi" for every configured chain
+	Priority int             `json:"priority,omitempty"`
+	Metadata json.RawMessage `json:"metadata,omitempty"` // a JSON object, at most 16 KiB
+	// IdempotencyKey is sent as the Idempotency-Key header; "" makes one
+	// for the call (and its retries).
+	IdempotencyKey string `json:"-"`
+}
+
+// Evidence is an evidence as the API answers it.
+type Evidence struct {
+	ID             string            `json:"id"`
+	Status         string            `json:"status"`
+	Digest         string            `json:"digest"`
+	Salt           string            `json:"salt,omitempty"`
+	Chains         []string          `json:"chains"`
+	Priority       int               `json:"priority"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Metadata       json.RawMessage   `json:"metadata,omitempty"`
+	Attempts       int               `json:"attempts"`
+	LastError      string            `json:"last_error,omitempty"`
+	CreatedAt      time.Time         `json:"created_at"`
+	UpdatedAt      time.Time         `json:"updated_at"`
+	Anchors        []EvidenceAnchor  `json:"anchors"`
+	Receipt        *receipt.Receipt  `json:"receipt,omitempty"` // once confirmed
+	Links          map[string]string `json:"links"`
+}
+
+// EvidenceAnchor is an evidence's state on one chain.
+type EvidenceAnchor struct {
+	Chain      string    `json:"chain"`
+	Status     string    `json:"status"`
+	BatchDueAt time.Time `json:"batch_due_at,omitzero"`
+	BatchID    int64     `json:"batch_id,omitempty"`
+	TxRef      string    `json:"tx_ref,omitempty"`
+	Block      uint64    `json:"block,omitempty"`
+}
+
+// EvidencePage is a page of GET /v1/evidence.
+type EvidencePage struct {
+	Items      []Evidence `json:"items"`
+	NextCursor string     `json:"next_cursor"` // "" on the last page
+}
+
+// ListOptions choose a page of GET /v1/evidence.
+type ListOptions struct {
+	Status string // only evidence in this status
+	Limit  int    // 0: the API's default (100)
+	Cursor string // the previous page's NextCursor
+}
+
+// pageQuery is a listing's query: an optional filter, limit and cursor.
+func pageQuery(filter, value string, limit int, cursor string) url.Values {
+	q := url.Values{}
+	if value != "" {
+		q.Set(filter, value)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	return q
+}
+
+// SubmitEvidence hands in an evidence (POST /v1/evidence). Sent again with
+// the same IdempotencyKey it answers the evidence it made the first time.
+func (cl *Client) SubmitEvidence(ctx context.Context, r EvidenceRequest) (*Evidence, error) {
+	ev, _, err := send[Evidence](ctx, cl, call{method: http.MethodPost, path: "/v1/evidence", body: r, key: r.IdempotencyKey})
+	return ev, err
+}
+
+// Evidence answers one evidence (GET /v1/evidence/{id}).
+func (cl *Client) Evidence(ctx context.Context, id string) (*Evidence, error) {
+	ev, _, err := send[Evidence](ctx, cl, call{method: http.MethodGet, path: "/v1/evidence/" + url.PathEscape(id)})
+	return ev, err
+}
+
+// ListEvidence answers a page of evidence in intake order (GET /v1/evidence).
+func (cl *Client) ListEvidence(ctx context.Context, o ListOptions) (*EvidencePage, error) {
+	p, _, err := send[EvidencePage](ctx, cl, call{method: http.MethodGet, path: "/v1/evidence", query: pageQuery("status", o.Status, o.Limit, o.Cursor)})
+	return p, err
+}
+
+// Receipt answers a confirmed evidence's receipt (GET
+// /v1/evidence/{id}/receipt); before, an *Error with code not_confirmed.
+func (cl *Client) Receipt(ctx context.Context, id string) (*receipt.Receipt, error) {
+	r, _, err := send[receipt.Receipt](ctx, cl, call{method: http.MethodGet, path: "/v1/evidence/" + url.PathEscape(id) + "/receipt"})
+	return r, err
+}
+
+// RetryEvidence re-drives a dead-lettered evidence (POST
+// /v1/evidence/{id}/retry); otherwise an *Error with code not_dead_lettered.
+func (cl *Client) RetryEvidence(ctx context.Context, id string) (*Evidence, error) {
+	ev, _, err := send[Evidence](ctx, cl, call{method: http.MethodPost, path: "/v1/evidence/" + url.PathEscape(id) + "/retry"})
+	return ev, err
+}
+
+// WaitConfirmed asks for the evidence every interval until it is confirmed,
+// and answers it then, receipt included. progress, when not nil, sees every
+// answer. A dead-lettered evidence ends the wait with an error naming its
+// last error; so does ctx.
+func (cl *Client) WaitConfirmed(ctx context.Context, id string, every time.Duration, progress func(*Evidence)) (*Evidence, error) {
+	for {
+		ev, err := cl.Evidence(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if progress != nil {
+			progress(ev)
+		}
+		switch ev.Status {
+		case StatusConfirmed:
+			return ev, nil
+		case StatusDeadLetter:
+			return ev, fmt.Errorf("evidence %s was dead-lettered: %s", id, ev.LastError)
+		}
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ev, fmt.Errorf("evidence %s is still %s: %w", id, ev.Status, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
