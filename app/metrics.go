@@ -36,6 +36,7 @@ func (n *Node) registerMetrics() {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	var rpcs rpcEndpointCollector
 	for _, name := range names {
 		if sc, ok := n.Chains[name].(interface{ StatusCalls() int64 }); ok {
 			n.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -69,11 +70,12 @@ func (n *Node) registerMetrics() {
 		}
 		switch name {
 		case "etherlink":
-			n.registry.MustRegister(rpcEndpointCollector{chain: name, primary: EVMRPC(n.Cfg)})
+			rpcs.chains = append(rpcs.chains, rpcChain{name, EVMRPC(n.Cfg)})
 		case "solana":
-			n.registry.MustRegister(rpcEndpointCollector{chain: name, primary: SolanaRPC(n.Cfg)})
+			rpcs.chains = append(rpcs.chains, rpcChain{name, SolanaRPC(n.Cfg)})
 		}
 	}
+	n.registry.MustRegister(rpcs)
 	n.temporalMetrics, n.temporalMetricsCloser = telemetry.TemporalMetrics(n.registry, n.Logger)
 }
 

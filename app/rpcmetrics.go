@@ -8,13 +8,15 @@ import (
 	"github.com/keeperhq/keeper/chains/rpcpool"
 )
 
-// rpcEndpointCollector exports each JSON-RPC provider of one chain
+// rpcEndpointCollector exports each JSON-RPC provider of the chains
 // (chains/rpcpool): health, head lag, requests, errors, 429s and the time
-// requests waited for the rate limit. The pool is looked up at every
-// scrape: the adapters create it when they start.
+// requests waited for the rate limit. Pools are looked up at every scrape:
+// the adapters create them when they start.
 type rpcEndpointCollector struct {
-	chain, primary string
+	chains []rpcChain
 }
+
+type rpcChain struct{ chain, primary string }
 
 var (
 	rpcLabels         = []string{"chain", "endpoint", "host"}
@@ -36,12 +38,17 @@ func (c rpcEndpointCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c rpcEndpointCollector) Collect(ch chan<- prometheus.Metric) {
-	p := rpcpool.Lookup(c.primary)
+	for _, rc := range c.chains {
+		collectPool(ch, rc.chain, rpcpool.Lookup(rc.primary))
+	}
+}
+
+func collectPool(ch chan<- prometheus.Metric, chain string, p *rpcpool.Pool) {
 	if p == nil {
 		return
 	}
 	for _, s := range p.Stats() {
-		labels := []string{c.chain, strconv.Itoa(s.Index), s.Endpoint}
+		labels := []string{chain, strconv.Itoa(s.Index), s.Endpoint}
 		ch <- prometheus.MustNewConstMetric(rpcHealthyDesc, prometheus.GaugeValue, boolValue(s.Healthy), labels...)
 		ch <- prometheus.MustNewConstMetric(rpcLagDesc, prometheus.GaugeValue, float64(s.Lag), labels...)
 		ch <- prometheus.MustNewConstMetric(rpcTrustedDesc, prometheus.GaugeValue, boolValue(s.Trusted), labels...)
@@ -50,7 +57,7 @@ func (c rpcEndpointCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(rpcThrottledDesc, prometheus.CounterValue, float64(s.Throttled), labels...)
 		ch <- prometheus.MustNewConstMetric(rpcRateWaitDesc, prometheus.CounterValue, s.RateWaited.Seconds(), labels...)
 	}
-	ch <- prometheus.MustNewConstMetric(rpcDisagreeDesc, prometheus.CounterValue, float64(p.Disagreements()), c.chain)
+	ch <- prometheus.MustNewConstMetric(rpcDisagreeDesc, prometheus.CounterValue, float64(p.Disagreements()), chain)
 }
 
 func boolValue(b bool) float64 {
