@@ -65,6 +65,13 @@ func (n *Node) registerMetrics() {
 				return 0
 			}))
 		}
+		if pf, ok := n.Chains[name].(interface{ PriorityFee() uint64 }); ok {
+			n.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "keeper_chain_priority_fee",
+				Help:        "Compute unit price (micro-lamports) of the last anchor signed: the recent fees' 75th percentile, the floor, a re-sign bump, capped (README, Solana: priority fees and cluster).",
+				ConstLabels: prometheus.Labels{"chain": name},
+			}, func() float64 { return float64(pf.PriorityFee()) }))
+		}
 		if f, ok := n.Chains[name].(finalityReporter); ok {
 			n.registry.MustRegister(finalityStalledGauge(name, f))
 		}

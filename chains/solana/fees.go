@@ -2,8 +2,14 @@ package solana
 
 import (
 	"context"
+	"errors"
 	"slices"
+
+	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 )
+
+// methodNotFound is JSON-RPC's code for a method the server does not have.
+const methodNotFound = -32601
 
 // How the compute unit price of an anchor is chosen (Config.PriorityFee and
 // Config.MaxPriorityFee):
@@ -39,14 +45,21 @@ const (
 // first one.
 func (a *Adapter) computeUnitPrice(ctx context.Context, prev *uint64) (uint64, error) {
 	if a.cfg.MaxPriorityFee == 0 {
+		a.lastPrice.Store(a.cfg.PriorityFee)
 		return a.cfg.PriorityFee, nil
 	}
 	market, err := a.recentFee(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return priceFor(a.cfg.PriorityFee, a.cfg.MaxPriorityFee, market, prev), nil
+	p := priceFor(a.cfg.PriorityFee, a.cfg.MaxPriorityFee, market, prev)
+	a.lastPrice.Store(p)
+	return p, nil
 }
+
+// PriorityFee is the compute unit price (micro-lamports) of the last
+// anchor signed: keeper_chain_priority_fee on /metrics.
+func (a *Adapter) PriorityFee() uint64 { return a.lastPrice.Load() }
 
 // priceFor combines the floor, the cap, the market price and the price of
 // the expired transaction (nil: none) as the comment above says.
@@ -67,7 +80,19 @@ func priceFor(floor, ceiling, market uint64, prev *uint64) uint64 {
 func (a *Adapter) recentFee(ctx context.Context) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.RPCTimeout)
 	defer cancel()
+	if a.noFeeRead.Load() {
+		return 0, nil
+	}
 	out, err := a.client.GetRecentPrioritizationFees(ctx, nil)
+	var re *jsonrpc.RPCError
+	if errors.As(err, &re) && re.Code == methodNotFound {
+		// A node or provider without the method (some proxies leave it
+		// out): price from the floor and the re-sign bump alone, said once.
+		if !a.noFeeRead.Swap(true) {
+			a.log.Warn("solana: the node has no getRecentPrioritizationFees; anchors pay KEEPER_SOLANA_PRIORITY_FEE, raised on each re-sign")
+		}
+		return 0, nil
+	}
 	if err != nil {
 		return 0, a.rpcErr("getRecentPrioritizationFees", err)
 	}

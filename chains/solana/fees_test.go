@@ -1,8 +1,12 @@
 package solana
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -173,4 +177,49 @@ func TestAPriorityFeeAboveTheMaximumIsRefusedPermanently(t *testing.T) {
 	_, err := New(Config{RPCURL: "http://node", Payer: newKey(t), PriorityFee: 30_000, MaxPriorityFee: 20_000})
 	require.ErrorContains(t, err, "priority fee 30000 is above the maximum priority fee 20000")
 	assert.True(t, retry.IsPermanent(err))
+}
+
+// withoutMethod fronts upstream with an endpoint that answers method with
+// JSON-RPC's "method not found", as a provider that leaves it out does.
+func withoutMethod(t *testing.T, upstream, method string) string {
+	t.Helper()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		var c struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &c) == nil && c.Method == method {
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(c.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`))
+			return
+		}
+		resp, err := http.Post(upstream, "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, "upstream down", http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+func TestWithoutGetRecentPrioritizationFeesAnAnchorPaysTheFloorAndLands(t *testing.T) {
+	chain, payer := startDevnet(t, 10*time.Millisecond)
+	url := withoutMethod(t, chain.URL(), "getRecentPrioritizationFees")
+	a := newAdapter(t, url, payer, func(c *Config) { c.PriorityFee = 2_000; c.MaxPriorityFee = 1_000_000 })
+	j := newJournal()
+	an := chains.Anchor{BatchID: 7, Root: rootOf("a node without the fee method")}
+
+	_, err := a.Submit(context.Background(), an, j)
+	require.NoError(t, err, "a missing fee method is no reason to stop anchoring")
+	st := waitFor(t, a, 7, j, 10*time.Second)
+	require.Equal(t, chains.Final, st.State, st.Detail)
+	assert.Equal(t, []uint64{2_000}, journaledPrices(t, j, 7), "the floor")
+	assert.EqualValues(t, 2_000, a.PriorityFee(), "what /metrics shows")
+	assert.Equal(t, 1, anchorsOnChain(t, chain.URL(), payer.PublicKey(), an.Root))
 }

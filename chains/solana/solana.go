@@ -33,6 +33,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -143,6 +144,9 @@ type Adapter struct {
 	statusP  *poller.Poller[rpc.SignatureStatusesResult] // recent status cache
 	historyP *poller.Poller[rpc.SignatureStatusesResult] // with history, after expiry
 	heightP  *poller.Poller[uint64]
+
+	lastPrice atomic.Uint64 // compute unit price of the last anchor signed
+	noFeeRead atomic.Bool   // the node has no getRecentPrioritizationFees
 
 	mu         sync.Mutex
 	sent       map[string]time.Time // signature -> last broadcast
