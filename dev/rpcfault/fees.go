@@ -27,6 +27,19 @@ import (
 type FeeMarket struct {
 	MinBaseFee          *big.Int // wei; nil: the node's base fee as it is
 	InclusionFeePerByte *big.Int // wei; EtherLink: 0.000004 XTZ = 4e12
+	// StaleBaseFee, when set, is the base fee blocks and eth_gasPrice
+	// report while transactions are judged at the current one: a base fee
+	// that rose under a backlog faster than the node says, so senders
+	// price too low and are dropped.
+	StaleBaseFee *big.Int
+}
+
+// reported is the base fee the proxy shows for the node's x.
+func (m FeeMarket) reported(x *big.Int) *big.Int {
+	if m.StaleBaseFee != nil {
+		return new(big.Int).Set(m.StaleBaseFee)
+	}
+	return raised(x, m)
 }
 
 // EtherLinkFees is FeeMarket with EtherLink's documented numbers.
@@ -193,7 +206,7 @@ func patch(c rpcCall, result json.RawMessage, base *big.Int, m FeeMarket) json.R
 		if json.Unmarshal(result, &v) != nil {
 			return result
 		}
-		out, _ := json.Marshal((*hexutil.Big)(raised((*big.Int)(&v), m)))
+		out, _ := json.Marshal((*hexutil.Big)(m.reported((*big.Int)(&v))))
 		return out
 	case "eth_getBlockByNumber", "eth_getBlockByHash":
 		var blk map[string]json.RawMessage
@@ -204,7 +217,7 @@ func patch(c rpcCall, result json.RawMessage, base *big.Int, m FeeMarket) json.R
 		if json.Unmarshal(blk["baseFeePerGas"], &v) != nil {
 			return result
 		}
-		blk["baseFeePerGas"], _ = json.Marshal((*hexutil.Big)(raised((*big.Int)(&v), m)))
+		blk["baseFeePerGas"], _ = json.Marshal((*hexutil.Big)(m.reported((*big.Int)(&v))))
 		out, _ := json.Marshal(blk)
 		return out
 	case "eth_estimateGas":

@@ -42,6 +42,10 @@ type Faults struct {
 	// Hold bounds how long a withheld answer keeps its connection (default
 	// DefaultHold).
 	Hold time.Duration
+	// PerSecond > 0 is a public endpoint's rate limit: beyond that many
+	// requests in a second, each is answered 429 with Retry-After: 1 (and
+	// does not count against the budget).
+	PerSecond int
 }
 
 // Stats count what the proxy did with the requests it received.
@@ -51,6 +55,7 @@ type Stats struct {
 	Errors    int64 // answered with an injected error
 	Timeouts  int64 // forwarded, answer withheld
 	Dropped   int64 // transactions the FeeMarket dropped silently
+	Throttled int64 // answered 429 over Faults.PerSecond
 }
 
 // Proxy is a running fault-injecting proxy. Its methods are safe for
@@ -68,8 +73,10 @@ type Proxy struct {
 	fees     *FeeMarket   // nil: off
 	lies     Lies
 	invented map[string]json.RawMessage // receipts made up, by transaction hash
+	second   time.Time                  // the rate window's start
+	inSecond int                        // requests answered in it
 
-	requests, forwarded, errored, timeouts, dropped, lied atomic.Int64
+	requests, forwarded, errored, timeouts, dropped, lied, throttled atomic.Int64
 }
 
 // Start listens on 127.0.0.1 (a free port) and forwards to upstream, an
@@ -149,7 +156,7 @@ func (p *Proxy) Close() error {
 
 // Stats returns the counters so far.
 func (p *Proxy) Stats() Stats {
-	return Stats{Requests: p.requests.Load(), Forwarded: p.forwarded.Load(), Errors: p.errored.Load(), Timeouts: p.timeouts.Load(), Dropped: p.dropped.Load()}
+	return Stats{Requests: p.requests.Load(), Forwarded: p.forwarded.Load(), Errors: p.errored.Load(), Timeouts: p.timeouts.Load(), Dropped: p.dropped.Load(), Throttled: p.throttled.Load()}
 }
 
 func (p *Proxy) serve(ln net.Listener) {
@@ -183,12 +190,35 @@ func (p *Proxy) draw() (fault, Faults) {
 	return none, f
 }
 
+// overBudget counts a request against Faults.PerSecond.
+func (p *Proxy) overBudget() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.faults.PerSecond <= 0 {
+		return false
+	}
+	if now := time.Now(); now.Sub(p.second) >= time.Second {
+		p.second, p.inSecond = now, 0
+	}
+	if p.inSecond >= p.faults.PerSecond {
+		return true
+	}
+	p.inSecond++
+	return false
+}
+
 // ServeHTTP forwards one JSON-RPC request, or injects its fault.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.requests.Add(1)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 50<<20))
 	if err != nil {
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if p.overBudget() {
+		p.throttled.Add(1)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, http.StatusText(http.StatusTooManyRequests), http.StatusTooManyRequests)
 		return
 	}
 	kind, f := p.draw()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -131,4 +132,22 @@ func TestDownRefusesConnectionsUntilUpServesTheSameURLAgain(t *testing.T) {
 	var got string
 	require.NoError(t, c.Call(&got, "test_echo", "after"))
 	assert.Equal(t, "after", got)
+}
+
+func TestARateLimitAnswers429WithRetryAfterBeyondItsBudget(t *testing.T) {
+	n, p, _ := start(t)
+	p.SetFaults(rpcfault.Faults{PerSecond: 3})
+	var codes []int
+	for range 5 {
+		resp, err := http.Post(p.URL(), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"test_echo","params":["x"]}`))
+		require.NoError(t, err)
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+		}
+		resp.Body.Close()
+	}
+	assert.Equal(t, []int{200, 200, 200, 429, 429}, codes)
+	assert.EqualValues(t, 3, n.calls.Load(), "a refused request never reaches the node")
+	assert.EqualValues(t, 2, p.Stats().Throttled)
 }
