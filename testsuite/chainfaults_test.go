@@ -51,6 +51,8 @@ type faultOptions struct {
 	// (KEEPER_<CHAIN>_RPC_URLS).
 	evmURLs func(t *testing.T, c *devchain.Chain) []string
 	solURLs func(t *testing.T, d *devnet.Devnet) []string
+	// tune changes the stack's configuration before its node starts.
+	tune func(s *faultStack)
 }
 
 // faultStack is one keeper node (API and worker) on its own Temporal server
@@ -113,6 +115,9 @@ func startFaultStack(t *testing.T, o faultOptions) *faultStack {
 		s.chains = append(s.chains, solana.Name)
 	}
 	s.cfg.Chains = s.chains
+	if o.tune != nil {
+		o.tune(s)
+	}
 	chs, err := app.NewChains(ctx, s.cfg, nil, testLogger(t))
 	require.NoError(t, err)
 	if a, ok := chs[evm.Name].(*evm.Adapter); ok {
