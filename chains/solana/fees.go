@@ -77,11 +77,18 @@ func priceFor(floor, ceiling, market uint64, prev *uint64) uint64 {
 // none. No accounts are named: an anchor write-locks only its fee payer,
 // which nobody else writes, so it competes for block space, not for an
 // account, and the price of naming the payer would be keeper's own.
+// A read serves the submits of the next blockhashReuse too (a burst of
+// batches shares one call; rate-limited endpoints count every call).
 func (a *Adapter) recentFee(ctx context.Context) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.RPCTimeout)
 	defer cancel()
 	if a.noFeeRead.Load() {
 		return 0, nil
+	}
+	a.feeMu.Lock()
+	defer a.feeMu.Unlock()
+	if !a.feeAt.IsZero() && a.now().Sub(a.feeAt) < blockhashReuse {
+		return a.fee, nil
 	}
 	out, err := a.client.GetRecentPrioritizationFees(ctx, nil)
 	var re *jsonrpc.RPCError
@@ -100,7 +107,8 @@ func (a *Adapter) recentFee(ctx context.Context) (uint64, error) {
 	for i, f := range out {
 		fees[i] = f.PrioritizationFee
 	}
-	return percentile(fees, FeePercentile), nil
+	a.fee, a.feeAt = percentile(fees, FeePercentile), a.now()
+	return a.fee, nil
 }
 
 // percentile is the nearest-rank p-th percentile of xs (0 when empty).

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -179,9 +181,9 @@ func TestAPriorityFeeAboveTheMaximumIsRefusedPermanently(t *testing.T) {
 	assert.True(t, retry.IsPermanent(err))
 }
 
-// withoutMethod fronts upstream with an endpoint that answers method with
-// JSON-RPC's "method not found", as a provider that leaves it out does.
-func withoutMethod(t *testing.T, upstream, method string) string {
+// frontNode fronts upstream with an endpoint that shows each call's method
+// to intercept first: a non-nil answer is sent instead of the node's.
+func frontNode(t *testing.T, upstream string, intercept func(method string, id json.RawMessage) []byte) string {
 	t.Helper()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
@@ -190,9 +192,11 @@ func withoutMethod(t *testing.T, upstream, method string) string {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 		}
-		if json.Unmarshal(body, &c) == nil && c.Method == method {
-			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(c.ID) + `,"error":{"code":-32601,"message":"Method not found"}}`))
-			return
+		if json.Unmarshal(body, &c) == nil {
+			if answer := intercept(c.Method, c.ID); answer != nil {
+				_, _ = w.Write(answer)
+				return
+			}
 		}
 		resp, err := http.Post(upstream, "application/json", bytes.NewReader(body))
 		if err != nil {
@@ -206,6 +210,44 @@ func withoutMethod(t *testing.T, upstream, method string) string {
 	}))
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// withoutMethod fronts upstream with an endpoint that answers method with
+// JSON-RPC's "method not found", as a provider that leaves it out does.
+func withoutMethod(t *testing.T, upstream, method string) string {
+	return frontNode(t, upstream, func(m string, id json.RawMessage) []byte {
+		if m != method {
+			return nil
+		}
+		return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32601,"message":"Method not found"}}`)
+	})
+}
+
+func TestABurstOfAnchorsSharesOneReadOfRecentFees(t *testing.T) {
+	chain, payer := startDevnet(t, 10*time.Millisecond)
+	var reads atomic.Int64
+	url := frontNode(t, chain.URL(), func(m string, _ json.RawMessage) []byte {
+		if m == "getRecentPrioritizationFees" {
+			reads.Add(1)
+		}
+		return nil
+	})
+	a := newAdapter(t, url, payer, func(c *Config) { c.MaxPriorityFee = 1_000_000 })
+	var clock atomic.Int64 // the adapter's clock, moved by hand
+	clock.Store(time.Now().UnixNano())
+	a.now = func() time.Time { return time.Unix(0, clock.Load()) }
+	j := newJournal()
+	submit := func(b int64) {
+		_, err := a.Submit(context.Background(), chains.Anchor{BatchID: b, Root: rootOf(fmt.Sprint("burst ", b))}, j)
+		require.NoError(t, err)
+	}
+	for b := range int64(5) {
+		submit(10 + b)
+	}
+	assert.EqualValues(t, 1, reads.Load(), "five submits within a second, one read")
+	clock.Add(int64(2 * blockhashReuse))
+	submit(20)
+	assert.EqualValues(t, 2, reads.Load(), "a later submit reads the market again")
 }
 
 func TestWithoutGetRecentPrioritizationFeesAnAnchorPaysTheFloorAndLands(t *testing.T) {

@@ -147,6 +147,9 @@ type Adapter struct {
 
 	lastPrice atomic.Uint64 // compute unit price of the last anchor signed
 	noFeeRead atomic.Bool   // the node has no getRecentPrioritizationFees
+	feeMu     sync.Mutex
+	fee       uint64    // the last percentile read
+	feeAt     time.Time // when; it serves submits for blockhashReuse
 
 	mu         sync.Mutex
 	sent       map[string]time.Time // signature -> last broadcast
