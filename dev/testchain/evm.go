@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -213,7 +214,16 @@ func (b *evmBuilder) send(from *evmActor, to *common.Address, value *big.Int, da
 	if err != nil {
 		return common.Hash{}, err
 	}
-	if err := b.ec.SendTransaction(b.ctx, tx); err != nil {
+	// geth's pool takes a new head asynchronously: right after a seal it
+	// may still judge a just-funded sender by the block before.
+	for try := 0; ; try++ {
+		err = b.ec.SendTransaction(b.ctx, tx)
+		if err == nil || try == 100 || !strings.Contains(err.Error(), "insufficient funds") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
 		return common.Hash{}, fmt.Errorf("send from %s nonce %d: %w", from.addr.Hex(), from.nonce, err)
 	}
 	from.nonce++
