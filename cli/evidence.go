@@ -134,7 +134,11 @@ func (p *progress) show(file string, ev *client.Evidence) {
 	for _, a := range ev.Anchors {
 		chains = append(chains, a.Chain+" "+a.Status)
 	}
-	line := fmt.Sprintf("%d of %d confirmed; %s: %s (%s)", p.done, p.total, file, ev.Status, strings.Join(chains, ", "))
+	done := p.done // files finished before this one
+	if ev.Status == "confirmed" {
+		done++
+	}
+	line := fmt.Sprintf("%d of %d confirmed; %s: %s (%s)", done, p.total, file, ev.Status, strings.Join(chains, ", "))
 	switch {
 	case line == p.last:
 	case p.tty:

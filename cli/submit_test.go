@@ -67,6 +67,7 @@ func TestSubmitWaitWritesAReceiptBesideEachFileOnceConfirmed(t *testing.T) {
 	out, progress, err := keeper(t, "submit", "--wait", "--interval", "10ms", files[0], files[1], "--api", s.url)
 	require.NoError(t, err, progress)
 	assert.Contains(t, progress, "0 of 2 confirmed; "+files[0]+": pending (stub pending)")
+	assert.Contains(t, progress, "2 of 2 confirmed; "+files[1]+": confirmed (stub confirmed)", "the last line counts the last file")
 	for i, f := range files {
 		assert.Contains(t, out, "wrote "+f+".receipt.json\n")
 		raw, err := os.ReadFile(f + ".receipt.json")
