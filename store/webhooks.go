@@ -446,8 +446,10 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, id string, run int, a
 // FailDelivery marks run of the delivery failed with why: its retries are
 // used up or its subscription no longer takes deliveries.
 func (s *Store) FailDelivery(ctx context.Context, id string, run int, why string) error {
-	return s.exec(ctx, `UPDATE webhook_deliveries SET status = ?, last_error = ?, updated_at = ? WHERE id = ? AND run = ? AND status = ?`,
-		DeliveryFailed, why, ms(time.Now()), id, run, DeliveryPending)
+	return s.exec(ctx, `UPDATE webhook_deliveries SET status = ?, updated_at = ?,
+		last_error = CASE WHEN last_error = '' THEN ? ELSE ? || '; last attempt: ' || last_error END
+		WHERE id = ? AND run = ? AND status = ?`,
+		DeliveryFailed, ms(time.Now()), why, why, id, run, DeliveryPending)
 }
 
 // RetryDelivery re-drives a failed delivery of a subscription: it goes back
