@@ -2,6 +2,7 @@ package activities
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ type Webhook struct {
 	// connection against the outbound policy (outbound.Policy.Client).
 	Client       *http.Client
 	DisableAfter time.Duration // failing this long without a success disables the webhook (0: never)
+	Timeout      time.Duration // one attempt's limit; 0: WebhookTimeout
 	Logger       *slog.Logger
 	Metrics      *WebhookMetrics
 }
@@ -95,7 +97,8 @@ func errText(err error) string {
 // Its errors name neither the URL (which may carry a token) nor the
 // answer's body.
 func (a *Webhook) post(ctx context.Context, target store.Target, d store.Delivery, at time.Time) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, WebhookTimeout)
+	timeout := cmp.Or(a.Timeout, WebhookTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.URL, bytes.NewReader(d.Body))
 	if err != nil {
@@ -112,7 +115,7 @@ func (a *Webhook) post(ctx context.Context, target store.Target, d store.Deliver
 			err = ue.Err
 		}
 		if ctx.Err() != nil {
-			return 0, fmt.Errorf("no answer within %s", WebhookTimeout)
+			return 0, fmt.Errorf("no answer within %s", timeout)
 		}
 		return 0, fmt.Errorf("post failed: %w", err)
 	}
@@ -120,7 +123,7 @@ func (a *Webhook) post(ctx context.Context, target store.Target, d store.Deliver
 	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, WebhookMaxAnswer+1))
 	switch {
 	case ctx.Err() != nil:
-		return resp.StatusCode, fmt.Errorf("answer not read within %s", WebhookTimeout)
+		return resp.StatusCode, fmt.Errorf("answer not read within %s", timeout)
 	case err != nil:
 		return resp.StatusCode, fmt.Errorf("reading the answer failed: %w", err)
 	case n > WebhookMaxAnswer:
