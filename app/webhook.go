@@ -14,7 +14,7 @@ import (
 // WebhookPolicy is the delivery retry schedule the configuration asks for.
 func WebhookPolicy(cfg config.Config) workflows.WebhookPolicy {
 	w := cfg.Webhook
-	return workflows.WebhookPolicy{RetryFor: w.RetryFor, RetryBase: w.RetryBase, RetryCap: w.RetryCap}
+	return workflows.WebhookPolicy{RetryFor: w.RetryFor, RetryBase: w.RetryBase, RetryCap: w.RetryCap, AttemptTimeout: 2 * w.Timeout}
 }
 
 // startWebhookWorker runs the webhook delivery worker. Endpoints are URLs
@@ -22,10 +22,10 @@ func WebhookPolicy(cfg config.Config) workflows.WebhookPolicy {
 // which checks every connection and follows no redirect.
 func (n *Node) startWebhookWorker() error {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.ResponseHeaderTimeout = activities.WebhookTimeout
-	transport.TLSHandshakeTimeout = activities.WebhookTimeout
+	transport.ResponseHeaderTimeout = n.Cfg.Webhook.Timeout
+	transport.TLSHandshakeTimeout = n.Cfg.Webhook.Timeout
 	acts := &activities.Webhook{
-		Store: n.Store, Client: n.Cfg.Outbound().Client(transport), DisableAfter: n.Cfg.Webhook.DisableAfter,
+		Store: n.Store, Client: n.Cfg.Outbound().Client(transport), DisableAfter: n.Cfg.Webhook.DisableAfter, Timeout: n.Cfg.Webhook.Timeout,
 		Logger: n.Logger, Metrics: n.webhookMetrics,
 	}
 	n.webhookWorker = worker.NewWebhook(n.Client, acts, worker.Options{ActivityWorkers: n.Cfg.ActivityWorkers, DrainTimeout: n.Cfg.DrainTimeout, Versioning: Versioning(n.Cfg)})

@@ -347,6 +347,7 @@ func (c *Config) Knobs() []Knob {
 		{"webhook-retry-for", "KEEPER_WEBHOOK_RETRY_FOR", "24h", "how long a webhook delivery is retried before it is marked failed (re-drivable with POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry)", &c.Webhook.RetryFor},
 		{"webhook-retry-base", "KEEPER_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's second attempt; each later wait doubles, up to KEEPER_WEBHOOK_RETRY_CAP", &c.Webhook.RetryBase},
 		{"webhook-retry-cap", "KEEPER_WEBHOOK_RETRY_CAP", "1h", "longest wait between two attempts of a webhook delivery", &c.Webhook.RetryCap},
+		{"webhook-timeout", "KEEPER_WEBHOOK_TIMEOUT", "10s", "a webhook endpoint that has not answered within this long has failed the attempt", &c.Webhook.Timeout},
 		{"webhook-disable-after", "KEEPER_WEBHOOK_DISABLE_AFTER", "72h", "a webhook whose deliveries have failed for this long without a success is disabled (logged, counted in keeper_webhooks_disabled_total); re-driving one of its deliveries enables it again (0 = never)", &c.Webhook.DisableAfter},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
@@ -494,8 +495,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_EVM_NETWORK: must be etherlink-mainnet, etherlink-testnet or custom, got %q", c.EVM.Network)
 	case c.EVM.BlockTime < 0 || c.EVM.FinalityStall <= 0:
 		return fmt.Errorf("KEEPER_EVM_BLOCK_MS must not be negative and KEEPER_EVM_FINALITY_STALL_MS must be positive")
-	case c.Webhook.RetryFor <= 0 || c.Webhook.RetryBase <= 0 || c.Webhook.RetryCap < c.Webhook.RetryBase:
-		return fmt.Errorf("KEEPER_WEBHOOK_RETRY_FOR and KEEPER_WEBHOOK_RETRY_BASE must be positive and KEEPER_WEBHOOK_RETRY_CAP at least the base")
+	case c.Webhook.RetryFor <= 0 || c.Webhook.RetryBase <= 0 || c.Webhook.Timeout <= 0 || c.Webhook.RetryCap < c.Webhook.RetryBase:
+		return fmt.Errorf("KEEPER_WEBHOOK_RETRY_FOR, KEEPER_WEBHOOK_RETRY_BASE and KEEPER_WEBHOOK_TIMEOUT must be positive and KEEPER_WEBHOOK_RETRY_CAP at least the base")
 	case c.Webhook.DisableAfter < 0:
 		return fmt.Errorf("KEEPER_WEBHOOK_DISABLE_AFTER: must be 0 (never) or more, got %s", c.Webhook.DisableAfter)
 	case c.MaxQueued < 0:
@@ -706,5 +707,6 @@ type WebhookConfig struct {
 	RetryFor     time.Duration // attempts stop, and the delivery is failed, after this long
 	RetryBase    time.Duration // first wait between attempts; doubles each time
 	RetryCap     time.Duration // longest wait between attempts
+	Timeout      time.Duration // one attempt's limit
 	DisableAfter time.Duration // failing this long without a success disables the webhook (0: never)
 }

@@ -21,6 +21,11 @@ type WebhookPolicy struct {
 	RetryFor  time.Duration // attempts stop after this long and the delivery fails
 	RetryBase time.Duration // first wait between attempts; doubles each time
 	RetryCap  time.Duration // longest wait between attempts
+	// AttemptTimeout bounds one attempt, as Temporal sees it: an attempt
+	// whose worker died is made again after this long. Longer than the
+	// activity's own limit on the endpoint's answer (0: twice
+	// activities.WebhookTimeout).
+	AttemptTimeout time.Duration
 }
 
 // WebhookInput names the delivery's run: ids only, never its body or the
@@ -43,10 +48,12 @@ func WebhookWorkflowID(ref activities.DeliveryRef) string {
 func DeliverWebhook(ctx workflow.Context, in WebhookInput) error {
 	var a *activities.Webhook
 	p := in.Policy
+	attempt := p.AttemptTimeout
+	if attempt <= 0 {
+		attempt = 2 * activities.WebhookTimeout
+	}
 	sendCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// A little over one attempt's limit: a worker killed mid-post is
-		// noticed and the attempt made again.
-		StartToCloseTimeout:    activities.WebhookTimeout + 20*time.Second,
+		StartToCloseTimeout:    attempt,
 		ScheduleToCloseTimeout: p.RetryFor,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        p.RetryBase,
