@@ -36,23 +36,7 @@ type Webhooks struct {
 
 // Run starts recorded deliveries until ctx is done.
 func (w *Webhooks) Run(ctx context.Context) {
-	for {
-		wait := w.Sweep
-		if err := w.StartDue(ctx); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			w.Logger.Warn("webhooks: start delivery workflows; will retry", "error", err)
-			wait = min(wait, temporalRetry)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
+	sweep(ctx, w.Sweep, nil, w.StartDue, w.Logger, "webhooks: start delivery workflows; will retry")
 }
 
 // StartDue starts a workflow for every delivery not started yet.

@@ -185,3 +185,33 @@ func TestFailedDeliveriesDisableTheWebhookAfterTheConfiguredTimeAndARetryReDrive
 		assert.Equal(t, 204, done.LastStatus)
 	})
 }
+
+func TestAWalletItemCompletedOrAbandonedIsAnnouncedOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		_, err := st.CreateWebhook(ctx, "https://a.example/hook", []string{store.EventWalletCompleted, store.EventWalletAbandoned})
+		require.NoError(t, err)
+		_, _, err = st.AddWallet(ctx, walletA, bothNetworks)
+		require.NoError(t, err)
+
+		_, err = st.BeginScan(ctx, walletA, "etherlink")
+		require.NoError(t, err)
+		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{}))
+		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{}), "a retried completion")
+
+		_, err = st.BeginScan(ctx, walletA, "solana")
+		require.NoError(t, err)
+		fail := store.ScanFailure{Error: "rpc down", Now: time.Now(), MaxRetries: 1, Delay: func(int) time.Duration { return time.Second }}
+		for range 3 {
+			_, _, err := st.FailScan(ctx, walletA, "solana", fail)
+			require.NoError(t, err)
+		}
+
+		var got []string
+		for _, d := range unstarted(t, st) {
+			got = append(got, d.Type+" "+d.ObjectID)
+		}
+		assert.Equal(t, []string{store.EventWalletCompleted + " " + walletA + "/etherlink", store.EventWalletAbandoned + " " + walletA + "/solana"}, got)
+	})
+}
