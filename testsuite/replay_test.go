@@ -18,8 +18,8 @@ import (
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(files), 12, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch, a completed and a quarantined epoch, "+
-		"and the WalletSync and Backfill of a completed, an abandoned and a re-added wallet")
+	require.GreaterOrEqual(t, len(files), 14, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch, a completed and a quarantined epoch, "+
+		"the WalletSync and Backfill of a completed, an abandoned and a re-added wallet, and a webhook delivered after retries and one failed")
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
@@ -27,6 +27,7 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 			r.RegisterWorkflow(workflows.EpochCompute)
 			r.RegisterWorkflow(workflows.WalletSync)
 			r.RegisterWorkflow(workflows.Backfill)
+			r.RegisterWorkflow(workflows.DeliverWebhook)
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
 	}
