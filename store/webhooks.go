@@ -199,26 +199,39 @@ type eventBody struct {
 // transaction of the state change it reports, so the change and its
 // announcement commit together or not at all.
 func recordEvent(ctx context.Context, tx *txn, typ string, data EventData) error {
-	now := time.Now().UTC()
-	body, err := json.Marshal(eventBody{Type: typ, Timestamp: now.Format(time.RFC3339Nano), Data: data})
+	subs, err := subscribers(ctx, tx, typ)
 	if err != nil {
 		return err
 	}
+	return insertDeliveries(ctx, tx, subs, typ, data)
+}
+
+// subscribers returns the enabled subscriptions to typ.
+func subscribers(ctx context.Context, tx *txn, typ string) ([]string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM webhook_subscriptions WHERE deleted_at = 0 AND disabled_at = 0 AND events LIKE ?`, "%,"+typ+",%")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	defer rows.Close()
 	var subs []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
+			return nil, err
 		}
 		subs = append(subs, id)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	return subs, rows.Err()
+}
+
+// insertDeliveries writes the event's delivery to each of subs.
+func insertDeliveries(ctx context.Context, tx *txn, subs []string, typ string, data EventData) error {
+	if len(subs) == 0 {
+		return nil
+	}
+	now := time.Now().UTC()
+	body, err := json.Marshal(eventBody{Type: typ, Timestamp: now.Format(time.RFC3339Nano), Data: data})
+	if err != nil {
 		return err
 	}
 	for _, sub := range subs {
@@ -234,6 +247,10 @@ func recordEvent(ctx context.Context, tx *txn, typ string, data EventData) error
 // became status in this transaction: before holds the ids that did not have
 // it before the change.
 func evidenceEvents(ctx context.Context, tx *txn, batchID int64, status Status, typ string, before map[string]bool) error {
+	subs, err := subscribers(ctx, tx, typ)
+	if err != nil || len(subs) == 0 {
+		return err // nobody listens: a big batch's confirmation costs one query
+	}
 	ids, err := evidenceOfBatch(ctx, tx, batchID, status)
 	if err != nil {
 		return err
@@ -248,7 +265,7 @@ func evidenceEvents(ctx context.Context, tx *txn, batchID int64, status Status, 
 		} else {
 			data.Links = map[string]string{"evidence": "/v1/evidence/" + id}
 		}
-		if err := recordEvent(ctx, tx, typ, data); err != nil {
+		if err := insertDeliveries(ctx, tx, subs, typ, data); err != nil {
 			return err
 		}
 	}
