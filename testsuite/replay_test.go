@@ -1,10 +1,14 @@
 package testsuite
 
 import (
+	"encoding/base64"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
@@ -30,5 +34,28 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 			r.RegisterWorkflow(workflows.DeliverWebhook)
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
+	}
+}
+
+// TestWebhookHistoriesCarryIDsOnly checks the recorded DeliverWebhook
+// histories: their payloads name the delivery, never its body or a secret.
+func TestWebhookHistoriesCarryIDsOnly(t *testing.T) {
+	files, err := filepath.Glob("testdata/histories/*_deliver_webhook_*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var payloads int
+		for _, m := range regexp.MustCompile(`"data":\s*"([^"]+)"`).FindAllSubmatch(raw, -1) {
+			p, err := base64.StdEncoding.DecodeString(string(m[1]))
+			require.NoError(t, err)
+			payloads++
+			assert.NotContains(t, string(p), "whsec_", f)
+			assert.NotContains(t, string(p), `"type":"evidence.confirmed"`, "%s carries a delivery's body", f)
+			assert.NotContains(t, string(p), "http://", "%s carries the endpoint", f)
+		}
+		assert.Positive(t, payloads, f)
+		assert.Contains(t, string(raw), "msg_", f)
 	}
 }
