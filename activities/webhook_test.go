@@ -21,6 +21,7 @@ import (
 
 	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/outbound"
+	"github.com/keeperhq/keeper/starter/openapitest"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/webhook"
 	"github.com/keeperhq/keeper/workflows"
@@ -157,6 +158,16 @@ func TestAReceiverThatFailsItsFirstFiveDeliveriesGetsEachEventOncePerID(t *testi
 		}
 		require.NoError(t, json.Unmarshal([]byte(p.Body), &body))
 		assert.Equal(t, store.EventEvidenceConfirmed, body.Type)
+	}
+	// The body is the one openapi.json describes.
+	doc, err := openapitest.Description()
+	require.NoError(t, err)
+	schema := doc.Components.Schemas["WebhookEventBody"]
+	require.NotNil(t, schema)
+	for _, p := range f.recv.posts {
+		var v any
+		require.NoError(t, json.Unmarshal([]byte(p.Body), &v))
+		assert.NoError(t, schema.Value.VisitJSON(v), p.Body)
 	}
 	verifyWithStandardWebhooks(t, w.Secret, f.recv.posts)
 	assert.NotContains(t, f.logs.String(), "token=abc")
