@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/keeperhq/keeper/webhook"
 )
 
 // Webhook event types (README, "Webhooks").
@@ -36,9 +38,6 @@ const (
 	DeliveryDelivered = "delivered" // the endpoint answered 2xx
 	DeliveryFailed    = "failed"    // retries used up, or the subscription disabled or deleted; re-drivable
 )
-
-// SecretPrefix starts every webhook signing secret (Standard Webhooks).
-const SecretPrefix = "whsec_"
 
 // Webhook is one subscription. Secret is set only where it is shown to the
 // caller: on creation and rotation, and for the delivery activity.
@@ -79,7 +78,7 @@ func newSecret() string {
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
-	return SecretPrefix + base64.StdEncoding.EncodeToString(b[:])
+	return webhook.SecretPrefix + base64.StdEncoding.EncodeToString(b[:])
 }
 
 func joinEvents(events []string) string { return "," + strings.Join(events, ",") + "," }

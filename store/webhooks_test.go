@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/webhook"
 )
 
 // unstarted returns the pending deliveries no workflow was started for.
@@ -28,8 +29,8 @@ func TestCreateWebhookShowsASecretOfTwentyFourRandomBytesOnlyOnce(t *testing.T) 
 		ctx := context.Background()
 		w, err := st.CreateWebhook(ctx, "https://example.com/hook", []string{store.EventEvidenceConfirmed})
 		require.NoError(t, err)
-		require.True(t, strings.HasPrefix(w.Secret, store.SecretPrefix))
-		raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(w.Secret, store.SecretPrefix))
+		require.True(t, strings.HasPrefix(w.Secret, webhook.SecretPrefix))
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(w.Secret, webhook.SecretPrefix))
 		require.NoError(t, err)
 		assert.Len(t, raw, 24)
 
