@@ -98,8 +98,8 @@ var rules = []rule{
 		transitive: true,
 	},
 	{
-		name:       "the retry rules, the redactor and the outbound URL policy are leaves",
-		from:       []string{"retry/...", "redact/...", "outbound/..."},
+		name:       "the retry rules, the redactor, the outbound URL policy and webhook signing are leaves",
+		from:       []string{"retry/...", "redact/...", "outbound/...", "webhook/..."},
 		to:         []string{"..."},
 		transitive: true,
 	},
