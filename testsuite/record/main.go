@@ -64,9 +64,6 @@ var scenarios = []scenario{
 func run(outDir, only string) error {
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if os.Getenv("KEEPER_RECORD_LOG") != "" {
-		quiet = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	}
 	dir, err := os.MkdirTemp("", "keeper-record-")
 	if err != nil {
 		return err
