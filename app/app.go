@@ -71,6 +71,7 @@ type Node struct {
 	registry              *prometheus.Registry
 	upstream              *activities.UpstreamMetrics
 	anchorMetrics         *activities.AnchorMetrics
+	webhookMetrics        *activities.WebhookMetrics
 	temporalMetrics       client.MetricsHandler
 	temporalMetricsCloser io.Closer
 	metricsHTTP           *http.Server
@@ -80,6 +81,8 @@ type Node struct {
 
 	// backfillWorker runs WalletSync and Backfill (nil without a backfill network).
 	backfillWorker sdkworker.Worker
+	// webhookWorker runs DeliverWebhook.
+	webhookWorker sdkworker.Worker
 
 	codec *codec.Codec // nil: payloads are plain
 }
@@ -194,6 +197,11 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 			n.close()
 			return nil, err
 		}
+		if err := n.startWebhookWorker(); err != nil {
+			n.stopWorkers()
+			n.close()
+			return nil, err
+		}
 		n.startVersioning(runCtx)
 	}
 	if o.Roles.API {
@@ -290,6 +298,11 @@ func (n *Node) startAPI(ctx context.Context) error {
 		defer n.wg.Done()
 		d.Run(ctx)
 	}()
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.webhookDispatcher().Run(ctx)
+	}()
 	if backfills != nil {
 		n.wg.Add(1)
 		go func() {
@@ -365,6 +378,9 @@ func (n *Node) Kill() {
 		}
 		if n.backfillWorker != nil {
 			go n.backfillWorker.Stop()
+		}
+		if n.webhookWorker != nil {
+			go n.webhookWorker.Stop()
 		}
 		n.wg.Wait()
 		n.Client.Close()

@@ -58,7 +58,7 @@ func (n *Node) epochActivities() *activities.Epoch {
 // in-flight activities finish for up to the drain timeout.
 func (n *Node) stopWorkers() {
 	var wg sync.WaitGroup
-	for _, w := range []interface{ Stop() }{n.worker, n.epochWorker, n.backfillWorker} {
+	for _, w := range []interface{ Stop() }{n.worker, n.epochWorker, n.backfillWorker, n.webhookWorker} {
 		if w == nil {
 			continue
 		}

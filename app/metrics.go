@@ -31,6 +31,8 @@ func (n *Node) registerMetrics() {
 	n.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	n.registry.MustRegister(n.upstream.Collectors()...)
 	n.registry.MustRegister(n.anchorMetrics.Collectors()...)
+	n.webhookMetrics = activities.NewWebhookMetrics()
+	n.registry.MustRegister(n.webhookMetrics.Collectors()...)
 	names := make([]string, 0, len(n.Chains))
 	for name := range n.Chains {
 		names = append(names, name)

@@ -98,8 +98,8 @@ var rules = []rule{
 		transitive: true,
 	},
 	{
-		name:       "the retry rules, the redactor and the outbound URL policy are leaves",
-		from:       []string{"retry/...", "redact/...", "outbound/..."},
+		name:       "the retry rules, the redactor, the outbound URL policy and webhook signing are leaves",
+		from:       []string{"retry/...", "redact/...", "outbound/...", "webhook/..."},
 		to:         []string{"..."},
 		transitive: true,
 	},
@@ -233,7 +233,7 @@ func TestTheRulesCatchAForbiddenImport(t *testing.T) {
 		"app → dev/stub: production packages link no simulator",
 		"app → go.temporal.io/server/temporal: only devserver, cmd/keeper, bench and tests link the Temporal server",
 		"chains/evm → store: chain adapters and scanners link no store",
-		"retry → chains: the retry rules, the redactor and the outbound URL policy are leaves",
+		"retry → chains: the retry rules, the redactor, the outbound URL policy and webhook signing are leaves",
 		"store → chains: the records layer links no chain adapter, scanner, workflow or activity",
 		"workflows → store: workflows know nothing of keeper's records, chains or the libraries activities use: they import activities for its types and method values only",
 	}, violations(graph, rules))

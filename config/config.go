@@ -39,7 +39,10 @@ type Config struct {
 	// AllowPrivateURLs lets URLs callers hand keeper (epoch sources,
 	// webhooks) be http:// and reach private addresses.
 	AllowPrivateURLs bool
-	AnchorInterval   time.Duration // per chain, least time between two batches (0: none)
+	// Webhooks: how long and how often a delivery is retried, and after how
+	// long without a successful delivery an endpoint is disabled.
+	Webhook        WebhookConfig
+	AnchorInterval time.Duration // per chain, least time between two batches (0: none)
 	// Per-chain overrides of AnchorInterval.
 	EtherlinkInterval, SolanaInterval, StubInterval OptionalDuration
 	MaxPending                                      int
@@ -341,6 +344,11 @@ func (c *Config) Knobs() []Knob {
 		{"batch-min-gap-ms", "KEEPER_BATCH_MIN_GAP_MS", "500", "under load (a chain's last batch held more than one evidence), least time between two of its batches, about a block: anchors closer than that land in one block anyway; a lone evidence still goes out at once", msKnob{&c.BatchMinGap}},
 		{"max-queued-batches", "KEEPER_MAX_QUEUED_BATCHES", "32", "back-pressure: per chain, batches Temporal has work for (not counting those that only await finality) at which the dispatcher forms no more; further evidence waits in the store, so under overload the Temporal server works at its ceiling instead of queuing tasks it cannot serve (0 = no limit)", &c.MaxQueued},
 		{"webhook-allow-private", "KEEPER_WEBHOOK_ALLOW_PRIVATE", "false", "let URLs a caller hands keeper (an epoch's source; webhook endpoints) be http:// and reach loopback, private and link-local addresses; otherwise only https:// to public addresses, checked again at connect time after DNS, with no redirects followed. `keeper dev` sets it unless given", &c.AllowPrivateURLs},
+		{"webhook-retry-for", "KEEPER_WEBHOOK_RETRY_FOR", "24h", "how long a webhook delivery is retried before it is marked failed (re-drivable with POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry)", &c.Webhook.RetryFor},
+		{"webhook-retry-base", "KEEPER_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's second attempt; each later wait doubles, up to KEEPER_WEBHOOK_RETRY_CAP", &c.Webhook.RetryBase},
+		{"webhook-retry-cap", "KEEPER_WEBHOOK_RETRY_CAP", "1h", "longest wait between two attempts of a webhook delivery", &c.Webhook.RetryCap},
+		{"webhook-timeout", "KEEPER_WEBHOOK_TIMEOUT", "10s", "a webhook endpoint that has not answered within this long has failed the attempt", &c.Webhook.Timeout},
+		{"webhook-disable-after", "KEEPER_WEBHOOK_DISABLE_AFTER", "72h", "a webhook whose deliveries have failed for this long without a success is disabled (logged, counted in keeper_webhooks_disabled_total); re-driving one of its deliveries enables it again (0 = never)", &c.Webhook.DisableAfter},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
 		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "20", "attempts per submit or confirm before the batch is dead-lettered", &c.MaxAttempts},
@@ -487,6 +495,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_EVM_NETWORK: must be etherlink-mainnet, etherlink-testnet or custom, got %q", c.EVM.Network)
 	case c.EVM.BlockTime < 0 || c.EVM.FinalityStall <= 0:
 		return fmt.Errorf("KEEPER_EVM_BLOCK_MS must not be negative and KEEPER_EVM_FINALITY_STALL_MS must be positive")
+	case c.Webhook.RetryFor <= 0 || c.Webhook.RetryBase <= 0 || c.Webhook.Timeout <= 0 || c.Webhook.RetryCap < c.Webhook.RetryBase:
+		return fmt.Errorf("KEEPER_WEBHOOK_RETRY_FOR, KEEPER_WEBHOOK_RETRY_BASE and KEEPER_WEBHOOK_TIMEOUT must be positive and KEEPER_WEBHOOK_RETRY_CAP at least the base")
+	case c.Webhook.DisableAfter < 0:
+		return fmt.Errorf("KEEPER_WEBHOOK_DISABLE_AFTER: must be 0 (never) or more, got %s", c.Webhook.DisableAfter)
 	case c.MaxQueued < 0:
 		return fmt.Errorf("KEEPER_MAX_QUEUED_BATCHES: must be 0 (no limit) or more, got %d", c.MaxQueued)
 	case c.Epochs.MaxInFlight < 1:
@@ -688,4 +700,13 @@ func MarkdownTable() string {
 		fmt.Fprintf(&b, "| `%s` | `--%s` | `%s` | %s |\n", k.Env, k.Flag, k.Default, k.Help)
 	}
 	return b.String()
+}
+
+// WebhookConfig is the webhook delivery schedule (README, "Webhooks").
+type WebhookConfig struct {
+	RetryFor     time.Duration // attempts stop, and the delivery is failed, after this long
+	RetryBase    time.Duration // first wait between attempts; doubles each time
+	RetryCap     time.Duration // longest wait between attempts
+	Timeout      time.Duration // one attempt's limit
+	DisableAfter time.Duration // failing this long without a success disables the webhook (0: never)
 }

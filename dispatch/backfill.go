@@ -52,14 +52,19 @@ func (w *Backfills) Wake() {
 
 // Run starts stored work until ctx is done.
 func (w *Backfills) Run(ctx context.Context) {
-	wake := w.wakeup()
+	sweep(ctx, w.Sweep, w.wakeup(), w.startDue, w.Logger, "wallets: start backfill workflows; will retry")
+}
+
+// sweep runs pass every interval, or at once when woken, until ctx is
+// done; a pass that fails is logged as failed and retried soon.
+func sweep(ctx context.Context, every time.Duration, wake <-chan struct{}, pass func(context.Context) error, log *slog.Logger, failed string) {
 	for {
-		wait := w.Sweep
-		if err := w.startDue(ctx); err != nil {
+		wait := every
+		if err := pass(ctx); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			w.Logger.Warn("wallets: start backfill workflows; will retry", "error", err)
+			log.Warn(failed, "error", err)
 			wait = min(wait, temporalRetry)
 		}
 		t := time.NewTimer(wait)

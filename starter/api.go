@@ -112,6 +112,7 @@ func (a *API) routes() []route {
 	}
 	routes = append(routes, a.epochRoutes()...)
 	routes = append(routes, a.walletRoutes()...)
+	routes = append(routes, a.webhookRoutes()...)
 	return append(routes, a.codecRoutes()...)
 }
 

@@ -526,7 +526,14 @@ func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, path
 		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ? WHERE batch_id = ?`, StatusConfirmed, id); err != nil {
 			return err
 		}
-		return refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id)
+		before, err := evidenceNotIn(ctx, tx, id, StatusConfirmed)
+		if err != nil {
+			return err
+		}
+		if err := refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
+			return err
+		}
+		return evidenceEvents(ctx, tx, id, StatusConfirmed, EventEvidenceConfirmed, before)
 	})
 	if err != nil {
 		return fmt.Errorf("store: confirm batch %d: %w", id, err)
@@ -556,7 +563,14 @@ func (s *Store) DeadLetterBatch(ctx context.Context, id int64, lastErr string) e
 		if _, err := tx.ExecContext(ctx, `UPDATE evidence SET last_error = ? WHERE seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, lastErr, id); err != nil {
 			return err
 		}
-		return refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id)
+		before, err := evidenceNotIn(ctx, tx, id, StatusDeadLetter)
+		if err != nil {
+			return err
+		}
+		if err := refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
+			return err
+		}
+		return evidenceEvents(ctx, tx, id, StatusDeadLetter, EventEvidenceDeadLettered, before)
 	})
 	if err != nil {
 		return fmt.Errorf("store: dead-letter batch %d: %w", id, err)

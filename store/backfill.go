@@ -369,6 +369,10 @@ type Holding struct {
 func (s *Store) CompleteScan(ctx context.Context, wallet, network string, h Holdings) error {
 	err := s.tx(ctx, func(tx *txn) error {
 		now := ms(time.Now())
+		cur, err := syncRow(ctx, tx, wallet, network)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
 		// The network's computed balances are stale until FinishWallet runs.
 		if _, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET computed = '', reconciled = NULL, detail = '', updated_at = ?
 			WHERE wallet = ? AND network = ?`, now, wallet, network); err != nil {
@@ -404,9 +408,12 @@ func (s *Store) CompleteScan(ctx context.Context, wallet, network string, h Hold
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, retry_count = 0, next_retry_at = 0, last_error = '',
+		_, err = tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, retry_count = 0, next_retry_at = 0, last_error = '',
 			finished_at = ?, updated_at = ? WHERE wallet = ? AND network = ?`, SyncCompleted, now, now, wallet, network)
-		return err
+		if err != nil || cur.Status == SyncCompleted {
+			return err // a retried CompleteScan announces nothing twice
+		}
+		return recordEvent(ctx, tx, EventWalletCompleted, walletEvent(wallet, network, SyncCompleted))
 	})
 	if err != nil {
 		return fmt.Errorf("store: complete scan of %s on %s: %w", wallet, network, err)
@@ -459,6 +466,11 @@ func (s *Store) FailScan(ctx context.Context, wallet, network string, f ScanFail
 			finished_at = ?, updated_at = ? WHERE wallet = ? AND network = ?`,
 			status, retry, next, f.Error, finished, now, wallet, network); err != nil {
 			return err
+		}
+		if status == SyncAbandoned && cur.Status != SyncAbandoned {
+			if err := recordEvent(ctx, tx, EventWalletAbandoned, walletEvent(wallet, network, SyncAbandoned)); err != nil {
+				return err
+			}
 		}
 		out, err = syncRow(ctx, tx, wallet, network)
 		return err
@@ -702,4 +714,10 @@ func (s *Store) ListTransfers(ctx context.Context, f TransferFilter) ([]StoredTr
 		t.Kind, t.Direction, t.Amount, t.BlockTime = kind, dir, parseAmount(amt), fromMS(blockTime)
 		return t, t.seq, nil
 	})
+}
+
+// walletEvent is the data of a wallet event: one (wallet, network) item.
+func walletEvent(wallet, network string, status SyncState) EventData {
+	return EventData{ID: wallet + "/" + network, Status: string(status),
+		Links: map[string]string{"wallet": "/v1/wallets/" + wallet}}
 }

@@ -295,7 +295,23 @@ func (s *Store) FinishEpoch(ctx context.Context, id string, run int, status, rea
 	default:
 		return fmt.Errorf("store: finish epoch %s: %q is not a final status", id, status)
 	}
-	return s.updateEpoch(ctx, id, run, `status = ?, reason = ?, finished_at = ?`, status, reason, ms(time.Now()))
+	err := s.tx(ctx, func(tx *txn) error {
+		now := ms(time.Now())
+		res, err := tx.ExecContext(ctx, `UPDATE epochs SET status = ?, reason = ?, finished_at = ?, updated_at = ?
+			WHERE id = ? AND run = ? AND status IN ('queued', 'computing')`, status, reason, now, now, id, run)
+		if err != nil {
+			return fmt.Errorf("store: finish epoch %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("epoch %s run %d is no longer in flight: %w", id, run, ErrConflict)
+		}
+		return recordEvent(ctx, tx, "epoch."+status, EventData{ID: id, Status: status,
+			Links: map[string]string{"epoch": "/rewarder/epochs/" + id}})
+	})
+	if err != nil && !errors.Is(err, ErrConflict) {
+		return fmt.Errorf("store: finish epoch %s: %w", id, err)
+	}
+	return err
 }
 
 // EpochStats are the numbers behind the epoch metrics.

@@ -1,10 +1,14 @@
 package testsuite
 
 import (
+	"encoding/base64"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
@@ -18,8 +22,8 @@ import (
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(files), 12, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch, a completed and a quarantined epoch, "+
-		"and the WalletSync and Backfill of a completed, an abandoned and a re-added wallet")
+	require.GreaterOrEqual(t, len(files), 14, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch, a completed and a quarantined epoch, "+
+		"the WalletSync and Backfill of a completed, an abandoned and a re-added wallet, and a webhook delivered after retries and one failed")
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
@@ -27,7 +31,31 @@ func TestRecordedHistoriesReplay(t *testing.T) {
 			r.RegisterWorkflow(workflows.EpochCompute)
 			r.RegisterWorkflow(workflows.WalletSync)
 			r.RegisterWorkflow(workflows.Backfill)
+			r.RegisterWorkflow(workflows.DeliverWebhook)
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, f))
 		})
+	}
+}
+
+// TestWebhookHistoriesCarryIDsOnly checks the recorded DeliverWebhook
+// histories: their payloads name the delivery, never its body or a secret.
+func TestWebhookHistoriesCarryIDsOnly(t *testing.T) {
+	files, err := filepath.Glob("testdata/histories/*_deliver_webhook_*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		var payloads int
+		for _, m := range regexp.MustCompile(`"data":\s*"([^"]+)"`).FindAllSubmatch(raw, -1) {
+			p, err := base64.StdEncoding.DecodeString(string(m[1]))
+			require.NoError(t, err)
+			payloads++
+			assert.NotContains(t, string(p), "whsec_", f)
+			assert.NotContains(t, string(p), `"type":"evidence.confirmed"`, "%s carries a delivery's body", f)
+			assert.NotContains(t, string(p), "http://", "%s carries the endpoint", f)
+		}
+		assert.Positive(t, payloads, f)
+		assert.Contains(t, string(raw), "msg_", f)
 	}
 }

@@ -41,8 +41,9 @@ import (
 
 func main() {
 	out := flag.String("out", "testsuite/testdata/histories", "directory for the history files")
+	only := flag.String("only", "", "record only this part (webhooks) and leave the other files as they are")
 	flag.Parse()
-	if err := run(*out); err != nil {
+	if err := run(*out, *only); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -60,7 +61,7 @@ var scenarios = []scenario{
 	{"anchor_batch_dead_lettered", func(c *stub.Chain) { c.FailSubmits(1, true) }},
 }
 
-func run(outDir string) error {
+func run(outDir, only string) error {
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	dir, err := os.MkdirTemp("", "keeper-record-")
@@ -78,6 +79,8 @@ func run(outDir string) error {
 	cfg.DataDir, cfg.HTTPAddr, cfg.Chains = dir, "127.0.0.1:0", []string{stub.Name}
 	cfg.StubConfirmDelay, cfg.ConfirmPoll = 200*time.Millisecond, 50*time.Millisecond
 	cfg.RetryBase, cfg.RetryCap, cfg.RetryJitter = 100*time.Millisecond, time.Second, 10*time.Millisecond
+	cfg.AllowPrivateURLs, cfg.PollInterval = true, 200*time.Millisecond // webhook receivers on 127.0.0.1, started soon
+	cfg.Webhook.RetryBase, cfg.Webhook.RetryCap, cfg.Webhook.RetryFor = 100*time.Millisecond, 200*time.Millisecond, 6*time.Second
 	chain := stub.New(cfg.StubConfirmDelay)
 	node, err := app.Start(ctx, app.Options{
 		Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: quiet,
@@ -88,6 +91,9 @@ func run(outDir string) error {
 		return err
 	}
 	defer node.Shutdown(ctx)
+	if only == "webhooks" {
+		return recordWebhooks(ctx, node, outDir, webhookFiles())
+	}
 
 	for i, sc := range scenarios {
 		sc.faults(chain)
@@ -112,7 +118,10 @@ func run(outDir string) error {
 	if err := recordEpochs(ctx, node, outDir, len(scenarios)); err != nil {
 		return err
 	}
-	return recordWallets(ctx, srv, dir, outDir, len(scenarios)+len(epochScenarios))
+	if err := recordWallets(ctx, srv, dir, outDir, len(scenarios)+len(epochScenarios)); err != nil {
+		return err
+	}
+	return recordWebhooks(ctx, node, outDir, webhookFiles())
 }
 
 // epochScenarios are recorded EpochCompute runs: one computed, paid and

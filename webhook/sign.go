@@ -1,0 +1,58 @@
+// Package webhook signs keeper's webhook deliveries the Standard Webhooks
+// way (https://www.standardwebhooks.com): a webhook-id, a webhook-timestamp
+// in unix seconds, and a webhook-signature "v1," + base64 of
+// HMAC-SHA256(secret, id + "." + timestamp + "." + body), where the secret is
+// the base64 after "whsec_". Receivers verify it with any Standard Webhooks
+// library.
+package webhook
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SecretPrefix starts every signing secret.
+const SecretPrefix = "whsec_"
+
+// Header names of a delivery.
+const (
+	HeaderID        = "webhook-id"
+	HeaderTimestamp = "webhook-timestamp"
+	HeaderSignature = "webhook-signature"
+)
+
+// errSecret never carries the secret it refuses.
+var errSecret = errors.New("webhook: the signing secret is not whsec_ followed by base64")
+
+// Signature returns the webhook-signature header value of body sent as
+// delivery id at ts under secret.
+func Signature(secret, id string, ts time.Time, body []byte) (string, error) {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, SecretPrefix))
+	if err != nil || !strings.HasPrefix(secret, SecretPrefix) || len(key) == 0 {
+		return "", errSecret
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + strconv.FormatInt(ts.Unix(), 10) + "."))
+	mac.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// SetHeaders signs body and sets the delivery's three headers and its
+// content type on h.
+func SetHeaders(h http.Header, secret, id string, ts time.Time, body []byte) error {
+	sig, err := Signature(secret, id, ts, body)
+	if err != nil {
+		return err
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set(HeaderID, id)
+	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	h.Set(HeaderSignature, sig)
+	return nil
+}

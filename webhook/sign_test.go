@@ -1,0 +1,37 @@
+package webhook_test
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/webhook"
+)
+
+// The example of the Standard Webhooks specification (its reference
+// libraries' tests use the same values).
+func TestSignatureMatchesTheStandardWebhooksExample(t *testing.T) {
+	sig, err := webhook.Signature("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek",
+		time.Unix(1614265330, 0), []byte(`{"test": 2432232314}`))
+	require.NoError(t, err)
+	assert.Equal(t, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", sig)
+}
+
+func TestSetHeadersSetsTheThreeHeadersAndRefusesASecretThatIsNotWhsec(t *testing.T) {
+	h := http.Header{}
+	require.NoError(t, webhook.SetHeaders(h, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_1", time.Unix(1700000000, 0), []byte(`{}`)))
+	assert.Equal(t, "msg_1", h.Get("webhook-id"))
+	assert.Equal(t, "1700000000", h.Get("webhook-timestamp"))
+	assert.Regexp(t, `^v1,[A-Za-z0-9+/]{43}=$`, h.Get("webhook-signature"))
+
+	for _, bad := range []string{"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_not base64!", "whsec_"} {
+		_, err := webhook.Signature(bad, "msg_1", time.Now(), nil)
+		require.Error(t, err)
+		if bad != "whsec_" {
+			assert.NotContains(t, err.Error(), bad[6:], "the error shows no secret")
+		}
+	}
+}
