@@ -370,3 +370,44 @@ func TestWalletsAndEpochsRoundTrip(t *testing.T) {
 	_, err = c.ComputeEpoch(ctx, "2026-11", keeper.EpochRequest{Pool: "999", Usage: []keeper.Usage{{Account: "alice", Units: "3"}}})
 	assert.True(t, keeper.IsCode(err, "epoch_conflict"), "%v", err)
 }
+
+func TestWebhooksRoundTrip(t *testing.T) {
+	s := newAPI(t)
+	c := keeper.New(s.url)
+	ctx := context.Background()
+	wh, err := c.CreateWebhook(ctx, keeper.WebhookRequest{URL: "https://hooks.example.com/keeper", Events: []string{"evidence.confirmed"}})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(wh.Secret, "whsec_"), "the secret, this once")
+	assert.True(t, wh.Enabled)
+
+	list, err := c.Webhooks(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, wh.ID, list[0].ID)
+	assert.Empty(t, list[0].Secret, "never again")
+	got, err := c.Webhook(ctx, wh.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"evidence.confirmed"}, got.Events)
+	assert.Empty(t, got.Secret)
+
+	rotated, err := c.RotateWebhookSecret(ctx, wh.ID)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(rotated.Secret, "whsec_"))
+	assert.NotEqual(t, wh.Secret, rotated.Secret)
+
+	ds, err := c.Deliveries(ctx, wh.ID, 10)
+	require.NoError(t, err)
+	assert.Empty(t, ds, "nothing happened yet")
+	_, err = c.RetryDelivery(ctx, wh.ID, "msg_000000000000000000000000")
+	var apiErr *keeper.Error
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusNotFound, apiErr.Status)
+
+	_, err = c.CreateWebhook(ctx, keeper.WebhookRequest{URL: "http://169.254.169.254/latest/meta-data/", Events: []string{"evidence.confirmed"}})
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, "url", apiErr.Field)
+
+	require.NoError(t, c.DeleteWebhook(ctx, wh.ID))
+	_, err = c.Webhook(ctx, wh.ID)
+	assert.True(t, keeper.IsCode(err, "not_found"), "%v", err)
+}

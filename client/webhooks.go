@@ -1,0 +1,106 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Webhook is a subscription (README, "Webhooks"). Secret is set only in the
+// answers of CreateWebhook and RotateWebhookSecret: keep it then.
+type Webhook struct {
+	ID             string    `json:"id"`
+	URL            string    `json:"url"`
+	Events         []string  `json:"events"`
+	Secret         string    `json:"secret,omitempty"`
+	Enabled        bool      `json:"enabled"`
+	DisabledAt     time.Time `json:"disabled_at,omitzero"`
+	DisabledReason string    `json:"disabled_reason,omitempty"`
+	FailingSince   time.Time `json:"failing_since,omitzero"`
+	CreatedAt      time.Time `json:"created_at"`
+}
+
+// WebhookRequest subscribes URL to events (evidence.confirmed, …).
+type WebhookRequest struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+}
+
+// Delivery is one event's delivery to one webhook.
+type Delivery struct {
+	ID          string    `json:"id"` // the webhook-id header: the same on every attempt
+	Type        string    `json:"type"`
+	ObjectID    string    `json:"object_id"`
+	Status      string    `json:"status"` // pending, delivered or failed
+	Attempts    int       `json:"attempts"`
+	LastStatus  int       `json:"last_status,omitempty"`
+	LastError   string    `json:"last_error,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	DeliveredAt time.Time `json:"delivered_at,omitzero"`
+}
+
+func webhookPath(id string) string { return "/v1/webhooks/" + url.PathEscape(id) }
+
+// CreateWebhook subscribes a URL (POST /v1/webhooks); the answer carries
+// the secret deliveries are signed with, this once.
+func (cl *Client) CreateWebhook(ctx context.Context, r WebhookRequest) (*Webhook, error) {
+	wh, _, err := send[Webhook](ctx, cl, call{method: http.MethodPost, path: "/v1/webhooks", body: r})
+	return wh, err
+}
+
+// Webhooks lists the subscriptions (GET /v1/webhooks), without secrets.
+func (cl *Client) Webhooks(ctx context.Context) ([]Webhook, error) {
+	page, _, err := send[struct {
+		Webhooks []Webhook `json:"webhooks"`
+	}](ctx, cl, call{method: http.MethodGet, path: "/v1/webhooks"})
+	if err != nil {
+		return nil, err
+	}
+	return page.Webhooks, nil
+}
+
+// Webhook answers one subscription (GET /v1/webhooks/{id}).
+func (cl *Client) Webhook(ctx context.Context, id string) (*Webhook, error) {
+	wh, _, err := send[Webhook](ctx, cl, call{method: http.MethodGet, path: webhookPath(id)})
+	return wh, err
+}
+
+// DeleteWebhook ends a subscription (DELETE /v1/webhooks/{id}).
+func (cl *Client) DeleteWebhook(ctx context.Context, id string) error {
+	_, err := cl.do(ctx, call{method: http.MethodDelete, path: webhookPath(id)})
+	return err
+}
+
+// RotateWebhookSecret gives the subscription a new secret (POST
+// /v1/webhooks/{id}/rotate-secret), in the answer this once.
+func (cl *Client) RotateWebhookSecret(ctx context.Context, id string) (*Webhook, error) {
+	wh, _, err := send[Webhook](ctx, cl, call{method: http.MethodPost, path: webhookPath(id) + "/rotate-secret"})
+	return wh, err
+}
+
+// Deliveries lists a subscription's deliveries, newest first (GET
+// /v1/webhooks/{id}/deliveries); limit 0 is the API's default.
+func (cl *Client) Deliveries(ctx context.Context, id string, limit int) ([]Delivery, error) {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	page, _, err := send[struct {
+		Deliveries []Delivery `json:"deliveries"`
+	}](ctx, cl, call{method: http.MethodGet, path: webhookPath(id) + "/deliveries", query: q})
+	if err != nil {
+		return nil, err
+	}
+	return page.Deliveries, nil
+}
+
+// RetryDelivery sends a failed delivery again, same id and body (POST
+// /v1/webhooks/{id}/deliveries/{delivery_id}/retry); otherwise an *Error
+// with code not_failed.
+func (cl *Client) RetryDelivery(ctx context.Context, id, deliveryID string) (*Delivery, error) {
+	d, _, err := send[Delivery](ctx, cl, call{method: http.MethodPost, path: webhookPath(id) + "/deliveries/" + url.PathEscape(deliveryID) + "/retry"})
+	return d, err
+}
