@@ -99,6 +99,14 @@ type EVMConfig struct {
 	DevBlockTime    time.Duration
 }
 
+// HasEndpoint reports whether an EtherLink endpoint is configured (one URL
+// or several); without one `keeper dev` runs a local chain.
+func (e EVMConfig) HasEndpoint() bool { return e.RPCURL != "" || len(e.RPC.URLs) > 0 }
+
+// HasEndpoint reports whether a Solana endpoint is configured (one URL or
+// several); without one `keeper dev` runs a local devnet.
+func (s SolanaConfig) HasEndpoint() bool { return s.RPCURL != "" || len(s.RPC.URLs) > 0 }
+
 // RPCEndpoints are the several providers of one chain (chains/rpcpool).
 type RPCEndpoints struct {
 	URLs   []string // more than one: a pool; empty: the single RPC URL

@@ -50,14 +50,14 @@ func SolanaKeyFile(dataDir string) string {
 }
 
 // StartFor starts the local chains the configuration needs (those with no
-// RPC URL configured) and points cfg at them. It returns nil when none is
+// RPC URL or URL list configured) and points cfg at them. It returns nil when none is
 // needed.
 func StartFor(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Net, error) {
 	o := Options{
 		Dir: cfg.DataDir, EVMPort: cfg.EVM.DevPort, EVMBlock: cfg.EVM.DevBlockTime, EVMChainID: uint64(cfg.EVM.ChainID),
 		SolanaPort: cfg.Solana.DevPort, SolanaSlot: cfg.Solana.DevSlotTime, Logger: log,
-		EVM:    cfg.HasChain("etherlink") && cfg.EVM.RPCURL == "",
-		Solana: cfg.HasChain("solana") && cfg.Solana.RPCURL == "",
+		EVM:    cfg.HasChain("etherlink") && !cfg.EVM.HasEndpoint(),
+		Solana: cfg.HasChain("solana") && !cfg.Solana.HasEndpoint(),
 	}
 	if !o.EVM && !o.Solana {
 		return nil, nil
