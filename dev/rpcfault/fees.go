@@ -174,21 +174,17 @@ func (p *Proxy) passThrough(w http.ResponseWriter, r *http.Request, body []byte)
 // baseFee is the current base fee under m: the node's latest block's, at
 // least MinBaseFee; nil when the node could not say.
 func (p *Proxy) baseFee(r *http.Request, m FeeMarket) *big.Int {
-	req, _ := json.Marshal(rpcCall{JSONRPC: "2.0", ID: json.RawMessage("1"), Method: "eth_getBlockByNumber",
-		Params: []json.RawMessage{json.RawMessage(`"latest"`), json.RawMessage("false")}})
-	_, _, answer, err := p.forward(r, req)
-	if err != nil {
+	res, rpcErr, err := p.call(r, "eth_getBlockByNumber", json.RawMessage(`"latest"`), json.RawMessage("false"))
+	if err != nil || len(rpcErr) > 0 {
 		return nil
 	}
-	var a struct {
-		Result *struct {
-			BaseFee *hexutil.Big `json:"baseFeePerGas"`
-		} `json:"result"`
+	var b *struct {
+		BaseFee *hexutil.Big `json:"baseFeePerGas"`
 	}
-	if json.Unmarshal(answer, &a) != nil || a.Result == nil || a.Result.BaseFee == nil {
+	if json.Unmarshal(res, &b) != nil || b == nil || b.BaseFee == nil {
 		return nil
 	}
-	return raised((*big.Int)(a.Result.BaseFee), m)
+	return raised((*big.Int)(b.BaseFee), m)
 }
 
 func raised(x *big.Int, m FeeMarket) *big.Int {
