@@ -209,9 +209,10 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef, beat func(ref string)
 	}
 }
 
-// RecordReceipts stores every evidence's audit path against the confirmed
-// transaction, with the network its chain adapter's node is on, making their
-// receipts available.
+// RecordReceipts marks the batch confirmed by its final transaction, with
+// the network its chain adapter's node is on, making its evidence's receipts
+// available (each audit path is computed from the batch's leaves when the
+// receipt is read).
 func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResult) error {
 	attempt := a.countAttempt(ctx, in.Chain)
 	ad, err := a.adapter(in.Chain)
@@ -222,17 +223,13 @@ func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResul
 	if err != nil {
 		return anchorFailure(a.Backoff, fmt.Errorf("record receipts of batch %d on %s: %w", in.BatchID, in.Chain, err), attempt)
 	}
-	tree, err := a.tree(ctx, in.BatchID)
-	if err != nil {
-		return anchorFailure(a.Backoff, err, attempt)
-	}
 	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime,
-		Network: network, BlockHash: c.BlockHash, Finality: c.Finality}, tree.Paths())
+		Network: network, BlockHash: c.BlockHash, Finality: c.Finality})
 	if err != nil {
 		return anchorFailure(a.Backoff, err, attempt)
 	}
 	a.Metrics.batch(in.Chain, OutcomeConfirmed)
-	a.log(ctx, in).Info("receipts recorded", "evidence", tree.Size(), "tx", c.TxRef)
+	a.log(ctx, in).Info("receipts recorded", "tx", c.TxRef)
 	return nil
 }
 

@@ -102,7 +102,7 @@ func (f *webhookFixture) confirmEvidence(t *testing.T, n int) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.NoError(t, f.st.MarkSubmitted(ctx, b.ID, [32]byte{9}, "0xref"))
-	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xref", Block: 1}, nil))
+	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xref", Block: 1}))
 }
 
 // deliverAll runs DeliverWebhook, in Temporal's test environment, for every

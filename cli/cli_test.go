@@ -108,7 +108,7 @@ func (s *server) confirmAll(ctx context.Context) error {
 	if err := s.st.MarkSubmitted(ctx, b.ID, tree.Root(), "0xabc"); err != nil {
 		return err
 	}
-	return s.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xabc", Block: 5, BlockTime: time.Now(), Network: "stub:local"}, tree.Paths())
+	return s.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xabc", Block: 5, BlockTime: time.Now(), Network: "stub:local"})
 }
 
 func writeFile(t *testing.T, dir, name string, content []byte) string {

@@ -297,7 +297,7 @@ func (s *api) confirm(t *testing.T) {
 	tree, err := merkle.Build(leaves)
 	require.NoError(t, err)
 	require.NoError(t, s.st.MarkSubmitted(ctx, b.ID, tree.Root(), "0xabc"))
-	require.NoError(t, s.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xabc", Block: 5, BlockTime: time.Now(), Network: "stub:local"}, tree.Paths()))
+	require.NoError(t, s.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xabc", Block: 5, BlockTime: time.Now(), Network: "stub:local"}))
 }
 
 func TestWaitConfirmedAnswersTheConfirmedEvidenceWithItsReceipt(t *testing.T) {

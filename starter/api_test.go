@@ -576,7 +576,7 @@ func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 	assert.Equal(t, "0xfeed", sub.Anchors[0].TxRef)
 
 	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xfeed", Block: 42, BlockTime: blockTime,
-		Network: "eip155:42793", BlockHash: "0xb10c", Finality: "finalized"}, paths))
+		Network: "eip155:42793", BlockHash: "0xb10c", Finality: "finalized"}))
 
 	root := tree.Root()
 	for _, ev := range evs {
@@ -601,6 +601,11 @@ func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 		assert.Equal(t, "0xb10c", a.BlockHash)
 		assert.Equal(t, "finalized", a.Finality)
 		assert.NoError(t, r.CheckProof(a))
+		want := make([]string, len(paths[a.LeafIndex]))
+		for i, h := range paths[a.LeafIndex] {
+			want[i] = hex.EncodeToString(h[:])
+		}
+		assert.Equal(t, want, a.Path, "the path read is the anchored tree's")
 
 		// The path holds no other evidence's bare leaf hash: every leaf is salted.
 		for _, other := range evs {
@@ -659,7 +664,7 @@ func TestEvidenceTakenInBeforeSaltsKeepsAVersionOneReceiptThatVerifies(t *testin
 	require.NoError(t, err)
 	require.NoError(t, f.st.MarkSubmitted(ctx, b.ID, tree.Root(), "0xfeed"))
 	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xfeed", Block: 9, BlockTime: time.Now(),
-		Network: "eip155:42793", BlockHash: "0xb10c", Finality: "finalized"}, tree.Paths()))
+		Network: "eip155:42793", BlockHash: "0xb10c", Finality: "finalized"}))
 
 	for id, want := range map[string]int{old.ID: receipt.VersionUnsalted, salted.ID: receipt.Version} {
 		rec := f.do(t, "GET", "/v1/evidence/"+id+"/receipt", "")

@@ -297,7 +297,7 @@ func TestTheManifestShowsArtifactsIntentsAndTheCommitmentsReceipt(t *testing.T) 
 	require.Len(t, leaves, 1)
 	root := merkle.LeafHash(leaves[0]) // a one-leaf tree
 	require.NoError(t, f.st.MarkSubmitted(ctx, b.ID, root, "stub:tx"))
-	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "stub:tx", Block: 7, BlockTime: time.Now()}, [][]merkle.Hash{nil}))
+	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "stub:tx", Block: 7, BlockTime: time.Now()}))
 	m = decode[manifestJSON](t, f.do(t, "GET", "/rewarder/epochs/full", ""))
 	require.NotNil(t, m.Anchor.Receipt)
 	assert.Equal(t, "confirmed", m.Anchor.Status)

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/keeperhq/keeper/merkle"
 )
 
 // Batch states. A batch is formed by the dispatcher, started once its
@@ -181,9 +179,6 @@ func (s *Store) FormBatch(ctx context.Context, chain string, maxItems int) (b Ba
 		if err != nil || n == 0 {
 			return err
 		}
-		if err := refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
-			return err
-		}
 		b = Batch{ID: id, Chain: chain, Size: n, Priority: prio, State: BatchFormed, CreatedAt: fromMS(ms(now))}
 		ok = true
 		return nil
@@ -223,9 +218,9 @@ func claimSerialized(ctx context.Context, tx *txn, chain string, maxItems int, n
 	moved, err := tx.ExecContext(ctx, `WITH picked AS (
 			SELECT evidence_seq, ROW_NUMBER() OVER (ORDER BY priority, evidence_seq) - 1 AS leaf FROM outbox
 			WHERE chain = ? AND batch_id IS NULL ORDER BY priority, evidence_seq LIMIT ?)
-		UPDATE outbox SET batch_id = ?, leaf_index = picked.leaf, state = ?
+		UPDATE outbox SET batch_id = ?, leaf_index = picked.leaf
 		FROM picked WHERE outbox.evidence_seq = picked.evidence_seq AND outbox.chain = ?`,
-		chain, maxItems, id, StatusBatched, chain)
+		chain, maxItems, id, chain)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -255,11 +250,11 @@ func claimLocked(ctx context.Context, tx *txn, chain string, maxItems int, now t
 		picked AS (
 			SELECT evidence_seq, ROW_NUMBER() OVER (ORDER BY priority, evidence_seq) - 1 AS leaf FROM locked),
 		moved AS (
-			UPDATE outbox SET batch_id = ?, leaf_index = picked.leaf, state = ?
+			UPDATE outbox SET batch_id = ?, leaf_index = picked.leaf
 			FROM picked WHERE outbox.evidence_seq = picked.evidence_seq AND outbox.chain = ?
 			RETURNING outbox.priority)
 		SELECT COUNT(*), COALESCE(MIN(priority), 0) FROM moved`,
-		chain, maxItems, id, StatusBatched, chain).Scan(&n, &prio)
+		chain, maxItems, id, chain).Scan(&n, &prio)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -336,27 +331,6 @@ func (s *Store) BatchDigests(ctx context.Context, id int64) ([][]byte, error) {
 	return out, rows.Err()
 }
 
-// BatchLeaves returns the Merkle tree leaves of a batch's evidence in leaf
-// order: each evidence's salt followed by its digest, or the digest alone for
-// evidence stored before salts (receipt.Leaf).
-func (s *Store) BatchLeaves(ctx context.Context, id int64) ([][]byte, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT e.salt, e.digest FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
-		WHERE o.batch_id = ? ORDER BY o.leaf_index`, id)
-	if err != nil {
-		return nil, fmt.Errorf("store: leaves of batch %d: %w", id, err)
-	}
-	defer rows.Close()
-	var out [][]byte
-	for rows.Next() {
-		var salt, digest []byte
-		if err := rows.Scan(&salt, &digest); err != nil {
-			return nil, err
-		}
-		out = append(out, append(salt, digest...))
-	}
-	return out, rows.Err()
-}
-
 // JournaledTx is a signed transaction built for a batch, journaled before it
 // is broadcast so that a retried submit rebroadcasts it.
 type JournaledTx struct {
@@ -425,23 +399,12 @@ func (s *Store) SaveTransaction(ctx context.Context, r JournaledTx) error {
 		r.BatchID, r.BatchID, r.Chain, r.Ref, r.Raw, meta, ms(r.CreatedAt))
 }
 
-// MarkSubmitted records the batch's root and transaction and moves its
-// evidence to submitted. Re-marking an already submitted batch updates the ref.
+// MarkSubmitted records the batch's root and transaction: its evidence are
+// submitted from then on (their status is read from their batches).
+// Re-marking an already submitted batch updates the ref.
 func (s *Store) MarkSubmitted(ctx context.Context, id int64, root [32]byte, ref string) error {
-	err := s.tx(ctx, func(tx *txn) error {
-		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, root = ?, tx_ref = ?, updated_at = ?
-			WHERE id = ? AND state IN (?, ?, ?)`, BatchSubmitted, root[:], ref, ms(time.Now()), id, BatchFormed, BatchStarted, BatchSubmitted)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil // already final: nothing to move
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ? WHERE batch_id = ?`, StatusSubmitted, id); err != nil {
-			return err
-		}
-		return refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id)
-	})
+	err := s.exec(ctx, `UPDATE batches SET state = ?, root = ?, tx_ref = ?, updated_at = ?
+		WHERE id = ? AND state IN (?, ?, ?)`, BatchSubmitted, root[:], ref, ms(time.Now()), id, BatchFormed, BatchStarted, BatchSubmitted)
 	if err != nil {
 		return fmt.Errorf("store: mark batch %d submitted: %w", id, err)
 	}
@@ -449,21 +412,10 @@ func (s *Store) MarkSubmitted(ctx context.Context, id int64, root [32]byte, ref 
 	return nil
 }
 
-// RecordAttempt notes a failed attempt on a batch and on its evidence, so
-// users see attempts and the last error while Temporal retries.
+// RecordAttempt notes a failed attempt on a batch, so users see attempts and
+// the last error on its evidence while Temporal retries.
 func (s *Store) RecordAttempt(ctx context.Context, id int64, attempts int, lastErr string) error {
-	return s.tx(ctx, func(tx *txn) error {
-		now := ms(time.Now())
-		if _, err := tx.ExecContext(ctx, `UPDATE batches SET attempts = ?, last_error = ?, updated_at = ? WHERE id = ?`, attempts, lastErr, now, id); err != nil {
-			return err
-		}
-		if err := s.d.lockEvidence(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `UPDATE evidence SET attempts = ?, last_error = ?, updated_at = ?
-			WHERE seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, attempts, lastErr, now, id)
-		return err
-	})
+	return s.exec(ctx, `UPDATE batches SET attempts = ?, last_error = ?, updated_at = ? WHERE id = ?`, attempts, lastErr, ms(time.Now()), id)
 }
 
 // Confirmation is where a batch's transaction became final.
@@ -476,64 +428,15 @@ type Confirmation struct {
 	Finality  string // "finalized", "confirmed" or "confirmations:N"
 }
 
-// pathsPerTx bounds the audit paths one ConfirmBatch transaction writes:
-// SQLite has one writer, and intake waits while it is busy.
-const pathsPerTx = 128
-
-// ConfirmBatch stores every evidence's audit path, then marks the batch and
-// its anchors confirmed in one transaction. paths[i] is leaf i's path. The
-// paths go in transactions of at most pathsPerTx leaves, so a big batch never
-// holds the writer (and intake with it) for long; a path written before a
-// crash is written again, identically, by the retry, and no receipt shows
-// before the anchors are confirmed. It is a no-op for a batch already
-// confirmed or dead-lettered.
-func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, paths [][]merkle.Hash) error {
-	b, err := s.GetBatch(ctx, id)
-	if err != nil {
-		return fmt.Errorf("store: confirm batch %d: %w", id, err)
-	}
-	if b.State == BatchConfirmed || b.State == BatchDeadLetter {
-		return nil
-	}
-	for from := 0; from < len(paths); from += pathsPerTx {
-		chunk := paths[from:min(from+pathsPerTx, len(paths))]
-		err := s.tx(ctx, func(tx *txn) error {
-			stmt, err := tx.PrepareContext(ctx, `UPDATE outbox SET path = ? WHERE batch_id = ? AND leaf_index = ?`)
-			if err != nil {
-				return err
-			}
-			defer stmt.Close()
-			for i, p := range chunk {
-				if _, err := stmt.ExecContext(ctx, joinHashes(p), id, from+i); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("store: audit paths of batch %d: %w", id, err)
-		}
-	}
-	err = s.tx(ctx, func(tx *txn) error {
-		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, tx_ref = ?, block = ?, block_time = ?, network = ?, block_hash = ?, finality = ?, updated_at = ?
-			WHERE id = ? AND state <> ? AND state <> ?`, BatchConfirmed, c.TxRef, c.Block, ms(c.BlockTime), c.Network, c.BlockHash, c.Finality, ms(time.Now()), id, BatchConfirmed, BatchDeadLetter)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ? WHERE batch_id = ?`, StatusConfirmed, id); err != nil {
-			return err
-		}
-		before, err := evidenceNotIn(ctx, tx, id, StatusConfirmed)
-		if err != nil {
-			return err
-		}
-		if err := refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
-			return err
-		}
-		return evidenceEvents(ctx, tx, id, StatusConfirmed, EventEvidenceConfirmed, before)
+// ConfirmBatch marks the batch confirmed where its transaction became final:
+// one row, whatever the batch's size. Its evidence's audit paths are not
+// stored: a receipt computes its path from the batch's leaves when it is
+// read (batchTree). It is a no-op for a batch already confirmed or
+// dead-lettered.
+func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation) error {
+	err := s.tx(ctx, func(tx *txn) error {
+		return s.settleBatch(ctx, tx, id, BatchConfirmed, EventEvidenceConfirmed, `tx_ref = ?, block = ?, block_time = ?, network = ?, block_hash = ?, finality = ?`,
+			c.TxRef, c.Block, ms(c.BlockTime), c.Network, c.BlockHash, c.Finality)
 	})
 	if err != nil {
 		return fmt.Errorf("store: confirm batch %d: %w", id, err)
@@ -541,41 +444,44 @@ func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation, path
 	return nil
 }
 
-// DeadLetterBatch marks a batch and its anchors dead-lettered with the error
-// that ended it. Its evidence can be re-driven with RetryEvidence.
+// DeadLetterBatch marks a batch dead-lettered with the error that ended it.
+// Its evidence can be re-driven with RetryEvidence.
 func (s *Store) DeadLetterBatch(ctx context.Context, id int64, lastErr string) error {
 	err := s.tx(ctx, func(tx *txn) error {
-		now := ms(time.Now())
-		res, err := tx.ExecContext(ctx, `UPDATE batches SET state = ?, last_error = ?, updated_at = ? WHERE id = ? AND state <> ? AND state <> ?`,
-			BatchDeadLetter, lastErr, now, id, BatchConfirmed, BatchDeadLetter)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ? WHERE batch_id = ?`, StatusDeadLetter, id); err != nil {
-			return err
-		}
-		if err := s.d.lockEvidence(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE evidence SET last_error = ? WHERE seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, lastErr, id); err != nil {
-			return err
-		}
-		before, err := evidenceNotIn(ctx, tx, id, StatusDeadLetter)
-		if err != nil {
-			return err
-		}
-		if err := refreshStatus(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
-			return err
-		}
-		return evidenceEvents(ctx, tx, id, StatusDeadLetter, EventEvidenceDeadLettered, before)
+		return s.settleBatch(ctx, tx, id, BatchDeadLetter, EventEvidenceDeadLettered, `last_error = ?`, lastErr)
 	})
 	if err != nil {
 		return fmt.Errorf("store: dead-letter batch %d: %w", id, err)
 	}
 	return nil
+}
+
+// settleBatch moves an unsettled batch to its final state, setting the
+// columns in set, and records typ for each of its evidence whose status the
+// move changes (webhooks). With nobody subscribed to typ, that is one
+// query more than the update.
+func (s *Store) settleBatch(ctx context.Context, tx *txn, id int64, state, typ, set string, args ...any) error {
+	subs, err := subscribers(ctx, tx, typ)
+	if err != nil {
+		return err
+	}
+	if len(subs) > 0 {
+		// Two batches of one evidence settling at once on PostgreSQL would
+		// each see the other unsettled and announce nothing: the evidence
+		// rows are locked first, in intake order.
+		if err := s.d.lockEvidence(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
+			return err
+		}
+	}
+	args = append(args, ms(time.Now()), id, BatchConfirmed, BatchDeadLetter)
+	res, err := tx.ExecContext(ctx, `UPDATE batches SET state = '`+state+`', `+set+`, updated_at = ? WHERE id = ? AND state <> ? AND state <> ?`, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 || len(subs) == 0 {
+		return nil
+	}
+	return evidenceEvents(ctx, tx, subs, id, state, typ)
 }
 
 func (s *Store) exec(ctx context.Context, q string, args ...any) error {

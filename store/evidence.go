@@ -109,18 +109,19 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-const evidenceCols = `seq, id, digest, salt, chains, priority, COALESCE(idempotency_key, ''), COALESCE(metadata, ''), status, attempts, last_error, created_at, updated_at`
+const evidenceCols = `seq, id, digest, salt, chains, priority, COALESCE(idempotency_key, ''), COALESCE(metadata, ''), created_at, updated_at`
 
+// scanEvidence reads an evidence row; its status, attempts and last error
+// come from its anchors (loadAnchors).
 func scanEvidence(row interface{ Scan(...any) error }) (Evidence, error) {
 	var (
 		ev           Evidence
 		digest       []byte
 		chainList    string
 		meta         string
-		status       string
 		created, upd int64
 	)
-	err := row.Scan(&ev.seq, &ev.ID, &digest, &ev.Salt, &chainList, &ev.Priority, &ev.IdempotencyKey, &meta, &status, &ev.Attempts, &ev.LastError, &created, &upd)
+	err := row.Scan(&ev.seq, &ev.ID, &digest, &ev.Salt, &chainList, &ev.Priority, &ev.IdempotencyKey, &meta, &created, &upd)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Evidence{}, ErrNotFound
 	}
@@ -132,7 +133,6 @@ func scanEvidence(row interface{ Scan(...any) error }) (Evidence, error) {
 	if meta != "" {
 		ev.Metadata = json.RawMessage(meta)
 	}
-	ev.Status = Status(status)
 	ev.CreatedAt, ev.UpdatedAt = fromMS(created), fromMS(upd)
 	return ev, nil
 }
@@ -159,32 +159,63 @@ func (s *Store) GetEvidence(ctx context.Context, id string) (Evidence, error) {
 	return ev, s.loadAnchors(ctx, s.r, &ev)
 }
 
+// anchorStatus is the status of an anchor in a batch in state batchState
+// ("" for no batch yet).
+func anchorStatus(batchState string) Status {
+	switch batchState {
+	case "":
+		return StatusPending
+	case BatchFormed, BatchStarted:
+		return StatusBatched
+	}
+	return Status(batchState) // submitted, confirmed, dead_letter
+}
+
+// evidenceStatus is an evidence's status from its anchors': dead-lettered
+// if any is, else the least advanced of them.
+func evidenceStatus(anchors []AnchorState) Status {
+	rank := map[Status]int{StatusDeadLetter: 0, StatusPending: 1, StatusBatched: 2, StatusSubmitted: 3, StatusConfirmed: 4}
+	st := StatusConfirmed
+	for _, a := range anchors {
+		if rank[a.Status] < rank[st] {
+			st = a.Status
+		}
+	}
+	return st
+}
+
+// loadAnchors reads an evidence's anchors from its outbox rows and their
+// batches, and derives from them what is stored nowhere else: the
+// evidence's status, attempts, last error and last change, and each
+// confirmed anchor's audit path (from its batch's tree).
 func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error {
-	rows, err := q.QueryContext(ctx, `SELECT o.chain, o.state, COALESCE(o.batch_id, 0), COALESCE(o.leaf_index, 0), o.path,
+	rows, err := q.QueryContext(ctx, `SELECT o.chain, COALESCE(o.batch_id, 0), COALESCE(o.leaf_index, 0), COALESCE(b.state, ''),
 			COALESCE(b.size, 0), b.root, COALESCE(b.tx_ref, ''), COALESCE(b.block, 0), COALESCE(b.block_time, 0),
-			COALESCE(b.network, ''), COALESCE(b.block_hash, ''), COALESCE(b.finality, '')
+			COALESCE(b.network, ''), COALESCE(b.block_hash, ''), COALESCE(b.finality, ''),
+			COALESCE(b.attempts, 0), COALESCE(b.last_error, ''), COALESCE(b.updated_at, 0)
 		FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id
 		WHERE o.evidence_seq = ? ORDER BY o.chain`, ev.seq)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
 	ev.Anchors = nil
+	var errorAt int64
 	for rows.Next() {
 		var (
-			a          AnchorState
-			state      string
-			path, root []byte
-			bt         int64
+			a              AnchorState
+			state, lastErr string
+			root           []byte
+			bt, upd        int64
+			attempts       int
 		)
-		if err := rows.Scan(&a.Chain, &state, &a.BatchID, &a.LeafIndex, &path, &a.TreeSize, &root, &a.TxRef, &a.Block, &bt,
-			&a.Network, &a.BlockHash, &a.Finality); err != nil {
+		if err := rows.Scan(&a.Chain, &a.BatchID, &a.LeafIndex, &state, &a.TreeSize, &root, &a.TxRef, &a.Block, &bt,
+			&a.Network, &a.BlockHash, &a.Finality, &attempts, &lastErr, &upd); err != nil {
+			rows.Close()
 			return err
 		}
-		a.Status = Status(state)
+		a.Status = anchorStatus(state)
 		if a.Status == StatusConfirmed {
 			copy(a.Root[:], root)
-			a.Path = splitHashes(path)
 			a.BlockTime = fromMS(bt)
 		} else {
 			a.Network, a.BlockHash, a.Finality = "", "", ""
@@ -192,9 +223,39 @@ func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error 
 				a.TxRef, a.Block = "", 0
 			}
 		}
+		ev.Attempts = max(ev.Attempts, attempts)
+		if lastErr != "" && upd >= errorAt {
+			ev.LastError, errorAt = lastErr, upd
+		}
+		if t := fromMS(upd); t.After(ev.UpdatedAt) {
+			ev.UpdatedAt = t
+		}
 		ev.Anchors = append(ev.Anchors, a)
 	}
-	return rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	ev.Status = evidenceStatus(ev.Anchors)
+	for i := range ev.Anchors {
+		a := &ev.Anchors[i]
+		if a.Status != StatusConfirmed {
+			continue
+		}
+		tree, err := s.batchTree(ctx, q, a.BatchID)
+		if err != nil {
+			return err
+		}
+		path, err := tree.Path(a.LeafIndex)
+		if err != nil {
+			return fmt.Errorf("batch %d: %w", a.BatchID, err)
+		}
+		a.Path = make([][32]byte, len(path))
+		for j, h := range path {
+			a.Path[j] = h
+		}
+	}
+	return nil
 }
 
 // ListFilter selects evidence for ListEvidence.
@@ -208,10 +269,10 @@ type ListFilter struct {
 // the next page ("" when this is the last).
 func (s *Store) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, string, error) {
 	out, next, err := listPage(ctx, s.r, "list evidence", f.Limit, f.Cursor, func(after int64) (string, []any) {
-		q := `SELECT ` + evidenceCols + ` FROM evidence WHERE seq > ?`
+		q := `SELECT ` + evidenceCols + ` FROM evidence e WHERE seq > ?`
 		args := []any{after}
 		if f.Status != "" {
-			q += ` AND status = ?`
+			q += ` AND ` + s.statusIs(f.Status)
 			args = append(args, f.Status)
 		}
 		return q, args
@@ -230,10 +291,40 @@ func (s *Store) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, str
 	return out, next, nil
 }
 
-// PendingCount is the number of evidence not yet in any batch.
+// statusIs is a condition on evidence e that its status (derived from its
+// anchors as evidenceStatus does) is the query argument it leaves open. An
+// unfinished status also names where such evidence can be, from an index
+// (pending outbox rows, batches by state), so a listing of the few in
+// flight does not derive the status of every evidence ever taken in.
+func (s *Store) statusIs(st Status) string {
+	anyOf := s.d.anyOf
+	derived := `(SELECT CASE
+			WHEN ` + anyOf + `(b.state = 'dead_letter') THEN 'dead_letter'
+			WHEN ` + anyOf + `(o.batch_id IS NULL) THEN 'pending'
+			WHEN ` + anyOf + `(b.state IN ('formed', 'started')) THEN 'batched'
+			WHEN ` + anyOf + `(b.state = 'submitted') THEN 'submitted'
+			ELSE 'confirmed' END
+		FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id WHERE o.evidence_seq = e.seq) = ?`
+	inBatches := func(states string) string {
+		return `e.seq IN (SELECT o.evidence_seq FROM batches b JOIN outbox o ON o.batch_id = b.id WHERE b.state IN (` + states + `)) AND `
+	}
+	switch st {
+	case StatusPending:
+		return `e.seq IN (SELECT evidence_seq FROM outbox WHERE batch_id IS NULL) AND ` + derived
+	case StatusBatched:
+		return inBatches(`'formed', 'started'`) + derived
+	case StatusSubmitted:
+		return inBatches(`'submitted'`) + derived
+	case StatusDeadLetter:
+		return inBatches(`'dead_letter'`) + derived
+	}
+	return derived
+}
+
+// PendingCount is the number of evidence not yet in any batch on some chain.
 func (s *Store) PendingCount(ctx context.Context) (int, error) {
 	var n int
-	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM evidence WHERE status = ?`, StatusPending).Scan(&n)
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(DISTINCT evidence_seq) FROM outbox WHERE batch_id IS NULL`).Scan(&n)
 	return n, err
 }
 
@@ -249,44 +340,24 @@ func (s *Store) RetryEvidence(ctx context.Context, id string) (Evidence, error) 
 		if err != nil {
 			return err
 		}
+		if err := s.loadAnchors(ctx, tx, &ev); err != nil {
+			return err
+		}
 		if ev.Status != StatusDeadLetter {
 			return fmt.Errorf("evidence %s is %s, not dead_letter: %w", id, ev.Status, ErrConflict)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET state = ?, batch_id = NULL, leaf_index = NULL, path = NULL
-			WHERE evidence_seq = ? AND state = ?`, StatusPending, ev.seq, StatusDeadLetter); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET batch_id = NULL, leaf_index = NULL
+			WHERE evidence_seq = ? AND batch_id IN (SELECT id FROM batches WHERE state = ?)`, ev.seq, BatchDeadLetter); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE evidence SET attempts = 0, last_error = '', updated_at = ? WHERE seq = ?`, ms(time.Now()), ev.seq)
-		if err != nil {
-			return err
-		}
-		return refreshStatus(ctx, tx, `seq = ?`, ev.seq)
+		_, err = tx.ExecContext(ctx, `UPDATE evidence SET updated_at = ? WHERE seq = ?`, ms(time.Now()), ev.seq)
+		return err
 	})
 	if err != nil {
 		return Evidence{}, err
 	}
 	s.notify()
 	return s.GetEvidence(ctx, id)
-}
-
-// refreshStatus recomputes evidence.status from its outbox rows for the
-// evidence matched by where.
-func refreshStatus(ctx context.Context, tx *txn, where string, args ...any) error {
-	if err := tx.d.lockEvidence(ctx, tx, where, args...); err != nil {
-		return err
-	}
-	// One pass over the evidence's outbox rows (one per chain) decides.
-	anyOf := tx.d.anyOf
-	q := `UPDATE evidence SET updated_at = ?, status = (SELECT CASE
-			WHEN ` + anyOf + `(o.state = 'dead_letter') THEN 'dead_letter'
-			WHEN ` + anyOf + `(o.state = 'pending') THEN 'pending'
-			WHEN ` + anyOf + `(o.state = 'batched') THEN 'batched'
-			WHEN ` + anyOf + `(o.state = 'submitted') THEN 'submitted'
-			ELSE 'confirmed' END
-		FROM outbox o WHERE o.evidence_seq = evidence.seq)
-		WHERE ` + where
-	_, err := tx.ExecContext(ctx, q, append([]any{ms(time.Now())}, args...)...)
-	return err
 }
 
 func newID(prefix string) string {

@@ -26,3 +26,25 @@ func Columns(ctx context.Context, s *Store) (map[string][]string, error) {
 	}
 	return out, rows.Err()
 }
+
+// OpenAtVersion opens the store at where (an SQLite path or a PostgreSQL
+// URL) with only its first version migrations applied: the schema an older
+// keeper left, for tests that carry its data over.
+func OpenAtVersion(ctx context.Context, where string, version int) (*Store, error) {
+	full, open := sqliteDialect, func(d *dialect) (*Store, error) { return openSQLite(where, d) }
+	if IsPostgresURL(where) {
+		full, open = postgresDialect, func(d *dialect) (*Store, error) { return openPostgres(ctx, where, d) }
+	}
+	s, err := open(&dialect{name: full.name, postgres: full.postgres, greatest: full.greatest, anyOf: full.anyOf,
+		migrationsTable: full.migrationsTable, migrations: full.migrations[:version]})
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, s)
+}
+
+// Exec runs one statement, written with ? placeholders, on the store.
+func Exec(ctx context.Context, s *Store, q string, args ...any) error {
+	_, err := s.w.ExecContext(ctx, q, args...)
+	return err
+}

@@ -164,8 +164,8 @@ type inserts struct{ evidence, outbox *sql.Stmt }
 
 func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
 	ctx := context.Background()
-	q := `INSERT INTO evidence (id, digest, salt, chains, priority, idempotency_key, metadata, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	q := `INSERT INTO evidence (id, digest, salt, chains, priority, idempotency_key, metadata, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	if s.d.postgres {
 		// Another node may store the same key between insertOne's look-up
 		// and this insert; then nothing is inserted and no seq returned.
@@ -175,7 +175,7 @@ func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
 	if err != nil {
 		return nil, err
 	}
-	ob, err := tx.PrepareContext(ctx, `INSERT INTO outbox (evidence_seq, chain, priority, state) VALUES (?, ?, ?, ?)`)
+	ob, err := tx.PrepareContext(ctx, `INSERT INTO outbox (evidence_seq, chain, priority) VALUES (?, ?, ?)`)
 	if err != nil {
 		ev.Close()
 		return nil, err
@@ -210,7 +210,7 @@ func (s *Store) insertOne(tx *txn, ins *inserts, ev Evidence) (Evidence, bool, e
 	}
 	at := ms(ev.CreatedAt)
 	var err error
-	ev.seq, err = s.d.insertedID(ctx, ins.evidence, ev.ID, ev.Digest[:], ev.Salt, strings.Join(ev.Chains, ","), ev.Priority, key, meta, StatusPending, at, at)
+	ev.seq, err = s.d.insertedID(ctx, ins.evidence, ev.ID, ev.Digest[:], ev.Salt, strings.Join(ev.Chains, ","), ev.Priority, key, meta, at, at)
 	if errors.Is(err, sql.ErrNoRows) && ev.IdempotencyKey != "" {
 		existing, err := s.evidenceByKey(ctx, tx, ev.IdempotencyKey)
 		return existing, false, err
@@ -220,7 +220,7 @@ func (s *Store) insertOne(tx *txn, ins *inserts, ev Evidence) (Evidence, bool, e
 	}
 	ev.Anchors = make([]AnchorState, 0, len(ev.Chains))
 	for _, c := range ev.Chains {
-		if _, err := ins.outbox.ExecContext(ctx, ev.seq, c, ev.Priority, StatusPending); err != nil {
+		if _, err := ins.outbox.ExecContext(ctx, ev.seq, c, ev.Priority); err != nil {
 			return Evidence{}, false, err
 		}
 		ev.Anchors = append(ev.Anchors, AnchorState{Chain: c, Status: StatusPending})

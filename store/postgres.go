@@ -24,6 +24,19 @@ const postgresConns = 16
 // a schema of their own), creating keeper's tables if needed. Several nodes
 // may share one database. Errors name the URL without its password.
 func OpenPostgres(ctx context.Context, connURL string) (*Store, error) {
+	s, err := openPostgres(ctx, connURL, postgresDialect)
+	if err != nil {
+		return nil, err
+	}
+	if s, err = start(ctx, s); err != nil {
+		return nil, fmt.Errorf("%w (database %s)", err, redact.URL(connURL))
+	}
+	return s, nil
+}
+
+// openPostgres connects to the database at connURL for d, neither migrated
+// nor started.
+func openPostgres(ctx context.Context, connURL string, d *dialect) (*Store, error) {
 	if !IsPostgresURL(connURL) {
 		return nil, fmt.Errorf("store: %q is not a postgres:// URL", redact.URL(connURL))
 	}
@@ -44,12 +57,8 @@ func OpenPostgres(ctx context.Context, connURL string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", redact.URL(connURL), err)
 	}
-	p := &pool{db, postgresDialect}
-	s, err := start(ctx, &Store{d: postgresDialect, w: p, r: p})
-	if err != nil {
-		return nil, fmt.Errorf("%w (database %s)", err, redact.URL(connURL))
-	}
-	return s, nil
+	p := &pool{db, d}
+	return &Store{d: d, w: p, r: p}, nil
 }
 
 func pingWithin(ctx context.Context, db *sql.DB, d time.Duration) error {

@@ -263,4 +263,32 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_unstarted ON webhook_deliveries(started_at, seq);
 CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries(subscription_id, seq);
 `,
+	// 7: write each evidence once (README, "Storage"): an evidence's status,
+	// attempts and last error are derived on read from its batches instead of
+	// being rewritten at every stage, so those columns and the per-anchor
+	// state go; audit paths are computed from the batch's leaves when a
+	// receipt is read instead of written one UPDATE per evidence. The outbox
+	// becomes a WITHOUT ROWID table keyed by (evidence, chain): one b-tree
+	// instead of a table and its primary-key index.
+	`
+DROP INDEX evidence_by_status;
+ALTER TABLE evidence DROP COLUMN status;
+ALTER TABLE evidence DROP COLUMN attempts;
+ALTER TABLE evidence DROP COLUMN last_error;
+
+CREATE TABLE outbox_v7 (
+	evidence_seq INTEGER NOT NULL REFERENCES evidence(seq),
+	chain        TEXT    NOT NULL,
+	priority     INTEGER NOT NULL,
+	batch_id     INTEGER REFERENCES batches(id),
+	leaf_index   INTEGER,
+	PRIMARY KEY (evidence_seq, chain)
+) WITHOUT ROWID;
+INSERT INTO outbox_v7 (evidence_seq, chain, priority, batch_id, leaf_index)
+	SELECT evidence_seq, chain, priority, batch_id, leaf_index FROM outbox;
+DROP TABLE outbox;
+ALTER TABLE outbox_v7 RENAME TO outbox;
+CREATE INDEX outbox_pending ON outbox(chain, priority, evidence_seq) WHERE batch_id IS NULL;
+CREATE INDEX outbox_by_batch ON outbox(batch_id, leaf_index);
+`,
 }

@@ -243,4 +243,10 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_unstarted ON webhook_deliveries(started_at, seq);
 CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries(subscription_id, seq);
 `,
+	// 7: write each evidence once (see migrations[6]).
+	`
+DROP INDEX evidence_by_status;
+ALTER TABLE evidence DROP COLUMN status, DROP COLUMN attempts, DROP COLUMN last_error;
+ALTER TABLE outbox DROP COLUMN state, DROP COLUMN path;
+`,
 }

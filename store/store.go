@@ -39,11 +39,21 @@ type Store struct {
 	waiters []chan struct{}
 
 	intake *committer // group commit of InsertEvidence
+	trees  treeCache  // confirmed batches' Merkle trees, for audit paths
 }
 
 // Open opens (creating if needed) the SQLite store at path and applies
 // migrations.
 func Open(ctx context.Context, path string) (*Store, error) {
+	s, err := openSQLite(path, sqliteDialect)
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, s)
+}
+
+// openSQLite opens the SQLite file at path for d, neither migrated nor started.
+func openSQLite(path string, d *dialect) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: create directory for %s: %w", path, err)
 	}
@@ -56,7 +66,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	return start(ctx, &Store{d: sqliteDialect, w: &pool{w, sqliteDialect}, r: &pool{r, sqliteDialect}})
+	return &Store{d: d, w: &pool{w, d}, r: &pool{r, d}}, nil
 }
 
 // start applies migrations and starts intake's committer.

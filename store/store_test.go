@@ -71,7 +71,7 @@ func formOne(t *testing.T, st *store.Store, chain string, maxItems int) store.Ba
 	return b
 }
 
-// confirm submits and confirms a batch with real Merkle paths over its leaves.
+// confirm submits and confirms a batch with the real Merkle root of its leaves.
 func confirm(t *testing.T, st *store.Store, b store.Batch, ref string, block uint64) merkle.Hash {
 	t.Helper()
 	ctx := context.Background()
@@ -79,9 +79,8 @@ func confirm(t *testing.T, st *store.Store, b store.Batch, ref string, block uin
 	require.NoError(t, err)
 	tree, err := merkle.Build(leaves)
 	require.NoError(t, err)
-	paths := tree.Paths()
 	require.NoError(t, st.MarkSubmitted(ctx, b.ID, tree.Root(), ref))
-	require.NoError(t, st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: ref, Block: block, BlockTime: time.UnixMilli(1_700_000_000_000).UTC()}, paths))
+	require.NoError(t, st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: ref, Block: block, BlockTime: time.UnixMilli(1_700_000_000_000).UTC()}))
 	return tree.Root()
 }
 
@@ -394,7 +393,7 @@ func TestEvidenceOnTwoChainsIsDeadLetteredWhenEitherChainDeadLetters(t *testing.
 		// A confirmed batch cannot be dead-lettered afterwards, and the reverse.
 		require.NoError(t, st.DeadLetterBatch(ctx, bs.ID, "late"))
 		assert.Equal(t, store.StatusConfirmed, anchorOn(t, get(t, st, ev1.ID), "stub").Status)
-		require.NoError(t, st.ConfirmBatch(ctx, be.ID, store.Confirmation{TxRef: "late"}, [][]merkle.Hash{nil}))
+		require.NoError(t, st.ConfirmBatch(ctx, be.ID, store.Confirmation{TxRef: "late"}))
 		assert.Equal(t, store.StatusDeadLetter, get(t, st, ev1.ID).Status)
 
 		dead := listAll(t, st, store.StatusDeadLetter)

@@ -42,32 +42,40 @@ func (s *Store) LastSeq(ctx context.Context) (int64, error) {
 // `after`, up to and including `upto`, in intake order. `keeper bench`
 // measures latencies and throughput from them.
 func (s *Store) EvidenceTimings(ctx context.Context, after, upto int64) ([]EvidenceTiming, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT e.seq, e.id, e.status, e.created_at, e.updated_at, COALESCE(o.batch_id, 0)
-		FROM evidence e JOIN outbox o ON o.evidence_seq = e.seq
+	rows, err := s.r.QueryContext(ctx, `SELECT e.seq, e.id, e.created_at, e.updated_at, COALESCE(o.batch_id, 0), COALESCE(b.state, ''), COALESCE(b.updated_at, 0)
+		FROM evidence e JOIN outbox o ON o.evidence_seq = e.seq LEFT JOIN batches b ON b.id = o.batch_id
 		WHERE e.seq > ? AND e.seq <= ? ORDER BY e.seq, o.chain`, after, upto)
 	if err != nil {
 		return nil, fmt.Errorf("store: evidence timings: %w", err)
 	}
 	defer rows.Close()
-	var out []EvidenceTiming
+	var (
+		out     []EvidenceTiming
+		anchors []AnchorState // of the last evidence in out
+	)
 	for rows.Next() {
 		var (
-			t            EvidenceTiming
-			status       string
-			created, upd int64
-			batch        int64
+			t                 EvidenceTiming
+			state             string
+			created, upd, bup int64
+			batch             int64
 		)
-		if err := rows.Scan(&t.Seq, &t.ID, &status, &created, &upd, &batch); err != nil {
+		if err := rows.Scan(&t.Seq, &t.ID, &created, &upd, &batch, &state, &bup); err != nil {
 			return nil, err
 		}
 		if n := len(out); n == 0 || out[n-1].Seq != t.Seq {
-			t.Status, t.CreatedAt, t.UpdatedAt = Status(status), fromMS(created), fromMS(upd)
-			out = append(out, t)
+			t.CreatedAt, t.UpdatedAt = fromMS(created), fromMS(upd)
+			out, anchors = append(out, t), anchors[:0]
 		}
+		last := &out[len(out)-1]
 		if batch != 0 {
-			last := &out[len(out)-1]
 			last.Batches = append(last.Batches, batch)
 		}
+		if at := fromMS(bup); at.After(last.UpdatedAt) {
+			last.UpdatedAt = at
+		}
+		anchors = append(anchors, AnchorState{Status: anchorStatus(state)})
+		last.Status = evidenceStatus(anchors)
 	}
 	return out, rows.Err()
 }
@@ -103,8 +111,11 @@ func (s *Store) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTim
 // neither confirmed nor dead-lettered.
 func (s *Store) Unsettled(ctx context.Context, after, upto int64) (bool, error) {
 	var one int
-	err := s.r.QueryRowContext(ctx, `SELECT 1 FROM evidence WHERE status NOT IN (?, ?) AND seq > ? AND seq <= ? LIMIT 1`,
-		StatusConfirmed, StatusDeadLetter, after, upto).Scan(&one)
+	err := s.r.QueryRowContext(ctx, `SELECT 1 FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id
+		WHERE o.evidence_seq > ?1 AND o.evidence_seq <= ?4 AND (o.batch_id IS NULL OR b.state NOT IN (?2, ?3))
+			AND NOT EXISTS (SELECT 1 FROM outbox o2 JOIN batches b2 ON b2.id = o2.batch_id WHERE o2.evidence_seq = o.evidence_seq AND b2.state = ?3)
+		LIMIT 1`,
+		after, BatchConfirmed, BatchDeadLetter, upto).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -242,23 +242,37 @@ func insertDeliveries(ctx context.Context, tx *txn, subs []string, typ string, d
 	return nil
 }
 
-// evidenceEvents records typ for each evidence of the batch whose status
-// became status in this transaction: before holds the ids that did not have
-// it before the change.
-func evidenceEvents(ctx context.Context, tx *txn, batchID int64, status Status, typ string, before map[string]bool) error {
-	subs, err := subscribers(ctx, tx, typ)
-	if err != nil || len(subs) == 0 {
-		return err // nobody listens: a big batch's confirmation costs one query
+// evidenceEvents records typ, for subs, for each evidence of the batch
+// whose status became state (confirmed or dead_letter) when the batch did:
+// confirmed once no other of its anchors is unconfirmed, dead-lettered when
+// none of its other anchors was dead-lettered already.
+func evidenceEvents(ctx context.Context, tx *txn, subs []string, batchID int64, state, typ string) error {
+	other := `o2.batch_id IS NULL OR b2.state <> '` + BatchConfirmed + `'`
+	if state == BatchDeadLetter {
+		other = `b2.state = '` + BatchDeadLetter + `'`
 	}
-	ids, err := evidenceOfBatch(ctx, tx, batchID, status)
+	rows, err := tx.QueryContext(ctx, `SELECT e.id FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
+		WHERE o.batch_id = ?1 AND NOT EXISTS (SELECT 1 FROM outbox o2 LEFT JOIN batches b2 ON b2.id = o2.batch_id
+			WHERE o2.evidence_seq = o.evidence_seq AND o2.chain <> o.chain AND (`+other+`))
+		ORDER BY e.seq`, batchID)
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
-		if !before[id] {
-			continue
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
 		}
-		data := EventData{ID: id, Status: string(status)}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		data := EventData{ID: id, Status: state}
 		if typ == EventEvidenceConfirmed {
 			data.Links = map[string]string{"receipt": "/v1/evidence/" + id + "/receipt", "evidence": "/v1/evidence/" + id}
 		} else {
@@ -269,42 +283,6 @@ func evidenceEvents(ctx context.Context, tx *txn, batchID int64, status Status, 
 		}
 	}
 	return nil
-}
-
-// evidenceOfBatch returns the ids of the batch's evidence in status.
-func evidenceOfBatch(ctx context.Context, tx *txn, batchID int64, status Status) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM evidence WHERE seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?) AND status = ? ORDER BY seq`, batchID, status)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
-}
-
-// evidenceNotIn returns the set of the batch's evidence ids not in status.
-func evidenceNotIn(ctx context.Context, tx *txn, batchID int64, status Status) (map[string]bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM evidence WHERE seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?) AND status <> ?`, batchID, status)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
 }
 
 const deliveryCols = `id, subscription_id, type, object_id, body, status, attempts, last_error, last_status, run, created_at, updated_at, delivered_at`

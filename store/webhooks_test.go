@@ -81,7 +81,7 @@ func TestConfirmingABatchRecordsOneEvidenceConfirmedDeliveryPerSubscribedWebhook
 		b := formOne(t, st, "stub", 10)
 		confirm(t, st, b, "0xabc", 7)
 		// Confirming again is a no-op and announces nothing twice.
-		require.NoError(t, st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xabc"}, nil))
+		require.NoError(t, st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xabc"}))
 
 		ds := unstarted(t, st)
 		require.Len(t, ds, 1)
