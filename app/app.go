@@ -310,6 +310,16 @@ func (n *Node) startAPI(ctx context.Context) error {
 			backfills.Run(ctx)
 		}()
 	}
+	if cfg.EvidenceRetention > 0 {
+		archived := starter.NewArchivedCounter()
+		n.registry.MustRegister(archived)
+		ar := &starter.Archiver{Store: n.Store, Dir: cfg.ArchiveDirOrDefault(), Retention: cfg.EvidenceRetention, Logger: n.Logger, Archived: archived}
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			ar.Run(ctx)
+		}()
+	}
 	return nil
 }
 

@@ -293,3 +293,35 @@ func TestHealthcheckExitsZeroOnAReadyAPIAndFailsOnAnErrorAnswer(t *testing.T) {
 	_, _, err = keeper(t, "healthcheck", down.URL+"/readyz")
 	require.ErrorContains(t, err, "503")
 }
+
+func TestReceiptOfAnArchivedEvidenceIsReadFromTheArchiveTheAPINames(t *testing.T) {
+	s := newServer(t)
+	ev := s.insert(t, "archived")
+	require.NoError(t, s.confirmAll(context.Background()))
+	dir := t.TempDir()
+	ar := &starter.Archiver{Store: s.st, Dir: dir, Retention: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Archived: starter.NewArchivedCounter()}
+	time.Sleep(2 * time.Millisecond)
+	n, err := ar.ArchiveOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	_, _, err = keeper(t, "receipt", ev.ID, "--api", s.url)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "moved to the receipts archive", "without --archive the 410 says where the receipt went")
+	assert.Contains(t, err.Error(), "--archive")
+
+	out, _, err := keeper(t, "receipt", ev.ID, "--api", s.url, "--archive", dir)
+	require.NoError(t, err)
+	r, err := receipt.Parse([]byte(out))
+	require.NoError(t, err)
+	assert.Equal(t, ev.ID, r.EvidenceID)
+	require.Len(t, r.Anchors, 1)
+	assert.NoError(t, r.CheckProof(r.Anchors[0]))
+
+	out, _, err = keeper(t, "receipt", ev.ID, "--api", "http://127.0.0.1:1", "--archive", dir)
+	require.NoError(t, err, "with the API down the archive alone answers")
+	assert.Contains(t, out, ev.ID)
+
+	_, _, err = keeper(t, "receipt", "ev_000000000000000000000000", "--api", "http://127.0.0.1:1", "--archive", dir)
+	assert.ErrorContains(t, err, "no receipt for this evidence")
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/keeperhq/keeper/archive"
 	"github.com/keeperhq/keeper/client"
 )
 
@@ -220,12 +221,28 @@ func receiptCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 	}
 	api := apiFlag(cmd)
+	dir := cmd.Flags().String("archive", "", "the receipts archive directory (KEEPER_RECEIPTS_ARCHIVE_DIR): read the receipt of an evidence retention moved there, offline; with the API reachable, only the file its 410 names is read")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		r, err := newClient(*api).Receipt(cmd.Context(), args[0])
-		if err != nil {
+		if err == nil {
+			return printJSON(cmd.OutOrStdout(), r)
+		}
+		var apiErr *client.Error
+		fromAPI := errors.As(err, &apiErr)
+		if *dir == "" || fromAPI && apiErr.Code != "archived" {
 			return err
 		}
-		return printJSON(cmd.OutOrStdout(), r)
+		// Archived (the 410 names the file), or no API to ask: the archive.
+		file := ""
+		if fromAPI {
+			file = apiErr.Archive
+		}
+		line, ferr := archive.Find(*dir, file, args[0])
+		if ferr != nil {
+			return fmt.Errorf("%v; in the archive: %w", err, ferr)
+		}
+		_, err = cmd.OutOrStdout().Write(append(line, '\n'))
+		return err
 	}
 	return cmd
 }

@@ -69,6 +69,9 @@ type Error struct {
 	Code    string `json:"code"` // stable code, e.g. "invalid_digest" (the description lists them per answer)
 	Message string `json:"message"`
 	Field   string `json:"field"` // the field, parameter or header at fault, if one is
+	// Archive, with 410 "archived", is the receipts archive file holding the
+	// evidence's receipt (retention moved the evidence there).
+	Archive string `json:"archive,omitempty"`
 }
 
 func (e *Error) Error() string {

@@ -55,6 +55,10 @@ type Config struct {
 	ConfirmTimeout                                  time.Duration
 	DrainTimeout                                    time.Duration
 	ActivityWorkers                                 int
+	// Retention: confirmed evidence older than this moves to the receipts
+	// archive in ArchiveDir (0: never).
+	EvidenceRetention time.Duration
+	ArchiveDir        string // empty: <data-dir>/receipts-archive
 
 	DevTemporalPort int
 	DevUIPort       int
@@ -180,6 +184,14 @@ func (c *Config) ArtifactDirOrDefault() string {
 		return c.Epochs.ArtifactDir
 	}
 	return filepath.Join(c.DataDir, "artifacts")
+}
+
+// ArchiveDirOrDefault is where retention writes the receipts archive.
+func (c *Config) ArchiveDirOrDefault() string {
+	if c.ArchiveDir != "" {
+		return c.ArchiveDir
+	}
+	return filepath.Join(c.DataDir, "receipts-archive")
 }
 
 // Where the local chains of `keeper dev` keep their funded keys: the
@@ -357,6 +369,8 @@ func (c *Config) Knobs() []Knob {
 		{"webhook-retry-cap", "KEEPER_WEBHOOK_RETRY_CAP", "1h", "longest wait between two attempts of a webhook delivery", &c.Webhook.RetryCap},
 		{"webhook-timeout", "KEEPER_WEBHOOK_TIMEOUT", "10s", "a webhook endpoint that has not answered within this long has failed the attempt", &c.Webhook.Timeout},
 		{"webhook-disable-after", "KEEPER_WEBHOOK_DISABLE_AFTER", "72h", "a webhook whose deliveries have failed for this long without a success is disabled (logged, counted in keeper_webhooks_disabled_total); re-driving one of its deliveries enables it again (0 = never)", &c.Webhook.DisableAfter},
+		{"evidence-retention", "KEEPER_EVIDENCE_RETENTION", "0", "retention: confirmed evidence taken in longer ago than this (e.g. 2160h for 90 days) moves into the receipts archive and its rows are deleted; reading it then answers 410 naming the archive file, and `keeper receipt --archive DIR` reads it from there. Its idempotency key goes with it, so a key is de-duplicated for at least this long. 0 = keep everything", &c.EvidenceRetention},
+		{"receipts-archive-dir", "KEEPER_RECEIPTS_ARCHIVE_DIR", "", "retention: directory of the receipts archive (gzip files of one JSON receipt per line, written whole, never changed; back it up); with several API nodes, a directory they share. Empty: <data-dir>/receipts-archive", &c.ArchiveDir},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
 		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "20", "attempts per submit or confirm before the batch is dead-lettered", &c.MaxAttempts},
@@ -509,6 +523,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_WEBHOOK_DISABLE_AFTER: must be 0 (never) or more, got %s", c.Webhook.DisableAfter)
 	case c.MaxQueued < 0:
 		return fmt.Errorf("KEEPER_MAX_QUEUED_BATCHES: must be 0 (no limit) or more, got %d", c.MaxQueued)
+	case c.EvidenceRetention < 0:
+		return fmt.Errorf("KEEPER_EVIDENCE_RETENTION: must be 0 (keep everything) or a positive duration such as 2160h, got %s", c.EvidenceRetention)
 	case c.Epochs.MaxInFlight < 1:
 		return fmt.Errorf("KEEPER_MAX_EPOCHS_IN_FLIGHT: must be at least 1, got %d", c.Epochs.MaxInFlight)
 	case c.Epochs.Duration < 2*time.Second:

@@ -42,13 +42,21 @@ type Tree struct {
 // Build hashes the leaves into a tree. It fails on an empty leaf list: RFC 6962
 // defines the empty tree's root, but anchoring nothing is a caller's mistake.
 func Build(leaves [][]byte) (*Tree, error) {
-	if len(leaves) == 0 {
-		return nil, errors.New("merkle: no leaves")
-	}
 	level := make([]Hash, len(leaves))
 	for i, l := range leaves {
 		level[i] = LeafHash(l)
 	}
+	return FromLeafHashes(level)
+}
+
+// FromLeafHashes builds the tree over leaves already hashed (LeafHash), in
+// leaf order: the tree Build makes of the leaves themselves. The tree keeps
+// hashes as its leaf level.
+func FromLeafHashes(hashes []Hash) (*Tree, error) {
+	if len(hashes) == 0 {
+		return nil, errors.New("merkle: no leaves")
+	}
+	level := hashes
 	t := &Tree{levels: [][]Hash{level}}
 	// Pairing left to right and promoting an odd last node unchanged yields the
 	// same root as RFC 6962's split at the largest power of two below n.
@@ -65,6 +73,9 @@ func Build(leaves [][]byte) (*Tree, error) {
 	}
 	return t, nil
 }
+
+// LeafHashes are the hashes of the leaves, in leaf order (not a copy).
+func (t *Tree) LeafHashes() []Hash { return t.levels[0] }
 
 // Size is the number of leaves.
 func (t *Tree) Size() int { return len(t.levels[0]) }

@@ -145,3 +145,17 @@ func FuzzProof(f *testing.F) {
 		_, _ = RootFromPath(ls[0], int(idx), int(size), bogus)
 	})
 }
+
+func TestATreeRebuiltFromItsLeafHashesHasTheSameRootAndPaths(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 1024, 1025} {
+		built, err := Build(leaves(n))
+		require.NoError(t, err)
+		hashes := append([]Hash(nil), built.LeafHashes()...)
+		rebuilt, err := FromLeafHashes(hashes)
+		require.NoError(t, err)
+		require.Equal(t, built.Root(), rebuilt.Root(), "n=%d", n)
+		require.Equal(t, built.Paths(), rebuilt.Paths(), "n=%d", n)
+	}
+	_, err := FromLeafHashes(nil)
+	require.Error(t, err)
+}

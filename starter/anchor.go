@@ -359,6 +359,22 @@ func evidenceID(r *http.Request) (string, *apiError) {
 	return id, nil
 }
 
+// notFound is the answer for an evidence id the store does not hold: 410
+// naming the receipts archive file when retention moved it there (README,
+// "Storage and retention"), else 404.
+func (a *API) notFound(ctx context.Context, id string) *apiError {
+	arch, err := a.Store.ArchivedIn(ctx, id)
+	if err == nil {
+		return &apiError{Status: http.StatusGone, Code: "archived", Field: "id", Archive: arch.File,
+			Message: fmt.Sprintf("evidence %s was confirmed and moved to the receipts archive on %s: its receipt is in %s (keeper receipt --archive DIR %s reads it)",
+				id, arch.CreatedAt.UTC().Format(time.RFC3339), arch.File, id)}
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return a.internal("look up the receipts archive", err)
+	}
+	return &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no evidence " + id}
+}
+
 func (a *API) load(w http.ResponseWriter, r *http.Request) (store.Evidence, bool) {
 	id, aerr := evidenceID(r)
 	if aerr != nil {
@@ -367,7 +383,7 @@ func (a *API) load(w http.ResponseWriter, r *http.Request) (store.Evidence, bool
 	}
 	ev, err := a.Store.GetEvidence(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no evidence " + id})
+		writeError(w, a.notFound(r.Context(), id))
 		return store.Evidence{}, false
 	}
 	if err != nil {
@@ -436,7 +452,7 @@ func (a *API) retryEvidence(w http.ResponseWriter, r *http.Request) {
 	ev, err := a.Store.RetryEvidence(r.Context(), id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no evidence " + id})
+		writeError(w, a.notFound(r.Context(), id))
 	case errors.Is(err, store.ErrConflict):
 		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_dead_lettered", Message: err.Error()})
 	case err != nil:

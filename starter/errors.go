@@ -12,6 +12,7 @@ type apiError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
+	Archive string `json:"archive,omitempty"` // 410 archived: the receipts archive file holding the receipt
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }

@@ -379,8 +379,8 @@ func newSalt() []byte {
 	return b
 }
 
-func splitHashes(b []byte) [][32]byte {
-	out := make([][32]byte, len(b)/32)
+func splitHashes(b []byte) []merkle.Hash {
+	out := make([]merkle.Hash, len(b)/32)
 	for i := range out {
 		copy(out[i][:], b[i*32:])
 	}

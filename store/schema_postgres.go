@@ -249,4 +249,20 @@ DROP INDEX evidence_by_status;
 ALTER TABLE evidence DROP COLUMN status, DROP COLUMN attempts, DROP COLUMN last_error;
 ALTER TABLE outbox DROP COLUMN state, DROP COLUMN path;
 `,
+	// 8: retention (see migrations[7]).
+	`
+ALTER TABLE batches ADD COLUMN leaves BYTEA;
+
+CREATE TABLE archives (
+	id         BIGSERIAL PRIMARY KEY,
+	file       TEXT    NOT NULL,
+	size       INTEGER NOT NULL,
+	created_at BIGINT  NOT NULL
+);
+
+CREATE TABLE archived_evidence (
+	id         TEXT   PRIMARY KEY,
+	archive_id BIGINT NOT NULL REFERENCES archives(id)
+);
+`,
 }

@@ -49,17 +49,31 @@ func (c *treeCache) put(id int64, t *merkle.Tree) {
 }
 
 // batchTree returns the Merkle tree of a confirmed batch, built from its
-// evidence's leaves in leaf order: the same leaves, hence the same root and
-// audit paths, that SubmitAnchor anchored.
+// evidence's leaves in leaf order (or the leaf hashes it kept when some of
+// its evidence was archived): the same leaves, hence the same root and audit
+// paths, that SubmitAnchor anchored.
 func (s *Store) batchTree(ctx context.Context, q querier, id int64) (*merkle.Tree, error) {
 	if t := s.trees.get(id); t != nil {
 		return t, nil
 	}
-	leaves, err := batchLeaves(ctx, q, id)
-	if err != nil {
-		return nil, fmt.Errorf("store: leaves of batch %d: %w", id, err)
+	var kept []byte
+	if err := q.QueryRowContext(ctx, `SELECT leaves FROM batches WHERE id = ?`, id).Scan(&kept); err != nil {
+		return nil, fmt.Errorf("store: batch %d: %w", id, err)
 	}
-	t, err := merkle.Build(leaves)
+	var (
+		t   *merkle.Tree
+		err error
+	)
+	if kept != nil {
+		// Some of its evidence was archived (keepLeaves).
+		t, err = merkle.FromLeafHashes(splitHashes(kept))
+	} else {
+		var leaves [][]byte
+		if leaves, err = batchLeaves(ctx, q, id); err != nil {
+			return nil, fmt.Errorf("store: leaves of batch %d: %w", id, err)
+		}
+		t, err = merkle.Build(leaves)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: tree of batch %d: %w", id, err)
 	}
