@@ -50,3 +50,27 @@ func TestMetricCountsFollowBatchesEpochsAndBackfill(t *testing.T) {
 		}, backfill)
 	})
 }
+
+func TestUnsettledSaysWhetherEvidenceOfARangeStillAwaitsAnAnchor(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		unsettled := func(after, upto int64) bool {
+			t.Helper()
+			u, err := st.Unsettled(ctx, after, upto)
+			require.NoError(t, err)
+			return u
+		}
+		insert(t, st, store.NewEvidence{Digest: digestOf("u1"), Chains: []string{"eth"}, Priority: 5})
+		insert(t, st, store.NewEvidence{Digest: digestOf("u2"), Chains: []string{"eth", "stub"}, Priority: 5})
+		assert.True(t, unsettled(0, 2), "pending")
+		b := formOne(t, st, "eth", 10)
+		assert.True(t, unsettled(0, 1), "batched")
+		confirm(t, st, b, "0x1", 1)
+		assert.False(t, unsettled(0, 1), "confirmed")
+		assert.True(t, unsettled(1, 2), "the second still waits on stub")
+		confirm(t, st, formOne(t, st, "stub", 10), "stub:1", 1)
+		assert.False(t, unsettled(0, 2))
+		assert.False(t, unsettled(2, 10), "an empty range")
+	})
+}

@@ -107,15 +107,16 @@ func (s *Store) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTim
 	return out, rows.Err()
 }
 
-// Unsettled reports whether any evidence with seq in (after, upto] is
-// neither confirmed nor dead-lettered.
+// Unsettled reports whether any evidence with seq in (after, upto] has an
+// anchor neither confirmed nor dead-lettered. It reads only what is in
+// flight (pending outbox rows, unsettled batches), never the whole window.
 func (s *Store) Unsettled(ctx context.Context, after, upto int64) (bool, error) {
 	var one int
-	err := s.r.QueryRowContext(ctx, `SELECT 1 FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id
-		WHERE o.evidence_seq > ?1 AND o.evidence_seq <= ?4 AND (o.batch_id IS NULL OR b.state NOT IN (?2, ?3))
-			AND NOT EXISTS (SELECT 1 FROM outbox o2 JOIN batches b2 ON b2.id = o2.batch_id WHERE o2.evidence_seq = o.evidence_seq AND b2.state = ?3)
-		LIMIT 1`,
-		after, BatchConfirmed, BatchDeadLetter, upto).Scan(&one)
+	err := s.r.QueryRowContext(ctx, `SELECT 1 WHERE
+		EXISTS (SELECT 1 FROM outbox WHERE batch_id IS NULL AND evidence_seq > ?1 AND evidence_seq <= ?2)
+		OR EXISTS (SELECT 1 FROM batches b WHERE b.state IN (?3, ?4, ?5)
+			AND EXISTS (SELECT 1 FROM outbox o WHERE o.batch_id = b.id AND o.evidence_seq > ?1 AND o.evidence_seq <= ?2))`,
+		after, upto, BatchFormed, BatchStarted, BatchSubmitted).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
