@@ -71,11 +71,14 @@ type PendingInfo struct {
 	Urgent bool // some of it is priority 1
 }
 
-// PendingUpTo is PendingChains for the dispatcher: a chain's count stops at
-// upTo (all the dispatcher needs to know is whether a batch would be full),
-// and nothing scans the whole backlog, so a deep one (Temporal down for a
-// while, one evidence per batch) costs each round a few index lookups per
-// chain instead of a pass over every waiting row.
+// PendingUpTo is PendingChains for the dispatcher: all it needs to know is
+// whether a chain has evidence waiting and whether a batch would be full.
+// A chain's count is exact when it reaches upTo (and then stops there);
+// below that it is an upper bound, exact unless the chain's pending
+// evidence is interleaved with other chains'. Nothing scans the whole
+// backlog, so a deep one (Temporal down for a while, one evidence per
+// batch) costs each round a few index lookups per chain instead of a pass
+// over every waiting row.
 func (s *Store) PendingUpTo(ctx context.Context, upTo int) (map[string]PendingInfo, error) {
 	// The chains with pending rows, one index probe each (a loose index scan).
 	pendingIndex := s.d.indexedBy("outbox_pending")
@@ -104,23 +107,35 @@ func (s *Store) PendingUpTo(ctx context.Context, upTo int) (map[string]PendingIn
 	out := map[string]PendingInfo{}
 	for _, c := range chainList {
 		var (
-			p      PendingInfo
-			oldest int64
+			p             PendingInfo
+			bound, oldest int64
+			urgent        int
 		)
-		// The oldest is the smallest intake sequence over the ten priorities,
-		// each the first entry of its part of the pending index.
-		var urgent int
-		err := s.r.QueryRowContext(ctx, `WITH prio(v) AS (VALUES (1), (2), (3), (4), (5), (6), (7), (8), (9), (10))
+		// Per priority, the first and last pending intake sequence, each the
+		// end of its part of the pending index: the oldest is the smallest
+		// first, and the sum of (last - first + 1) bounds the count from
+		// above, exactly when the chain's evidence is not interleaved with
+		// other chains'. Only a bound that reaches upTo is checked by
+		// counting, so a long backlog that is not a full batch yet costs a
+		// few index probes, not a pass over it.
+		err := s.r.QueryRowContext(ctx, `WITH prio(v) AS (VALUES (1), (2), (3), (4), (5), (6), (7), (8), (9), (10)),
+			ends AS (SELECT
+				(SELECT MIN(evidence_seq) FROM outbox WHERE chain = ?1 AND batch_id IS NULL AND priority = prio.v) AS lo,
+				(SELECT MAX(evidence_seq) FROM outbox WHERE chain = ?1 AND batch_id IS NULL AND priority = prio.v) AS hi
+				FROM prio)
 			SELECT
-				(SELECT COUNT(*) FROM (SELECT 1 FROM outbox WHERE chain = ?1 AND batch_id IS NULL LIMIT ?2) AS waiting),
-				COALESCE((SELECT e.created_at FROM evidence e WHERE e.seq = (SELECT MIN(m) FROM (
-					SELECT (SELECT MIN(evidence_seq) FROM outbox WHERE chain = ?1 AND batch_id IS NULL AND priority = prio.v) AS m
-					FROM prio) AS firsts)), 0),
-				(SELECT COUNT(*) FROM (SELECT 1 FROM outbox WHERE chain = ?1 AND batch_id IS NULL AND priority = 1 LIMIT 1) AS first)`,
-			c, upTo).Scan(&p.Count, &oldest, &urgent)
-		p.Urgent = urgent > 0
+				CAST(COALESCE(SUM(hi - lo + 1), 0) AS BIGINT),
+				COALESCE((SELECT e.created_at FROM evidence e WHERE e.seq = (SELECT MIN(lo) FROM ends)), 0),
+				(SELECT COUNT(*) FROM (SELECT 1 FROM outbox WHERE chain = ?1 AND batch_id IS NULL AND priority = 1 LIMIT 1) AS first)
+			FROM ends`, c).Scan(&bound, &oldest, &urgent)
 		if err != nil {
 			return nil, fmt.Errorf("store: pending on %s: %w", c, err)
+		}
+		p.Count, p.Urgent = int(min(bound, int64(upTo))), urgent > 0
+		if bound >= int64(upTo) {
+			if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM outbox WHERE chain = ? AND batch_id IS NULL LIMIT ?) AS waiting`, c, upTo).Scan(&p.Count); err != nil {
+				return nil, fmt.Errorf("store: pending on %s: %w", c, err)
+			}
 		}
 		if p.Count > 0 {
 			p.Oldest = fromMS(oldest)
