@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +34,9 @@ type server struct {
 	st    *store.Store
 	url   string
 	reads atomic.Int32 // GET requests answered
+
+	mu    sync.Mutex
+	posts []string // the path of every POST, in order
 }
 
 func newServer(t *testing.T) *server {
@@ -51,6 +55,11 @@ func newServerWith(t *testing.T, chains ...string) *server {
 	s := &server{st: st}
 	h := openapitest.Handler(t, api.Handler())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			s.mu.Lock()
+			s.posts = append(s.posts, r.URL.Path)
+			s.mu.Unlock()
+		}
 		h.ServeHTTP(w, r)
 		if r.Method == http.MethodGet {
 			s.reads.Add(1)
@@ -292,4 +301,10 @@ func TestHealthcheckExitsZeroOnAReadyAPIAndFailsOnAnErrorAnswer(t *testing.T) {
 	defer down.Close()
 	_, _, err = keeper(t, "healthcheck", down.URL+"/readyz")
 	require.ErrorContains(t, err, "503")
+}
+
+func (s *server) postPaths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.posts...)
 }
