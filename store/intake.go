@@ -190,7 +190,10 @@ func (s *Store) insertAlone(ctx context.Context, ev Evidence) Inserted {
 	return res
 }
 
-type inserts struct{ evidence, outbox *sql.Stmt }
+// inserts are intake's statements, prepared once per transaction: the
+// inserts, and the probe for an idempotency key (most keys are new, and
+// SQLite compiles an unprepared query anew each time).
+type inserts struct{ evidence, outbox, keyed *sql.Stmt }
 
 func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
 	ctx := context.Background()
@@ -210,12 +213,31 @@ func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
 		ev.Close()
 		return nil, err
 	}
-	return &inserts{evidence: ev, outbox: ob}, nil
+	keyed, err := tx.PrepareContext(ctx, `SELECT 1 FROM evidence WHERE idempotency_key = ?`)
+	if err != nil {
+		ev.Close()
+		ob.Close()
+		return nil, err
+	}
+	return &inserts{evidence: ev, outbox: ob, keyed: keyed}, nil
 }
 
 func (i *inserts) close() {
 	i.evidence.Close()
 	i.outbox.Close()
+	i.keyed.Close()
+}
+
+// keyed returns the evidence stored under key inside tx, or ErrNotFound.
+func (s *Store) keyed(ctx context.Context, tx *txn, ins *inserts, key string) (Evidence, error) {
+	var one int
+	switch err := ins.keyed.QueryRowContext(ctx, key).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return Evidence{}, ErrNotFound
+	case err != nil:
+		return Evidence{}, err
+	}
+	return s.evidenceByKey(ctx, tx, key)
 }
 
 // insertOne writes one evidence and its outbox rows inside tx. An
@@ -224,7 +246,7 @@ func (i *inserts) close() {
 func (s *Store) insertOne(tx *txn, ins *inserts, ev Evidence) (Evidence, bool, error) {
 	ctx := context.Background()
 	if ev.IdempotencyKey != "" {
-		existing, err := s.evidenceByKey(ctx, tx, ev.IdempotencyKey)
+		existing, err := s.keyed(ctx, tx, ins, ev.IdempotencyKey)
 		if err == nil {
 			return existing, false, nil
 		} else if !errors.Is(err, ErrNotFound) {
