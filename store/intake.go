@@ -77,6 +77,9 @@ func (s *Store) enqueue(ctx context.Context, ev Evidence) (Evidence, bool, error
 // committer has taken them, the answer is awaited even if ctx ends, so a
 // caller never reports an error for evidence that was stored.
 func (s *Store) enqueueAll(ctx context.Context, evs []Evidence) ([]Inserted, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // not left to the select below, which may hand it over all the same
+	}
 	r := &insertReq{ctx: ctx, evs: evs, res: make([]Inserted, len(evs)), done: make(chan struct{})}
 	select {
 	case s.intake.reqs <- r:
