@@ -258,7 +258,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 	n.api = &starter.API{
 		AnchorInterval: interval,
 		Store:          n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
-		Checks: checks, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
+		Checks: checks, MaxBatchBodyBytes: cfg.MaxBatchBodyBytes, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
 		Auth: starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen}, Outbound: cfg.Outbound(),
 		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Wallets: wallets,
 		Codec: n.codecAPI(), Registry: n.registry, Traces: n.traces, VerifyNetworks: verifyNetworks(cfg),

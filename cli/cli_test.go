@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +34,9 @@ type server struct {
 	st    *store.Store
 	url   string
 	reads atomic.Int32 // GET requests answered
+
+	mu    sync.Mutex
+	posts []string // the path of every POST, in order
 }
 
 func newServer(t *testing.T) *server {
@@ -51,6 +55,11 @@ func newServerWith(t *testing.T, chains ...string) *server {
 	s := &server{st: st}
 	h := openapitest.Handler(t, api.Handler())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			s.mu.Lock()
+			s.posts = append(s.posts, r.URL.Path)
+			s.mu.Unlock()
+		}
 		h.ServeHTTP(w, r)
 		if r.Method == http.MethodGet {
 			s.reads.Add(1)
@@ -324,4 +333,10 @@ func TestReceiptOfAnArchivedEvidenceIsReadFromTheArchiveTheAPINames(t *testing.T
 
 	_, _, err = keeper(t, "receipt", "ev_000000000000000000000000", "--api", "http://127.0.0.1:1", "--archive", dir)
 	assert.ErrorContains(t, err, "no receipt for this evidence")
+}
+
+func (s *server) postPaths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.posts...)
 }

@@ -73,14 +73,9 @@ func submitCmd() *cobra.Command {
 			digests[i] = d
 		}
 		c := newClient(*api)
-		ids := make([]string, len(files))
-		for i, d := range digests {
-			ev, err := c.SubmitEvidence(cmd.Context(), client.EvidenceRequest{Digest: d, Chains: *chains, Priority: *priority})
-			if err != nil {
-				return fmt.Errorf("submit %s: %w", files[i], err)
-			}
-			ids[i] = ev.ID
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\n", ev.ID, d, files[i])
+		ids, err := submitDigests(cmd, c, files, digests, client.EvidenceRequest{Chains: *chains, Priority: *priority})
+		if err != nil {
+			return err
 		}
 		if !*wait {
 			return nil
@@ -90,6 +85,50 @@ func submitCmd() *cobra.Command {
 		return waitAndKeepReceipts(ctx, c, cmd, files, ids, *interval)
 	}
 	return cmd
+}
+
+// submitDigests submits each file's digest as evidence like req and
+// prints "id digest file" for each: one file with POST /v1/evidence,
+// several with POST /v1/evidence/batch, up to client.MaxBatchItems a
+// request. It stops after the first request with a refused item, naming
+// each file refused, and answers the evidence ids in the files' order.
+func submitDigests(cmd *cobra.Command, c *client.Client, files, digests []string, req client.EvidenceRequest) ([]string, error) {
+	ids := make([]string, len(files))
+	if len(files) == 1 {
+		req.Digest = digests[0]
+		ev, err := c.SubmitEvidence(cmd.Context(), req)
+		if err != nil {
+			return nil, fmt.Errorf("submit %s: %w", files[0], err)
+		}
+		ids[0] = ev.ID
+		fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\n", ev.ID, digests[0], files[0])
+		return ids, nil
+	}
+	for start := 0; start < len(files); start += client.MaxBatchItems {
+		items := make([]client.EvidenceRequest, min(client.MaxBatchItems, len(files)-start))
+		for i := range items {
+			items[i] = req
+			items[i].Digest = digests[start+i]
+		}
+		res, err := c.SubmitBatch(cmd.Context(), items)
+		if res == nil {
+			return nil, fmt.Errorf("submit %s and %d more: %w", files[start], len(items)-1, err)
+		}
+		var refused []error
+		for i, r := range res {
+			f := files[start+i]
+			if r.Err != nil {
+				refused = append(refused, fmt.Errorf("submit %s: %w", f, r.Err))
+				continue
+			}
+			ids[start+i] = r.ID
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\n", r.ID, digests[start+i], f)
+		}
+		if err != nil || len(refused) > 0 {
+			return nil, errors.Join(append(refused, err)...)
+		}
+	}
+	return ids, nil
 }
 
 // waitAndKeepReceipts waits for each file's evidence to be confirmed,

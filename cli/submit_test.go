@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -33,6 +34,52 @@ func TestSubmitWithoutChainsAnchorsOnEveryConfiguredChain(t *testing.T) {
 	_, _, err = keeper(t, "submit", f, "--chains", "stub", "--api", s.url)
 	require.Error(t, err, "an unconfigured chain asked for by name is still refused")
 	assert.Contains(t, err.Error(), "unknown_chain")
+}
+
+// Many files go to the batch endpoint, a thousand a request; one file to
+// the single endpoint.
+func TestSubmitManyFilesSendsThemInBatchesOfAThousand(t *testing.T) {
+	s := newServer(t)
+	dir := t.TempDir()
+	files := make([]string, 1001)
+	for i := range files {
+		files[i] = writeFile(t, dir, fmt.Sprintf("f%04d.txt", i), []byte(fmt.Sprint("file ", i)))
+	}
+	out, _, err := keeper(t, append([]string{"submit", "--api", s.url}, files...)...)
+	require.NoError(t, err)
+
+	assert.Equal(t, []string{"/v1/evidence/batch", "/v1/evidence/batch"}, s.postPaths())
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, len(files))
+	for i, line := range lines {
+		cols := strings.Split(line, "\t")
+		require.Len(t, cols, 3, line)
+		sum := sha256.Sum256([]byte(fmt.Sprint("file ", i)))
+		assert.Equal(t, hex.EncodeToString(sum[:]), cols[1], "line %d", i)
+		assert.Equal(t, files[i], cols[2], "the lines come in the files' order")
+		ev, err := s.st.GetEvidence(context.Background(), cols[0])
+		require.NoError(t, err, "line %d names a stored evidence", i)
+		assert.Equal(t, sum, ev.Digest)
+	}
+	n, err := s.st.PendingCount(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, len(files), n, "each file stored once")
+
+	_, _, err = keeper(t, "submit", "--api", s.url, files[0])
+	require.NoError(t, err)
+	assert.Equal(t, "/v1/evidence", s.postPaths()[2])
+}
+
+func TestSubmitManyFilesNamesEachFileTheAPIRefused(t *testing.T) {
+	s := newServer(t)
+	dir := t.TempDir()
+	a, b := writeFile(t, dir, "a.txt", []byte("a")), writeFile(t, dir, "b.txt", []byte("b"))
+	out, _, err := keeper(t, "submit", "--priority", "11", a, b, "--api", s.url)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "submit "+a+": items[0].priority must be an integer from 1 (highest) to 10 (HTTP 400, invalid_priority)")
+	assert.Contains(t, err.Error(), "submit "+b+": items[1].priority")
+	assert.Empty(t, out)
+	assert.Empty(t, s.stored(t))
 }
 
 // waitFor calls do once n evidence are stored and a client has read one,

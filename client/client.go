@@ -8,7 +8,8 @@
 // is Temporal's remote codec protocol.
 //
 // Every POST carries an Idempotency-Key (the caller's, or one generated per
-// call), so a POST retried after a lost answer does its work once. Answers
+// call; SubmitBatch one per item, in its body), so a POST retried after a
+// lost answer does its work once. Answers
 // 429 and 503 are retried after their Retry-After, a bounded number of times
 // and never waiting longer than MaxRetryWait at once. An error answer comes
 // back as an *Error carrying the API's code, message and HTTP status.
@@ -102,9 +103,11 @@ func send[T any](ctx context.Context, cl *Client, c call) (*T, int, error) {
 type call struct {
 	method, path string
 	query        url.Values
-	body         any    // sent as JSON when not nil
-	key          string // Idempotency-Key of a POST; "" makes one
-	out          any    // decodes a 2xx answer when not nil
+	body         any          // sent as JSON when not nil
+	key          string       // Idempotency-Key of a POST; "" makes one
+	keyless      bool         // a POST whose body carries its own keys: no Idempotency-Key
+	out          any          // decodes a 2xx answer when not nil
+	header       *http.Header // when not nil, gets the 2xx answer's headers
 }
 
 // do sends c, retrying 429 and 503 answers, and returns the 2xx status.
@@ -117,7 +120,7 @@ func (cl *Client) do(ctx context.Context, c call) (int, error) {
 		}
 		body = b
 	}
-	if c.method == http.MethodPost && c.key == "" {
+	if c.method == http.MethodPost && c.key == "" && !c.keyless {
 		c.key = NewIdempotencyKey()
 	}
 	u := cl.base + c.path
@@ -178,6 +181,9 @@ func (cl *Client) once(ctx context.Context, c call, u string, body []byte) (stat
 			wait = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		}
 		return resp.StatusCode, wait, answerError(resp, raw)
+	}
+	if c.header != nil {
+		*c.header = resp.Header
 	}
 	if c.out != nil {
 		if err := json.Unmarshal(raw, c.out); err != nil {

@@ -47,6 +47,7 @@ type Config struct {
 	EtherlinkInterval, SolanaInterval, StubInterval OptionalDuration
 	MaxPending                                      int
 	MaxBodyBytes                                    int64
+	MaxBatchBodyBytes                               int64
 	MaxAttempts                                     int
 	RetryBase                                       time.Duration
 	RetryCap                                        time.Duration
@@ -373,6 +374,7 @@ func (c *Config) Knobs() []Knob {
 		{"receipts-archive-dir", "KEEPER_RECEIPTS_ARCHIVE_DIR", "", "retention: directory of the receipts archive (gzip files of one JSON receipt per line, written whole, never changed; back it up); with several API nodes, a directory they share. Empty: <data-dir>/receipts-archive", &c.ArchiveDir},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
+		{"max-batch-body-bytes", "KEEPER_MAX_BATCH_BODY_BYTES", "18432000", "largest POST /v1/evidence/batch body (413 above); the default holds 1,000 items with 16 KiB of metadata each", &c.MaxBatchBodyBytes},
 		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "20", "attempts per submit or confirm before the batch is dead-lettered", &c.MaxAttempts},
 		{"retry-base-ms", "KEEPER_RETRY_BASE_MS", "5000", "retry delay base: min(base·2^attempt, cap) + jitter", msKnob{&c.RetryBase}},
 		{"retry-cap-ms", "KEEPER_RETRY_CAP_MS", "300000", "retry delay cap", msKnob{&c.RetryCap}},
@@ -511,6 +513,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_POLL_MS and KEEPER_CONFIRM_POLL_MS must be positive")
 	case c.MaxBodyBytes < 1024:
 		return fmt.Errorf("KEEPER_MAX_BODY_BYTES: must be at least 1024, got %d", c.MaxBodyBytes)
+	case c.MaxBatchBodyBytes < 1024:
+		return fmt.Errorf("KEEPER_MAX_BATCH_BODY_BYTES: must be at least 1024, got %d", c.MaxBatchBodyBytes)
 	case c.ActivityWorkers < 1:
 		return fmt.Errorf("KEEPER_ACTIVITY_WORKERS: must be at least 1, got %d", c.ActivityWorkers)
 	case c.EVM.Network != "custom" && evmNetworks[c.EVM.Network].chainID == 0:

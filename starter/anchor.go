@@ -298,8 +298,7 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 		prev, err := a.Store.EvidenceByKey(r.Context(), ne.IdempotencyKey)
 		switch {
 		case err == nil && !sameRequest(prev, ne):
-			return fail(&apiError{Status: http.StatusConflict, Code: "idempotency_conflict", Field: "idempotency_key",
-				Message: fmt.Sprintf("idempotency_key was first used for evidence %s with a different digest, chains or priority", prev.ID)})
+			return fail(keyConflict(prev))
 		case err == nil:
 			w.Header().Set("Location", "/v1/evidence/"+prev.ID)
 			writeJSON(w, http.StatusOK, view(prev))
@@ -315,8 +314,7 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 		}
 		if n >= a.MaxPending {
 			w.Header().Set("Retry-After", "1")
-			return fail(&apiError{Status: http.StatusTooManyRequests, Code: "overloaded", Field: "priority",
-				Message: fmt.Sprintf("%d evidence are pending (limit %d): priority 6–10 is refused until the queue drains; priority 1–5 is still accepted", n, a.MaxPending)})
+			return fail(overloaded(n, a.MaxPending, "priority"))
 		}
 	}
 	a.Traces.Expect(r.Context(), ne.Digest, ne.Chains)
@@ -324,13 +322,9 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 	if err != nil {
 		return fail(a.internal("store evidence", err))
 	}
-	if !created && !sameRequest(ev, ne) {
-		return fail(&apiError{Status: http.StatusConflict, Code: "idempotency_conflict", Field: "idempotency_key",
-			Message: fmt.Sprintf("idempotency_key was first used for evidence %s with a different digest, chains or priority", ev.ID)})
-	}
-	status := http.StatusAccepted
-	if !created {
-		status = http.StatusOK
+	status, aerr := storedStatus(ev, created, ne)
+	if aerr != nil {
+		return fail(aerr)
 	}
 	w.Header().Set("Location", "/v1/evidence/"+ev.ID)
 	writeJSON(w, status, view(ev))
@@ -339,7 +333,32 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 
 // sameRequest reports whether a stored evidence is what ne asks for again.
 func sameRequest(ev store.Evidence, ne store.NewEvidence) bool {
-	return ev.Digest == ne.Digest && ev.Priority == ne.Priority && strings.Join(ev.Chains, ",") == strings.Join(ne.Chains, ",")
+	return ev.Digest == ne.Digest && ev.Priority == ne.Priority && slices.Equal(ev.Chains, ne.Chains)
+}
+
+// storedStatus is the answer to ne once the store has taken it: 202 when it
+// made ev, 200 when ne's idempotency key answered ev stored before, and 409
+// when that evidence is not what ne asks for.
+func storedStatus(ev store.Evidence, created bool, ne store.NewEvidence) (int, *apiError) {
+	switch {
+	case created:
+		return http.StatusAccepted, nil
+	case !sameRequest(ev, ne):
+		return 0, keyConflict(ev)
+	}
+	return http.StatusOK, nil
+}
+
+// keyConflict refuses an idempotency key first used for other evidence.
+func keyConflict(prev store.Evidence) *apiError {
+	return &apiError{Status: http.StatusConflict, Code: "idempotency_conflict", Field: "idempotency_key",
+		Message: fmt.Sprintf("idempotency_key was first used for evidence %s with a different digest, chains or priority", prev.ID)}
+}
+
+// overloaded refuses priority 6–10 while n evidence are pending.
+func overloaded(n, limit int, field string) *apiError {
+	return &apiError{Status: http.StatusTooManyRequests, Code: "overloaded", Field: field,
+		Message: fmt.Sprintf("%d evidence are pending (limit %d): priority 6–10 is refused until the queue drains; priority 1–5 is still accepted", n, limit)}
 }
 
 func (a *API) internal(what string, err error) *apiError {

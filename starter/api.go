@@ -45,6 +45,9 @@ type API struct {
 	Logger       *slog.Logger
 	Auth         AuthOptions
 	MaxInFlight  int // concurrent requests per route group; default 256
+	// MaxBatchBodyBytes is POST /v1/evidence/batch's body limit (0:
+	// DefaultMaxBatchBodyBytes).
+	MaxBatchBodyBytes int64
 	// Outbound decides which URLs callers may hand keeper (an epoch's
 	// source); the zero value allows only https to public addresses.
 	Outbound outbound.Policy
@@ -105,6 +108,7 @@ func (a *API) routes() []route {
 		{"/readyz", map[string]http.HandlerFunc{"GET": a.ready}},
 		{"/metrics", map[string]http.HandlerFunc{"GET": promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP}},
 		{"/v1/evidence", map[string]http.HandlerFunc{"POST": a.postEvidence, "GET": a.listEvidence}},
+		{"/v1/evidence/batch", map[string]http.HandlerFunc{"POST": a.postEvidenceBatch}},
 		{"/v1/evidence/{id}", map[string]http.HandlerFunc{"GET": a.getEvidence}},
 		{"/v1/evidence/{id}/receipt", map[string]http.HandlerFunc{"GET": a.getReceipt}},
 		{"/v1/evidence/{id}/retry", map[string]http.HandlerFunc{"POST": a.retryEvidence}},
@@ -175,15 +179,20 @@ func (a *API) recoverer(next http.Handler) http.Handler {
 // another content type, 413 beyond the limit and 408 for a body that stops
 // arriving before the server's read timeout.
 func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	return readJSONBody(w, r, a.MaxBodyBytes)
+}
+
+// readJSONBody is readBody with a limit of its own.
+func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
 	if aerr := jsonContent(r); aerr != nil {
 		return nil, aerr
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError
 	var netErr net.Error
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "request body is larger than the limit of " + strconv.FormatInt(a.MaxBodyBytes, 10) + " bytes"}
+		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "request body is larger than the limit of " + strconv.FormatInt(limit, 10) + " bytes"}
 	case errors.As(err, &netErr) && netErr.Timeout():
 		return nil, &apiError{Status: http.StatusRequestTimeout, Code: "body_timeout", Message: "the request body did not arrive within the server's read timeout"}
 	case err != nil:

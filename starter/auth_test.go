@@ -49,6 +49,7 @@ func TestWithATokenEveryV1RouteNeedsItAndHealthStaysOpen(t *testing.T) {
 	for _, c := range []struct{ method, path, token string }{
 		{"POST", "/v1/evidence", ""},
 		{"POST", "/v1/evidence", "wrong"},
+		{"POST", "/v1/evidence/batch", ""},
 		{"GET", "/v1/evidence", "s3cret-toke"},
 		{"GET", "/v1/evidence/ev_000000000000000000000000", "S3CRET-TOKEN"},
 		{"GET", "/metrics", ""},

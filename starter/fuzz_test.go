@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -45,6 +46,28 @@ func FuzzDecodeEvidence(f *testing.F) {
 		}
 		if len(ne.Chains) == 0 || ne.Priority < 1 || ne.Priority > 10 || len(ne.IdempotencyKey) > maxKeyLen || len(ne.Metadata) > maxMetadataBytes {
 			t.Fatalf("accepted a malformed evidence from %q: %+v (digest %s)", body, ne, hex.EncodeToString(ne.Digest[:]))
+		}
+	})
+}
+
+// FuzzDecodeBatchItem feeds arbitrary items to the batch's item decoder:
+// its refusals are the single endpoint's, naming the item in their field
+// and at the start of their message.
+func FuzzDecodeBatchItem(f *testing.F) {
+	for _, seed := range []string{
+		`{"digest":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","chains":["stub"]}`,
+		`{"digest":"zz","chains":[]}`, `[]`, `null`, `7`, `{"chains":["stub","stub"]}`, `{"DIGEST":"x"}`, `{"priority":"1"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		_, aerr := decodeItem(body, []string{"stub", "etherlink"}, 999)
+		if aerr == nil {
+			return
+		}
+		checkRefusal(t, body, aerr)
+		if !strings.HasPrefix(aerr.Field, "items[999]") || !strings.HasPrefix(aerr.Message, aerr.Field) {
+			t.Fatalf("the refusal of %q does not name the item first: %+v", body, aerr)
 		}
 	})
 }

@@ -11,11 +11,12 @@ import (
 
 // committer is intake's group commit. SQLite has one writer; with a
 // transaction per request, concurrent requests queue on it one by one and
-// each pays for its own commit. Instead, InsertEvidence hands its evidence to
-// one goroutine that takes every insert waiting at that moment (up to
-// maxGroup) and commits them in one transaction, answering each request once
-// that transaction is committed. A lone request is committed at once; under
-// load the requests arriving during one commit share the next. On
+// each pays for its own commit. Instead, InsertEvidence and
+// InsertEvidenceBatch hand their evidence to one goroutine that takes every
+// request waiting at that moment (up to maxGroup evidence, but never part of
+// a request) and commits them in one transaction, answering each request
+// once that transaction is committed. A lone request is committed at once;
+// under load the requests arriving during one commit share the next. On
 // PostgreSQL, where writers do not queue, it still saves a commit (a WAL
 // flush) per request.
 type committer struct {
@@ -25,20 +26,25 @@ type committer struct {
 	once sync.Once
 }
 
-// maxGroup bounds one intake transaction, so one commit never holds the
-// writer for long.
+// maxGroup bounds the evidence of one intake transaction, so one commit
+// never holds the writer for long. A batch request larger than that is
+// still committed whole, in a transaction of its own.
 const maxGroup = 256
 
+// insertReq is one request's evidence: one for InsertEvidence, many for
+// InsertEvidenceBatch.
 type insertReq struct {
-	ctx context.Context
-	ev  Evidence // ID, digest, chains, priority, key, metadata, times filled in
-	res chan insertRes
+	ctx  context.Context
+	evs  []Evidence // ID, digest, chains, priority, key, metadata, times filled in
+	res  []Inserted // one per evidence, filled in before done is closed
+	done chan struct{}
 }
 
-type insertRes struct {
-	ev      Evidence
-	created bool
-	err     error
+// Inserted is what the store did with one evidence handed to it.
+type Inserted struct {
+	Evidence Evidence // as stored; or, for a key seen before, the evidence stored under it
+	Created  bool     // false: the idempotency key was seen before and nothing was stored
+	Err      error    // nothing of this evidence was stored
 }
 
 var errClosed = errors.New("store: closed")
@@ -57,53 +63,71 @@ func (s *Store) stopCommitter() {
 	s.intake.wg.Wait()
 }
 
-// enqueue hands one insert to the committer and waits for its answer. Once
-// the committer has taken it, the answer is awaited even if ctx ends, so a
-// caller never reports an error for evidence that was stored.
+// enqueue hands one insert to the committer and waits for its answer.
 func (s *Store) enqueue(ctx context.Context, ev Evidence) (Evidence, bool, error) {
-	r := &insertReq{ctx: ctx, ev: ev, res: make(chan insertRes, 1)}
+	res, err := s.enqueueAll(ctx, []Evidence{ev})
+	if err != nil {
+		return Evidence{}, false, err
+	}
+	return res[0].Evidence, res[0].Created, res[0].Err
+}
+
+// enqueueAll hands a request's evidence to the committer and waits for the
+// answer, one per evidence. An error means none was stored. Once the
+// committer has taken them, the answer is awaited even if ctx ends, so a
+// caller never reports an error for evidence that was stored.
+func (s *Store) enqueueAll(ctx context.Context, evs []Evidence) ([]Inserted, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // not left to the select below, which may hand it over all the same
+	}
+	r := &insertReq{ctx: ctx, evs: evs, res: make([]Inserted, len(evs)), done: make(chan struct{})}
 	select {
 	case s.intake.reqs <- r:
 	case <-ctx.Done():
-		return Evidence{}, false, ctx.Err()
+		return nil, ctx.Err()
 	case <-s.intake.quit:
-		return Evidence{}, false, errClosed
+		return nil, errClosed
 	}
-	res := <-r.res
-	return res.ev, res.created, res.err
+	<-r.done
+	return r.res, nil
 }
 
 func (s *Store) runCommitter() {
 	defer s.intake.wg.Done()
 	group := make([]*insertReq, 0, maxGroup)
 	for {
+		var n int
 		select {
 		case r := <-s.intake.reqs:
-			group = append(group[:0], r)
+			group, n = append(group[:0], r), len(r.evs)
 		case <-s.intake.quit:
 			return
 		}
 	more:
-		for len(group) < maxGroup {
+		for n < maxGroup {
 			select {
 			case r := <-s.intake.reqs:
-				group = append(group, r)
+				group, n = append(group, r), n+len(r.evs)
 			default:
 				break more
 			}
 		}
-		s.commitGroup(group)
+		s.commitGroup(group, n)
 	}
 }
 
-// commitGroup stores a group of evidence in one transaction. When that
+// commitGroup stores a group of n evidence in one transaction. When that
 // transaction fails, each evidence is tried again in a transaction of its
 // own, so one bad insert fails alone and the others are stored.
-func (s *Store) commitGroup(group []*insertReq) {
+func (s *Store) commitGroup(group []*insertReq, n int) {
 	live := group[:0:0]
 	for _, r := range group {
 		if err := r.ctx.Err(); err != nil {
-			r.res <- insertRes{err: err} // the caller gave up before anything was written
+			for i := range r.res {
+				r.res[i] = Inserted{Err: err} // the caller gave up before anything was written
+			}
+			n -= len(r.evs)
+			close(r.done)
 			continue
 		}
 		live = append(live, r)
@@ -111,7 +135,6 @@ func (s *Store) commitGroup(group []*insertReq) {
 	if len(live) == 0 {
 		return
 	}
-	results := make([]insertRes, len(live))
 	created := false
 	err := s.tx(context.Background(), func(tx *txn) error {
 		ins, err := s.prepareInserts(tx)
@@ -119,48 +142,61 @@ func (s *Store) commitGroup(group []*insertReq) {
 			return err
 		}
 		defer ins.close()
-		for i, r := range live {
-			ev, c, err := s.insertOne(tx, ins, r.ev)
-			if err != nil {
-				return err
-			}
-			results[i] = insertRes{ev: ev, created: c}
-			created = created || c
-		}
-		return nil
-	})
-	if err != nil && len(live) > 1 {
 		for _, r := range live {
-			var res insertRes
-			res.err = s.tx(r.ctx, func(tx *txn) error {
-				ins, err := s.prepareInserts(tx)
+			for i, ev := range r.evs {
+				ev, c, err := s.insertOne(tx, ins, ev)
 				if err != nil {
 					return err
 				}
-				defer ins.close()
-				res.ev, res.created, err = s.insertOne(tx, ins, r.ev)
-				return err
-			})
-			if res.err != nil {
-				res = insertRes{err: fmt.Errorf("store: insert evidence: %w", res.err)}
+				r.res[i] = Inserted{Evidence: ev, Created: c}
+				created = created || c
 			}
-			created = created || res.created
-			r.res <- res
 		}
-	} else {
-		for i, r := range live {
-			if err != nil {
-				results[i] = insertRes{err: fmt.Errorf("store: insert evidence: %w", err)}
+		return nil
+	})
+	if err != nil {
+		created = false
+		for _, r := range live {
+			for i, ev := range r.evs {
+				if n == 1 {
+					r.res[i] = Inserted{Err: fmt.Errorf("store: insert evidence: %w", err)}
+					continue
+				}
+				r.res[i] = s.insertAlone(r.ctx, ev)
+				created = created || r.res[i].Created
 			}
-			r.res <- results[i]
 		}
+	}
+	for _, r := range live {
+		close(r.done)
 	}
 	if created {
 		s.notify()
 	}
 }
 
-type inserts struct{ evidence, outbox *sql.Stmt }
+// insertAlone stores one evidence in a transaction of its own.
+func (s *Store) insertAlone(ctx context.Context, ev Evidence) Inserted {
+	var res Inserted
+	err := s.tx(ctx, func(tx *txn) error {
+		ins, err := s.prepareInserts(tx)
+		if err != nil {
+			return err
+		}
+		defer ins.close()
+		res.Evidence, res.Created, err = s.insertOne(tx, ins, ev)
+		return err
+	})
+	if err != nil {
+		return Inserted{Err: fmt.Errorf("store: insert evidence: %w", err)}
+	}
+	return res
+}
+
+// inserts are intake's statements, prepared once per transaction: the
+// inserts, and the probe for an idempotency key (most keys are new, and
+// SQLite compiles an unprepared query anew each time).
+type inserts struct{ evidence, outbox, keyed *sql.Stmt }
 
 func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
 	ctx := context.Background()
@@ -180,12 +216,31 @@ func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
 		ev.Close()
 		return nil, err
 	}
-	return &inserts{evidence: ev, outbox: ob}, nil
+	keyed, err := tx.PrepareContext(ctx, `SELECT 1 FROM evidence WHERE idempotency_key = ?`)
+	if err != nil {
+		ev.Close()
+		ob.Close()
+		return nil, err
+	}
+	return &inserts{evidence: ev, outbox: ob, keyed: keyed}, nil
 }
 
 func (i *inserts) close() {
 	i.evidence.Close()
 	i.outbox.Close()
+	i.keyed.Close()
+}
+
+// keyed returns the evidence stored under key inside tx, or ErrNotFound.
+func (s *Store) keyed(ctx context.Context, tx *txn, ins *inserts, key string) (Evidence, error) {
+	var one int
+	switch err := ins.keyed.QueryRowContext(ctx, key).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return Evidence{}, ErrNotFound
+	case err != nil:
+		return Evidence{}, err
+	}
+	return s.evidenceByKey(ctx, tx, key)
 }
 
 // insertOne writes one evidence and its outbox rows inside tx. An
@@ -194,7 +249,7 @@ func (i *inserts) close() {
 func (s *Store) insertOne(tx *txn, ins *inserts, ev Evidence) (Evidence, bool, error) {
 	ctx := context.Background()
 	if ev.IdempotencyKey != "" {
-		existing, err := s.evidenceByKey(ctx, tx, ev.IdempotencyKey)
+		existing, err := s.keyed(ctx, tx, ins, ev.IdempotencyKey)
 		if err == nil {
 			return existing, false, nil
 		} else if !errors.Is(err, ErrNotFound) {
