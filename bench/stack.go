@@ -37,7 +37,8 @@ func startStack(ctx context.Context, cfg config.Config, dir string, log *slog.Lo
 	s := &stack{rpcs: newRPCCounter()}
 	var err error
 	s.srv, err = devserver.Start(ctx, devserver.Options{
-		DataDir: dir, Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log.With("component", "temporal-server"),
+		DataDir: dir, DB: cfg.DevTemporalDB, Namespace: "default", SearchAttributes: worker.SearchAttributes,
+		Logger: log.With("component", "temporal-server"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bench: embedded Temporal server: %w", err)
