@@ -226,7 +226,7 @@ func (l *loader) closedLoop(ctx context.Context, conc int, rate float64, d time.
 						break
 					}
 					due = t
-				} else if due.After(stop) {
+				} else if due.After(stop) || ctx.Err() != nil {
 					break
 				}
 				mine = append(mine, l.post(ctx, due))
