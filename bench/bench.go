@@ -218,7 +218,7 @@ func runAgainst(ctx context.Context, o Options) (*Report, error) {
 	}
 	fmt.Fprintf(o.Progress, "bench: intake against %s, %.0f requests/s open loop for %v\n", o.API, o.Rate, o.Duration)
 	rep := intakeSummary(ld.openLoop(ctx, o.Rate, o.Duration), o.Rate)
-	r.Deployments = []*DeploymentReport{{Name: o.API, Processes: "already running", Intake: &rep}}
+	r.Deployments = []*DeploymentReport{{Name: o.API, Processes: "a keeper already running", Intake: &rep}}
 	r.Machine.LoadEnd = loadAverage()
 	r.FinishedAt = time.Now().UTC()
 	return r, nil

@@ -30,10 +30,10 @@ var AllDeployments = []string{DeploySQLite, DeployPostgres, DeployMulti}
 
 // DeploymentReport is what the phases measured on one deployment.
 type DeploymentReport struct {
-	Name        string         `json:"name"`      // sqlite, postgres or multi
-	Processes   string         `json:"processes"` // what ran, for people
-	Store       string         `json:"store"`     // keeper's records; a URL never shows its password
-	Temporal    string         `json:"temporal"`  // the Temporal server's storage
+	Name        string         `json:"name"`               // sqlite, postgres or multi
+	Processes   string         `json:"processes"`          // what ran, for people
+	Store       string         `json:"store,omitempty"`    // keeper's records; a URL never shows its password
+	Temporal    string         `json:"temporal,omitempty"` // the Temporal server's storage
 	LowLoad     *LowLoadReport `json:"low_load,omitempty"`
 	Cadence     *CadenceReport `json:"cadence,omitempty"`
 	Intake      *IntakeReport  `json:"intake,omitempty"`
@@ -48,16 +48,16 @@ func newDeployment(o Options, name string) *DeploymentReport {
 	onPostgres := "PostgreSQL " + redact.URL(o.PostgresURL) + " (fresh databases, dropped after)"
 	switch name {
 	case DeploySQLite:
-		return &DeploymentReport{Name: name, Processes: "one", Store: "SQLite keeper.db", Temporal: "SQLite temporal.db"}
+		return &DeploymentReport{Name: name, Processes: "one process", Store: "SQLite keeper.db", Temporal: "SQLite temporal.db"}
 	case DeployPostgres:
-		return &DeploymentReport{Name: name, Processes: "one", Store: onPostgres, Temporal: onPostgres}
+		return &DeploymentReport{Name: name, Processes: "one process", Store: onPostgres, Temporal: onPostgres}
 	case DeployMulti:
 		return &DeploymentReport{
 			Name: name, Store: onPostgres, Temporal: onPostgres,
-			Processes: fmt.Sprintf("devchains, devserver, %d api, %d worker", multiAPIs, multiWorkers),
+			Processes: fmt.Sprintf("%d processes: devchains, devserver, %d × api, %d × worker", 2+multiAPIs+multiWorkers, multiAPIs, multiWorkers),
 		}
 	}
-	d := &DeploymentReport{Name: DeploySQLite, Processes: "one", Store: "SQLite keeper.db", Temporal: "SQLite temporal.db"}
+	d := &DeploymentReport{Name: DeploySQLite, Processes: "one process", Store: "SQLite keeper.db", Temporal: "SQLite temporal.db"}
 	if u := o.Config.StoreURL; u != "" {
 		d.Name, d.Store = DeployPostgres, "PostgreSQL "+redact.URL(u)
 	}
@@ -78,7 +78,7 @@ func deploy(ctx context.Context, o Options, name string, cfg config.Config, dir 
 	if name == "" || name == DeploySQLite {
 		return startStack(ctx, cfg, dir, o.Logger)
 	}
-	dbs, err := freshDatabases(ctx, o.PostgresURL)
+	dbs, err := freshDatabases(ctx, o.PostgresURL, o.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"sync/atomic"
@@ -50,8 +51,9 @@ var databaseSeq atomic.Int64
 // freshDatabases creates keeper's database on the server at base (a URL
 // whose path, if any, is ignored) under a name of its own, and names one for
 // Temporal, which the embedded server creates itself. drop removes all
-// three, whoever is still connected. Errors never show base's password.
-func freshDatabases(ctx context.Context, base string) (databases, error) {
+// three, whoever is still connected, and says on log what it could not
+// drop. Errors never show base's password.
+func freshDatabases(ctx context.Context, base string, log *slog.Logger) (databases, error) {
 	id := strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.FormatInt(databaseSeq.Add(1), 10)
 	keeperDB, temporalDB := "kbench_"+id, "tbench_"+id
 	admin, err := adminDB(ctx, base)
@@ -67,12 +69,16 @@ func freshDatabases(ctx context.Context, base string) (databases, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		admin, err := adminDB(ctx, base)
-		if err != nil {
-			return
+		if admin != nil {
+			defer admin.Close()
 		}
-		defer admin.Close()
 		for _, db := range []string{keeperDB, temporalDB, temporalDB + "_visibility"} {
-			admin.ExecContext(ctx, `DROP DATABASE IF EXISTS `+db+` WITH (FORCE)`)
+			if admin != nil {
+				_, err = admin.ExecContext(ctx, `DROP DATABASE IF EXISTS `+db+` WITH (FORCE)`)
+			}
+			if err != nil {
+				log.Error("bench: a fresh database is left behind: drop it by hand", "database", db, "server", redact.URL(base), "error", err)
+			}
 		}
 	}
 	return d, nil

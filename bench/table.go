@@ -25,7 +25,11 @@ func (r *Report) WriteTable(out io.Writer) {
 	}
 	fmt.Fprintf(out, "chains: %s\n", strings.Join(cs, ", "))
 	for _, d := range r.Deployments {
-		fmt.Fprintf(out, "deployment %s: processes %s; keeper's store %s; Temporal %s\n", d.Name, d.Processes, d.Store, d.Temporal)
+		parts := []string{d.Processes}
+		if d.Store != "" {
+			parts = append(parts, "keeper's store "+d.Store, "Temporal "+d.Temporal)
+		}
+		fmt.Fprintf(out, "deployment %s: %s\n", d.Name, strings.Join(parts, "; "))
 	}
 	fmt.Fprintln(out)
 
