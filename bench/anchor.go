@@ -12,29 +12,35 @@ import (
 // AnchorReport is one anchoring phase: as much evidence as intake accepts
 // for the duration, followed until it is confirmed.
 type AnchorReport struct {
-	Mode              string       `json:"mode"`
-	BatchMaxItems     int          `json:"batch_max_items"`
-	Clients           int          `json:"clients"`
-	Intake            IntakeReport `json:"intake"`
-	Confirmed         int          `json:"confirmed"` // of the accepted evidence, by the end of the phase
-	Drained           bool         `json:"drained"`   // every accepted evidence settled before the phase ended
-	ConfirmedPerSec   float64      `json:"confirmed_per_s"`
-	SteadyFromS       float64      `json:"steady_from_s"` // the window confirmed_per_s is measured over, from the phase start
-	SteadyToS         float64      `json:"steady_to_s"`
-	IntakeToSubmitted Latency      `json:"intake_to_submitted"` // until the anchor transaction was journaled for broadcast on every chain
-	IntakeToConfirmed Latency      `json:"intake_to_confirmed"`
-	Batches           int          `json:"batches"`
-	MeanBatchSize     float64      `json:"mean_batch_size"`
-	SettledEvidence   int          `json:"settled_evidence"` // evidence whose every batch has ended: the cost figures cover these
-	Actions           Actions      `json:"temporal_actions"`
-	ActionsPerEv      float64      `json:"temporal_actions_per_evidence"`
-	ChainTxs          int          `json:"chain_transactions"`
-	ChainTxsPerEv     float64      `json:"chain_transactions_per_evidence"`
-	CPUSeconds        float64      `json:"cpu_seconds"`
-	CPUPer1000        float64      `json:"cpu_seconds_per_1000_evidence"`
-	PeakRSSMiB        float64      `json:"peak_rss_mib"`
-	Series            []Point      `json:"series"`
-	Load1             float64      `json:"load_average_1m"`
+	Mode                  string        `json:"mode"`
+	BatchMaxItems         int           `json:"batch_max_items"`
+	Clients               int           `json:"clients"`
+	Intake                IntakeReport  `json:"intake"`
+	Confirmed             int           `json:"confirmed"` // of the accepted evidence, by the end of the phase
+	Drained               bool          `json:"drained"`   // every accepted evidence settled before the phase ended
+	ConfirmedPerSec       float64       `json:"confirmed_per_s"`
+	SteadyFromS           float64       `json:"steady_from_s"` // the window confirmed_per_s is measured over, from the phase start
+	SteadyToS             float64       `json:"steady_to_s"`
+	IntakeToSubmitted     Latency       `json:"intake_to_submitted"` // until the anchor transaction was journaled for broadcast on every chain
+	IntakeToConfirmed     Latency       `json:"intake_to_confirmed"`
+	Batches               int           `json:"batches"`
+	MeanBatchSize         float64       `json:"mean_batch_size"`
+	SettledEvidence       int           `json:"settled_evidence"` // evidence whose every batch has ended: the cost figures cover these
+	Actions               Actions       `json:"temporal_actions"`
+	ActionsPerEv          float64       `json:"temporal_actions_per_evidence"`
+	ChainTxs              int           `json:"chain_transactions"`
+	ChainTxsPerEv         float64       `json:"chain_transactions_per_evidence"`
+	CPUSeconds            float64       `json:"cpu_seconds"` // keeper's processes, the bench's load generator included
+	CPUPer1000            float64       `json:"cpu_seconds_per_1000_evidence"`
+	PeakRSSMiB            float64       `json:"peak_rss_mib"`        // the process's, or the sum of keeper's processes' peaks
+	Postgres              *ServerCost   `json:"postgres,omitempty"`  // the PostgreSQL server's CPU, when the stack uses one on this machine
+	Processes             []ProcessCost `json:"processes,omitempty"` // multi-process: each process, and the bench's own
+	StoreBytes            int64         `json:"store_bytes_growth"`  // keeper's store (store.Size) after the phase's evidence settled, minus before it
+	StoredEvidence        int           `json:"stored_evidence"`     // evidence the phase stored
+	BytesPerEvidence      float64       `json:"store_bytes_per_evidence"`
+	BytesPerEvidenceChain float64       `json:"store_bytes_per_evidence_and_chain"`
+	Series                []Point       `json:"series"`
+	Load1                 float64       `json:"load_average_1m"`
 }
 
 // Point is one second of an anchoring phase: evidence confirmed in it and
@@ -51,14 +57,18 @@ type Point struct {
 // loadDone is called when the load stops (the drain and the analysis
 // follow), so memory is judged over the load alone.
 func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loader, loadDone func()) (*AnchorReport, error) {
-	s := st.node.Store
+	s := st.store
 	before, err := s.LastSeq(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resetPeakRSS()
-	cpu0, _ := cpuSeconds()
-	hb0 := st.rpcs.get("RecordActivityTaskHeartbeat")
+	size0, err := s.Size(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st.resetPeaks()
+	u0 := st.cpuUse()
+	hb0 := st.heartbeats()
 	t0 := time.Now()
 
 	l := ld.closedLoop(ctx, o.Concurrency, o.AnchorRate, o.Duration)
@@ -78,20 +88,28 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	if err != nil {
 		return nil, err
 	}
-	cpu1, _ := cpuSeconds()
-	_, peak, _ := memory()
-	hb1 := st.rpcs.get("RecordActivityTaskHeartbeat")
+	u1 := st.cpuUse()
+	hb1 := st.heartbeats()
 	end := time.Now()
+	if err := st.exitedChild(); err != nil {
+		return nil, err
+	}
+	size1, err := s.Size(ctx)
+	if err != nil {
+		return nil, err
+	}
 
 	rep := &AnchorReport{
 		Mode: mode, BatchMaxItems: st.cfg.BatchMaxItems, Clients: o.Concurrency, Intake: intakeSummary(l, o.AnchorRate),
-		Drained: drained, CPUSeconds: round2(cpu1 - cpu0), PeakRSSMiB: round2(peak),
+		Drained: drained,
 	}
-	_, bs, t, err := phaseTimeline(ctx, st, window{before, after}, l)
+	evs, bs, t, err := phaseTimeline(ctx, st, window{before, after}, l)
 	if err != nil {
 		return nil, err
 	}
 	rep.Confirmed = len(t.confirmedAt)
+	st.costs(rep, u0, u1)
+	storeGrowth(rep, size0, size1, len(evs), len(st.cfg.Chains))
 	rep.IntakeToConfirmed = summarize(t.toConfirmed)
 	rep.IntakeToSubmitted = summarize(t.toSubmitted)
 	rep.Series = series(t, t0, end)
@@ -104,10 +122,6 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 		}
 		rep.MeanBatchSize = round2(float64(total) / float64(len(bs)))
 	}
-	if rep.Confirmed > 0 {
-		rep.CPUPer1000 = round2(rep.CPUSeconds / float64(rep.Confirmed) * 1000)
-	}
-
 	settled := settledBatches(bs)
 	rep.SettledEvidence = t.settledEvidence(settled)
 	acts, err := batchActions(ctx, st, bs, hb1-hb0)
@@ -131,7 +145,7 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 // phaseTimeline reads the timings of the evidence taken in during w, and of
 // their batches, and lines them up against when load l sent each.
 func phaseTimeline(ctx context.Context, st *stack, w window, l load) ([]store.EvidenceTiming, []store.BatchTiming, evTimeline, error) {
-	s := st.node.Store
+	s := st.store
 	evs, err := s.EvidenceTimings(ctx, w.after, w.upto)
 	if err != nil {
 		return nil, nil, evTimeline{}, err
@@ -146,7 +160,7 @@ func phaseTimeline(ctx context.Context, st *stack, w window, l load) ([]store.Ev
 // batchActions counts the Temporal actions of the batches' histories plus
 // the heartbeats that reached the server meanwhile.
 func batchActions(ctx context.Context, st *stack, bs []store.BatchTiming, heartbeats int64) (Actions, error) {
-	acts, err := countActions(ctx, st.node.Client, workflowIDs(bs))
+	acts, err := countActions(ctx, st.client, workflowIDs(bs))
 	if err != nil {
 		return Actions{}, fmt.Errorf("bench: count Temporal actions: %w", err)
 	}
@@ -158,7 +172,7 @@ func batchActions(ctx context.Context, st *stack, bs []store.BatchTiming, heartb
 // finality is the slowest configured chain's time to finality.
 func finality(st *stack) time.Duration {
 	var f float64
-	for _, c := range chainInfo(st.cfg, st.net) {
+	for _, c := range chainInfo(st.cfg, st.local) {
 		f = max(f, c.FinalityMS)
 	}
 	return time.Duration(f * float64(time.Millisecond))
@@ -312,7 +326,7 @@ type LowLoadReport struct {
 }
 
 func lowLoad(ctx context.Context, o Options, st *stack, ld *loader) (*LowLoadReport, error) {
-	s := st.node.Store
+	s := st.store
 	before, err := s.LastSeq(ctx)
 	if err != nil {
 		return nil, err

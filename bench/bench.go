@@ -37,10 +37,14 @@ const (
 // AllPhases is every phase, in run order.
 var AllPhases = []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched, PhasePerEvidence}
 
+// DeploymentPhases are the phases deployments measured side by side run
+// unless told otherwise: intake latency and batched throughput.
+var DeploymentPhases = []string{PhaseIntake, PhaseBatched}
+
 // Options configure a run.
 type Options struct {
 	Config       config.Config // the node's configuration (chains, batching, timeouts)
-	Phases       []string      // default AllPhases
+	Phases       []string      // default AllPhases; with Deployments, DeploymentPhases
 	Duration     time.Duration // intake, batched and per-evidence phases each; default 60s
 	Rate         float64       // intake phase arrival rate, requests/s; default 1000
 	Concurrency  int           // clients of the anchoring phases; default 32
@@ -52,13 +56,22 @@ type Options struct {
 	Drain        time.Duration // longest wait for a phase's evidence to confirm; default 2m
 	Dir          string        // where the stacks live; empty = a temporary directory, removed after
 	API          string        // host:port of a running keeper API: only the intake phase runs, against it
-	Logger       *slog.Logger  // the stack's logs; nil = discarded
-	Progress     io.Writer     // one line per step; nil = silent
+	// Deployments are measured one after another, each on fresh stacks:
+	// DeploySQLite, DeployPostgres, DeployMulti. Empty: one process, its
+	// store and Temporal where Config says.
+	Deployments []string
+	PostgresURL string       // the server DeployPostgres and DeployMulti make fresh databases on; default DefaultPostgresURL
+	Binary      string       // the keeper executable DeployMulti runs; default this process's
+	Logger      *slog.Logger // the stack's logs; nil = discarded
+	Progress    io.Writer    // one line per step; nil = silent
 }
 
 func (o *Options) defaults() {
 	if len(o.Phases) == 0 {
 		o.Phases = AllPhases
+		if len(o.Deployments) > 0 {
+			o.Phases = DeploymentPhases
+		}
 	}
 	if o.Duration <= 0 {
 		o.Duration = 60 * time.Second
@@ -90,17 +103,18 @@ func (o *Options) defaults() {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
+	if o.PostgresURL == "" {
+		o.PostgresURL = DefaultPostgresURL
+	}
 }
 
 func (o *Options) has(phase string) bool { return slices.Contains(o.Phases, phase) }
 
-// Run runs the phases asked for and returns their report.
+// Run runs the phases asked for on each deployment and returns their report.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o.defaults()
-	for _, p := range o.Phases {
-		if !slices.Contains(AllPhases, p) {
-			return nil, fmt.Errorf("bench: unknown phase %q (known: %v)", p, AllPhases)
-		}
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	if o.API != "" {
 		return runAgainst(ctx, o)
@@ -118,24 +132,71 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	mem := startMemorySampler()
 	defer func() { r.Memory = mem.stop() }()
 
-	if o.has(PhaseLowLoad) || o.has(PhaseCadence) || o.has(PhaseIntake) || o.has(PhaseBatched) {
-		if err := r.runStack(ctx, o, filepath.Join(dir, "batched"), o.Config, []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched}, mem); err != nil {
+	names := o.Deployments
+	if len(names) == 0 {
+		names = []string{""} // as configured
+	}
+	for _, name := range names {
+		d := newDeployment(o, name)
+		r.Deployments = append(r.Deployments, d)
+		if err := r.runDeployment(ctx, o, d, name, filepath.Join(dir, d.Name), mem); err != nil {
 			return r, err
+		}
+	}
+	r.Machine.LoadEnd = loadAverage()
+	r.FinishedAt = time.Now().UTC()
+	return r, nil
+}
+
+// check refuses options that cannot work together.
+func (o *Options) check() error {
+	for _, p := range o.Phases {
+		if !slices.Contains(AllPhases, p) {
+			return fmt.Errorf("bench: unknown phase %q (known: %v)", p, AllPhases)
+		}
+	}
+	if len(o.Deployments) == 0 {
+		return nil
+	}
+	if o.API != "" {
+		return fmt.Errorf("bench: --api measures a keeper already running: no deployments to start")
+	}
+	if o.Config.StoreURL != "" || o.Config.DevTemporalDB != "" {
+		return fmt.Errorf("bench: each deployment gets fresh databases: leave --store-url and --db (KEEPER_STORE_URL, KEEPER_DEV_TEMPORAL_DB) unset, and give the PostgreSQL server with --postgres-url")
+	}
+	for _, d := range o.Deployments {
+		switch d {
+		case DeploySQLite:
+		case DeployPostgres, DeployMulti:
+			if err := checkPostgresURL(o.PostgresURL); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("bench: unknown deployment %q (known: %v)", d, AllDeployments)
+		}
+	}
+	return nil
+}
+
+// runDeployment runs the phases on one deployment: a stack for all but
+// per-evidence, which gets a second one.
+func (r *Report) runDeployment(ctx context.Context, o Options, d *DeploymentReport, name, dir string, mem *memorySampler) error {
+	if o.has(PhaseLowLoad) || o.has(PhaseCadence) || o.has(PhaseIntake) || o.has(PhaseBatched) {
+		if err := r.runStack(ctx, o, d, name, filepath.Join(dir, "batched"), o.Config, []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched}, mem); err != nil {
+			return err
 		}
 	}
 	if o.has(PhasePerEvidence) {
 		cfg := o.Config
 		cfg.BatchMaxItems = 1
-		if err := r.runStack(ctx, o, filepath.Join(dir, "per-evidence"), cfg, []string{PhasePerEvidence}, mem); err != nil {
-			return r, err
+		if err := r.runStack(ctx, o, d, name, filepath.Join(dir, "per-evidence"), cfg, []string{PhasePerEvidence}, mem); err != nil {
+			return err
 		}
 	}
-	if r.Batched != nil && r.PerEvidence != nil && r.PerEvidence.ConfirmedPerSec > 0 {
-		r.Ratio = round2(r.Batched.ConfirmedPerSec / r.PerEvidence.ConfirmedPerSec)
+	if d.Batched != nil && d.PerEvidence != nil && d.PerEvidence.ConfirmedPerSec > 0 {
+		d.Ratio = round2(d.Batched.ConfirmedPerSec / d.PerEvidence.ConfirmedPerSec)
 	}
-	r.Machine.LoadEnd = loadAverage()
-	r.FinishedAt = time.Now().UTC()
-	return r, nil
+	return nil
 }
 
 // runAgainst measures intake on a running keeper: the anchoring and
@@ -150,80 +211,86 @@ func runAgainst(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	ld := newLoader(o.API, strconv.FormatInt(time.Now().UnixNano(), 36), token, o.Config.Chains)
+	ld := newLoader([]string{o.API}, strconv.FormatInt(time.Now().UnixNano(), 36), token, o.Config.Chains)
 	defer ld.close()
 	if err := waitReady(ctx, o.API); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.Progress, "bench: intake against %s, %.0f requests/s open loop for %v\n", o.API, o.Rate, o.Duration)
 	rep := intakeSummary(ld.openLoop(ctx, o.Rate, o.Duration), o.Rate)
-	r.Intake = &rep
+	r.Deployments = []*DeploymentReport{{Name: o.API, Processes: "a keeper already running", Intake: &rep}}
 	r.Machine.LoadEnd = loadAverage()
 	r.FinishedAt = time.Now().UTC()
 	return r, nil
 }
 
-// runStack starts one stack and runs the given phases on it, in order.
-func (r *Report) runStack(ctx context.Context, o Options, dir string, cfg config.Config, phases []string, mem *memorySampler) error {
-	fmt.Fprintf(o.Progress, "bench: starting a fresh stack in %s (batch max items %d)\n", dir, cfg.BatchMaxItems)
-	st, err := startStack(ctx, cfg, dir, o.Logger)
+// runStack starts one stack of the deployment and runs the given phases on
+// it, in order.
+func (r *Report) runStack(ctx context.Context, o Options, d *DeploymentReport, name, dir string, cfg config.Config, phases []string, mem *memorySampler) error {
+	fmt.Fprintf(o.Progress, "bench: %s: starting a fresh stack in %s (batch max items %d)\n", d.Name, dir, cfg.BatchMaxItems)
+	st, err := deploy(ctx, o, name, cfg, dir)
 	if err != nil {
 		return err
 	}
 	defer st.stop()
 	if r.Chains == nil {
-		r.Chains = chainInfo(st.cfg, st.net)
+		r.Chains = chainInfo(st.cfg, st.local)
 	}
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	token, err := cfg.Token()
 	if err != nil {
 		return err
 	}
-	ld := newLoader(st.node.APIAddr(), run, token, cfg.Chains)
+	ld := newLoader(st.apis, run, token, cfg.Chains)
 	defer ld.close()
-	if err := waitReady(ctx, st.node.APIAddr()); err != nil {
-		return err
+	for _, api := range st.apis {
+		if err := waitReady(ctx, api); err != nil {
+			return err
+		}
 	}
 	for _, p := range phases {
 		if !o.has(p) {
 			continue
 		}
-		mem.phase(p)
+		mem.phase(d.Name, p)
 		switch p {
 		case PhaseLowLoad:
-			fmt.Fprintf(o.Progress, "bench: low load, one evidence every %v for %v\n", o.LowLoadEvery, o.LowLoadFor)
+			fmt.Fprintf(o.Progress, "bench: %s: low load, one evidence every %v for %v\n", d.Name, o.LowLoadEvery, o.LowLoadFor)
 			rep, err := lowLoad(ctx, o, st, ld)
 			if err != nil {
 				return err
 			}
-			r.LowLoad = rep
+			d.LowLoad = rep
 		case PhaseCadence:
 			rep, err := cadence(ctx, o, st, ld)
 			if err != nil {
 				return err
 			}
-			r.Cadence = rep
+			d.Cadence = rep
 		case PhaseIntake:
-			fmt.Fprintf(o.Progress, "bench: intake, %.0f requests/s open loop for %v\n", o.Rate, o.Duration)
+			fmt.Fprintf(o.Progress, "bench: %s: intake, %.0f requests/s open loop for %v\n", d.Name, o.Rate, o.Duration)
 			rep, err := intake(ctx, o, st, ld)
 			if err != nil {
 				return err
 			}
-			r.Intake = rep
+			d.Intake = rep
 		case PhaseBatched, PhasePerEvidence:
-			fmt.Fprintf(o.Progress, "bench: anchoring %s, %d clients for %v\n", p, o.Concurrency, o.Duration)
-			rep, err := anchoring(ctx, o, p, st, ld, func() { mem.phase("") })
+			fmt.Fprintf(o.Progress, "bench: %s: anchoring %s, %d clients for %v\n", d.Name, p, o.Concurrency, o.Duration)
+			rep, err := anchoring(ctx, o, p, st, ld, func() { mem.phase(d.Name, "") })
 			if err != nil {
 				return err
 			}
 			if p == PhaseBatched {
-				r.Batched = rep
+				d.Batched = rep
 			} else {
-				r.PerEvidence = rep
+				d.PerEvidence = rep
 			}
 		}
+		if err := st.exitedChild(); err != nil {
+			return err
+		}
 	}
-	mem.phase("")
+	mem.phase(d.Name, "")
 	return nil
 }
 
@@ -316,27 +383,30 @@ func intakeSummary(l load, target float64) IntakeReport {
 }
 
 func intake(ctx context.Context, o Options, st *stack, ld *loader) (*IntakeReport, error) {
-	before, err := st.node.Store.LastSeq(ctx)
+	before, err := st.store.LastSeq(ctx)
 	if err != nil {
 		return nil, err
 	}
 	l := ld.openLoop(ctx, o.Rate, o.Duration)
 	rep := intakeSummary(l, o.Rate)
-	after, err := st.node.Store.LastSeq(ctx)
+	after, err := st.store.LastSeq(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// Let anchoring catch up before the next phase measures its own.
-	if _, err := drain(ctx, st.node.Store, window{before, after}, o.Drain); err != nil {
+	if _, err := drain(ctx, st.store, window{before, after}, o.Drain); err != nil {
 		return nil, err
 	}
 	return &rep, nil
 }
 
-// memorySampler records the process's RSS every second.
+// memorySampler records the process's RSS every second. With a
+// multi-process deployment the process is the bench alone: the load
+// generator.
 type memorySampler struct {
 	start time.Time
 	mu    sync.Mutex
+	dep   string
 	cur   string
 	out   []MemorySample
 	done  chan struct{}
@@ -345,13 +415,14 @@ type memorySampler struct {
 
 // MemorySample is the process's resident set at one moment of the run.
 type MemorySample struct {
-	T       float64 `json:"t_s"`
-	Phase   string  `json:"phase,omitempty"` // empty between phases and while a phase is being analysed
-	RSSMiB  float64 `json:"rss_mib"`
-	AnonMiB float64 `json:"anon_mib"`         // anonymous: Go's heap and stacks, SQLite's memory
-	FileMiB float64 `json:"file_mib"`         // file-backed: mostly the binary's pages
-	HeapMiB float64 `json:"go_heap_mib"`      // in use, garbage not yet collected included
-	LiveMiB float64 `json:"go_live_heap_mib"` // reachable at the last GC: what a leak would grow
+	T          float64 `json:"t_s"`
+	Deployment string  `json:"deployment,omitempty"`
+	Phase      string  `json:"phase,omitempty"` // empty between phases and while a phase is being analysed
+	RSSMiB     float64 `json:"rss_mib"`
+	AnonMiB    float64 `json:"anon_mib"`         // anonymous: Go's heap and stacks, SQLite's memory
+	FileMiB    float64 `json:"file_mib"`         // file-backed: mostly the binary's pages
+	HeapMiB    float64 `json:"go_heap_mib"`      // in use, garbage not yet collected included
+	LiveMiB    float64 `json:"go_live_heap_mib"` // reachable at the last GC: what a leak would grow
 }
 
 // MemoryReport is the process's memory over the whole run.
@@ -380,7 +451,7 @@ func startMemorySampler() *memorySampler {
 }
 
 func (m *memorySampler) sample() {
-	mi, err := memoryDetail()
+	mi, err := memoryDetail("self")
 	if err != nil {
 		return
 	}
@@ -390,16 +461,17 @@ func (m *memorySampler) sample() {
 	metrics.Read(live)
 	m.mu.Lock()
 	m.out = append(m.out, MemorySample{
-		T: round2(time.Since(m.start).Seconds()), Phase: m.cur, RSSMiB: round2(mi.rss),
+		T: round2(time.Since(m.start).Seconds()), Deployment: m.dep, Phase: m.cur, RSSMiB: round2(mi.rss),
 		AnonMiB: round2(mi.anon), FileMiB: round2(mi.file), HeapMiB: round2(float64(ms.HeapInuse) / (1 << 20)),
 		LiveMiB: round2(float64(live[0].Value.Uint64()) / (1 << 20)),
 	})
 	m.mu.Unlock()
 }
 
-func (m *memorySampler) phase(p string) {
+// phase labels the samples from now on: which deployment, which phase.
+func (m *memorySampler) phase(deployment, p string) {
 	m.mu.Lock()
-	m.cur = p
+	m.dep, m.cur = deployment, p
 	m.mu.Unlock()
 }
 

@@ -46,12 +46,12 @@ func cadence(ctx context.Context, o Options, st *stack, ld *loader) (*CadenceRep
 }
 
 func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float64) (*CadenceRow, error) {
-	s := st.node.Store
+	s := st.store
 	before, err := s.LastSeq(ctx)
 	if err != nil {
 		return nil, err
 	}
-	hb0 := st.rpcs.get("RecordActivityTaskHeartbeat")
+	hb0 := st.heartbeats()
 	l := ld.openLoop(ctx, rate, o.CadenceFor)
 	after, err := s.LastSeq(ctx)
 	if err != nil {
@@ -75,7 +75,7 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 	if _, err := drain(ctx, s, window{before, after}, 2*fin+longest+time.Minute); err != nil {
 		return nil, err
 	}
-	hb1 := st.rpcs.get("RecordActivityTaskHeartbeat")
+	hb1 := st.heartbeats()
 	evs, bs, t, err := phaseTimeline(ctx, st, window{before, after}, l)
 	if err != nil {
 		return nil, err

@@ -52,23 +52,28 @@ func (l load) accepted() []request {
 	return out
 }
 
-// loader posts distinct evidence digests to one keeper API.
+// loader posts distinct evidence digests to keeper's API: with several API
+// nodes, to each in turn.
 type loader struct {
 	hc     *http.Client
-	url    string
+	urls   []string
 	chains []byte // JSON array
 	run    string // makes digests distinct between runs
 	token  string // API token, when the node asks for one
 	seq    atomic.Int64
 }
 
-func newLoader(apiAddr, run, token string, chains []string) *loader {
+func newLoader(apiAddrs []string, run, token string, chains []string) *loader {
 	cj, _ := json.Marshal(chains)
+	var urls []string
+	for _, a := range apiAddrs {
+		urls = append(urls, "http://"+a+"/v1/evidence")
+	}
 	return &loader{
 		hc: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 			MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, IdleConnTimeout: time.Minute, DisableCompression: true,
 		}},
-		url: "http://" + apiAddr + "/v1/evidence", chains: cj, run: run, token: token,
+		urls: urls, chains: cj, run: run, token: token,
 	}
 }
 
@@ -77,7 +82,8 @@ func (l *loader) close() { l.hc.CloseIdleConnections() }
 // post sends one evidence; latency counts from due, so a request that waited
 // for a stalled server carries the wait.
 func (l *loader) post(ctx context.Context, due time.Time) request {
-	d := sha256.Sum256([]byte(l.run + "/" + itoa(l.seq.Add(1))))
+	seq := l.seq.Add(1)
+	d := sha256.Sum256([]byte(l.run + "/" + itoa(seq)))
 	body := make([]byte, 0, 128)
 	body = append(body, `{"digest":"`...)
 	body = hex.AppendEncode(body, d[:])
@@ -85,7 +91,7 @@ func (l *loader) post(ctx context.Context, due time.Time) request {
 	body = append(body, l.chains...)
 	body = append(body, '}')
 	r := request{due: due.UnixNano()}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.urls[seq%int64(len(l.urls))], bytes.NewReader(body))
 	if err != nil {
 		r.latency = time.Since(due)
 		return r
@@ -220,7 +226,7 @@ func (l *loader) closedLoop(ctx context.Context, conc int, rate float64, d time.
 						break
 					}
 					due = t
-				} else if due.After(stop) {
+				} else if due.After(stop) || ctx.Err() != nil {
 					break
 				}
 				mine = append(mine, l.post(ctx, due))

@@ -12,13 +12,19 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-var modeColors = map[string]color.Color{
-	PhaseBatched:     color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-	PhasePerEvidence: color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+// lineColors are the lines' colours, in the order the lines are drawn.
+var lineColors = []color.Color{
+	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+	color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 }
 
 // WritePlot draws confirmed/s and p99 intake-to-confirmed latency over time
-// for both anchoring modes, one above the other, as a PNG.
+// for every anchoring phase of every deployment, one chart above the other,
+// as a PNG.
 func (r *Report) WritePlot(path string) error {
 	rate := plot.New()
 	rate.Title.Text = "confirmed evidence per second"
@@ -28,26 +34,17 @@ func (r *Report) WritePlot(path string) error {
 	lat.Title.Text = "p99 intake → confirmed of the evidence confirmed that second"
 	lat.X.Label.Text = "seconds since the phase started"
 	lat.Y.Label.Text = "p99 (s)"
-	for _, a := range []*AnchorReport{r.Batched, r.PerEvidence} {
-		if a == nil || len(a.Series) == 0 {
-			continue
-		}
-		conf := make(plotter.XYs, len(a.Series))
-		var p99 plotter.XYs
-		for i, p := range a.Series {
-			conf[i] = plotter.XY{X: p.T, Y: float64(p.Confirmed)}
-			if p.Confirmed > 0 {
-				p99 = append(p99, plotter.XY{X: p.T, Y: p.P99MS / 1000})
+	lines := 0
+	for _, d := range r.Deployments {
+		for _, a := range []*AnchorReport{d.Batched, d.PerEvidence} {
+			if a == nil || len(a.Series) == 0 {
+				continue
 			}
-		}
-		name := fmt.Sprintf("%s (max items %d)", a.Mode, a.BatchMaxItems)
-		if err := addLine(rate, name, conf, modeColors[a.Mode]); err != nil {
-			return err
-		}
-		if len(p99) > 0 {
-			if err := addLine(lat, name, p99, modeColors[a.Mode]); err != nil {
+			name := fmt.Sprintf("%s%s (max items %d)", r.prefix(d.Name), a.Mode, a.BatchMaxItems)
+			if err := plotPhase(rate, lat, name, a, lineColors[lines%len(lineColors)]); err != nil {
 				return err
 			}
+			lines++
 		}
 	}
 	for _, p := range []*plot.Plot{rate, lat} {
@@ -83,4 +80,24 @@ func addLine(p *plot.Plot, name string, xys plotter.XYs, c color.Color) error {
 	p.Add(l)
 	p.Legend.Add(name, l)
 	return nil
+}
+
+// plotPhase adds one anchoring phase's confirmed/s to rate and its p99 to
+// lat, as lines called name.
+func plotPhase(rate, lat *plot.Plot, name string, a *AnchorReport, c color.Color) error {
+	conf := make(plotter.XYs, len(a.Series))
+	var p99 plotter.XYs
+	for i, p := range a.Series {
+		conf[i] = plotter.XY{X: p.T, Y: float64(p.Confirmed)}
+		if p.Confirmed > 0 {
+			p99 = append(p99, plotter.XY{X: p.T, Y: p.P99MS / 1000})
+		}
+	}
+	if err := addLine(rate, name, conf, c); err != nil {
+		return err
+	}
+	if len(p99) == 0 {
+		return nil
+	}
+	return addLine(lat, name, p99, c)
 }

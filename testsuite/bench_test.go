@@ -3,11 +3,15 @@ package testsuite
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx": is the local PostgreSQL there
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,30 +36,26 @@ func TestBenchSmokeProducesACompleteReport(t *testing.T) {
 	require.NoError(t, err)
 	r.Evaluate()
 
-	require.NotNil(t, r.LowLoad)
-	assert.Positive(t, r.LowLoad.IntakeToSubmitted.N, "low load: submission times of the evidence")
-	assert.Positive(t, r.LowLoad.IntakeToConfirmed.N, "low load: confirmation times of the evidence")
-	require.NotNil(t, r.Cadence)
-	require.Len(t, r.Cadence.Rows, 1)
-	assert.Positive(t, r.Cadence.Rows[0].Confirmed, "cadence: evidence confirmed")
-	assert.Positive(t, r.Cadence.Rows[0].Txs["stub"], "cadence: transactions counted")
-	assert.Positive(t, r.Cadence.Rows[0].ActionsPerEv, "cadence: actions counted")
-	require.NotNil(t, r.Intake)
-	assert.Positive(t, r.Intake.Requests)
-	assert.Equal(t, r.Intake.Requests, r.Intake.Latency.N)
-	for _, a := range []*bench.AnchorReport{r.Batched, r.PerEvidence} {
-		require.NotNil(t, a)
-		assert.Positive(t, a.Intake.Accepted, a.Mode)
-		assert.Positive(t, a.Confirmed, "%s: some evidence confirmed", a.Mode)
-		assert.Positive(t, a.Batches, a.Mode)
-		assert.Positive(t, a.Actions.WorkflowStarts, "%s: actions counted from the histories", a.Mode)
-		assert.Positive(t, a.Actions.ActivityAttempts, a.Mode)
-		assert.Positive(t, a.CPUSeconds, a.Mode)
-		assert.Positive(t, a.PeakRSSMiB, a.Mode)
-		assert.NotEmpty(t, a.Series, a.Mode)
+	require.Len(t, r.Deployments, 1)
+	d := r.Deployments[0]
+	assert.Equal(t, bench.DeploySQLite, d.Name, "one process on SQLite when nothing else is asked for")
+	require.NotNil(t, d.LowLoad)
+	assert.Positive(t, d.LowLoad.IntakeToSubmitted.N, "low load: submission times of the evidence")
+	assert.Positive(t, d.LowLoad.IntakeToConfirmed.N, "low load: confirmation times of the evidence")
+	require.NotNil(t, d.Cadence)
+	require.Len(t, d.Cadence.Rows, 1)
+	assert.Positive(t, d.Cadence.Rows[0].Confirmed, "cadence: evidence confirmed")
+	assert.Positive(t, d.Cadence.Rows[0].Txs["stub"], "cadence: transactions counted")
+	assert.Positive(t, d.Cadence.Rows[0].ActionsPerEv, "cadence: actions counted")
+	require.NotNil(t, d.Intake)
+	assert.Positive(t, d.Intake.Requests)
+	assert.Equal(t, d.Intake.Requests, d.Intake.Latency.N)
+	for _, a := range []*bench.AnchorReport{d.Batched, d.PerEvidence} {
+		checkAnchoring(t, d.Name, a, 1)
+		assert.Nil(t, a.Postgres, "%s: no PostgreSQL server to count", a.Mode)
+		assert.Empty(t, a.Processes, "%s: one process", a.Mode)
 	}
-	assert.Equal(t, 1, r.PerEvidence.BatchMaxItems)
-	assert.Equal(t, r.Batched.Confirmed, r.Batched.Intake.Accepted, "batched: everything accepted was confirmed")
+	assert.Equal(t, 1, d.PerEvidence.BatchMaxItems)
 	assert.NotEmpty(t, r.Targets)
 	require.NotNil(t, r.Memory)
 	assert.NotEmpty(t, r.Memory.Samples)
@@ -71,12 +71,118 @@ func TestBenchSmokeProducesACompleteReport(t *testing.T) {
 	require.NoError(t, err)
 	var back bench.Report
 	require.NoError(t, json.Unmarshal(raw, &back))
-	assert.Equal(t, r.Batched.Confirmed, back.Batched.Confirmed)
+	assert.Equal(t, d.Batched.Confirmed, back.Deployments[0].Batched.Confirmed)
 	png := filepath.Join(dir, "bench.png")
 	require.NoError(t, r.WritePlot(png))
 	img, err := os.ReadFile(png)
 	require.NoError(t, err)
 	assert.True(t, bytes.HasPrefix(img, []byte("\x89PNG")), "the chart is a PNG")
+}
+
+// checkAnchoring checks an anchoring phase's report is complete and that
+// it lost nothing: everything accepted was confirmed.
+func checkAnchoring(t *testing.T, deployment string, a *bench.AnchorReport, chains int) {
+	t.Helper()
+	require.NotNil(t, a, deployment)
+	what := deployment + " " + a.Mode
+	assert.Positive(t, a.Intake.Accepted, what)
+	assert.Positive(t, a.Confirmed, "%s: some evidence confirmed", what)
+	assert.Positive(t, a.Batches, what)
+	assert.Positive(t, a.Actions.WorkflowStarts, "%s: actions counted from the histories", what)
+	assert.Positive(t, a.Actions.ActivityAttempts, what)
+	assert.Positive(t, a.CPUSeconds, what)
+	assert.Positive(t, a.PeakRSSMiB, what)
+	assert.NotEmpty(t, a.Series, what)
+	assert.Positive(t, a.StoreBytes, "%s: keeper's store grew", what)
+	assert.Equal(t, a.Intake.Accepted, a.StoredEvidence, "%s: every evidence accepted was stored", what)
+	assert.Positive(t, a.BytesPerEvidence, what)
+	assert.InDelta(t, a.BytesPerEvidence/float64(chains), a.BytesPerEvidenceChain, 1, what)
+	if a.Mode == bench.PhaseBatched {
+		assert.True(t, a.Drained, what)
+		assert.Equal(t, a.Intake.Accepted, a.Confirmed, "%s: everything accepted was confirmed", what)
+	}
+}
+
+// TestBenchSmokeMeasuresThePostgreSQLAndMultiProcessDeploymentsSideBySide
+// runs `keeper bench --deployments postgres,multi --phases intake,batched`
+// with tiny numbers on a fast local EVM chain (the stub chain lives in one
+// process, so the multi-process deployment cannot use it): both report
+// complete phases, the PostgreSQL server's CPU, and, for the processes,
+// each one's CPU and memory. It needs the local PostgreSQL.
+func TestBenchSmokeMeasuresThePostgreSQLAndMultiProcessDeploymentsSideBySide(t *testing.T) {
+	pg := benchPostgres(t)
+	bin := keeperBinary(t)
+	cfg := testConfig("")
+	cfg.Chains = []string{"etherlink"}
+	cfg.EVM.DevBlockTime = 50 * time.Millisecond // final 32 blocks deep: 1.6 s
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := bench.Run(ctx, bench.Options{
+		Config: cfg, Deployments: []string{bench.DeployPostgres, bench.DeployMulti}, Phases: []string{bench.PhaseIntake, bench.PhaseBatched},
+		Duration: 2 * time.Second, Rate: 40, Concurrency: 4, AnchorRate: 40, Drain: time.Minute,
+		Dir: t.TempDir(), Logger: testLogger(t), PostgresURL: pg, Binary: bin,
+	})
+	require.NoError(t, err)
+	r.Evaluate()
+
+	require.Len(t, r.Deployments, 2)
+	for _, d := range r.Deployments {
+		require.NotNil(t, d.Intake, d.Name)
+		assert.Positive(t, d.Intake.Accepted, d.Name)
+		checkAnchoring(t, d.Name, d.Batched, 1)
+		require.NotNil(t, d.Batched.Postgres, "%s: the PostgreSQL server's CPU", d.Name)
+		assert.Positive(t, d.Batched.Postgres.CPUSeconds, d.Name)
+	}
+	multi := r.Deployments[1]
+	var names []string
+	for _, p := range multi.Batched.Processes {
+		names = append(names, p.Name)
+		assert.Positive(t, p.PeakRSSMiB, p.Name)
+		if p.Name != "devchains" { // its blocks may cost less than a clock tick
+			assert.Positive(t, p.CPUSeconds, "%s worked during the phase", p.Name)
+		}
+	}
+	assert.Equal(t, []string{"devchains", "devserver", "api-1", "api-2", "worker-1", "worker-2", "bench"}, names)
+
+	var table bytes.Buffer
+	r.WriteTable(&table)
+	for _, part := range []string{"ANCHORING batched", "PROCESSES (multi, batched)", "CPU s / 1,000 evidence, PostgreSQL", "store bytes / evidence"} {
+		assert.Contains(t, table.String(), part)
+	}
+}
+
+// benchPostgres is the local PostgreSQL server the bench's PostgreSQL
+// deployments make their databases on (KEEPER_TEST_POSTGRES_URL, or the
+// trust-authenticated one developers and CI have). Without one the test is
+// skipped, except in CI.
+func benchPostgres(t *testing.T) string {
+	t.Helper()
+	candidates := []string{"postgres://root@127.0.0.1:5432?sslmode=disable", "postgres://postgres@127.0.0.1:5432?sslmode=disable"}
+	if u := os.Getenv("KEEPER_TEST_POSTGRES_URL"); u != "" {
+		candidates = []string{u}
+	}
+	for _, u := range candidates {
+		admin, err := url.Parse(u)
+		if err != nil {
+			continue
+		}
+		admin.Path = "/postgres"
+		db, err := sql.Open("pgx", admin.String())
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err = db.PingContext(ctx)
+			cancel()
+			db.Close()
+		}
+		if err == nil {
+			return u
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no PostgreSQL to run the bench's PostgreSQL deployments on (set KEEPER_TEST_POSTGRES_URL)")
+	}
+	t.Skip("no PostgreSQL to run the bench's PostgreSQL deployments on (set KEEPER_TEST_POSTGRES_URL)")
+	return ""
 }
 
 // TestBenchBackfillSmokeMeasuresAWalletOnEachLocalChain runs `keeper bench

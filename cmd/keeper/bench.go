@@ -21,10 +21,11 @@ import (
 func benchCmd() *cobra.Command {
 	cfg, loadErr := config.Load(nil)
 	var (
-		o        bench.Options
-		phases   string
-		out      string
-		plotPath string
+		o           bench.Options
+		phases      string
+		deployments string
+		out         string
+		plotPath    string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -39,6 +40,17 @@ measure only intake on a keeper already running) and measures, in one run:
   batched       as much evidence as intake accepts for --duration, default batching:
                 confirmed/s, latencies, Temporal actions, chain transactions, CPU, RSS
   per-evidence  the same on a second stack with KEEPER_BATCH_MAX_ITEMS=1
+
+--deployments measures several deployments one after another, each on fresh stacks and
+databases, and reports them side by side (phases intake,batched unless --phases says):
+
+  sqlite    the one process above, keeper's store and Temporal on SQLite
+  postgres  the same process, keeper's store and Temporal on fresh PostgreSQL databases
+            (on the server of --postgres-url, dropped afterwards); the PostgreSQL
+            server's own CPU is reported beside keeper's
+  multi     keeper devserver (Temporal on PostgreSQL), keeper devchains, two keeper api
+            and two keeper worker processes on one PostgreSQL store, spawned from this
+            executable; the load is spread over both APIs; each process's CPU and RSS
 
 It prints one table, and writes the same as JSON (--out) and a chart (--plot).
 ` + "`keeper bench backfill`" + ` and ` + "`keeper bench epoch`" + ` measure the other two workloads.
@@ -58,7 +70,10 @@ the report carries the load average.`,
 			}
 			defer stopPprof()
 			o.Config = cfg
-			o.Phases = splitList(phases)
+			o.Deployments = splitList(deployments)
+			if len(o.Deployments) == 0 || cmd.Flags().Changed("phases") {
+				o.Phases = splitList(phases) // else the deployments' own default
+			}
 			o.Logger = cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
 			o.Progress = cmd.ErrOrStderr()
 			r, err := bench.Run(ctx, o)
@@ -95,6 +110,8 @@ the report carries the load average.`,
 	f.DurationVar(&o.Drain, "drain", 2*time.Minute, "longest wait for a phase's evidence to be confirmed")
 	f.StringVar(&o.Dir, "dir", "", "keep the stacks' data here (default: a temporary directory, removed afterwards)")
 	f.StringVar(&o.API, "api", "", "host:port of a running keeper API to measure instead (intake phase only: --phases intake)")
+	f.StringVar(&deployments, "deployments", "", "measure these deployments side by side (comma-separated): "+strings.Join(bench.AllDeployments, ", ")+"; each on fresh stacks and databases (default phases then: "+strings.Join(bench.DeploymentPhases, ",")+"); empty: one process, its store and Temporal where --store-url and --db say")
+	f.StringVar(&o.PostgresURL, "postgres-url", bench.DefaultPostgresURL, "PostgreSQL server the postgres and multi deployments create their fresh databases on (the user needs CREATEDB); they are dropped when the run ends")
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
 	f.StringVar(&plotPath, "plot", "", "write a PNG chart of confirmed/s and p99 latency over time to this file")
 	cfg.BindFlags(f)
