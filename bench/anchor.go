@@ -71,7 +71,11 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	hb0 := st.heartbeats()
 	t0 := time.Now()
 
-	l := ld.closedLoop(ctx, o.Concurrency, o.AnchorRate, o.Duration)
+	clients := o.Concurrency
+	if mode == PhaseBulk {
+		clients = o.BulkClients
+	}
+	l := ld.closedLoop(ctx, clients, o.AnchorRate, o.Duration)
 	loadDone()
 	after, err := s.LastSeq(ctx)
 	if err != nil {
@@ -100,7 +104,7 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	}
 
 	rep := &AnchorReport{
-		Mode: mode, BatchMaxItems: st.cfg.BatchMaxItems, Clients: o.Concurrency, Intake: intakeSummary(l, o.AnchorRate),
+		Mode: mode, BatchMaxItems: st.cfg.BatchMaxItems, Clients: clients, Intake: intakeSummary(l, o.AnchorRate),
 		Drained: drained,
 	}
 	evs, bs, t, err := phaseTimeline(ctx, st, window{before, after}, l)

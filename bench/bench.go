@@ -32,10 +32,11 @@ const (
 	PhaseIntake      = "intake"       // open-loop POSTs at Rate for Duration
 	PhaseBatched     = "batched"      // as much as intake accepts for Duration, default batching
 	PhasePerEvidence = "per-evidence" // the same with KEEPER_BATCH_MAX_ITEMS=1, on a second stack
+	PhaseBulk        = "bulk"         // as much as POST /v1/evidence/batch accepts for Duration, BulkSize evidence a request
 )
 
 // AllPhases is every phase, in run order.
-var AllPhases = []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched, PhasePerEvidence}
+var AllPhases = []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched, PhaseBulk, PhasePerEvidence}
 
 // DeploymentPhases are the phases deployments measured side by side run
 // unless told otherwise: intake latency and batched throughput.
@@ -48,6 +49,8 @@ type Options struct {
 	Duration     time.Duration // intake, batched and per-evidence phases each; default 60s
 	Rate         float64       // intake phase arrival rate, requests/s; default 1000
 	Concurrency  int           // clients of the anchoring phases; default 32
+	BulkClients  int           // clients of the bulk phase; default 4
+	BulkSize     int           // evidence per bulk request; default 1,000
 	AnchorRate   float64       // anchoring phases' request cap per second; 0 = as fast as intake answers
 	LowLoadEvery time.Duration // default 500ms
 	LowLoadFor   time.Duration // default 30s
@@ -78,6 +81,12 @@ func (o *Options) defaults() {
 	}
 	if o.Rate <= 0 {
 		o.Rate = 1000
+	}
+	if o.BulkClients <= 0 {
+		o.BulkClients = 4
+	}
+	if o.BulkSize <= 0 {
+		o.BulkSize = 1000
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 32
@@ -181,8 +190,8 @@ func (o *Options) check() error {
 // runDeployment runs the phases on one deployment: a stack for all but
 // per-evidence, which gets a second one.
 func (r *Report) runDeployment(ctx context.Context, o Options, d *DeploymentReport, name, dir string, mem *memorySampler) error {
-	if o.has(PhaseLowLoad) || o.has(PhaseCadence) || o.has(PhaseIntake) || o.has(PhaseBatched) {
-		if err := r.runStack(ctx, o, d, name, filepath.Join(dir, "batched"), o.Config, []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched}, mem); err != nil {
+	if o.has(PhaseLowLoad) || o.has(PhaseCadence) || o.has(PhaseIntake) || o.has(PhaseBatched) || o.has(PhaseBulk) {
+		if err := r.runStack(ctx, o, d, name, filepath.Join(dir, "batched"), o.Config, []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched, PhaseBulk}, mem); err != nil {
 			return err
 		}
 	}
@@ -274,15 +283,23 @@ func (r *Report) runStack(ctx context.Context, o Options, d *DeploymentReport, n
 				return err
 			}
 			d.Intake = rep
-		case PhaseBatched, PhasePerEvidence:
-			fmt.Fprintf(o.Progress, "bench: %s: anchoring %s, %d clients for %v\n", d.Name, p, o.Concurrency, o.Duration)
-			rep, err := anchoring(ctx, o, p, st, ld, func() { mem.phase(d.Name, "") })
+		case PhaseBatched, PhasePerEvidence, PhaseBulk:
+			l, clients := ld, o.Concurrency
+			if p == PhaseBulk {
+				l, clients = newBulkLoader(st.apis, run, token, cfg.Chains, o.BulkSize), o.BulkClients
+				defer l.close()
+			}
+			fmt.Fprintf(o.Progress, "bench: %s: anchoring %s, %d clients for %v\n", d.Name, p, clients, o.Duration)
+			rep, err := anchoring(ctx, o, p, st, l, func() { mem.phase(d.Name, "") })
 			if err != nil {
 				return err
 			}
-			if p == PhaseBatched {
+			switch p {
+			case PhaseBatched:
 				d.Batched = rep
-			} else {
+			case PhaseBulk:
+				d.Bulk = rep
+			default:
 				d.PerEvidence = rep
 			}
 		}

@@ -39,6 +39,7 @@ type DeploymentReport struct {
 	Intake      *IntakeReport  `json:"intake,omitempty"`
 	Batched     *AnchorReport  `json:"batched,omitempty"`
 	PerEvidence *AnchorReport  `json:"per_evidence,omitempty"`
+	Bulk        *AnchorReport  `json:"bulk,omitempty"`
 	Ratio       float64        `json:"batched_over_per_evidence,omitempty"`
 }
 

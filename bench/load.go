@@ -60,7 +60,19 @@ type loader struct {
 	chains []byte // JSON array
 	run    string // makes digests distinct between runs
 	token  string // API token, when the node asks for one
+	bulk   int    // evidence per request to POST /v1/evidence/batch (0: one per POST /v1/evidence)
 	seq    atomic.Int64
+}
+
+// newBulkLoader is a loader that posts size evidence per request to POST
+// /v1/evidence/batch.
+func newBulkLoader(apiAddrs []string, run, token string, chains []string, size int) *loader {
+	l := newLoader(apiAddrs, run, token, chains)
+	for i := range l.urls {
+		l.urls[i] += "/batch"
+	}
+	l.bulk = size
+	return l
 }
 
 func newLoader(apiAddrs []string, run, token string, chains []string) *loader {
@@ -117,6 +129,67 @@ func (l *loader) post(ctx context.Context, due time.Time) request {
 		r.hasID = err == nil
 	}
 	return r
+}
+
+// postBulk sends l.bulk evidence in one request and appends one request
+// record per evidence to out: the request's status and latency, and, for
+// each item the answer says was stored (202), its id.
+func (l *loader) postBulk(ctx context.Context, due time.Time, out []request) []request {
+	seq := l.seq.Add(int64(l.bulk)) - int64(l.bulk)
+	body := make([]byte, 0, 128*l.bulk+16)
+	body = append(body, `{"items":[`...)
+	for i := range l.bulk {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		d := sha256.Sum256([]byte(l.run + "/" + itoa(seq+int64(i)+1)))
+		body = append(body, `{"digest":"`...)
+		body = hex.AppendEncode(body, d[:])
+		body = append(body, `","chains":`...)
+		body = append(body, l.chains...)
+		body = append(body, '}')
+	}
+	body = append(body, `]}`...)
+	failed := func(status int16) []request {
+		r := request{due: due.UnixNano(), latency: time.Since(due), status: status}
+		for range l.bulk {
+			out = append(out, r)
+		}
+		return out
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.urls[seq/int64(l.bulk)%int64(len(l.urls))], bytes.NewReader(body))
+	if err != nil {
+		return failed(0)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if l.token != "" {
+		req.Header.Set("Authorization", "Bearer "+l.token)
+	}
+	resp, err := l.hc.Do(req)
+	if err != nil {
+		return failed(0)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusMultiStatus {
+		return failed(int16(resp.StatusCode))
+	}
+	latency := time.Since(due)
+	// Each item's answer is one object: {"index":…,"status":202,"id":"ev_…",…}.
+	for _, item := range bytes.Split(raw, []byte(`{"index":`))[1:] {
+		r := request{due: due.UnixNano(), latency: latency}
+		if bytes.Contains(item, []byte(`"status":202`)) {
+			r.status = http.StatusAccepted
+			if id := evidenceID(item); strings.HasPrefix(id, "ev_") {
+				_, err := hex.Decode(r.id[:], []byte(id[3:]))
+				r.hasID = err == nil
+			}
+		} else {
+			r.status = http.StatusBadRequest
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // evidenceID finds the "id" of an intake answer without decoding it whole.
@@ -229,7 +302,11 @@ func (l *loader) closedLoop(ctx context.Context, conc int, rate float64, d time.
 				} else if due.After(stop) || ctx.Err() != nil {
 					break
 				}
-				mine = append(mine, l.post(ctx, due))
+				if l.bulk > 0 {
+					mine = l.postBulk(ctx, due, mine)
+				} else {
+					mine = append(mine, l.post(ctx, due))
+				}
 			}
 			mu.Lock()
 			out.reqs = append(out.reqs, mine...)

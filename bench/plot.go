@@ -36,7 +36,7 @@ func (r *Report) WritePlot(path string) error {
 	lat.Y.Label.Text = "p99 (s)"
 	lines := 0
 	for _, d := range r.Deployments {
-		for _, a := range []*AnchorReport{d.Batched, d.PerEvidence} {
+		for _, a := range []*AnchorReport{d.Batched, d.Bulk, d.PerEvidence} {
 			if a == nil || len(a.Series) == 0 {
 				continue
 			}

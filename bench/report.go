@@ -90,13 +90,25 @@ func (r *Report) evaluate(d *DeploymentReport) {
 		r.Targets = append(r.Targets, Target{Deployment: d.Name, Name: name, Goal: goal, Measured: measured, Value: v, Met: met})
 	}
 	if in := d.Intake; in != nil {
-		add("intake p99", fmt.Sprintf("≤ 10 ms at %.0f req/s, no errors", in.TargetRate),
+		// Issue 17: 10 ms on SQLite, 25 ms on PostgreSQL (seed 003: p95 < 100 ms).
+		p99 := 10.0
+		if d.Name != DeploySQLite && d.Name != "" {
+			p99 = 25
+		}
+		add("intake p99", fmt.Sprintf("≤ %.0f ms at %.0f req/s, no errors", p99, in.TargetRate),
 			fmt.Sprintf("%.2f ms at %.0f req/s, %d errors", in.Latency.P99, in.AchievedRate, in.Errors), in.Latency.P99,
-			in.Latency.P99 <= 10 && in.Errors == 0 && in.AchievedRate >= 0.98*in.TargetRate)
+			in.Latency.P99 <= p99 && in.Errors == 0 && in.AchievedRate >= 0.98*in.TargetRate)
 		add("intake p95", "< 100 ms", fmt.Sprintf("%.2f ms", in.Latency.P95), in.Latency.P95, in.Latency.P95 < 100)
 	}
+	if b := d.Bulk; b != nil && r.Settings.AnchorRate == 0 {
+		add("bulk confirmed/s", "≥ 50,000/s sustained", fmt.Sprintf("%.0f/s", b.ConfirmedPerSec), b.ConfirmedPerSec, b.ConfirmedPerSec >= 50000 && b.Drained)
+	}
 	if b := d.Batched; b != nil && r.Settings.AnchorRate == 0 { // the saturation targets need an uncapped run
-		add("batched confirmed/s", "≥ 2,000/s sustained", fmt.Sprintf("%.0f/s", b.ConfirmedPerSec), b.ConfirmedPerSec, b.ConfirmedPerSec >= 2000)
+		add("batched confirmed/s", "≥ 5,000/s sustained", fmt.Sprintf("%.0f/s", b.ConfirmedPerSec), b.ConfirmedPerSec, b.ConfirmedPerSec >= 5000 && b.Drained)
+		add("CPU per 1,000 evidence", "≤ 0.3 s (keeper's processes)", fmt.Sprintf("%.2f s", b.CPUPer1000), b.CPUPer1000, b.CPUPer1000 <= 0.3)
+		if b.BytesPerEvidenceChain > 0 {
+			add("store bytes per evidence and chain", "≤ 200", fmt.Sprintf("%.0f", b.BytesPerEvidenceChain), b.BytesPerEvidenceChain, b.BytesPerEvidenceChain <= 200)
+		}
 		add("Temporal actions per evidence", "≤ 0.05 at saturation", fmt.Sprintf("%.4f", b.ActionsPerEv), b.ActionsPerEv, b.ActionsPerEv <= 0.05 && b.SettledEvidence > 0)
 		add("chain transactions per evidence", "≤ 0.01 at saturation", fmt.Sprintf("%.4f", b.ChainTxsPerEv), b.ChainTxsPerEv, b.ChainTxsPerEv <= 0.01 && b.SettledEvidence > 0)
 	}

@@ -132,7 +132,7 @@ func (r *Report) intakeSection(t *table) {
 func (r *Report) anchoringSections(t *table) {
 	if len(r.Deployments) == 1 {
 		d := r.Deployments[0]
-		if d.Batched != nil || d.PerEvidence != nil {
+		if d.Batched != nil || d.PerEvidence != nil || d.Bulk != nil {
 			rows := anchorRows()
 			if d.Ratio > 0 {
 				rows = append(rows, row[AnchorReport]{"batched ÷ per-evidence", func(a *AnchorReport) string {
@@ -142,10 +142,14 @@ func (r *Report) anchoringSections(t *table) {
 					return ""
 				}})
 			}
-			columns(t, "ANCHORING", []string{PhaseBatched, PhasePerEvidence}, []*AnchorReport{d.Batched, d.PerEvidence}, rows)
+			heads, vals := []string{PhaseBatched, PhasePerEvidence}, []*AnchorReport{d.Batched, d.PerEvidence}
+			if d.Bulk != nil {
+				heads, vals = append(heads, PhaseBulk), append(vals, d.Bulk)
+			}
+			columns(t, "ANCHORING", heads, vals, rows)
 		}
 	} else {
-		for _, mode := range []string{PhaseBatched, PhasePerEvidence} {
+		for _, mode := range []string{PhaseBatched, PhaseBulk, PhasePerEvidence} {
 			var heads []string
 			var vals []*AnchorReport
 			for _, d := range r.Deployments {
@@ -157,7 +161,7 @@ func (r *Report) anchoringSections(t *table) {
 		}
 	}
 	for _, d := range r.Deployments {
-		for _, mode := range []string{PhaseBatched, PhasePerEvidence} {
+		for _, mode := range []string{PhaseBatched, PhaseBulk, PhasePerEvidence} {
 			if a := d.anchoring(mode); a != nil && len(a.Processes) > 0 {
 				processSection(t, d.Name, a)
 			}
@@ -166,8 +170,11 @@ func (r *Report) anchoringSections(t *table) {
 }
 
 func (d *DeploymentReport) anchoring(mode string) *AnchorReport {
-	if mode == PhaseBatched {
+	switch mode {
+	case PhaseBatched:
 		return d.Batched
+	case PhaseBulk:
+		return d.Bulk
 	}
 	return d.PerEvidence
 }

@@ -356,7 +356,7 @@ func (c *Config) Knobs() []Knob {
 		{"stub-confirm-ms", "KEEPER_STUB_CONFIRM_MS", "1000", "stub chain: time from broadcast to finality", msKnob{&c.StubConfirmDelay}},
 		{"poll-ms", "KEEPER_POLL_MS", "5000", "dispatcher safety-net sweep; intake wakes it at once", msKnob{&c.PollInterval}},
 		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", "how often the finality watcher looks up a batch awaiting finality (chains with a batched status poller: once per poll round)", msKnob{&c.ConfirmPoll}},
-		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "1024", "largest batch (1 = one workflow and one transaction per evidence)", &c.BatchMaxItems},
+		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "16384", "largest batch: what arrives in one anchor interval shares one transaction and one Merkle tree up to this many (a receipt's audit path is log2 of its batch's size: 10 hashes at 1,024, 14 at 16,384); 1 = one workflow and one transaction per evidence", &c.BatchMaxItems},
 		{"batch-max-wait-ms", "KEEPER_BATCH_MAX_WAIT_MS", "200", "longest a batch grows while an earlier one awaits submission", msKnob{&c.BatchMaxWait}},
 		{"anchor-interval", "KEEPER_ANCHOR_INTERVAL", DefaultAnchorInterval.String(), "cadence: per chain at most one new batch per interval, whatever the load, so anchor transactions per chain per hour stay ≤ 3600 ÷ interval (plus one per full batch of KEEPER_BATCH_MAX_ITEMS); the first evidence after a quiet interval goes at once, priority 1 skips the wait. `keeper dev` uses " + DevAnchorInterval.String() + " (a local block) unless set; 0 = no interval", &c.AnchorInterval},
 		{"etherlink-anchor-interval", "KEEPER_ETHERLINK_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for etherlink alone (empty: the common one)", &c.EtherlinkInterval},

@@ -25,7 +25,7 @@ func TestEnvironmentOverridesDefaults(t *testing.T) {
 	assert.Equal(t, 250*time.Millisecond, c.PollInterval)
 	assert.Equal(t, 3*time.Second, c.DrainTimeout)
 	assert.Equal(t, []string{"stub"}, c.Chains)
-	assert.Equal(t, 1024, Default().BatchMaxItems)
+	assert.Equal(t, 16384, Default().BatchMaxItems)
 }
 
 func TestBadSettingsNameTheVariable(t *testing.T) {

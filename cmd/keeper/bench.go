@@ -39,6 +39,8 @@ measure only intake on a keeper already running) and measures, in one run:
                 request's scheduled send time)
   batched       as much evidence as intake accepts for --duration, default batching:
                 confirmed/s, latencies, Temporal actions, chain transactions, CPU, RSS
+  bulk          the same through POST /v1/evidence/batch, --bulk-size evidence a
+                request from --bulk-clients clients
   per-evidence  the same on a second stack with KEEPER_BATCH_MAX_ITEMS=1
 
 --deployments measures several deployments one after another, each on fresh stacks and
@@ -101,6 +103,8 @@ the report carries the load average.`,
 	f.DurationVar(&o.Duration, "duration", 60*time.Second, "length of the intake, batched and per-evidence phases, each")
 	f.Float64Var(&o.Rate, "rate", 1000, "intake phase: requests per second, open loop")
 	f.IntVar(&o.Concurrency, "clients", 32, "anchoring phases: concurrent clients posting back to back")
+	f.IntVar(&o.BulkClients, "bulk-clients", 4, "bulk phase: concurrent clients posting POST /v1/evidence/batch back to back")
+	f.IntVar(&o.BulkSize, "bulk-size", 1000, "bulk phase: evidence per request (at most 1,000)")
 	f.Float64Var(&o.AnchorRate, "anchor-rate", 0, "anchoring phases: cap on requests per second (0 = as fast as intake answers)")
 	f.StringVar(&phases, "phases", strings.Join(bench.AllPhases, ","), "phases to run (comma-separated): "+strings.Join(bench.AllPhases, ", "))
 	f.DurationVar(&o.LowLoadEvery, "low-load-every", 500*time.Millisecond, "low-load phase: one evidence this often")
