@@ -205,19 +205,24 @@ func (d *Anchors) tick(ctx context.Context) time.Duration {
 	return max(wait, time.Millisecond)
 }
 
-// lastBatch is the chain's previous batch: the one this dispatcher formed,
-// else (after a start) the newest in the store, so a restart does not reset
-// the cadence. Its size is only known for batches formed here.
+// lastBatch is the chain's previous batch: the newest in the store, formed
+// here or by another node's dispatcher (so several API nodes keep one
+// cadence between them, and a restart does not reset it), or the one this
+// dispatcher formed if that is newer. Its size is only known for batches
+// formed here.
 func (d *Anchors) lastBatch(ctx context.Context, chain string) (lastBatch, error) {
-	if last, ok := d.last[chain]; ok || d.interval(chain) == 0 {
+	last := d.last[chain]
+	if d.interval(chain) == 0 {
 		return last, nil
 	}
 	at, err := d.Store.LastBatchAt(ctx, chain)
 	if err != nil {
 		return lastBatch{}, err
 	}
-	d.last[chain] = lastBatch{at: at}
-	return d.last[chain], nil
+	if at.After(last.at) {
+		last = lastBatch{at: at}
+	}
+	return last, nil
 }
 
 func (d *Anchors) interval(chain string) time.Duration {

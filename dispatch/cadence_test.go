@@ -136,3 +136,38 @@ func metric(t *testing.T, c *dispatch.Cadence, name string) float64 {
 	t.Fatalf("no metric %s", name)
 	return 0
 }
+
+// Several API nodes each run a dispatcher on one store: they keep one
+// interval between them, not one each.
+func TestTwoDispatchersOnOneStoreKeepOneIntervalBetweenThem(t *testing.T) {
+	st := openTestStore(t)
+	const interval = 400 * time.Millisecond
+	c1, _ := mockTemporal(t, 0)
+	c2, _ := mockTemporal(t, 0)
+	first := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: c1, MaxItems: 1000, MaxWait: time.Hour, Sweep: 20 * time.Millisecond, Interval: every(interval)})
+	insertDigest(t, st, "a", 5, "stub")
+	a := waitStart(t, first, 3*time.Second)
+	require.NoError(t, st.MarkSubmitted(context.Background(), a.ID, [32]byte{1}, "tx"))
+	second := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: c2, MaxItems: 1000, MaxWait: time.Hour, Sweep: 20 * time.Millisecond, Interval: every(interval)})
+	time.Sleep(interval + 50*time.Millisecond)
+
+	// One of the two forms the next batch; the other must then wait an
+	// interval after it, not after the batch it knew of.
+	insertDigest(t, st, "b", 5, "stub")
+	var b store.Batch
+	select {
+	case b = <-first:
+	case b = <-second:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no batch for the second evidence")
+	}
+	require.NoError(t, st.MarkSubmitted(context.Background(), b.ID, [32]byte{1}, "tx"))
+	insertDigest(t, st, "c", 5, "stub")
+	select {
+	case c := <-first:
+		t.Fatalf("the first node started batch %d: the batch formed %v ago by either node must hold it", c.ID, time.Since(b.CreatedAt))
+	case c := <-second:
+		t.Fatalf("the second node started batch %d: the batch formed %v ago by either node must hold it", c.ID, time.Since(b.CreatedAt))
+	case <-time.After(interval / 2):
+	}
+}
