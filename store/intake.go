@@ -12,7 +12,8 @@ import (
 // committer is intake's group commit. SQLite has one writer; with a
 // transaction per request, concurrent requests queue on it one by one and
 // each pays for its own commit. Instead, InsertEvidence and
-// InsertEvidenceBatch hand their evidence to one goroutine that takes every
+// InsertEvidenceBatch hand their evidence to a goroutine (one on SQLite,
+// postgresCommitters on PostgreSQL) that takes every
 // request waiting at that moment (up to maxGroup evidence, but never part of
 // a request) and commits them in one transaction, answering each request
 // once that transaction is committed. A lone request is committed at once;
@@ -49,10 +50,22 @@ type Inserted struct {
 
 var errClosed = errors.New("store: closed")
 
+// postgresCommitters is how many group commits run at once on PostgreSQL,
+// where writers do not queue on one lock: while one waits for its WAL
+// flush, the next group is already being written. SQLite has one writer,
+// so one committer.
+const postgresCommitters = 4
+
 func (s *Store) startCommitter() {
 	s.intake = &committer{reqs: make(chan *insertReq), quit: make(chan struct{})}
-	s.intake.wg.Add(1)
-	go s.runCommitter()
+	n := 1
+	if s.d.postgres {
+		n = postgresCommitters
+	}
+	for range n {
+		s.intake.wg.Add(1)
+		go s.runCommitter()
+	}
 }
 
 func (s *Store) stopCommitter() {
