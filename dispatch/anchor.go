@@ -190,13 +190,15 @@ func (d *Anchors) tick(ctx context.Context) time.Duration {
 			if !ok {
 				continue
 			}
+			// Counted once formed: the batch exists whether or not its
+			// workflow starts now (a failed start is retried from the store).
+			d.last[chain] = lastBatch{at: time.Now(), size: b.Size}
+			d.Cadence.formed(chain, b.Size, urgent)
+			formedAny = true
 			if err := d.start(ctx, b); err != nil {
 				d.Logger.Warn("dispatcher: start batch workflow; will retry", "batch", b.ID, "chain", chain, "error", err)
 				return temporalRetry
 			}
-			d.last[chain] = lastBatch{at: time.Now(), size: b.Size}
-			d.Cadence.formed(chain, b.Size, urgent)
-			formedAny = true
 		}
 		if !formedAny {
 			break
