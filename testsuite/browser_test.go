@@ -252,6 +252,8 @@ func startBrowser(t *testing.T) context.Context {
 		}
 		t.Skip("chromium is not installed (apt-get install chromium); skipping the browser test")
 	}
+	profile, err := os.MkdirTemp("", "keeper-chromium-")
+	require.NoError(t, err)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path),
 		chromedp.Headless,
@@ -264,10 +266,24 @@ func startBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 	)
 	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	t.Cleanup(func() {
+		_ = chromedp.Cancel(ctx) // closes the browser and waits for it to exit
+		cancel()
+		cancelAlloc()
+		// Chromium's helper processes may still write to the profile for a
+		// moment after the browser exits (t.TempDir's removal then failed
+		// the test with "directory not empty").
+		for range 50 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Errorf("could not remove chromium's profile %s", profile)
+	})
 	require.NoError(t, chromedp.Run(ctx), "start chromium")
 	return ctx
 }
