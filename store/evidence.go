@@ -174,14 +174,29 @@ func anchorStatus(batchState string) Status {
 // evidenceStatus is an evidence's status from its anchors': dead-lettered
 // if any is, else the least advanced of them.
 func evidenceStatus(anchors []AnchorState) Status {
-	rank := map[Status]int{StatusDeadLetter: 0, StatusPending: 1, StatusBatched: 2, StatusSubmitted: 3, StatusConfirmed: 4}
 	st := StatusConfirmed
 	for _, a := range anchors {
-		if rank[a.Status] < rank[st] {
+		if statusRank(a.Status) < statusRank(st) {
 			st = a.Status
 		}
 	}
 	return st
+}
+
+// statusRank orders statuses for evidenceStatus: dead_letter first, then
+// from the least advanced to confirmed.
+func statusRank(s Status) int {
+	switch s {
+	case StatusDeadLetter:
+		return 0
+	case StatusPending:
+		return 1
+	case StatusBatched:
+		return 2
+	case StatusSubmitted:
+		return 3
+	}
+	return 4
 }
 
 // loadAnchors reads an evidence's anchors from its outbox rows and their

@@ -28,7 +28,7 @@ func TestBenchSmokeProducesACompleteReport(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r, err := bench.Run(ctx, bench.Options{
-		Config: cfg, Duration: 2 * time.Second, Rate: 40, Concurrency: 4, AnchorRate: 40,
+		Config: cfg, Duration: 2 * time.Second, Rate: 40, Concurrency: 4, AnchorRate: 40, BulkClients: 2, BulkSize: 10,
 		LowLoadEvery: 250 * time.Millisecond, LowLoadFor: time.Second, Drain: time.Minute,
 		CadenceRates: []float64{20}, CadenceFor: 2 * time.Second,
 		Dir: filepath.Join(dir, "stacks"), Logger: testLogger(t),
@@ -50,7 +50,7 @@ func TestBenchSmokeProducesACompleteReport(t *testing.T) {
 	require.NotNil(t, d.Intake)
 	assert.Positive(t, d.Intake.Requests)
 	assert.Equal(t, d.Intake.Requests, d.Intake.Latency.N)
-	for _, a := range []*bench.AnchorReport{d.Batched, d.PerEvidence} {
+	for _, a := range []*bench.AnchorReport{d.Batched, d.Bulk, d.PerEvidence} {
 		checkAnchoring(t, d.Name, a, 1)
 		assert.Nil(t, a.Postgres, "%s: no PostgreSQL server to count", a.Mode)
 		assert.Empty(t, a.Processes, "%s: one process", a.Mode)
