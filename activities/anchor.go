@@ -139,7 +139,7 @@ func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult,
 		}
 		return ConfirmResult{}, activity.ErrResultPending
 	}
-	res, err := a.confirm(ctx, in, func(ref string) { activity.RecordHeartbeat(ctx, ref) })
+	res, err := a.confirm(ctx, in, Journal(a.Store), func(ref string) { activity.RecordHeartbeat(ctx, ref) })
 	return a.settle(ctx, in, attempt, res, err)
 }
 
@@ -163,8 +163,9 @@ func (a *Anchor) settle(ctx context.Context, in BatchRef, attempt int32, res Con
 }
 
 // confirm asks the chain until the batch's transaction is final, dropped or
-// failed, calling beat (when set) after each answer that it is pending.
-func (a *Anchor) confirm(ctx context.Context, in BatchRef, beat func(ref string)) (ConfirmResult, error) {
+// failed, reading the batch's records from j and calling beat (when set)
+// after each answer that it is pending.
+func (a *Anchor) confirm(ctx context.Context, in BatchRef, j chains.Journal, beat func(ref string)) (ConfirmResult, error) {
 	ad, err := a.adapter(in.Chain)
 	if err != nil {
 		return ConfirmResult{}, err
@@ -177,7 +178,7 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef, beat func(ref string)
 	defer poll.Stop()
 	for {
 		sctx, span := chainSpan(ctx, "status", in)
-		st, err := ad.Status(sctx, in.BatchID, Journal(a.Store))
+		st, err := ad.Status(sctx, in.BatchID, j)
 		span.SetAttributes(attribute.String("keeper.tx_state", st.State.String()))
 		endSpan(span, err)
 		if err != nil {

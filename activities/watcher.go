@@ -168,7 +168,8 @@ func (w *Watcher) await(batchID int64, chain string) {
 	defer w.wg.Done()
 	in := BatchRef{BatchID: batchID, Chain: chain}
 	for {
-		res, err := w.Anchor.confirm(w.context(w.current(batchID)), in, nil)
+		j := &heldJournal{Journal: Journal(w.Anchor.Store), batchID: batchID}
+		res, err := w.Anchor.confirm(w.context(w.current(batchID)), in, j, nil)
 		if w.ctx.Err() != nil {
 			return // stopping: the lease runs out and the wait is adopted
 		}

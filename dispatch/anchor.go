@@ -291,7 +291,8 @@ func (d *Anchors) start(ctx context.Context, b store.Batch) error {
 		// less. Without one, the SDK starts the workflow as usual.
 		EnableEagerStart: !d.NoEagerStart,
 	}
-	in := workflows.AnchorBatchInput{BatchID: b.ID, Chain: b.Chain, Size: b.Size, Priority: b.Priority, Policy: d.Policy}
+	in := workflows.AnchorBatchInput{BatchID: b.ID, Chain: b.Chain, Size: b.Size, Priority: b.Priority, Policy: d.Policy,
+		Revision: workflows.AnchorRevision}
 	_, err := d.Temporal.ExecuteWorkflow(ctx, opts, workflows.AnchorBatch, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &already) {

@@ -115,7 +115,8 @@ func TestTheDispatcherStartsOneAnchorWorkflowPerBatchAndRecordsItStarted(t *test
 	assert.Equal(t, workflows.WorkflowID("stub", b.ID), opts[0].ID)
 	assert.Equal(t, workflows.AnchorTaskQueue, opts[0].TaskQueue)
 	assert.Equal(t, workflows.TaskPriority(1), opts[0].Priority.PriorityKey)
-	assert.Equal(t, workflows.AnchorBatchInput{BatchID: b.ID, Chain: "stub", Size: 2, Priority: 1, Policy: policy}, inputs[0])
+	assert.Equal(t, workflows.AnchorBatchInput{BatchID: b.ID, Chain: "stub", Size: 2, Priority: 1, Policy: policy,
+		Revision: workflows.AnchorRevision}, inputs[0], "new batches run the current revision")
 
 	got, err := st.GetBatch(context.Background(), b.ID)
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/chains/evm"
@@ -347,6 +348,21 @@ func (s *faultStack) history(t *testing.T, chain string, batch int64) activitySt
 		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
 			name := types[a.GetScheduledEventId()]
 			out.attempts[name] = max(out.attempts[name], a.GetAttempt())
+		}
+		// SubmitAnchor and RecordReceipts run as local activities: a marker
+		// per outcome, and one per failed attempt retried after a timer
+		// (it carries the backoff).
+		if m := ev.GetMarkerRecordedEventAttributes(); m.GetMarkerName() == "LocalActivity" {
+			var la struct {
+				ActivityType string
+				Attempt      int32
+				Backoff      time.Duration
+			}
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(m.GetDetails()["data"], &la))
+			if la.Backoff == 0 {
+				out.scheduled[la.ActivityType]++
+			}
+			out.attempts[la.ActivityType] = max(out.attempts[la.ActivityType], la.Attempt)
 		}
 	}
 	return out

@@ -85,7 +85,7 @@ func TestAnAnchoringRoundShowsInMetricsTracesAndLogs(t *testing.T) {
 			m = scrape(t, "http://"+node.APIAddr()+"/metrics")
 			return m.sum("temporal_workflow_completed_total", "workflow_type", "AnchorBatch") >= 1
 		}, 10*time.Second, 100*time.Millisecond, "temporal metrics: %v", m.names("temporal_"))
-		assert.GreaterOrEqual(t, m.histogramCount("temporal_activity_execution_latency_seconds", "activity_type", "SubmitAnchor"), uint64(1))
+		assert.GreaterOrEqual(t, m.histogramCount("temporal_local_activity_execution_latency_seconds", "activity_type", "SubmitAnchor"), uint64(1))
 		assert.Greater(t, m.sum("temporal_request_total"), 0.0)
 		assert.Contains(t, m, "go_goroutines")
 

@@ -44,7 +44,25 @@ type AnchorBatchInput struct {
 	Size     int
 	Priority int // keeper priority 1 (highest) … 10
 	Policy   AnchorPolicy
+	// Revision is the shape of the workflow the dispatcher asked for, fixed
+	// in the batch's first event so a replay takes the path it was run on:
+	// 0 (batches started before it existed) runs every step as an activity;
+	// RevisionLocalSteps runs SubmitAnchor and RecordReceipts as local
+	// activities. A worker that predates a revision ignores the field and
+	// runs revision 0, so workers and dispatchers upgrade in any order.
+	Revision int
 }
+
+// Revisions of AnchorBatch (AnchorBatchInput.Revision).
+const (
+	// RevisionLocalSteps: SubmitAnchor and RecordReceipts run inside the
+	// workflow task that needs them (local activities), and the status goes
+	// formed → submitted → confirmed without "submitting". A batch then costs
+	// two workflow tasks and one activity task instead of four and three.
+	RevisionLocalSteps = 1
+	// AnchorRevision is the revision the dispatcher starts batches with.
+	AnchorRevision = RevisionLocalSteps
+)
 
 // AnchorBatchResult is the batch's outcome.
 type AnchorBatchResult struct {
@@ -92,17 +110,44 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 		RetryPolicy:         retry,
 		Priority:            prio,
 	})
+	recordRetry := &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute}
 	recordCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: in.Policy.SubmitTimeout,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: time.Minute},
+		RetryPolicy:         recordRetry,
 		Priority:            prio,
 	})
+	submit := func() workflow.Future { return workflow.ExecuteActivity(submitCtx, a.SubmitAnchor, ref) }
+	record := func(conf activities.ConfirmResult) workflow.Future {
+		return workflow.ExecuteActivity(recordCtx, a.RecordReceipts, ref, conf)
+	}
+	local := in.Revision >= RevisionLocalSteps
+	if local {
+		// A local activity's retries end at its schedule-to-close timeout,
+		// which defaults to one attempt's timeout: give it the whole window
+		// the activity's retry policy allows.
+		submitLocal := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			ScheduleToCloseTimeout: retryWindow(in.Policy),
+			StartToCloseTimeout:    in.Policy.SubmitTimeout,
+			RetryPolicy:            retry,
+		})
+		recordLocal := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			ScheduleToCloseTimeout: recordWindow,
+			StartToCloseTimeout:    in.Policy.SubmitTimeout,
+			RetryPolicy:            recordRetry,
+		})
+		submit = func() workflow.Future { return workflow.ExecuteLocalActivity(submitLocal, a.SubmitAnchor, ref) }
+		record = func(conf activities.ConfirmResult) workflow.Future {
+			return workflow.ExecuteLocalActivity(recordLocal, a.RecordReceipts, ref, conf)
+		}
+	}
 
 	var out AnchorBatchResult
 	for {
-		setStatus(ctx, "submitting")
+		if !local {
+			setStatus(ctx, "submitting")
+		}
 		var sub activities.SubmitResult
-		if err := workflow.ExecuteActivity(submitCtx, a.SubmitAnchor, ref).Get(ctx, &sub); err != nil {
+		if err := submit().Get(ctx, &sub); err != nil {
 			return deadLetter(recordCtx, in, out, err)
 		}
 		setStatus(ctx, "submitted")
@@ -119,13 +164,23 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 				Warn("anchor transaction dropped; submitting again", "tx", conf.TxRef, "detail", conf.Detail)
 			continue
 		}
-		if err := workflow.ExecuteActivity(recordCtx, a.RecordReceipts, ref, conf).Get(ctx, nil); err != nil {
+		if err := record(conf).Get(ctx, nil); err != nil {
 			return out, err
 		}
 		setStatus(ctx, "confirmed")
 		out.Status, out.TxRef, out.Block = "confirmed", conf.TxRef, conf.Block
 		return out, nil
 	}
+}
+
+// recordWindow is how long RecordReceipts, as a local activity, keeps
+// retrying (a store that is down): as an activity it retried without end.
+const recordWindow = 30 * 24 * time.Hour
+
+// retryWindow bounds every attempt of a step under the policy, with each
+// delay at its cap and its jitter (under a second, docs/retries.md).
+func retryWindow(p AnchorPolicy) time.Duration {
+	return time.Duration(max(p.MaxAttempts, 1)) * (p.SubmitTimeout + p.RetryCap + time.Second)
 }
 
 func deadLetter(ctx workflow.Context, in AnchorBatchInput, out AnchorBatchResult, cause error) (AnchorBatchResult, error) {

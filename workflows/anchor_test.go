@@ -30,10 +30,17 @@ type AnchorBatchSuite struct {
 	store  *store.Store
 	chain  *stub.Chain
 	metric *activities.AnchorMetrics
-	starts map[string][]time.Time // activity type -> start times (workflow clock)
+	starts map[string][]time.Time // activity type -> start times (workflow clock), local activities included
+	// revision is the AnchorBatchInput.Revision every test runs: each
+	// runs on the revision batches start with today and on revision 0,
+	// which batches started by an older keeper still run.
+	revision int
 }
 
-func TestAnchorBatch(t *testing.T) { suite.Run(t, new(AnchorBatchSuite)) }
+func TestAnchorBatch(t *testing.T) {
+	t.Run("local steps", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: AnchorRevision}) })
+	t.Run("revision 0", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: 0}) })
+}
 
 func (s *AnchorBatchSuite) SetupTest() {
 	st, err := store.Open(context.Background(), filepath.Join(s.T().TempDir(), "keeper.db"))
@@ -47,6 +54,9 @@ func (s *AnchorBatchSuite) SetupTest() {
 		Backoff: retry.Anchor, ConfirmPoll: 10 * time.Millisecond, Metrics: s.metric,
 	})
 	s.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		s.starts[info.ActivityType.Name] = append(s.starts[info.ActivityType.Name], s.env.Now())
+	})
+	s.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
 		s.starts[info.ActivityType.Name] = append(s.starts[info.ActivityType.Name], s.env.Now())
 	})
 }
@@ -89,8 +99,8 @@ func (s *AnchorBatchSuite) formBatch(n int) store.Batch {
 	return b
 }
 
-func input(b store.Batch, maxAttempts int32) AnchorBatchInput {
-	return AnchorBatchInput{BatchID: b.ID, Chain: b.Chain, Size: b.Size, Priority: b.Priority, Policy: AnchorPolicy{
+func (s *AnchorBatchSuite) input(b store.Batch, maxAttempts int32) AnchorBatchInput {
+	return AnchorBatchInput{BatchID: b.ID, Chain: b.Chain, Size: b.Size, Priority: b.Priority, Revision: s.revision, Policy: AnchorPolicy{
 		MaxAttempts: maxAttempts, RetryBase: 5 * time.Second, RetryCap: 300 * time.Second, SubmitTimeout: time.Minute, ConfirmTimeout: time.Hour, Heartbeat: time.Minute, MaxResubmits: 3,
 	}}
 }
@@ -110,7 +120,7 @@ func (s *AnchorBatchSuite) evidenceOf(b store.Batch) []store.Evidence {
 
 func (s *AnchorBatchSuite) TestConfirmsBatchAndRecordsVerifiableReceipts() {
 	b := s.formBatch(7)
-	s.env.ExecuteWorkflow(AnchorBatch, input(b, 20))
+	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 20))
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().NoError(s.env.GetWorkflowError())
 	var res AnchorBatchResult
@@ -138,7 +148,7 @@ func (s *AnchorBatchSuite) TestConfirmsBatchAndRecordsVerifiableReceipts() {
 func (s *AnchorBatchSuite) TestTransientSubmitFailuresBackOffOnTheAnchorSchedule() {
 	b := s.formBatch(3)
 	s.chain.FailSubmits(4, false)
-	s.env.ExecuteWorkflow(AnchorBatch, input(b, 20))
+	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 20))
 	s.Require().NoError(s.env.GetWorkflowError())
 
 	starts := s.starts["SubmitAnchor"]
@@ -171,7 +181,7 @@ func (s *AnchorBatchSuite) TestBackoffIsCappedAtFiveMinutes() {
 func (s *AnchorBatchSuite) TestPermanentFailureDeadLettersAtOnce() {
 	b := s.formBatch(4)
 	s.chain.FailSubmits(1, true)
-	s.env.ExecuteWorkflow(AnchorBatch, input(b, 20))
+	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 20))
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().Error(s.env.GetWorkflowError())
 	s.Len(s.starts["SubmitAnchor"], 1, "a permanent error is not retried")
@@ -187,7 +197,7 @@ func (s *AnchorBatchSuite) TestPermanentFailureDeadLettersAtOnce() {
 func (s *AnchorBatchSuite) TestExhaustedAttemptsDeadLetter() {
 	b := s.formBatch(2)
 	s.chain.FailSubmits(100, false)
-	s.env.ExecuteWorkflow(AnchorBatch, input(b, 3))
+	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 3))
 	s.Require().Error(s.env.GetWorkflowError())
 	s.Len(s.starts["SubmitAnchor"], 3)
 	for _, ev := range s.evidenceOf(b) {
@@ -200,7 +210,7 @@ func (s *AnchorBatchSuite) TestExhaustedAttemptsDeadLetter() {
 func (s *AnchorBatchSuite) TestDroppedTransactionIsSubmittedAgain() {
 	b := s.formBatch(2)
 	s.chain.DropNext(1)
-	s.env.ExecuteWorkflow(AnchorBatch, input(b, 20))
+	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 20))
 	s.Require().NoError(s.env.GetWorkflowError())
 	var res AnchorBatchResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))

@@ -41,7 +41,7 @@ import (
 
 func main() {
 	out := flag.String("out", "testsuite/testdata/histories", "directory for the history files")
-	only := flag.String("only", "", "record only this part (webhooks) and leave the other files as they are")
+	only := flag.String("only", "", "record only this part (anchors, webhooks) and leave the other files as they are")
 	flag.Parse()
 	if err := run(*out, *only); err != nil {
 		log.Fatal(err)
@@ -53,6 +53,13 @@ type scenario struct {
 	name   string
 	faults func(*stub.Chain)
 }
+
+// The anchor scenarios are recorded as files anchorFirst… with the revision
+// of AnchorBatch the dispatcher starts today (workflows.AnchorRevision).
+// Files 01–04 hold the same scenarios recorded on revision 0, before the
+// revision existed: batches a keeper of that time started still replay on
+// them, so they are kept as recorded and never written again.
+const anchorFirst = 15
 
 var scenarios = []scenario{
 	{"anchor_batch_confirmed", func(*stub.Chain) {}},
@@ -79,6 +86,7 @@ func run(outDir, only string) error {
 	cfg.DataDir, cfg.HTTPAddr, cfg.Chains = dir, "127.0.0.1:0", []string{stub.Name}
 	cfg.StubConfirmDelay, cfg.ConfirmPoll = 200*time.Millisecond, 50*time.Millisecond
 	cfg.RetryBase, cfg.RetryCap, cfg.RetryJitter = 100*time.Millisecond, time.Second, 10*time.Millisecond
+	cfg.AnchorInterval = 0                                              // each scenario's batch goes at once, not a minute after the last
 	cfg.AllowPrivateURLs, cfg.PollInterval = true, 200*time.Millisecond // webhook receivers on 127.0.0.1, started soon
 	cfg.Webhook.RetryBase, cfg.Webhook.RetryCap, cfg.Webhook.RetryFor = 100*time.Millisecond, 200*time.Millisecond, 6*time.Second
 	chain := stub.New(cfg.StubConfirmDelay)
@@ -94,7 +102,20 @@ func run(outDir, only string) error {
 	if only == "webhooks" {
 		return recordWebhooks(ctx, node, outDir, webhookFiles())
 	}
+	if err := recordAnchors(ctx, node, chain, outDir); err != nil || only == "anchors" {
+		return err
+	}
+	if err := recordEpochs(ctx, node, outDir, len(scenarios)); err != nil {
+		return err
+	}
+	if err := recordWallets(ctx, srv, dir, outDir, len(scenarios)+len(epochScenarios)); err != nil {
+		return err
+	}
+	return recordWebhooks(ctx, node, outDir, webhookFiles())
+}
 
+// recordAnchors records one AnchorBatch per scenario.
+func recordAnchors(ctx context.Context, node *app.Node, chain *stub.Chain, outDir string) error {
 	for i, sc := range scenarios {
 		sc.faults(chain)
 		id, err := postEvidence(node.APIAddr(), sc.name)
@@ -109,19 +130,14 @@ func run(outDir, only string) error {
 		if err := waitClosed(ctx, node.Client, wid); err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
-		path := filepath.Join(outDir, fmt.Sprintf("%02d_%s.json", i+1, sc.name))
+		name := strings.Replace(sc.name, "anchor_batch", fmt.Sprintf("anchor_batch_revision_%d", workflows.AnchorRevision), 1)
+		path := filepath.Join(outDir, fmt.Sprintf("%02d_%s.json", anchorFirst+i, name))
 		if err := writeHistory(ctx, node.Client, wid, path); err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
 		fmt.Printf("%s: workflow %s ended %s -> %s\n", sc.name, wid, ev.Status, path)
 	}
-	if err := recordEpochs(ctx, node, outDir, len(scenarios)); err != nil {
-		return err
-	}
-	if err := recordWallets(ctx, srv, dir, outDir, len(scenarios)+len(epochScenarios)); err != nil {
-		return err
-	}
-	return recordWebhooks(ctx, node, outDir, webhookFiles())
+	return nil
 }
 
 // epochScenarios are recorded EpochCompute runs: one computed, paid and
