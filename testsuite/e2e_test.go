@@ -195,6 +195,21 @@ func TestRestartOnSameDataDirectoryCompletesInFlightBatches(t *testing.T) {
 	t.Logf("stopped with %v; after restart all 300 confirmed", before)
 }
 
+// A client's connection pool dials ahead of need, so a stopping node can hold
+// a connection that never sent a request; net/http counts it busy for 5 s.
+func TestShutdownIsCleanWithAnOpenConnectionThatNeverSentARequest(t *testing.T) {
+	dir := tempDir(t)
+	srv := startServer(t, dir)
+	node := startNode(t, srv, testConfig(dir), app.Roles{API: true, Worker: true}, nil, nil)
+	conn, err := net.Dial("tcp", node.APIAddr())
+	require.NoError(t, err)
+	defer conn.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, node.Shutdown(ctx))
+}
+
 // nopLogger silences the SDK client in tests.
 type nopLogger struct{}
 
