@@ -34,8 +34,10 @@ import (
 
 // TestWithACodecKeyFileTemporalHoldsOnlyCiphertextAndKeeperWorksAsBefore
 // runs an evidence through keeper dev's wiring with KEEPER_CODEC_KEY_FILE
-// and a failed broadcast on the way, then reads the histories as anyone with
-// access to Temporal's database or UI would, without the key.
+// and a failed finality lookup on the way (ConfirmAnchor's retry records the
+// failure in the history; submit's quick local retries record none), then
+// reads the histories as anyone with access to Temporal's database or UI
+// would, without the key.
 func TestWithACodecKeyFileTemporalHoldsOnlyCiphertextAndKeeperWorksAsBefore(t *testing.T) {
 	dir := tempDir(t)
 	cfg := testConfig(dir)
@@ -56,7 +58,7 @@ func TestWithACodecKeyFileTemporalHoldsOnlyCiphertextAndKeeperWorksAsBefore(t *t
 	cli.AllowDevUI(&cfg, srv.UIAddr(), log)
 
 	chain, ch := stubChains(cfg)
-	chain.FailSubmits(1, false)
+	chain.FailStatus(1)
 	st := openStore(t, dir)
 	node, err := app.Start(ctx, app.Options{Config: cfg, Roles: app.Roles{API: true, Worker: true}, Store: st, Chains: ch, Logger: log,
 		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()}})
