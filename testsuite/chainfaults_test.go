@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -217,7 +218,14 @@ func (s *faultStack) journal(t *testing.T, batch int64) []string {
 func (s *faultStack) checkExactlyOnce(t *testing.T, ids []string, limit time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	waitConfirmed(t, s.st, len(ids), limit)
+	deadline := time.Now().Add(limit)
+	for countByStatus(t, s.st)[store.StatusConfirmed] != len(ids) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if countByStatus(t, s.st)[store.StatusConfirmed] != len(ids) {
+		s.explainUnconfirmed(t, ids)
+	}
+	waitConfirmed(t, s.st, len(ids), time.Second)
 
 	batches := map[string]map[int64]int{}
 	leaves := map[int64]map[int]string{}
@@ -324,6 +332,47 @@ func (s *faultStack) checkExactlyOnce(t *testing.T, ids []string, limit time.Dur
 	}
 	for chain, bs := range batches {
 		t.Logf("%d evidence confirmed once on %s in %d batches", len(ids), chain, len(bs))
+	}
+}
+
+// explainUnconfirmed logs, for each batch of ids not confirmed yet, where its
+// workflow stands: its history's events and its pending activities.
+func (s *faultStack) explainUnconfirmed(t *testing.T, ids []string) {
+	t.Helper()
+	ctx := context.Background()
+	seen := map[string]bool{}
+	for _, id := range ids {
+		ev, err := s.st.GetEvidence(ctx, id)
+		require.NoError(t, err)
+		for _, a := range ev.Anchors {
+			wid := workflows.WorkflowID(a.Chain, a.BatchID)
+			if a.Status == store.StatusConfirmed || seen[wid] {
+				continue
+			}
+			seen[wid] = true
+			var events []string
+			it := s.node.Client.GetWorkflowHistory(ctx, wid, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for it.HasNext() {
+				e, err := it.Next()
+				if err != nil {
+					events = append(events, "history: "+err.Error())
+					break
+				}
+				name := strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")
+				if f := e.GetMarkerRecordedEventAttributes().GetFailure(); f != nil {
+					name += fmt.Sprintf("(%s)", f.GetMessage())
+				}
+				events = append(events, name)
+			}
+			desc, err := s.node.Client.DescribeWorkflowExecution(ctx, wid, "")
+			var pending []string
+			if err == nil {
+				for _, p := range desc.GetPendingActivities() {
+					pending = append(pending, fmt.Sprintf("%s attempt %d state %s last failure %q", p.GetActivityType().GetName(), p.GetAttempt(), p.GetState(), p.GetLastFailure().GetMessage()))
+				}
+			}
+			t.Logf("%s (evidence %s %s): events %v; pending %v; describe error %v", wid, id, a.Status, events, pending, err)
+		}
 	}
 }
 

@@ -151,14 +151,21 @@ func (a *Adapter) nonceTakerByBodies(ctx context.Context, head, nonce uint64) (b
 			if blocks[i] == nil {
 				continue
 			}
+			// A block lists a sender's transactions in nonce order, so the
+			// one sought can follow a lower one of the signer's in the same
+			// block: look at every transaction before judging.
+			lower := false
 			for _, tx := range blocks[i].Transactions {
-				switch {
-				case tx.From != a.from:
-				case uint64(tx.Nonce) == nonce:
-					return tx, nil
-				case uint64(tx.Nonce) < nonce:
-					return blockTx{}, fmt.Errorf("the signer's nonce %d is mined, but no block from %d back to %d holds its transaction", nonce, head, top-uint64(i))
+				if tx.From != a.from {
+					continue
 				}
+				if uint64(tx.Nonce) == nonce {
+					return tx, nil
+				}
+				lower = lower || uint64(tx.Nonce) < nonce
+			}
+			if lower {
+				return blockTx{}, fmt.Errorf("the signer's nonce %d is mined, but no block from %d back to %d holds its transaction", nonce, head, top-uint64(i))
 			}
 		}
 		if top < n || head-top+n >= takerScanBlocks {
