@@ -382,7 +382,7 @@ func (c *Config) Knobs() []Knob {
 		{"submit-timeout", "KEEPER_SUBMIT_TIMEOUT", "1m", "longest one SubmitAnchor attempt may take before Temporal retries it", &c.SubmitTimeout},
 		{"confirm-timeout", "KEEPER_CONFIRM_TIMEOUT", "1h", "longest one ConfirmAnchor attempt awaits finality: an attempt no finality watcher completes is retried after this long", &c.ConfirmTimeout},
 		{"drain-timeout", "KEEPER_DRAIN_TIMEOUT", "10s", "on SIGINT/SIGTERM, how long in-flight activities may finish", &c.DrainTimeout},
-		{"activity-workers", "KEEPER_ACTIVITY_WORKERS", "64", "concurrent activities per worker process", &c.ActivityWorkers},
+		{"activity-workers", "KEEPER_ACTIVITY_WORKERS", "64", "concurrent activities per worker process (the anchoring worker's local activities, submit and record, under the same limit counted apart)", &c.ActivityWorkers},
 		{"max-epochs-in-flight", "KEEPER_MAX_EPOCHS_IN_FLIGHT", "64", "reward epochs queued or computing at once; one more gets 429 with Retry-After", &c.Epochs.MaxInFlight},
 		{"epoch-duration", "KEEPER_EPOCH_DURATION", "1h", "an epoch must finish within half of this, or by the caller's `deadline` when sooner", &c.Epochs.Duration},
 		{"epoch-heartbeat-ms", "KEEPER_EPOCH_HEARTBEAT_MS", "10000", "a long epoch step (fetch, emit intents) whose worker stops heartbeating is retried elsewhere after this long", msKnob{&c.Epochs.Heartbeat}},

@@ -13,8 +13,11 @@ import (
 func NewAnchor(c client.Client, anchor *activities.Anchor, o Options) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.AnchorTaskQueue, sdkworker.Options{
 		MaxConcurrentActivityExecutionSize: o.ActivityWorkers,
-		WorkerStopTimeout:                  o.DrainTimeout,
-		DeploymentOptions:                  o.Versioning.deploymentOptions(),
+		// SubmitAnchor and RecordReceipts run as local activities: the same
+		// limit, counted apart.
+		MaxConcurrentLocalActivityExecutionSize: o.ActivityWorkers,
+		WorkerStopTimeout:                       o.DrainTimeout,
+		DeploymentOptions:                       o.Versioning.deploymentOptions(),
 	})
 	w.RegisterWorkflowWithOptions(workflows.AnchorBatch, pinned)
 	w.RegisterActivity(anchor)
