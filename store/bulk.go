@@ -25,7 +25,7 @@ func (s *Store) InsertEvidenceBatch(ctx context.Context, nes []NewEvidence) ([]I
 	evs := make([]Evidence, len(nes))
 	for i, ne := range nes {
 		evs[i] = Evidence{
-			ID: newID("ev_"), Digest: ne.Digest, Salt: newSalt(), Chains: ne.Chains, Priority: ne.Priority,
+			ID: newEvidenceID(now), Digest: ne.Digest, Salt: newSalt(), Chains: ne.Chains, Priority: ne.Priority,
 			IdempotencyKey: ne.IdempotencyKey, Metadata: ne.Metadata, Status: StatusPending,
 			CreatedAt: now, UpdatedAt: now,
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -96,7 +97,7 @@ func (s *Store) InsertEvidence(ctx context.Context, ne NewEvidence) (Evidence, b
 	}
 	now := fromMS(ms(time.Now()))
 	ev := Evidence{
-		ID: newID("ev_"), Digest: ne.Digest, Salt: newSalt(), Chains: ne.Chains, Priority: ne.Priority,
+		ID: newEvidenceID(now), Digest: ne.Digest, Salt: newSalt(), Chains: ne.Chains, Priority: ne.Priority,
 		IdempotencyKey: ne.IdempotencyKey, Metadata: ne.Metadata, Status: StatusPending,
 		CreatedAt: now, UpdatedAt: now,
 	}
@@ -381,6 +382,21 @@ func newID(prefix string) string {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return prefix + hex.EncodeToString(b[:])
+}
+
+// newEvidenceID is an evidence id: "ev_" and 24 hex characters, of which the
+// first 12 are the time it was made in Unix milliseconds and the rest 6
+// random bytes. Ids made later sort after, so the unique index on ids grows
+// at its end: a commit of a thousand evidence touches a few of its pages
+// instead of one page each at random, which in a large store is a page
+// written to SQLite's log (and PostgreSQL's) per evidence.
+func newEvidenceID(at time.Time) string {
+	var b [12]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(at.UnixMilli())<<16)
+	if _, err := rand.Read(b[6:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return "ev_" + hex.EncodeToString(b[:])
 }
 
 // SaltSize is the length of an evidence's salt (receipt.SaltSize).
