@@ -37,10 +37,11 @@ type Batch struct {
 }
 
 // PendingChains returns the chains that have evidence waiting for a batch,
-// with how many rows wait and when the oldest arrived.
+// with how many wait and when the oldest arrived.
 func (s *Store) PendingChains(ctx context.Context) (map[string]PendingInfo, error) {
-	// The pending rows are counted from the outbox's own index; only the
-	// oldest (first taken in) of each chain is looked up in evidence.
+	// Outbox rows waiting (retried anchors) are counted from the outbox's
+	// own index; only the oldest (first taken in) of each chain is looked up
+	// in evidence.
 	rows, err := s.r.QueryContext(ctx, `SELECT p.chain, p.n, e.created_at FROM
 		(SELECT chain, COUNT(*) AS n, MIN(evidence_seq) AS oldest FROM outbox WHERE batch_id IS NULL GROUP BY chain) p
 		JOIN evidence e ON e.seq = p.oldest`)
@@ -61,7 +62,51 @@ func (s *Store) PendingChains(ctx context.Context) (map[string]PendingInfo, erro
 		p.Oldest = fromMS(oldest)
 		out[c] = p
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	cs, err := cursors(ctx, s.r, "")
+	if err != nil {
+		return nil, fmt.Errorf("store: pending chains: %w", err)
+	}
+	for chain, lanes := range byChain(cs) {
+		tail, args := pendingTail(lanes)
+		var (
+			n      int
+			oldest int64
+		)
+		if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MIN(e.created_at), 0) FROM evidence e WHERE `+tail, args...).Scan(&n, &oldest); err != nil {
+			return nil, fmt.Errorf("store: pending on %s: %w", chain, err)
+		}
+		if n > 0 {
+			out[chain] = joinPending(out[chain], PendingInfo{Count: n, Oldest: fromMS(oldest)})
+		}
+	}
+	return out, nil
+}
+
+// byChain groups cursors by chain.
+func byChain(cs []laneCursor) map[string][]laneCursor {
+	out := map[string][]laneCursor{}
+	for _, c := range cs {
+		out[c.chain] = append(out[c.chain], c)
+	}
+	return out
+}
+
+// joinPending adds up what waits of one chain in two places.
+func joinPending(a, b PendingInfo) PendingInfo {
+	if a.Count == 0 {
+		return b
+	}
+	if b.Count == 0 {
+		return a
+	}
+	oldest := a.Oldest
+	if b.Oldest.Before(oldest) {
+		oldest = b.Oldest
+	}
+	return PendingInfo{Count: a.Count + b.Count, Oldest: oldest, Urgent: a.Urgent || b.Urgent}
 }
 
 // PendingInfo describes a chain's waiting evidence.
@@ -80,6 +125,88 @@ type PendingInfo struct {
 // batch) costs each round a few index lookups per chain instead of a pass
 // over every waiting row.
 func (s *Store) PendingUpTo(ctx context.Context, upTo int) (map[string]PendingInfo, error) {
+	out, err := s.outboxPendingUpTo(ctx, upTo)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := cursors(ctx, s.r, "")
+	if err != nil {
+		return nil, fmt.Errorf("store: pending chains: %w", err)
+	}
+	for chain, lanes := range byChain(cs) {
+		p, err := s.lanesUpTo(ctx, chain, lanes, upTo)
+		if err != nil {
+			return nil, fmt.Errorf("store: pending on %s: %w", chain, err)
+		}
+		if p.Count > 0 {
+			p = joinPending(out[chain], p)
+			p.Count = min(p.Count, upTo)
+			out[chain] = p
+		}
+	}
+	return out, nil
+}
+
+// lanesUpTo is PendingUpTo for one chain's lanes. Per lane, the first and
+// last evidence past the cursor bound the count from above (exactly when
+// the chain's evidence is not interleaved with other chains'); only a bound
+// that reaches upTo is checked by counting.
+func (s *Store) lanesUpTo(ctx context.Context, chain string, lanes []laneCursor, upTo int) (PendingInfo, error) {
+	var (
+		p     PendingInfo
+		bound int64
+		first int64 // the oldest evidence waiting
+		found []laneCursor
+	)
+	pattern := chainPattern(chain)
+	for _, l := range lanes {
+		var lo, hi int64
+		err := s.r.QueryRowContext(ctx, `SELECT e.seq FROM evidence e WHERE e.priority = ? AND e.seq > ? AND `+onChain+` ORDER BY e.seq LIMIT 1`,
+			l.priority, l.seq, pattern).Scan(&lo)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return p, err
+		}
+		if err := s.r.QueryRowContext(ctx, `SELECT e.seq FROM evidence e WHERE e.priority = ? AND e.seq > ? AND `+onChain+` ORDER BY e.seq DESC LIMIT 1`,
+			l.priority, l.seq, pattern).Scan(&hi); err != nil {
+			return p, err
+		}
+		bound += hi - lo + 1
+		if first == 0 || lo < first {
+			first = lo
+		}
+		p.Urgent = p.Urgent || l.priority == 1
+		found = append(found, l)
+	}
+	if len(found) == 0 {
+		return p, nil
+	}
+	p.Count = int(min(bound, int64(upTo)))
+	if bound >= int64(upTo) {
+		p.Count = 0
+		for _, l := range found {
+			var n int
+			if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM evidence e WHERE e.priority = ? AND e.seq > ? AND `+onChain+` LIMIT ?) AS waiting`,
+				l.priority, l.seq, pattern, upTo-p.Count).Scan(&n); err != nil {
+				return p, err
+			}
+			if p.Count += n; p.Count >= upTo {
+				break
+			}
+		}
+	}
+	var at int64
+	if err := s.r.QueryRowContext(ctx, `SELECT created_at FROM evidence WHERE seq = ?`, first).Scan(&at); err != nil {
+		return p, err
+	}
+	p.Oldest = fromMS(at)
+	return p, nil
+}
+
+// outboxPendingUpTo is PendingUpTo for outbox rows waiting for a batch.
+func (s *Store) outboxPendingUpTo(ctx context.Context, upTo int) (map[string]PendingInfo, error) {
 	// The chains with pending rows, one index probe each (a loose index scan).
 	pendingIndex := s.d.indexedBy("outbox_pending")
 	rows, err := s.r.QueryContext(ctx, `WITH RECURSIVE c(chain) AS (
@@ -179,8 +306,9 @@ func (s *Store) QueuedBatches(ctx context.Context, chain string) (int, error) {
 	return max(n, 0), nil
 }
 
-// FormBatch takes up to maxItems pending outbox rows of a chain, by priority
-// then age, into a new batch, in one transaction. ok is false when nothing
+// FormBatch takes up to maxItems pending anchors of a chain, by priority
+// then age, into a new batch, in one transaction: outbox rows waiting for a
+// batch first, else the evidence past the chain's lane cursors (lanes.go). ok is false when nothing
 // was pending. Dispatchers on several nodes may form batches of one chain at
 // once: each outbox row lands in exactly one batch.
 func (s *Store) FormBatch(ctx context.Context, chain string, maxItems int) (b Batch, ok bool, err error) {
@@ -188,9 +316,25 @@ func (s *Store) FormBatch(ctx context.Context, chain string, maxItems int) (b Ba
 	if s.d.postgres {
 		claim = claimLocked
 	}
+	watermark, err := s.intakeWatermark(ctx)
+	if err != nil {
+		return Batch{}, false, fmt.Errorf("store: form batch on %s: %w", chain, err)
+	}
 	err = s.tx(ctx, func(tx *txn) error {
 		now := time.Now()
-		id, n, prio, err := claim(ctx, tx, chain, maxItems, now)
+		var (
+			id      int64
+			n, prio int
+		)
+		// Outbox rows waiting (retried anchors) go first, then the lanes.
+		switch rows, err := hasOutboxPending(ctx, tx, chain); {
+		case err != nil:
+			return err
+		case rows:
+			id, n, prio, err = claim(ctx, tx, chain, maxItems, now)
+		default:
+			id, n, prio, err = s.claimLanes(ctx, tx, chain, maxItems, now, watermark)
+		}
 		if err != nil || n == 0 {
 			return err
 		}

@@ -77,7 +77,7 @@ func TestInsertEvidenceBatchStoresTheOthersWholeWhenOneEvidenceFails(t *testing.
 		ctx := context.Background()
 		res := insertBatch(t, st,
 			store.NewEvidence{Digest: digestOf("a"), Chains: []string{"stub"}, Priority: 5},
-			// Its second outbox row collides with its first: the transaction
+			// It lists a chain twice, which the store refuses: the transaction
 			// of the whole batch fails, and this evidence alone after it.
 			store.NewEvidence{Digest: digestOf("bad"), Chains: []string{"eth", "stub", "stub"}, Priority: 5},
 			store.NewEvidence{Digest: digestOf("c"), Chains: []string{"stub"}, Priority: 5},

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -252,6 +253,7 @@ func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error 
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	ev.Anchors = withPendingLanes(ev.Anchors, ev.Chains)
 	ev.Status = evidenceStatus(ev.Anchors)
 	for i := range ev.Anchors {
 		a := &ev.Anchors[i]
@@ -274,6 +276,26 @@ func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error 
 	return nil
 }
 
+// withPendingLanes adds to anchors, which come from outbox rows in chain
+// order, a pending anchor for each of chains without a row: its evidence
+// waits on that chain's lane (lanes.go).
+func withPendingLanes(anchors []AnchorState, chains []string) []AnchorState {
+	if len(anchors) == len(chains) {
+		return anchors
+	}
+	out := make([]AnchorState, 0, len(chains))
+	for _, c := range chains {
+		i := slices.IndexFunc(anchors, func(a AnchorState) bool { return a.Chain == c })
+		if i < 0 {
+			out = append(out, AnchorState{Chain: c, Status: StatusPending})
+			continue
+		}
+		out = append(out, anchors[i])
+	}
+	slices.SortFunc(out, func(a, b AnchorState) int { return strings.Compare(a.Chain, b.Chain) })
+	return out
+}
+
 // ListFilter selects evidence for ListEvidence.
 type ListFilter struct {
 	Status Status // empty = any
@@ -284,12 +306,23 @@ type ListFilter struct {
 // ListEvidence returns a page of evidence in intake order and the cursor of
 // the next page ("" when this is the last).
 func (s *Store) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, string, error) {
+	var (
+		cond     string
+		condArgs []any
+	)
+	if f.Status != "" {
+		cs, err := cursors(ctx, s.r, "")
+		if err != nil {
+			return nil, "", fmt.Errorf("store: list evidence: %w", err)
+		}
+		cond, condArgs = s.statusIs(f.Status, cs)
+	}
 	out, next, err := listPage(ctx, s.r, "list evidence", f.Limit, f.Cursor, func(after int64) (string, []any) {
 		q := `SELECT ` + evidenceCols + ` FROM evidence e WHERE seq > ?`
 		args := []any{after}
 		if f.Status != "" {
-			q += ` AND ` + s.statusIs(f.Status)
-			args = append(args, f.Status)
+			q += ` AND ` + cond
+			args = append(append(args, condArgs...), f.Status)
 		}
 		return q, args
 	}, func(rows *sql.Rows) (Evidence, int64, error) {
@@ -308,15 +341,17 @@ func (s *Store) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, str
 }
 
 // statusIs is a condition on evidence e that its status (derived from its
-// anchors as evidenceStatus does) is the query argument it leaves open. An
-// unfinished status also names where such evidence can be, from an index
-// (pending outbox rows, batches by state), so a listing of the few in
-// flight does not derive the status of every evidence ever taken in.
-func (s *Store) statusIs(st Status) string {
+// anchors as evidenceStatus does) is the query argument it leaves after its
+// own arguments (cs: every lane's cursor). An unfinished status also names
+// where such evidence can be, from an index (pending outbox rows and lanes,
+// batches by state), so a listing of the few in flight does not derive the
+// status of every evidence ever taken in.
+func (s *Store) statusIs(st Status, cs []laneCursor) (string, []any) {
 	anyOf := s.d.anyOf
+	// An anchor without an outbox row waits on its lane: pending.
 	derived := `(SELECT CASE
 			WHEN ` + anyOf + `(b.state = 'dead_letter') THEN 'dead_letter'
-			WHEN ` + anyOf + `(o.batch_id IS NULL) THEN 'pending'
+			WHEN ` + anyOf + `(o.batch_id IS NULL) OR COUNT(o.chain) < ` + chainCount + ` THEN 'pending'
 			WHEN ` + anyOf + `(b.state IN ('formed', 'started')) THEN 'batched'
 			WHEN ` + anyOf + `(b.state = 'submitted') THEN 'submitted'
 			ELSE 'confirmed' END
@@ -326,21 +361,30 @@ func (s *Store) statusIs(st Status) string {
 	}
 	switch st {
 	case StatusPending:
-		return `e.seq IN (SELECT evidence_seq FROM outbox WHERE batch_id IS NULL) AND ` + derived
+		tail, args := pendingTail(cs)
+		return `(e.seq IN (SELECT evidence_seq FROM outbox WHERE batch_id IS NULL) OR ` + tail + `) AND ` + derived, args
 	case StatusBatched:
-		return inBatches(`'formed', 'started'`) + derived
+		return inBatches(`'formed', 'started'`) + derived, nil
 	case StatusSubmitted:
-		return inBatches(`'submitted'`) + derived
+		return inBatches(`'submitted'`) + derived, nil
 	case StatusDeadLetter:
-		return inBatches(`'dead_letter'`) + derived
+		return inBatches(`'dead_letter'`) + derived, nil
 	}
-	return derived
+	return derived, nil
 }
 
-// PendingCount is the number of evidence not yet in any batch on some chain.
+// PendingCount is the number of evidence not yet in any batch on some chain:
+// those waiting on a lane, and those with an outbox row waiting.
 func (s *Store) PendingCount(ctx context.Context) (int, error) {
+	cs, err := cursors(ctx, s.r, "")
+	if err != nil {
+		return 0, err
+	}
+	tail, args := pendingTail(cs)
 	var n int
-	err := s.r.QueryRowContext(ctx, `SELECT COUNT(DISTINCT evidence_seq) FROM outbox WHERE batch_id IS NULL`).Scan(&n)
+	err = s.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM evidence e WHERE `+tail+`)
+		+ (SELECT COUNT(DISTINCT o.evidence_seq) FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
+			WHERE o.batch_id IS NULL AND NOT `+tail+`)`, append(args, args...)...).Scan(&n)
 	return n, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -93,6 +94,9 @@ func (s *Store) enqueueAll(ctx context.Context, evs []Evidence) ([]Inserted, err
 	if err := ctx.Err(); err != nil {
 		return nil, err // not left to the select below, which may hand it over all the same
 	}
+	if err := s.ensureLanes(ctx, evs); err != nil {
+		return nil, err
+	}
 	r := &insertReq{ctx: ctx, evs: evs, res: make([]Inserted, len(evs)), done: make(chan struct{})}
 	select {
 	case s.intake.reqs <- r:
@@ -150,6 +154,9 @@ func (s *Store) commitGroup(group []*insertReq, n int) {
 	}
 	created := false
 	err := s.tx(context.Background(), func(tx *txn) error {
+		if err := s.holdIntake(context.Background(), tx); err != nil {
+			return err
+		}
 		ins, err := s.prepareInserts(tx)
 		if err != nil {
 			return err
@@ -192,6 +199,9 @@ func (s *Store) commitGroup(group []*insertReq, n int) {
 func (s *Store) insertAlone(ctx context.Context, ev Evidence) Inserted {
 	var res Inserted
 	err := s.tx(ctx, func(tx *txn) error {
+		if err := s.holdIntake(ctx, tx); err != nil {
+			return err
+		}
 		ins, err := s.prepareInserts(tx)
 		if err != nil {
 			return err
@@ -209,7 +219,7 @@ func (s *Store) insertAlone(ctx context.Context, ev Evidence) Inserted {
 // inserts are intake's statements, prepared once per transaction: the
 // inserts, and the probe for an idempotency key (most keys are new, and
 // SQLite compiles an unprepared query anew each time).
-type inserts struct{ evidence, outbox, keyed *sql.Stmt }
+type inserts struct{ evidence, keyed *sql.Stmt }
 
 func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
 	ctx := context.Background()
@@ -224,23 +234,16 @@ func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
 	if err != nil {
 		return nil, err
 	}
-	ob, err := tx.PrepareContext(ctx, `INSERT INTO outbox (evidence_seq, chain, priority) VALUES (?, ?, ?)`)
-	if err != nil {
-		ev.Close()
-		return nil, err
-	}
 	keyed, err := tx.PrepareContext(ctx, `SELECT 1 FROM evidence WHERE idempotency_key = ?`)
 	if err != nil {
 		ev.Close()
-		ob.Close()
 		return nil, err
 	}
-	return &inserts{evidence: ev, outbox: ob, keyed: keyed}, nil
+	return &inserts{evidence: ev, keyed: keyed}, nil
 }
 
 func (i *inserts) close() {
 	i.evidence.Close()
-	i.outbox.Close()
 	i.keyed.Close()
 }
 
@@ -256,11 +259,14 @@ func (s *Store) keyed(ctx context.Context, tx *txn, ins *inserts, key string) (E
 	return s.evidenceByKey(ctx, tx, key)
 }
 
-// insertOne writes one evidence and its outbox rows inside tx. An
+// insertOne writes one evidence inside tx. An
 // idempotency key already stored (by an earlier transaction or earlier in
 // this one) returns that evidence with created=false and writes nothing.
 func (s *Store) insertOne(tx *txn, ins *inserts, ev Evidence) (Evidence, bool, error) {
 	ctx := context.Background()
+	if err := checkChains(ev.Chains); err != nil {
+		return Evidence{}, false, err
+	}
 	if ev.IdempotencyKey != "" {
 		existing, err := s.keyed(ctx, tx, ins, ev.IdempotencyKey)
 		if err == nil {
@@ -286,12 +292,28 @@ func (s *Store) insertOne(tx *txn, ins *inserts, ev Evidence) (Evidence, bool, e
 	if err != nil {
 		return Evidence{}, false, err
 	}
+	// Its anchors are pending on their lanes (lanes.go): no outbox rows.
 	ev.Anchors = make([]AnchorState, 0, len(ev.Chains))
 	for _, c := range ev.Chains {
-		if _, err := ins.outbox.ExecContext(ctx, ev.seq, c, ev.Priority); err != nil {
-			return Evidence{}, false, err
-		}
 		ev.Anchors = append(ev.Anchors, AnchorState{Chain: c, Status: StatusPending})
 	}
 	return ev, true, nil
+}
+
+// checkChains refuses a chain list an evidence cannot be anchored on: empty,
+// a chain twice (its lane would take it once), or a name with a comma (the
+// list is stored comma-separated).
+func checkChains(chains []string) error {
+	if len(chains) == 0 {
+		return errors.New("evidence lists no chain")
+	}
+	for i, c := range chains {
+		if c == "" || strings.Contains(c, ",") {
+			return fmt.Errorf("chain %q is not a chain name", c)
+		}
+		if slices.Contains(chains[:i], c) {
+			return fmt.Errorf("chain %q is listed twice", c)
+		}
+	}
+	return nil
 }

@@ -128,5 +128,24 @@ func TestEvidenceStoredBeforeWriteOnceReadsTheSameAfterTheMigration(t *testing.T
 		require.NoError(t, err)
 		assert.Equal(t, store.StatusPending, retried.Status)
 		assert.Equal(t, 0, retried.Attempts, "a retried evidence starts its attempts again")
+
+		// Evidence taken in after the migration waits on its lane (no outbox
+		// row); the retried anchor, which has its row, is batched first.
+		fresh, _, err := st.InsertEvidence(ctx, store.NewEvidence{Digest: digestOf("fresh"), Chains: []string{"stub"}, Priority: 1})
+		require.NoError(t, err)
+		n, err = st.PendingCount(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+		first := formOne(t, st, "stub", 10)
+		assert.Equal(t, 1, first.Size)
+		assert.Equal(t, store.StatusBatched, get(t, st, "ev_4").Status)
+		assert.Equal(t, store.StatusPending, get(t, st, fresh.ID).Status)
+		second := formOne(t, st, "stub", 10)
+		assert.Equal(t, 1, second.Size)
+		assert.Equal(t, 1, second.Priority)
+		assert.Equal(t, second.ID, anchorOn(t, get(t, st, fresh.ID), "stub").BatchID)
+		_, ok, err := st.FormBatch(ctx, "stub", 10)
+		require.NoError(t, err)
+		assert.False(t, ok, "nothing is left to batch")
 	})
 }

@@ -113,8 +113,11 @@ func archivable(ctx context.Context, tx *txn, before int64, limit int) ([]int64,
 		after int64
 	)
 	for len(out) < limit {
+		// Every anchor has its outbox row (none waits on its lane), and
+		// each row's batch is confirmed.
 		rows, err := tx.QueryContext(ctx, `SELECT e.seq, e.created_at, NOT EXISTS (SELECT 1 FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id
 				WHERE o.evidence_seq = e.seq AND (o.batch_id IS NULL OR b.state <> ?))
+				AND (SELECT COUNT(*) FROM outbox o WHERE o.evidence_seq = e.seq) = `+chainCount+`
 			FROM evidence e WHERE e.seq > ? ORDER BY e.seq LIMIT ?`, BatchConfirmed, after, archiveScan)
 		if err != nil {
 			return nil, err

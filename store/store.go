@@ -40,6 +40,7 @@ type Store struct {
 
 	intake *committer // group commit of InsertEvidence
 	trees  treeCache  // confirmed batches' Merkle trees, for audit paths
+	lanes  sync.Map   // lanes known to have a cursor (ensureLanes)
 }
 
 // Open opens (creating if needed) the SQLite store at path and applies

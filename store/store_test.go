@@ -113,12 +113,12 @@ func TestInsertEvidenceStoresTheEvidenceWithOnePendingAnchorPerChain(t *testing.
 	})
 }
 
-func TestInsertEvidenceThatFailsHalfwayStoresNeitherEvidenceNorOutbox(t *testing.T) {
+func TestInsertEvidenceTheStoreRefusesStoresNothing(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db backend) {
 		st := db.openStore(t)
 		ctx := context.Background()
-		// The second outbox row collides with the first: the intake transaction
-		// must roll back the evidence row it already wrote.
+		// It lists a chain twice, which the store refuses: nothing of it is
+		// stored.
 		_, _, err := st.InsertEvidence(ctx, store.NewEvidence{Digest: digestOf("a"), Chains: []string{"stub", "stub"}, Priority: 5})
 		require.Error(t, err)
 
@@ -661,7 +661,7 @@ func TestConcurrentInsertsAreEachStoredOnceEvenWhenOneOfThemFails(t *testing.T) 
 				<-start
 				chains := []string{"stub"}
 				if i == n/2 {
-					chains = []string{"stub", "stub"} // its second outbox row collides: this one insert fails
+					chains = []string{"stub", "stub"} // a chain twice: this one insert fails
 				}
 				ev, _, err := st.InsertEvidence(ctx, store.NewEvidence{Digest: digestOf(fmt.Sprint("group", i)), Chains: chains, Priority: 5})
 				ids[i], errs[i] = ev.ID, err

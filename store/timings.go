@@ -42,8 +42,12 @@ func (s *Store) LastSeq(ctx context.Context) (int64, error) {
 // `after`, up to and including `upto`, in intake order. `keeper bench`
 // measures latencies and throughput from them.
 func (s *Store) EvidenceTimings(ctx context.Context, after, upto int64) ([]EvidenceTiming, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT e.seq, e.id, e.created_at, e.updated_at, COALESCE(o.batch_id, 0), COALESCE(b.state, ''), COALESCE(b.updated_at, 0)
-		FROM evidence e JOIN outbox o ON o.evidence_seq = e.seq LEFT JOIN batches b ON b.id = o.batch_id
+	// An evidence has an outbox row per chain whose batch took it; the
+	// others wait on their lanes (pending): a LEFT JOIN gives a row
+	// without a chain for an evidence none took yet.
+	rows, err := s.r.QueryContext(ctx, `SELECT e.seq, e.id, e.created_at, e.updated_at, `+chainCount+`, COALESCE(o.batch_id, 0), COALESCE(b.state, ''), COALESCE(b.updated_at, 0),
+			COALESCE(o.chain, '')
+		FROM evidence e LEFT JOIN outbox o ON o.evidence_seq = e.seq LEFT JOIN batches b ON b.id = o.batch_id
 		WHERE e.seq > ? AND e.seq <= ? ORDER BY e.seq, o.chain`, after, upto)
 	if err != nil {
 		return nil, fmt.Errorf("store: evidence timings: %w", err)
@@ -56,11 +60,12 @@ func (s *Store) EvidenceTimings(ctx context.Context, after, upto int64) ([]Evide
 	for rows.Next() {
 		var (
 			t                 EvidenceTiming
-			state             string
+			state, chain      string
 			created, upd, bup int64
 			batch             int64
+			chains            int
 		)
-		if err := rows.Scan(&t.Seq, &t.ID, &created, &upd, &batch, &state, &bup); err != nil {
+		if err := rows.Scan(&t.Seq, &t.ID, &created, &upd, &chains, &batch, &state, &bup, &chain); err != nil {
 			return nil, err
 		}
 		if n := len(out); n == 0 || out[n-1].Seq != t.Seq {
@@ -74,8 +79,13 @@ func (s *Store) EvidenceTimings(ctx context.Context, after, upto int64) ([]Evide
 		if at := fromMS(bup); at.After(last.UpdatedAt) {
 			last.UpdatedAt = at
 		}
-		anchors = append(anchors, AnchorState{Status: anchorStatus(state)})
+		if chain != "" {
+			anchors = append(anchors, AnchorState{Status: anchorStatus(state)})
+		}
 		last.Status = evidenceStatus(anchors)
+		if len(anchors) < chains {
+			last.Status = evidenceStatus(append(anchors, AnchorState{Status: StatusPending}))
+		}
 	}
 	return out, rows.Err()
 }
@@ -111,12 +121,20 @@ func (s *Store) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTim
 // anchor neither confirmed nor dead-lettered. It reads only what is in
 // flight (pending outbox rows, unsettled batches), never the whole window.
 func (s *Store) Unsettled(ctx context.Context, after, upto int64) (bool, error) {
+	cs, err := cursors(ctx, s.r, "")
+	if err != nil {
+		return false, fmt.Errorf("store: unsettled evidence: %w", err)
+	}
+	// ?N and ? do not mix: the lanes' condition numbers its own after the
+	// five that come first.
+	tail, tailArgs := pendingTail(cs)
 	var one int
-	err := s.r.QueryRowContext(ctx, `SELECT 1 WHERE
+	err = s.r.QueryRowContext(ctx, `SELECT 1 WHERE
 		EXISTS (SELECT 1 FROM outbox WHERE batch_id IS NULL AND evidence_seq > ?1 AND evidence_seq <= ?2)
 		OR EXISTS (SELECT 1 FROM batches b WHERE b.state IN (?3, ?4, ?5)
-			AND EXISTS (SELECT 1 FROM outbox o WHERE o.batch_id = b.id AND o.evidence_seq > ?1 AND o.evidence_seq <= ?2))`,
-		after, upto, BatchFormed, BatchStarted, BatchSubmitted).Scan(&one)
+			AND EXISTS (SELECT 1 FROM outbox o WHERE o.batch_id = b.id AND o.evidence_seq > ?1 AND o.evidence_seq <= ?2))
+		OR EXISTS (SELECT 1 FROM evidence e WHERE e.seq > ?1 AND e.seq <= ?2 AND `+numbered(tail, 6)+`)`,
+		append([]any{after, upto, BatchFormed, BatchStarted, BatchSubmitted}, tailArgs...)...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

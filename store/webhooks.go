@@ -251,9 +251,15 @@ func evidenceEvents(ctx context.Context, tx *txn, subs []string, batchID int64, 
 	if state == BatchDeadLetter {
 		other = `b2.state = '` + BatchDeadLetter + `'`
 	}
+	// An anchor without an outbox row waits on its lane: not confirmed,
+	// not dead-lettered.
+	complete := ``
+	if state == BatchConfirmed {
+		complete = ` AND (SELECT COUNT(*) FROM outbox o3 WHERE o3.evidence_seq = o.evidence_seq) = ` + chainCount
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT e.id FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
 		WHERE o.batch_id = ?1 AND NOT EXISTS (SELECT 1 FROM outbox o2 LEFT JOIN batches b2 ON b2.id = o2.batch_id
-			WHERE o2.evidence_seq = o.evidence_seq AND o2.chain <> o.chain AND (`+other+`))
+			WHERE o2.evidence_seq = o.evidence_seq AND o2.chain <> o.chain AND (`+other+`))`+complete+`
 		ORDER BY e.seq`, batchID)
 	if err != nil {
 		return err
