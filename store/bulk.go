@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// InsertEvidenceBatch stores many evidence, each with its outbox rows, in
+// InsertEvidenceBatch stores many evidence in
 // one transaction (intake's group commit: see committer), and answers one
 // Inserted per evidence, in order. Each is stored whole or not at all: when
 // the transaction fails, every evidence is tried again in a transaction of

@@ -3,8 +3,9 @@
 // file in WAL mode with one writer connection and a small pool of readers, so
 // intake writes never wait on a reader and readers never see a half-written
 // batch. Several API nodes share one PostgreSQL database instead
-// (OpenPostgres): the same queries, with batch formation claiming outbox
-// rows under row locks so no two nodes batch the same evidence.
+// (OpenPostgres): the same queries, with batch formation serialized per
+// chain and bounded by what every node's intake has committed (lanes.go),
+// so no two nodes batch the same evidence.
 package store
 
 import (
