@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/keeperhq/keeper/store"
 )
@@ -88,8 +89,15 @@ func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
 
 // decodeBatch decodes a batch's body: an answer per item, with the error of
 // each invalid one, and the evidence of the valid ones with the index of
-// the item of each. An error refuses the batch whole.
+// the item of each. An error refuses the batch whole. A body the scanner
+// cannot read whole (evidencescan.go) goes to strictjson, and its items
+// each to decodeItem.
 func decodeBatch(body []byte, chains []string) (items []batchItem, nes []store.NewEvidence, at []int, aerr *apiError) {
+	if utf8.Valid(body) {
+		if items, nes, at, ok := scanBatch(body, chains); ok {
+			return items, nes, at, nil
+		}
+	}
 	var req batchRequest
 	if aerr := decodeStrict(body, &req); aerr != nil {
 		return nil, nil, nil, aerr
