@@ -40,86 +40,189 @@ type evidenceRequest struct {
 }
 
 // decodeEvidence parses and validates an intake body against the configured
-// chains. It is pure: nothing is stored until it succeeds.
+// chains. It is pure: nothing is stored until it succeeds. A body in the
+// plain form the scanner reads is read by it; any other goes to strictjson.
 func decodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError) {
-	var req evidenceRequest
-	if err := decodeStrict(body, &req); err != nil {
-		return store.NewEvidence{}, err
+	var f evidenceFields
+	if !utf8.Valid(body) || !f.scanBody(body) {
+		var req evidenceRequest
+		if err := decodeStrict(body, &req); err != nil {
+			return store.NewEvidence{}, err
+		}
+		f = req.fields()
 	}
+	return f.evidence(chains)
+}
+
+// evidenceFields is an intake body's fields as decoded, from an
+// evidenceRequest or by the scanner (evidencescan.go): each optional field with whether it
+// was given (and not null).
+type evidenceFields struct {
+	digest, content, key          []byte
+	hasDigest, hasContent, hasKey bool
+	chains                        [][]byte
+	priority                      int
+	hasPriority                   bool
+	metadata                      []byte // as given; compacted once metadataChecked
+	metadataChecked               bool   // metadata passed checkMetadata (the scan does that)
+}
+
+// fields are the evidenceFields of a body encoding/json decoded.
+func (req *evidenceRequest) fields() evidenceFields {
+	var f evidenceFields
+	if req.Digest != nil {
+		f.digest, f.hasDigest = []byte(*req.Digest), true
+	}
+	if req.Content != nil {
+		f.content, f.hasContent = []byte(*req.Content), true
+	}
+	if req.IdempotencyKey != nil {
+		f.key, f.hasKey = []byte(*req.IdempotencyKey), true
+	}
+	for _, c := range req.Chains {
+		f.chains = append(f.chains, []byte(c))
+	}
+	if req.Priority != nil {
+		f.priority, f.hasPriority = *req.Priority, true
+	}
+	f.metadata = req.Metadata
+	return f
+}
+
+// evidence validates f against the configured chains.
+func (f *evidenceFields) evidence(chains []string) (store.NewEvidence, *apiError) {
 	var ne store.NewEvidence
 	switch {
-	case req.Digest != nil && req.Content != nil:
+	case f.hasDigest && f.hasContent:
 		return ne, badRequest("conflicting_fields", "digest", "give either digest or content, not both")
-	case req.Digest != nil:
-		b, err := hex.DecodeString(*req.Digest)
-		if err != nil || len(b) != sha256.Size {
+	case f.hasDigest:
+		if len(f.digest) != hex.EncodedLen(sha256.Size) {
 			return ne, badRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
 		}
-		copy(ne.Digest[:], b)
-	case req.Content != nil:
-		b, err := base64.StdEncoding.DecodeString(*req.Content)
+		if _, err := hex.Decode(ne.Digest[:], f.digest); err != nil {
+			return ne, badRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
+		}
+	case f.hasContent:
+		b := make([]byte, base64.StdEncoding.DecodedLen(len(f.content)))
+		n, err := base64.StdEncoding.Decode(b, f.content)
 		if err != nil {
 			return ne, badRequest("invalid_content", "content", "content must be standard base64")
 		}
-		if len(b) == 0 {
+		if n == 0 {
 			return ne, badRequest("invalid_content", "content", "content must not be empty")
 		}
-		ne.Digest = sha256.Sum256(b)
+		ne.Digest = sha256.Sum256(b[:n])
 	default:
 		return ne, badRequest("missing_field", "digest", "digest (hex SHA-256) or content (base64) is required")
 	}
 
-	if len(req.Chains) == 0 {
+	if len(f.chains) == 0 {
 		return ne, badRequest("missing_field", "chains", "chains must list at least one chain, e.g. [\"stub\"]")
 	}
-	seen, listed := map[string]bool{}, map[string]bool{}
-	for _, c := range req.Chains {
-		switch {
-		case listed[c]:
-			return ne, badRequest("duplicate_chain", "chains", fmt.Sprintf("chain %q is listed twice", printable(c)))
-		case c == "multi":
-			for _, cc := range chains {
-				seen[cc] = true
-			}
-		case !contains(chains, c):
-			return ne, badRequest("unknown_chain", "chains", fmt.Sprintf("chain %q is not configured here (configured: %s; \"multi\" means all)", printable(c), strings.Join(chains, ", ")))
-		default:
-			seen[c] = true
-		}
-		listed[c] = true
+	var aerr *apiError
+	if ne.Chains, aerr = pickChains(f.chains, chains); aerr != nil {
+		return ne, aerr
 	}
-	for c := range seen {
-		ne.Chains = append(ne.Chains, c)
-	}
-	sort.Strings(ne.Chains)
 
 	ne.Priority = defaultPriority
-	if req.Priority != nil {
-		if *req.Priority < 1 || *req.Priority > 10 {
+	if f.hasPriority {
+		if f.priority < 1 || f.priority > 10 {
 			return ne, badRequest("invalid_priority", "priority", "priority must be an integer from 1 (highest) to 10")
 		}
-		ne.Priority = *req.Priority
+		ne.Priority = f.priority
 	}
-	if req.IdempotencyKey != nil {
-		if aerr := checkKey(*req.IdempotencyKey, "idempotency_key"); aerr != nil {
+	if f.hasKey {
+		k := string(f.key)
+		if aerr := checkKey(k, "idempotency_key"); aerr != nil {
 			return ne, aerr
 		}
-		ne.IdempotencyKey = *req.IdempotencyKey
+		ne.IdempotencyKey = k
 	}
-	if len(req.Metadata) > 0 && !bytes.Equal(req.Metadata, []byte("null")) {
-		if len(req.Metadata) > maxMetadataBytes {
-			return ne, badRequest("metadata_too_large", "metadata", fmt.Sprintf("metadata must be at most %d bytes of JSON", maxMetadataBytes))
-		}
-		if bytes.TrimSpace(req.Metadata)[0] != '{' {
-			return ne, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
-		}
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, req.Metadata); err != nil {
-			return ne, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
-		}
-		ne.Metadata = compact.Bytes()
+	if f.metadataChecked {
+		ne.Metadata = f.metadata
+		return ne, nil
 	}
-	return ne, nil
+	ne.Metadata, aerr = checkMetadata(f.metadata)
+	return ne, aerr
+}
+
+// pickChains is the sorted set of configured chains the listed ones ask
+// for ("multi" asks for all), or why the list is refused: the first chain
+// in it listed twice or not configured.
+func pickChains(listed [][]byte, chains []string) ([]string, *apiError) {
+	var small [8]bool
+	on := small[:0]
+	if len(chains) <= len(small) {
+		on = small[:len(chains)]
+	} else {
+		on = make([]bool, len(chains))
+	}
+	for k, c := range listed {
+		// Before the first refusal the chains listed are all different and
+		// each configured or "multi", so this looks at few of them.
+		for _, d := range listed[:k] {
+			if bytes.Equal(c, d) {
+				return nil, badRequest("duplicate_chain", "chains", fmt.Sprintf("chain %q is listed twice", printable(string(c))))
+			}
+		}
+		if string(c) == "multi" {
+			for i := range on {
+				on[i] = true
+			}
+			continue
+		}
+		i := chainIndex(chains, c)
+		if i < 0 {
+			return nil, badRequest("unknown_chain", "chains", fmt.Sprintf("chain %q is not configured here (configured: %s; \"multi\" means all)", printable(string(c)), strings.Join(chains, ", ")))
+		}
+		on[i] = true
+	}
+	n := 0
+	for _, o := range on {
+		if o {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	picked := make([]string, 0, n)
+	for i, o := range on {
+		if o {
+			picked = append(picked, chains[i])
+		}
+	}
+	sort.Strings(picked)
+	return slices.Compact(picked), nil // a chain configured twice is asked for once
+}
+
+// chainIndex is the index of c in chains, or -1.
+func chainIndex(chains []string, c []byte) int {
+	for i, cc := range chains {
+		if cc == string(c) {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkMetadata checks the metadata given (nil when absent) and compacts it:
+// nil for none.
+func checkMetadata(md []byte) ([]byte, *apiError) {
+	if len(md) == 0 || bytes.Equal(md, []byte("null")) {
+		return nil, nil
+	}
+	if len(md) > maxMetadataBytes {
+		return nil, badRequest("metadata_too_large", "metadata", fmt.Sprintf("metadata must be at most %d bytes of JSON", maxMetadataBytes))
+	}
+	if bytes.TrimSpace(md)[0] != '{' {
+		return nil, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, md); err != nil {
+		return nil, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
+	}
+	return compact.Bytes(), nil
 }
 
 // checkKey checks an idempotency key given in field (the body's

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/keeperhq/keeper/store"
 )
@@ -65,27 +66,9 @@ func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
 	if aerr != nil {
 		return fail(aerr)
 	}
-	var req batchRequest
-	if aerr := decodeStrict(body, &req); aerr != nil {
+	items, nes, at, aerr := decodeBatch(body, a.Chains)
+	if aerr != nil {
 		return fail(aerr)
-	}
-	switch n := len(req.Items); {
-	case n == 0:
-		return fail(badRequest("missing_field", "items", fmt.Sprintf("items must list 1–%d evidence, each the body POST /v1/evidence takes", maxBatchItems)))
-	case n > maxBatchItems:
-		return fail(badRequest("too_many_items", "items", fmt.Sprintf("items lists %d evidence; a request takes at most %d: send the rest in another", n, maxBatchItems)))
-	}
-
-	items := make([]batchItem, len(req.Items))
-	nes := make([]store.NewEvidence, 0, len(req.Items))
-	at := make([]int, 0, len(req.Items)) // the item of each of nes
-	for i, raw := range req.Items {
-		ne, aerr := decodeItem(raw, a.Chains, i)
-		if aerr != nil {
-			items[i].err = aerr
-			continue
-		}
-		nes, at = append(nes, ne), append(at, i)
 	}
 	nes, at, aerr = a.refuseOverloaded(r, items, nes, at)
 	if aerr != nil {
@@ -102,6 +85,42 @@ func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
 		items[at[k]] = a.storedItem(at[k], in, nes[k])
 	}
 	return writeBatch(w, items)
+}
+
+// decodeBatch decodes a batch's body: an answer per item, with the error of
+// each invalid one, and the evidence of the valid ones with the index of
+// the item of each. An error refuses the batch whole. A body the scanner
+// cannot read whole (evidencescan.go) goes to strictjson, and its items
+// each to decodeItem.
+func decodeBatch(body []byte, chains []string) (items []batchItem, nes []store.NewEvidence, at []int, aerr *apiError) {
+	if utf8.Valid(body) {
+		if items, nes, at, ok := scanBatch(body, chains); ok {
+			return items, nes, at, nil
+		}
+	}
+	var req batchRequest
+	if aerr := decodeStrict(body, &req); aerr != nil {
+		return nil, nil, nil, aerr
+	}
+	switch n := len(req.Items); {
+	case n == 0:
+		return nil, nil, nil, badRequest("missing_field", "items", fmt.Sprintf("items must list 1–%d evidence, each the body POST /v1/evidence takes", maxBatchItems))
+	case n > maxBatchItems:
+		return nil, nil, nil, badRequest("too_many_items", "items", fmt.Sprintf("items lists %d evidence; a request takes at most %d: send the rest in another", n, maxBatchItems))
+	}
+
+	items = make([]batchItem, len(req.Items))
+	nes = make([]store.NewEvidence, 0, len(req.Items))
+	at = make([]int, 0, len(req.Items)) // the item of each of nes
+	for i, raw := range req.Items {
+		ne, aerr := decodeItem(raw, chains, i)
+		if aerr != nil {
+			items[i].err = aerr
+			continue
+		}
+		nes, at = append(nes, ne), append(at, i)
+	}
+	return items, nes, at, nil
 }
 
 // decodeItem validates items[i] as POST /v1/evidence validates its body.
