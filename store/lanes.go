@@ -163,8 +163,9 @@ func (s *Store) claimLanes(ctx context.Context, tx *txn, chain string, maxItems 
 		res, err := tx.ExecContext(ctx, `INSERT INTO outbox (evidence_seq, chain, priority, batch_id, leaf_index)
 			SELECT seq, ?, priority, ?, ? + ROW_NUMBER() OVER (ORDER BY seq) - 1
 			FROM (SELECT e.seq, e.priority FROM evidence e WHERE e.priority = ? AND e.seq > ? AND e.seq <= ? AND `+onChain+`
+					AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = e.seq AND o.chain = ?)
 				ORDER BY e.seq LIMIT ?) AS taken`,
-			chain, id, n, c.priority, c.seq, top, chainPattern(chain), maxItems-n)
+			chain, id, n, c.priority, c.seq, top, chainPattern(chain), chain, maxItems-n)
 		if err != nil {
 			return 0, 0, 0, err
 		}
@@ -172,6 +173,8 @@ func (s *Store) claimLanes(ctx context.Context, tx *txn, chain string, maxItems 
 		if err != nil {
 			return 0, 0, 0, err
 		}
+		// An evidence with its row already (written by a keeper from before
+		// migration 9 still running beside this one) is batched from it.
 		// Every evidence of the lane up to top is taken unless the batch
 		// filled up first; then up to the last one taken.
 		to := top
