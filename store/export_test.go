@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Columns lists each table's columns in name order, for the test that
 // holds the two schemas to the same tables and columns.
@@ -47,4 +50,40 @@ func OpenAtVersion(ctx context.Context, where string, version int) (*Store, erro
 func Exec(ctx context.Context, s *Store, q string, args ...any) error {
 	_, err := s.w.ExecContext(ctx, q, args...)
 	return err
+}
+
+// HeldIntake begins an intake transaction (as commitGroup's) that stores ne
+// and stays open until commit is called (or rollback, which does nothing
+// after commit): an intake that commits late.
+func HeldIntake(ctx context.Context, s *Store, ne NewEvidence) (commit, rollback func() error, err error) {
+	ev := Evidence{ID: newEvidenceID(time.Now()), Digest: ne.Digest, Salt: newSalt(), Chains: ne.Chains, Priority: ne.Priority, CreatedAt: time.Now()}
+	if err := s.ensureLanes(ctx, []Evidence{ev}); err != nil {
+		return nil, nil, err
+	}
+	tx, err := s.w.begin(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.holdIntake(ctx, tx); err != nil {
+		tx.tx.Rollback()
+		return nil, nil, err
+	}
+	ins, err := s.prepareInserts(tx)
+	if err != nil {
+		tx.tx.Rollback()
+		return nil, nil, err
+	}
+	defer ins.close()
+	if _, _, err := s.insertOne(tx, ins, ev); err != nil {
+		tx.tx.Rollback()
+		return nil, nil, err
+	}
+	return tx.tx.Commit, tx.tx.Rollback, nil
+}
+
+// WaitingAdvisoryLocks counts PostgreSQL sessions waiting for an advisory lock.
+func WaitingAdvisoryLocks(ctx context.Context, s *Store) (int, error) {
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n)
+	return n, err
 }

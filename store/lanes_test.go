@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,4 +78,45 @@ func TestAnEvidenceWithAnOutboxRowWrittenAtIntakeIsBatchedOnce(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, ok)
 	})
+}
+
+// On PostgreSQL intake commits in parallel, so an evidence can be given its
+// intake sequence before another that commits first. Forming a batch waits
+// for the intake that is still open instead of moving its lane's cursor
+// past that evidence, which would leave it pending for ever.
+func TestABatchFormedWhileAnIntakeIsOpenNeverPassesOverItsEvidence(t *testing.T) {
+	for _, b := range backends {
+		if b.name != "postgres" {
+			continue // SQLite's one writer commits intake in sequence order
+		}
+		t.Run(b.name, func(t *testing.T) {
+			st := b.openStore(t)
+			ctx := context.Background()
+			first := insert(t, st, store.NewEvidence{Digest: digestOf("first"), Chains: []string{"stub"}, Priority: 5})
+			commit, rollback, err := store.HeldIntake(ctx, st, store.NewEvidence{Digest: digestOf("late"), Chains: []string{"stub"}, Priority: 5})
+			require.NoError(t, err)
+			defer rollback() // a test that fails early must not leave it open: the cleanup would wait on its locks
+			third := insert(t, st, store.NewEvidence{Digest: digestOf("third"), Chains: []string{"stub"}, Priority: 5})
+
+			formed := make(chan store.Batch, 1)
+			go func() {
+				b, _, err := st.FormBatch(ctx, "stub", 10)
+				assert.NoError(t, err)
+				formed <- b
+			}()
+			// The batch waits for the open intake; only then does it commit.
+			require.Eventually(t, func() bool {
+				n, err := store.WaitingAdvisoryLocks(ctx, st)
+				return err == nil && n > 0
+			}, 10*time.Second, 10*time.Millisecond, "forming a batch must wait for the open intake")
+			require.NoError(t, commit())
+			b := <-formed
+			assert.Equal(t, 3, b.Size, "the late evidence is in the batch with the others")
+			for _, ev := range listAll(t, st, "") {
+				assert.Equal(t, store.StatusBatched, ev.Status, "evidence %s", ev.ID)
+			}
+			assert.Equal(t, b.ID, anchorOn(t, get(t, st, first.ID), "stub").BatchID)
+			assert.Equal(t, b.ID, anchorOn(t, get(t, st, third.ID), "stub").BatchID)
+		})
+	}
 }
