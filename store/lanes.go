@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -41,13 +42,19 @@ func chainPattern(chain string) string {
 	return "%," + r.Replace(chain) + ",%"
 }
 
+// lane is a chain and a priority, the key of Store.lanes.
+type lane struct {
+	chain    string
+	priority int
+}
+
 // ensureLanes makes sure each lane of evs has a cursor before their rows
 // are written (once per lane and process): the dispatcher finds pending
 // evidence through the cursors. A new lane starts where migration 9 did.
 func (s *Store) ensureLanes(ctx context.Context, evs []Evidence) error {
 	for _, ev := range evs {
 		for _, c := range ev.Chains {
-			key := c + "\x00" + strconv.Itoa(ev.Priority)
+			key := lane{c, ev.Priority}
 			if _, ok := s.lanes.Load(key); ok {
 				continue
 			}
@@ -203,7 +210,7 @@ func (s *Store) claimLanes(ctx context.Context, tx *txn, chain string, maxItems 
 func hasOutboxPending(ctx context.Context, q querier, chain string) (bool, error) {
 	var one int
 	err := q.QueryRowContext(ctx, `SELECT 1 FROM outbox WHERE chain = ? AND batch_id IS NULL LIMIT 1`, chain).Scan(&one)
-	if err == sql.ErrNoRows {
+	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	return err == nil, err
