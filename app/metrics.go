@@ -69,8 +69,8 @@ func (n *Node) registerMetrics() {
 		}
 		if pf, ok := n.Chains[name].(interface{ PriorityFee() uint64 }); ok {
 			n.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name:        "keeper_chain_priority_fee",
-				Help:        "Compute unit price (micro-lamports) of the last anchor signed: the recent fees' 75th percentile, the floor, a re-sign bump, capped (README, Solana: priority fees and cluster).",
+				Name:        "keeper_chain_compute_unit_price_microlamports",
+				Help:        "Compute unit price (priority fee, micro-lamports per compute unit) of the last anchor signed: the recent fees' 75th percentile, the floor, a re-sign bump, capped (README, Solana: priority fees and cluster).",
 				ConstLabels: prometheus.Labels{"chain": name},
 			}, func() float64 { return float64(pf.PriorityFee()) }))
 		}
@@ -79,9 +79,9 @@ func (n *Node) registerMetrics() {
 		}
 		switch name {
 		case "etherlink":
-			rpcs.chains = append(rpcs.chains, rpcChain{name, EVMRPC(n.Cfg)})
+			rpcs.chains = append(rpcs.chains, rpcChain{name, EVMRPC(n.Cfg), "blocks"})
 		case "solana":
-			rpcs.chains = append(rpcs.chains, rpcChain{name, SolanaRPC(n.Cfg)})
+			rpcs.chains = append(rpcs.chains, rpcChain{name, SolanaRPC(n.Cfg), "slots"})
 		}
 	}
 	n.registry.MustRegister(rpcs)

@@ -82,12 +82,24 @@ type API struct {
 	epochMetrics *epochMetrics
 }
 
+// backfillUnits maps each configured backfill network to the unit its
+// progress counts.
+func (a *API) backfillUnits() map[string]string {
+	units := map[string]string{}
+	if a.Wallets != nil {
+		for _, n := range a.Wallets.Networks {
+			units[n.Name] = n.Unit
+		}
+	}
+	return units
+}
+
 // Drain makes readiness false and intake answer 503; reads keep working.
 func (a *API) Drain() { a.draining.Store(true) }
 
 // Handler returns the API's routes.
 func (a *API) Handler() http.Handler {
-	a.metrics = newMetrics(a.Registry, a.Store, a.Chains)
+	a.metrics = newMetrics(a.Registry, a.Store, a.Chains, a.backfillUnits())
 	a.registerEpochMetrics()
 	mux := http.NewServeMux()
 	for _, r := range a.routes() {

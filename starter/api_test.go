@@ -740,3 +740,24 @@ func TestAPendingEvidenceSaysWhenItsBatchIsDueByTheAnchorInterval(t *testing.T) 
 	require.NoError(t, err, "batch_due_at: %q", got.Anchors[0].BatchDueAt)
 	assert.WithinDuration(t, time.Now().Add(time.Hour), due, time.Minute)
 }
+
+func TestMetricsCountEachBackfillUnitApartAndExposeStoredCountsAsGauges(t *testing.T) {
+	f := newFixture(t, 100)
+	f.api.Wallets = &starter.Wallets{Networks: []starter.WalletNetwork{
+		{Name: "etherlink", Unit: "blocks", Parse: func(s string) (string, error) { return s, nil }},
+		{Name: "solana", Unit: "signatures", Parse: func(s string) (string, error) { return s, nil }},
+	}}
+	f.h = openapitest.Handler(t, f.api.Handler())
+	_, _, err := f.st.AddWallet(context.Background(), "w1", []store.NetworkStart{{Network: "etherlink"}, {Network: "solana"}})
+	require.NoError(t, err)
+
+	rec := f.do(t, "GET", "/metrics", "")
+	require.Equal(t, http.StatusOK, rec.Code)
+	body := rec.Body.String()
+	assert.Contains(t, body, `keeper_backfill_scanned_blocks{network="etherlink"} 0`)
+	assert.Contains(t, body, `keeper_backfill_target_blocks{network="etherlink"} 0`)
+	assert.Contains(t, body, `keeper_backfill_scanned_signatures{network="solana"} 0`)
+	assert.NotContains(t, body, `keeper_backfill_scanned_blocks{network="solana"}`, "one quantity per series")
+	assert.Contains(t, body, "# TYPE keeper_epochs_quarantined gauge")
+	assert.NotContains(t, body, "keeper_quarantine_total")
+}

@@ -405,7 +405,7 @@ func (a *API) registerEpochMetrics() {
 
 var (
 	queueDepthDesc = prometheus.NewDesc("keeper_queue_depth", "Work waiting by queue: epochs in flight (queued or computing), and intents of in-flight epochs not yet acknowledged by the ledger.", []string{"queue"}, nil)
-	quarantineDesc = prometheus.NewDesc("keeper_quarantine_total", "Epochs quarantined: inputs or payouts that failed a check; no intents were emitted for them.", nil, nil)
+	quarantineDesc = prometheus.NewDesc("keeper_epochs_quarantined", "Epochs quarantined now: inputs or payouts that failed a check; no intents were emitted for them (a count of stored epochs, so a gauge).", nil, nil)
 )
 
 type epochCollector struct{ st *store.Store }
@@ -425,5 +425,5 @@ func (c epochCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(s.InFlight), "epochs")
 	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(s.IntentsPending), "intents")
-	ch <- prometheus.MustNewConstMetric(quarantineDesc, prometheus.CounterValue, float64(s.Quarantined))
+	ch <- prometheus.MustNewConstMetric(quarantineDesc, prometheus.GaugeValue, float64(s.Quarantined))
 }

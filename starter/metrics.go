@@ -23,7 +23,7 @@ type metrics struct {
 
 // newMetrics registers the API's metrics in reg; a nil reg gets a registry
 // of its own with the Go and process collectors.
-func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string) *metrics {
+func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string, units map[string]string) *metrics {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -60,7 +60,7 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string) 
 		}
 		return float64(n)
 	})
-	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, pending, storeCollector{st: st, chains: chainNames})
+	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, pending, storeCollector{st: st, chains: chainNames, units: units})
 	return m
 }
 
@@ -94,22 +94,38 @@ var (
 		"Reward epochs by status (queued, computing, quarantined, completed, failed).", []string{"status"}, nil)
 	backfillItemsDesc = prometheus.NewDesc("keeper_backfill_items",
 		"Wallet backfill items (one per wallet and network) by network and status (PENDING, RUNNING, COMPLETED, FAILED, ABANDONED).", []string{"network", "status"}, nil)
-	backfillScannedDesc = prometheus.NewDesc("keeper_backfill_scanned",
-		"Blocks (EtherLink) or signatures (Solana) scanned so far by the backfill items still queued or running, by network.", []string{"network"}, nil)
-	backfillTargetDesc = prometheus.NewDesc("keeper_backfill_target",
-		"Blocks or signatures those items scan in all (known once a scan has fixed its target), by network.", []string{"network"}, nil)
+	// Progress is counted in each network's own unit (blocks on EtherLink,
+	// signatures on Solana), one metric per unit so a series never mixes two
+	// quantities.
+	backfillScannedDescs = map[string]*prometheus.Desc{
+		"blocks": prometheus.NewDesc("keeper_backfill_scanned_blocks",
+			"Blocks scanned so far by the backfill items still queued or running, by network (EVM networks).", []string{"network"}, nil),
+		"signatures": prometheus.NewDesc("keeper_backfill_scanned_signatures",
+			"Signatures scanned so far by the backfill items still queued or running, by network (Solana).", []string{"network"}, nil),
+	}
+	backfillTargetDescs = map[string]*prometheus.Desc{
+		"blocks": prometheus.NewDesc("keeper_backfill_target_blocks",
+			"Blocks those items scan in all (known once a scan has fixed its target), by network.", []string{"network"}, nil),
+		"signatures": prometheus.NewDesc("keeper_backfill_target_signatures",
+			"Signatures those items scan in all (known once a scan has fixed its target), by network.", []string{"network"}, nil),
+	}
 )
 
 // storeCollector reads the anchoring queue, epochs and backfill from the
 // store at scrape time.
 type storeCollector struct {
 	st     *store.Store
-	chains []string // configured chains: their series show 0 rather than nothing
+	chains []string          // configured chains: their series show 0 rather than nothing
+	units  map[string]string // backfill network → the unit its progress counts
 }
 
 func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{anchorQueueDesc, oldestPendingDesc, epochsDesc, backfillItemsDesc, backfillScannedDesc, backfillTargetDesc} {
+	for _, d := range []*prometheus.Desc{anchorQueueDesc, oldestPendingDesc, epochsDesc, backfillItemsDesc} {
 		ch <- d
+	}
+	for _, unit := range []string{"blocks", "signatures"} {
+		ch <- backfillScannedDescs[unit]
+		ch <- backfillTargetDescs[unit]
 	}
 }
 
@@ -191,7 +207,11 @@ func (c storeCollector) collectBackfill(ctx context.Context, ch chan<- prometheu
 		}
 	}
 	for n := range scanned {
-		ch <- prometheus.MustNewConstMetric(backfillScannedDesc, prometheus.GaugeValue, float64(scanned[n]), n)
-		ch <- prometheus.MustNewConstMetric(backfillTargetDesc, prometheus.GaugeValue, float64(target[n]), n)
+		unit := c.units[n]
+		if backfillScannedDescs[unit] == nil {
+			continue // a network this process is not configured for: its unit is unknown here
+		}
+		ch <- prometheus.MustNewConstMetric(backfillScannedDescs[unit], prometheus.GaugeValue, float64(scanned[n]), n)
+		ch <- prometheus.MustNewConstMetric(backfillTargetDescs[unit], prometheus.GaugeValue, float64(target[n]), n)
 	}
 }

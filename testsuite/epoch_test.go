@@ -190,7 +190,7 @@ func TestAQuarantinedEpochEmitsNoIntentsAndIsCounted(t *testing.T) {
 	require.NoError(t, err)
 	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	assert.Contains(t, string(metrics), "keeper_quarantine_total 1")
+	assert.Contains(t, string(metrics), "keeper_epochs_quarantined 1")
 }
 
 func TestTwentyConcurrentComputeRequestsMakeOneWorkflowRun(t *testing.T) {

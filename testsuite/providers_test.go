@@ -62,7 +62,7 @@ func TestChainFaultOfFourEVMProvidersOneIsDownOneLagsOneInventsReceiptsAndEachEv
 	for n, healthy := range map[int]float64{1: 0, 2: 0, 3: 1, 4: 1} {
 		assert.Equal(t, healthy, s.endpointMetric(t, "keeper_rpc_endpoint_healthy", evm.Name, n), "etherlink endpoint %d", n)
 	}
-	assert.Greater(t, s.endpointMetric(t, "keeper_rpc_endpoint_head_lag", evm.Name, 2), 10.0, "the lagging endpoint's lag, on /metrics")
+	assert.Greater(t, s.endpointMetric(t, "keeper_rpc_endpoint_head_lag_blocks", evm.Name, 2), 10.0, "the lagging endpoint's lag, on /metrics")
 	assert.Positive(t, s.endpointMetric(t, "keeper_rpc_endpoint_errors_total", evm.Name, 1), "the dead endpoint's errors")
 	assert.Zero(t, s.endpointMetric(t, "keeper_rpc_endpoint_healthy", solana.Name, 1))
 	assert.Positive(t, s.endpointMetric(t, "keeper_rpc_endpoint_errors_total", solana.Name, 1))

@@ -102,7 +102,7 @@ func TestChainFaultSolanaCongestionDropsAnchorsWithoutAPriorityFeeAndEachEvidenc
 
 	s.checkExactlyOnce(t, ids, 3*time.Minute)
 	assert.Positive(t, s.metric(t, "keeper_anchor_dropped_total", solana.Name), "anchors priced on the quiet past expired unseen, on /metrics")
-	assert.GreaterOrEqual(t, s.metric(t, "keeper_chain_priority_fee", solana.Name), float64(congestion), "the price that landed, on /metrics")
+	assert.GreaterOrEqual(t, s.metric(t, "keeper_chain_compute_unit_price_microlamports", solana.Name), float64(congestion), "the price that landed, on /metrics")
 }
 
 // readyz is the API's readiness and its checks.

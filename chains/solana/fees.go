@@ -58,7 +58,7 @@ func (a *Adapter) computeUnitPrice(ctx context.Context, prev *uint64) (uint64, e
 }
 
 // PriorityFee is the compute unit price (micro-lamports) of the last
-// anchor signed: keeper_chain_priority_fee on /metrics.
+// anchor signed: keeper_chain_compute_unit_price_microlamports on /metrics.
 func (a *Adapter) PriorityFee() uint64 { return a.lastPrice.Load() }
 
 // priceFor combines the floor, the cap, the market price and the price of
