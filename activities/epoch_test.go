@@ -214,3 +214,22 @@ func TestASourceResolvingToAPrivateAddressIsRefusedAtConnectTime(t *testing.T) {
 	assert.True(t, appErr.NonRetryable(), "a refused address is not retried")
 	assert.Zero(t, calls.Load(), "nothing reached the server")
 }
+
+// A source stored before the policy judged IPv6 forms by the IPv4 address
+// inside (issue 26) is refused when SealInputs connects: the NAT64 address
+// of the metadata service is never dialed, and the refusal is permanent.
+func TestASourceOnANAT64AddressOfTheMetadataServiceIsRefusedAtConnectTime(t *testing.T) {
+	f := newEpochFixture(t)
+	f.acts.HTTP = outbound.Policy{}.Client(http.DefaultTransport.(*http.Transport))
+	_, _, err := f.st.CreateEpoch(context.Background(), store.NewEpoch{
+		ID: "nat64", RequestHash: "r-nat64", Pool: "10", Source: "https://[64:ff9b::a9fe:a9fe]/latest/meta-data/", Deadline: time.Now().Add(time.Hour),
+	}, 64)
+	require.NoError(t, err)
+
+	_, err = f.env.ExecuteActivity(f.acts.SealInputs, activities.EpochRef{EpochID: "nat64", Run: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "refused by keeper's outbound URL policy: at connect time, 64:ff9b::a9fe:a9fe is a NAT64 address of 169.254.169.254")
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, err, &appErr)
+	assert.True(t, appErr.NonRetryable(), "a refused address is not retried")
+}
