@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -397,7 +396,7 @@ func TestA410AnswerDisablesTheWebhookAtOnceAndFailsItsDeliveriesWithoutRetry(t *
 	assert.Equal(t, http.StatusGone, first.LastStatus)
 	assert.Contains(t, first.LastError, "410 Gone")
 	assert.Contains(t, f.logs.String(), "410 Gone")
-	assert.Equal(t, 1.0, testutil.ToFloat64(f.acts.Metrics.Disabled.WithLabelValues("gone")))
+	assert.Equal(t, 1.0, counter(f.acts.Metrics.Disabled.WithLabelValues("gone")))
 
 	// Enabled again by the explicit call, it takes deliveries again.
 	f.recv.answer = nil
