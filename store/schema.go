@@ -354,15 +354,12 @@ CREATE TABLE anchor_cursors (
 	PRIMARY KEY (chain, priority)
 ) WITHOUT ROWID;
 `,
-	// 10: webhook secret rotation with overlap and delivery tracing
-	// (README, "Webhooks"). After a rotation the secret it replaced keeps
-	// signing beside the new one until previous_secret_until (unix ms; 0
-	// and '' once it has passed or without a grace period). A delivery's
-	// traceparent is the W3C trace context of the change that recorded it
-	// ('' when untraced), so its posts join that trace.
+	// 10: webhook secret rotation with overlap (README, "Webhooks"). After
+	// a rotation the secret it replaced keeps signing beside the new one
+	// until previous_secret_until (unix ms; 0 and '' once it has passed or
+	// without a grace period).
 	`
 ALTER TABLE webhook_subscriptions ADD COLUMN previous_secret TEXT NOT NULL DEFAULT '';
 ALTER TABLE webhook_subscriptions ADD COLUMN previous_secret_until INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE webhook_deliveries ADD COLUMN traceparent TEXT NOT NULL DEFAULT '';
 `,
 }

@@ -100,7 +100,7 @@ func run(outDir, only string) error {
 	}
 	defer node.Shutdown(ctx)
 	if only == "webhooks" {
-		return recordWebhooks(ctx, node, outDir, webhookFiles())
+		return recordWebhooks(ctx, node, outDir, webhookFirst)
 	}
 	if err := recordAnchors(ctx, node, chain, outDir); err != nil || only == "anchors" {
 		return err
@@ -111,7 +111,7 @@ func run(outDir, only string) error {
 	if err := recordWallets(ctx, srv, dir, outDir, len(scenarios)+len(epochScenarios)); err != nil {
 		return err
 	}
-	return recordWebhooks(ctx, node, outDir, webhookFiles())
+	return recordWebhooks(ctx, node, outDir, webhookFirst)
 }
 
 // recordAnchors records one AnchorBatch per scenario.
