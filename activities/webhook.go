@@ -10,11 +10,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/webhook"
 )
@@ -26,9 +30,26 @@ const (
 	WebhookMaxAnswer = 64 << 10
 )
 
-// ErrTypeWebhookGone is a delivery whose webhook was deleted or disabled:
-// no attempt is made, and the delivery fails at once.
+// ErrTypeWebhookGone is a delivery whose webhook was deleted or disabled
+// (or is disabled by this attempt's 410 answer): no further attempt is
+// made, and the delivery fails at once.
 const ErrTypeWebhookGone = "WebhookGone"
+
+// WebhookSchedule is the wait between a delivery's attempts as its
+// workflow carries it (docs/retries.md, webhook): after failed attempt n,
+// min(Base·2^(n−1), Cap) less a uniform share of up to 20 %
+// (retry.Webhook's formula); after a 429 or 503 with Retry-After, the wait
+// asked for, kept between Base and Cap.
+type WebhookSchedule struct {
+	Base time.Duration
+	Cap  time.Duration
+}
+
+func (s WebhookSchedule) schedule() retry.Schedule {
+	r := retry.Webhook
+	r.Base, r.Cap = s.Base, s.Cap
+	return r
+}
 
 // Webhook holds the webhook delivery activities' dependencies.
 type Webhook struct {
@@ -40,6 +61,10 @@ type Webhook struct {
 	Timeout      time.Duration // one attempt's limit; 0: WebhookTimeout
 	Logger       *slog.Logger
 	Metrics      *WebhookMetrics
+
+	// Schedule is the wait between attempts of a delivery whose workflow
+	// carries none (started by a keeper older than WebhookSchedule).
+	Schedule WebhookSchedule
 }
 
 // DeliveryRef names one run of one delivery: ids only, never the body or
@@ -50,11 +75,15 @@ type DeliveryRef struct {
 }
 
 // SendWebhook makes one attempt of the delivery: it signs the stored body
-// with the webhook's current secret and posts it, and records the outcome.
-// A 2xx answer within WebhookTimeout and WebhookMaxAnswer is a success;
-// anything else is an error Temporal retries on the workflow's schedule. A
+// with the webhook's secrets (the current one, and during a rotation's
+// grace period the one it replaced) and posts it, and records the outcome.
+// A 2xx answer within WebhookTimeout and WebhookMaxAnswer is a success. A
+// 410 answer disables the webhook and fails the delivery without retry.
+// Anything else is an error Temporal retries after the wait sched gives
+// (jittered, or the answer's Retry-After on a 429 or 503), handed back as
+// NextRetryDelay since Temporal's own retry policy has no jitter. A
 // delivery already delivered, failed or re-driven since is left alone.
-func (a *Webhook) SendWebhook(ctx context.Context, ref DeliveryRef) error {
+func (a *Webhook) SendWebhook(ctx context.Context, ref DeliveryRef, sched WebhookSchedule) error {
 	d, target, err := a.Store.DeliveryTarget(ctx, ref.DeliveryID)
 	if err != nil {
 		return err
@@ -66,22 +95,40 @@ func (a *Webhook) SendWebhook(ctx context.Context, ref DeliveryRef) error {
 		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" is deleted or disabled", ErrTypeWebhookGone, nil)
 	}
 	now := time.Now()
-	status, sendErr := a.post(ctx, target, d, now)
+	ans, sendErr := a.post(ctx, target, d, now)
 	a.Metrics.attempt(sendErr == nil)
+	gone := ans.status == http.StatusGone
 	disabled, err := a.Store.RecordDeliveryAttempt(ctx, d.ID, ref.Run, store.Attempt{
-		OK: sendErr == nil, Status: status, Error: errText(sendErr), At: now, DisableAfter: a.DisableAfter,
+		OK: sendErr == nil, Status: ans.status, Error: errText(sendErr), At: now, DisableAfter: a.DisableAfter, Gone: gone,
 	})
 	if err != nil {
 		return err
 	}
-	if disabled {
-		a.Metrics.disabled()
-		a.Logger.Warn("webhook disabled: its deliveries failed without a success for longer than KEEPER_WEBHOOK_DISABLE_AFTER; re-drive a delivery to enable it again",
+	switch {
+	case disabled && gone:
+		a.Metrics.disabled("gone")
+		a.Logger.Warn("webhook disabled: its endpoint answered 410 Gone; POST /v1/webhooks/{id}/enable enables it again",
+			"webhook", d.SubscriptionID)
+		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" disabled: "+store.GoneReason, ErrTypeWebhookGone, nil)
+	case disabled:
+		a.Metrics.disabled("failing")
+		a.Logger.Warn("webhook disabled: its deliveries failed without a success for longer than KEEPER_WEBHOOK_DISABLE_AFTER; POST /v1/webhooks/{id}/enable enables it again",
 			"webhook", d.SubscriptionID, "disable_after", a.DisableAfter, "last_error", errText(sendErr))
 		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" disabled", ErrTypeWebhookGone, nil)
-	}
-	if sendErr != nil {
-		return fmt.Errorf("deliver %s to webhook %s: %w", d.ID, d.SubscriptionID, sendErr)
+	case gone:
+		// Disabled already, by another delivery's 410.
+		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" is deleted or disabled", ErrTypeWebhookGone, nil)
+	case sendErr != nil:
+		if sched.Base <= 0 {
+			sched = a.Schedule
+		}
+		s := sched.schedule()
+		wait := s.Within(int(activity.GetInfo(ctx).Attempt))
+		if ans.retryAfter >= 0 {
+			wait = s.After(ans.retryAfter)
+		}
+		return temporal.NewApplicationErrorWithOptions(fmt.Sprintf("deliver %s to webhook %s: %v", d.ID, d.SubscriptionID, sendErr),
+			ErrTypeTransient, temporal.ApplicationErrorOptions{NextRetryDelay: wait})
 	}
 	return nil
 }
@@ -93,19 +140,27 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// post sends the delivery once and returns the answer's status (0: none).
-// Its errors name neither the URL (which may carry a token) nor the
-// answer's body.
-func (a *Webhook) post(ctx context.Context, target store.Target, d store.Delivery, at time.Time) (int, error) {
+// answer is what an attempt got back.
+type answer struct {
+	status int // 0: none
+	// retryAfter is the wait a 429 or 503 answer asked for with
+	// Retry-After; -1 when it asked for none.
+	retryAfter time.Duration
+}
+
+// post sends the delivery once. Its errors name neither the URL (which may
+// carry a token) nor the answer's body.
+func (a *Webhook) post(ctx context.Context, target store.Target, d store.Delivery, at time.Time) (answer, error) {
+	none := answer{retryAfter: -1}
 	timeout := cmp.Or(a.Timeout, WebhookTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.URL, bytes.NewReader(d.Body))
 	if err != nil {
-		return 0, errors.New("the webhook's URL does not parse")
+		return none, errors.New("the webhook's URL does not parse")
 	}
-	if err := webhook.SetHeaders(req.Header, target.Secret, d.ID, at, d.Body); err != nil {
-		return 0, err
+	if err := webhook.SetHeaders(req.Header, target.Secrets, d.ID, at, d.Body); err != nil {
+		return none, err
 	}
 	req.Header.Set("User-Agent", "keeper-webhooks/1")
 	resp, err := a.Client.Do(req)
@@ -115,25 +170,48 @@ func (a *Webhook) post(ctx context.Context, target store.Target, d store.Deliver
 			err = ue.Err
 		}
 		if ctx.Err() != nil {
-			return 0, fmt.Errorf("no answer within %s", timeout)
+			return none, fmt.Errorf("no answer within %s", timeout)
 		}
-		return 0, fmt.Errorf("post failed: %w", err)
+		return none, fmt.Errorf("post failed: %w", err)
 	}
 	defer resp.Body.Close()
+	ans := answer{status: resp.StatusCode, retryAfter: -1}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		ans.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
 	n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, WebhookMaxAnswer+1))
 	switch {
 	case ctx.Err() != nil:
-		return resp.StatusCode, fmt.Errorf("answer not read within %s", timeout)
+		return ans, fmt.Errorf("answer not read within %s", timeout)
 	case err != nil:
-		return resp.StatusCode, fmt.Errorf("reading the answer failed: %w", err)
+		return ans, fmt.Errorf("reading the answer failed: %w", err)
 	case n > WebhookMaxAnswer:
-		return resp.StatusCode, fmt.Errorf("answer larger than %d bytes", WebhookMaxAnswer)
+		return ans, fmt.Errorf("answer larger than %d bytes", WebhookMaxAnswer)
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		return resp.StatusCode, fmt.Errorf("answered %d; redirects are not followed", resp.StatusCode)
+		return ans, fmt.Errorf("answered %d; redirects are not followed", resp.StatusCode)
+	case ans.retryAfter >= 0:
+		return ans, fmt.Errorf("answered %d with Retry-After %s", resp.StatusCode, ans.retryAfter)
 	case resp.StatusCode < 200 || resp.StatusCode >= 300:
-		return resp.StatusCode, fmt.Errorf("answered %d", resp.StatusCode)
+		return ans, fmt.Errorf("answered %d", resp.StatusCode)
 	}
-	return resp.StatusCode, nil
+	return ans, nil
+}
+
+// parseRetryAfter reads a Retry-After value (RFC 9110, 10.2.3): a number of
+// seconds or an HTTP date, a date in the past being no wait. It returns -1
+// for an absent or unreadable value.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return -1
+	}
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return time.Duration(min(secs, 1<<32)) * time.Second // ErrRange: secs is the largest uint64
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return -1
 }
 
 // FailWebhookDelivery marks run of the delivery failed with why: its
@@ -149,7 +227,7 @@ func (a *Webhook) FailWebhookDelivery(ctx context.Context, ref DeliveryRef, why 
 type WebhookMetrics struct {
 	Attempts *prometheus.CounterVec // keeper_webhook_attempts_total{outcome="ok"|"error"}
 	Failed   prometheus.Counter     // keeper_webhook_deliveries_failed_total
-	Disabled prometheus.Counter     // keeper_webhooks_disabled_total
+	Disabled *prometheus.CounterVec // keeper_webhooks_disabled_total{reason="failing"|"gone"}
 }
 
 // NewWebhookMetrics returns unregistered metrics.
@@ -157,10 +235,12 @@ func NewWebhookMetrics() *WebhookMetrics {
 	m := &WebhookMetrics{
 		Attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "keeper_webhook_attempts_total", Help: "Webhook delivery attempts by outcome (ok: a 2xx answer)."}, []string{"outcome"}),
 		Failed:   prometheus.NewCounter(prometheus.CounterOpts{Name: "keeper_webhook_deliveries_failed_total", Help: "Webhook deliveries marked failed (retries used up, or the webhook deleted or disabled)."}),
-		Disabled: prometheus.NewCounter(prometheus.CounterOpts{Name: "keeper_webhooks_disabled_total", Help: "Webhooks disabled after failing for KEEPER_WEBHOOK_DISABLE_AFTER without a success."}),
+		Disabled: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "keeper_webhooks_disabled_total", Help: "Webhooks disabled, by reason: failing (for KEEPER_WEBHOOK_DISABLE_AFTER without a success) or gone (the endpoint answered 410)."}, []string{"reason"}),
 	}
 	m.Attempts.WithLabelValues("ok")
 	m.Attempts.WithLabelValues("error")
+	m.Disabled.WithLabelValues("failing")
+	m.Disabled.WithLabelValues("gone")
 	return m
 }
 
@@ -186,8 +266,8 @@ func (m *WebhookMetrics) failed() {
 	}
 }
 
-func (m *WebhookMetrics) disabled() {
+func (m *WebhookMetrics) disabled(reason string) {
 	if m != nil {
-		m.Disabled.Inc()
+		m.Disabled.WithLabelValues(reason).Inc()
 	}
 }

@@ -11,12 +11,14 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/keeperhq/keeper/activities"
@@ -178,6 +180,37 @@ func TestAReceiverThatFailsItsFirstFiveDeliveriesGetsEachEventOncePerID(t *testi
 // or the package is missing and skips otherwise.
 func verifyWithStandardWebhooks(t *testing.T, secret string, posts []post) {
 	t.Helper()
+	var checks []swCheck
+	for _, p := range posts {
+		checks = append(checks, swCheck{secret, p.Headers, p.Body})
+	}
+	// A tampered body must not verify: the check can fail.
+	tampered := posts[0]
+	checks = append(checks, swCheck{secret, tampered.Headers, tampered.Body + " "})
+	res := standardWebhooks(t, checks)
+	for i, r := range res[:len(res)-1] {
+		assert.True(t, r.OK, "post %d (%s): %s", i, posts[i].Headers[webhook.HeaderID], r.Error)
+	}
+	assert.False(t, res[len(res)-1].OK, "a tampered body verifies")
+}
+
+// swCheck is one verification by the npm package standardwebhooks.
+type swCheck struct {
+	Secret  string            `json:"secret"`
+	Headers map[string]string `json:"headers"`
+	Body    string            `json:"body"`
+}
+
+type swResult struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+}
+
+// standardWebhooks runs checks through the npm package standardwebhooks,
+// run by node, and returns their results in order. It fails under CI=true
+// when node or the package is missing and skips otherwise.
+func standardWebhooks(t *testing.T, checks []swCheck) []swResult {
+	t.Helper()
 	const install = "npm install --prefix .tools/npm --save-exact standardwebhooks@1.1.1 (from the repository root; .ci/run does it)"
 	missing := func(why string) {
 		t.Helper()
@@ -199,18 +232,6 @@ func verifyWithStandardWebhooks(t *testing.T, secret string, posts []post) {
 	if _, err := os.Stat(filepath.Join(modules, "standardwebhooks", "package.json")); err != nil {
 		missing("the npm package standardwebhooks in " + modules)
 	}
-	type check struct {
-		Secret  string            `json:"secret"`
-		Headers map[string]string `json:"headers"`
-		Body    string            `json:"body"`
-	}
-	var checks []check
-	for _, p := range posts {
-		checks = append(checks, check{secret, p.Headers, p.Body})
-	}
-	// A tampered body must not verify: the check can fail.
-	tampered := posts[0]
-	checks = append(checks, check{secret, tampered.Headers, tampered.Body + " "})
 	in, err := json.Marshal(checks)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -221,16 +242,55 @@ func verifyWithStandardWebhooks(t *testing.T, secret string, posts []post) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "standardwebhooks_verify.js: %s", stderr.String())
-	var res []struct {
-		OK    bool   `json:"ok"`
-		Error string `json:"error"`
-	}
+	var res []swResult
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res), "printed %q", stdout.String())
 	require.Len(t, res, len(checks))
-	for i, r := range res[:len(res)-1] {
-		assert.True(t, r.OK, "post %d (%s): %s", i, posts[i].Headers[webhook.HeaderID], r.Error)
+	return res
+}
+
+func TestAfterARotationDeliveriesVerifyWithTheOldAndTheNewSecretUntilTheGraceEnds(t *testing.T) {
+	f := newWebhookFixture(t, 0)
+	ctx := context.Background()
+	first, err := f.st.CreateWebhook(ctx, f.srv.URL, []string{store.EventEvidenceConfirmed})
+	require.NoError(t, err)
+	second, err := f.st.RotateWebhookSecret(ctx, first.ID, time.Hour)
+	require.NoError(t, err)
+	f.confirmEvidence(t, 2)
+	f.deliverAll(t, fastRetries)
+	during := append([]post(nil), f.recv.posts...)
+	require.Len(t, during, 2)
+	for _, p := range during {
+		assert.Len(t, strings.Fields(p.Headers[webhook.HeaderSignature]), 2, "v1,<new> v1,<old>")
 	}
-	assert.False(t, res[len(res)-1].OK, "a tampered body verifies")
+	verifyWithStandardWebhooks(t, second.Secret, during)
+	verifyWithStandardWebhooks(t, first.Secret, during)
+
+	// A rotation whose grace has passed: only the newest secret verifies.
+	third, err := f.st.RotateWebhookSecret(ctx, first.ID, 50*time.Millisecond)
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+	_, _, err = f.st.InsertEvidence(ctx, store.NewEvidence{Digest: [32]byte{7, 7}, Chains: []string{"stub"}, Priority: 5})
+	require.NoError(t, err)
+	b, ok, err := f.st.FormBatch(ctx, "stub", 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, f.st.MarkSubmitted(ctx, b.ID, [32]byte{8}, "0xref2"))
+	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xref2", Block: 2}))
+	f.deliverAll(t, fastRetries)
+	after := f.recv.posts[len(during):]
+	require.Len(t, after, 1)
+	assert.Len(t, strings.Fields(after[0].Headers[webhook.HeaderSignature]), 1, "one signature once the grace is over")
+	verifyWithStandardWebhooks(t, third.Secret, after)
+	res := standardWebhooks(t, []swCheck{
+		{second.Secret, after[0].Headers, after[0].Body},
+		{first.Secret, after[0].Headers, after[0].Body},
+	})
+	assert.False(t, res[0].OK, "the secret rotated out no longer verifies after its grace")
+	assert.False(t, res[1].OK, "nor the one before it")
+
+	for _, secret := range []string{first.Secret, second.Secret, third.Secret} {
+		assert.NotContains(t, f.logs.String(), secret, "no secret is logged")
+	}
 }
 
 func TestRedirectsLargeOrSlowAnswersAndRefusedAddressesAreFailedAttempts(t *testing.T) {
@@ -308,4 +368,112 @@ func TestAWebhookFailingLongerThanDisableAfterIsDisabledAndItsDeliveriesFailUnti
 	assert.Equal(t, store.DeliveryDelivered, d.Status)
 	assert.Equal(t, 1, f.recv.got[ids[0]])
 	assert.Equal(t, ids[0], f.recv.posts[len(f.recv.posts)-1].Headers[webhook.HeaderID], "a re-drive keeps the delivery's id")
+}
+
+func TestA410AnswerDisablesTheWebhookAtOnceAndFailsItsDeliveriesWithoutRetry(t *testing.T) {
+	f := newWebhookFixture(t, 0)
+	f.recv.answer = func(w http.ResponseWriter) { w.WriteHeader(http.StatusGone) }
+	ctx := context.Background()
+	w, err := f.st.CreateWebhook(ctx, f.srv.URL, []string{store.EventEvidenceConfirmed})
+	require.NoError(t, err)
+	f.confirmEvidence(t, 2)
+
+	ids := f.deliverAll(t, fastRetries)
+	require.Len(t, ids, 2)
+	assert.Len(t, f.recv.posts, 1, "one post: the 410 disabled the webhook, so no retry and no second delivery")
+	got, err := f.st.GetWebhook(ctx, w.ID)
+	require.NoError(t, err)
+	assert.True(t, got.Disabled)
+	assert.Equal(t, store.GoneReason, got.DisabledReason)
+	for _, id := range ids {
+		d, err := f.st.GetDelivery(ctx, id)
+		require.NoError(t, err)
+		assert.Equal(t, store.DeliveryFailed, d.Status)
+	}
+	first, err := f.st.GetDelivery(ctx, ids[0])
+	require.NoError(t, err)
+	assert.Equal(t, 1, first.Attempts)
+	assert.Equal(t, http.StatusGone, first.LastStatus)
+	assert.Contains(t, first.LastError, "410 Gone")
+	assert.Contains(t, f.logs.String(), "410 Gone")
+	assert.Equal(t, 1.0, counter(f.acts.Metrics.Disabled.WithLabelValues("gone")))
+
+	// Enabled again by the explicit call, it takes deliveries again.
+	f.recv.answer = nil
+	_, err = f.st.EnableWebhook(ctx, w.ID)
+	require.NoError(t, err)
+	_, err = f.st.RetryDelivery(ctx, w.ID, ids[1])
+	require.NoError(t, err)
+	f.deliverAll(t, fastRetries)
+	d, err := f.st.GetDelivery(ctx, ids[1])
+	require.NoError(t, err)
+	assert.Equal(t, store.DeliveryDelivered, d.Status)
+}
+
+// sendOnce runs one SendWebhook attempt of the fixture's only delivery and
+// returns the wait it asks Temporal for before the next attempt.
+func (f *webhookFixture) sendOnce(t *testing.T, sched activities.WebhookSchedule) (time.Duration, store.Delivery) {
+	t.Helper()
+	ds, err := f.st.UnstartedDeliveries(context.Background(), 1)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestActivityEnvironment()
+	env.RegisterActivity(f.acts)
+	_, err = env.ExecuteActivity(f.acts.SendWebhook, activities.DeliveryRef{DeliveryID: ds[0].ID, Run: ds[0].Run}, sched)
+	require.Error(t, err)
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, err, &app)
+	d, err := f.st.GetDelivery(context.Background(), ds[0].ID)
+	require.NoError(t, err)
+	return app.NextRetryDelay(), d
+}
+
+func TestARetryAfterOnA429Or503SetsTheNextAttemptWithinTheCap(t *testing.T) {
+	sched := activities.WebhookSchedule{Base: 5 * time.Second, Cap: time.Hour}
+	cases := []struct {
+		name   string
+		status int
+		after  string
+		want   time.Duration
+	}{
+		{"503 with seconds", http.StatusServiceUnavailable, "120", 2 * time.Minute},
+		{"429 with an HTTP date", http.StatusTooManyRequests, time.Now().Add(10 * time.Minute).UTC().Format(http.TimeFormat), 10 * time.Minute},
+		{"503 asking for three days gets the cap", http.StatusServiceUnavailable, "259200", time.Hour},
+		{"429 asking for no wait gets the base", http.StatusTooManyRequests, "0", 5 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newWebhookFixture(t, 0)
+			f.recv.answer = func(w http.ResponseWriter) {
+				w.Header().Set("Retry-After", c.after)
+				w.WriteHeader(c.status)
+			}
+			_, err := f.st.CreateWebhook(context.Background(), f.srv.URL, []string{store.EventEvidenceConfirmed})
+			require.NoError(t, err)
+			f.confirmEvidence(t, 1)
+			wait, d := f.sendOnce(t, sched)
+			assert.InDelta(t, c.want.Seconds(), wait.Seconds(), 2, "asked %q, waits %s", c.after, wait)
+			assert.Contains(t, d.LastError, "with Retry-After")
+			assert.Equal(t, store.DeliveryPending, d.Status)
+		})
+	}
+}
+
+func TestWithoutRetryAfterTheWaitIsTheBackoffLessUpToAFifthOfJitter(t *testing.T) {
+	sched := activities.WebhookSchedule{Base: 10 * time.Second, Cap: time.Hour}
+	seen := map[time.Duration]bool{}
+	f := newWebhookFixture(t, 1000)
+	_, err := f.st.CreateWebhook(context.Background(), f.srv.URL, []string{store.EventEvidenceConfirmed})
+	require.NoError(t, err)
+	f.confirmEvidence(t, 1)
+	for range 5 {
+		// A 503 without Retry-After, or a 500, follows the schedule.
+		wait, d := f.sendOnce(t, sched)
+		assert.LessOrEqual(t, wait, 10*time.Second)
+		assert.Greater(t, wait, 8*time.Second)
+		assert.Equal(t, "answered 500", d.LastError)
+		seen[wait] = true
+	}
+	assert.Greater(t, len(seen), 1, "the waits are jittered")
 }

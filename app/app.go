@@ -259,7 +259,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 		AnchorInterval: interval,
 		Store:          n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
 		Checks: checks, MaxBatchBodyBytes: cfg.MaxBatchBodyBytes, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
-		Auth: starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen}, Outbound: cfg.Outbound(),
+		Auth: starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen}, Outbound: cfg.Outbound(), WebhookRotationGrace: cfg.Webhook.RotationGrace,
 		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Wallets: wallets,
 		Codec: n.codecAPI(), Registry: n.registry, Traces: n.traces, VerifyNetworks: verifyNetworks(cfg),
 	}

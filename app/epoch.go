@@ -9,6 +9,7 @@ import (
 	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/ledger"
 	"github.com/keeperhq/keeper/starter"
+	"github.com/keeperhq/keeper/telemetry"
 )
 
 // builtinLedgerURL names the built-in ledger to the in-process client; no
@@ -41,7 +42,10 @@ func (n *Node) epochActivities() *activities.Epoch {
 	hc := &http.Client{Transport: transport}
 	// Sources are URLs callers hand keeper: the outbound policy applies to
 	// them (the ledger is the operator's own, on whatever network it is).
+	// Each fetch is a client span under its activity, so under the request
+	// that started the epoch.
 	sources := cfg.Outbound().Client(transport)
+	sources.Transport = telemetry.Outgoing("epoch source", sources.Transport)
 	lc := &ledger.Client{BaseURL: cfg.Epochs.LedgerURL, HTTP: hc}
 	if b := n.builtinLedger(); b != nil {
 		lc = &ledger.Client{BaseURL: builtinLedgerURL, HTTP: ledger.InProcess(b.Handler())}

@@ -20,6 +20,9 @@ type Webhook struct {
 	DisabledReason string    `json:"disabled_reason,omitempty"`
 	FailingSince   time.Time `json:"failing_since,omitzero"`
 	CreatedAt      time.Time `json:"created_at"`
+	// PreviousSecretExpiresAt is when the secret replaced by the last
+	// rotation stops signing beside the current one (zero: none does).
+	PreviousSecretExpiresAt time.Time `json:"previous_secret_expires_at,omitzero"`
 }
 
 // WebhookRequest subscribes URL to events (evidence.confirmed, …).
@@ -75,9 +78,35 @@ func (cl *Client) DeleteWebhook(ctx context.Context, id string) error {
 }
 
 // RotateWebhookSecret gives the subscription a new secret (POST
-// /v1/webhooks/{id}/rotate-secret), in the answer this once.
+// /v1/webhooks/{id}/rotate-secret), in the answer this once. The old secret
+// keeps signing beside it for the server's default grace period
+// (KEEPER_WEBHOOK_ROTATION_GRACE); RotateWebhookSecretWithGrace names
+// another.
 func (cl *Client) RotateWebhookSecret(ctx context.Context, id string) (*Webhook, error) {
 	wh, _, err := send[Webhook](ctx, cl, call{method: http.MethodPost, path: webhookPath(id) + "/rotate-secret"})
+	return wh, err
+}
+
+// WebhookRotation is rotate-secret's body: Grace is how long the replaced
+// secret keeps signing beside the new one, a duration such as "1h" ("0s":
+// it stops at once; at most "168h").
+type WebhookRotation struct {
+	Grace string `json:"grace"`
+}
+
+// RotateWebhookSecretWithGrace is RotateWebhookSecret with the old secret
+// signing beside the new one for grace (0: not at all), so receivers
+// verify with either while they are redeployed.
+func (cl *Client) RotateWebhookSecretWithGrace(ctx context.Context, id string, grace time.Duration) (*Webhook, error) {
+	wh, _, err := send[Webhook](ctx, cl, call{method: http.MethodPost, path: webhookPath(id) + "/rotate-secret", body: WebhookRotation{Grace: grace.String()}})
+	return wh, err
+}
+
+// EnableWebhook enables a subscription disabled by failures or by its
+// endpoint's 410 answer (POST /v1/webhooks/{id}/enable); its failed
+// deliveries stay failed until re-driven with RetryDelivery.
+func (cl *Client) EnableWebhook(ctx context.Context, id string) (*Webhook, error) {
+	wh, _, err := send[Webhook](ctx, cl, call{method: http.MethodPost, path: webhookPath(id) + "/enable"})
 	return wh, err
 }
 

@@ -365,11 +365,12 @@ func (c *Config) Knobs() []Knob {
 		{"batch-min-gap-ms", "KEEPER_BATCH_MIN_GAP_MS", "500", "under load (a chain's last batch held more than one evidence), least time between two of its batches, about a block: anchors closer than that land in one block anyway; a lone evidence still goes out at once", msKnob{&c.BatchMinGap}},
 		{"max-queued-batches", "KEEPER_MAX_QUEUED_BATCHES", "32", "back-pressure: per chain, batches Temporal has work for (not counting those that only await finality) at which the dispatcher forms no more; further evidence waits in the store, so under overload the Temporal server works at its ceiling instead of queuing tasks it cannot serve (0 = no limit)", &c.MaxQueued},
 		{"webhook-allow-private", "KEEPER_WEBHOOK_ALLOW_PRIVATE", "false", "let URLs a caller hands keeper (an epoch's source; webhook endpoints) be http:// and reach loopback, private and link-local addresses; otherwise only https:// to public addresses, checked again at connect time after DNS, with no redirects followed. `keeper dev` sets it unless given", &c.AllowPrivateURLs},
-		{"webhook-retry-for", "KEEPER_WEBHOOK_RETRY_FOR", "24h", "how long a webhook delivery is retried before it is marked failed (re-drivable with POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry)", &c.Webhook.RetryFor},
-		{"webhook-retry-base", "KEEPER_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's second attempt; each later wait doubles, up to KEEPER_WEBHOOK_RETRY_CAP", &c.Webhook.RetryBase},
-		{"webhook-retry-cap", "KEEPER_WEBHOOK_RETRY_CAP", "1h", "longest wait between two attempts of a webhook delivery", &c.Webhook.RetryCap},
+		{"webhook-retry-window", "KEEPER_WEBHOOK_RETRY_WINDOW", "72h", "how long a webhook delivery is retried before it is marked failed (re-drivable with POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry); KEEPER_WEBHOOK_RETRY_FOR, its former name, still works (deprecated)", &c.Webhook.RetryWindow},
+		{"webhook-retry-base", "KEEPER_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's second attempt; each later wait doubles, up to KEEPER_WEBHOOK_RETRY_CAP, less up to 20 % jitter; also the shortest wait a receiver's Retry-After can ask for", &c.Webhook.RetryBase},
+		{"webhook-retry-cap", "KEEPER_WEBHOOK_RETRY_CAP", "1h", "longest wait between two attempts of a webhook delivery, a receiver's Retry-After included", &c.Webhook.RetryCap},
 		{"webhook-timeout", "KEEPER_WEBHOOK_TIMEOUT", "10s", "a webhook endpoint that has not answered within this long has failed the attempt", &c.Webhook.Timeout},
-		{"webhook-disable-after", "KEEPER_WEBHOOK_DISABLE_AFTER", "72h", "a webhook whose deliveries have failed for this long without a success is disabled (logged, counted in keeper_webhooks_disabled_total); re-driving one of its deliveries enables it again (0 = never)", &c.Webhook.DisableAfter},
+		{"webhook-disable-after", "KEEPER_WEBHOOK_DISABLE_AFTER", "72h", "a webhook whose deliveries have failed for this long without a success is disabled (logged, counted in keeper_webhooks_disabled_total); POST /v1/webhooks/{id}/enable, or re-driving one of its deliveries, enables it again (0 = never)", &c.Webhook.DisableAfter},
+		{"webhook-rotation-grace", "KEEPER_WEBHOOK_ROTATION_GRACE", "24h", "after POST /v1/webhooks/{id}/rotate-secret, how long the replaced secret keeps signing deliveries beside the new one (a request's `grace` overrides it); at most 168h, 0 = replace at once", &c.Webhook.RotationGrace},
 		{"evidence-retention", "KEEPER_EVIDENCE_RETENTION", "0", "retention: confirmed evidence taken in longer ago than this (e.g. 2160h for 90 days) moves into the receipts archive and its rows are deleted; reading it then answers 410 naming the archive file, and `keeper receipt --archive DIR` reads it from there. Its idempotency key goes with it, so a key is de-duplicated for at least this long. 0 = keep everything", &c.EvidenceRetention},
 		{"receipts-archive-dir", "KEEPER_RECEIPTS_ARCHIVE_DIR", "", "retention: directory of the receipts archive (gzip files of one JSON receipt per line, written whole, never changed; back it up); with several API nodes, a directory they share. Empty: <data-dir>/receipts-archive", &c.ArchiveDir},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
@@ -469,9 +470,15 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c := Default()
 	for _, k := range c.Knobs() {
-		if v := getenv(k.Env); v != "" {
+		env, v := k.Env, getenv(k.Env)
+		for old, current := range deprecatedEnv {
+			if current == k.Env && v == "" {
+				env, v = old, getenv(old)
+			}
+		}
+		if v != "" {
 			if err := set(k.ptr, v); err != nil {
-				return c, fmt.Errorf("%s=%q: %v", k.Env, v, err)
+				return c, fmt.Errorf("%s=%q: %v", env, v, err)
 			}
 		}
 	}
@@ -487,6 +494,12 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 			// --help shows a flag's value when bound as its default: here
 			// the environment's, which may hold a password or token.
 			fs.Lookup(k.Flag).DefValue = k.Default
+		}
+		for old, current := range deprecatedFlags {
+			if current == k.Flag {
+				fs.Var(&flagValue{k.ptr}, old, "former name of --"+current)
+				_ = fs.MarkDeprecated(old, "use --"+current)
+			}
 		}
 	}
 }
@@ -521,8 +534,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_EVM_NETWORK: must be etherlink-mainnet, etherlink-testnet or custom, got %q", c.EVM.Network)
 	case c.EVM.BlockTime < 0 || c.EVM.FinalityStall <= 0:
 		return fmt.Errorf("KEEPER_EVM_BLOCK_MS must not be negative and KEEPER_EVM_FINALITY_STALL_MS must be positive")
-	case c.Webhook.RetryFor <= 0 || c.Webhook.RetryBase <= 0 || c.Webhook.Timeout <= 0 || c.Webhook.RetryCap < c.Webhook.RetryBase:
-		return fmt.Errorf("KEEPER_WEBHOOK_RETRY_FOR, KEEPER_WEBHOOK_RETRY_BASE and KEEPER_WEBHOOK_TIMEOUT must be positive and KEEPER_WEBHOOK_RETRY_CAP at least the base")
+	case c.Webhook.RetryWindow <= 0 || c.Webhook.RetryBase <= 0 || c.Webhook.Timeout <= 0 || c.Webhook.RetryCap < c.Webhook.RetryBase:
+		return fmt.Errorf("KEEPER_WEBHOOK_RETRY_WINDOW, KEEPER_WEBHOOK_RETRY_BASE and KEEPER_WEBHOOK_TIMEOUT must be positive and KEEPER_WEBHOOK_RETRY_CAP at least the base")
+	case c.Webhook.RotationGrace < 0 || c.Webhook.RotationGrace > MaxRotationGrace:
+		return fmt.Errorf("KEEPER_WEBHOOK_ROTATION_GRACE: must be from 0 to %s, got %s", MaxRotationGrace, c.Webhook.RotationGrace)
 	case c.Webhook.DisableAfter < 0:
 		return fmt.Errorf("KEEPER_WEBHOOK_DISABLE_AFTER: must be 0 (never) or more, got %s", c.Webhook.DisableAfter)
 	case c.MaxQueued < 0:
@@ -732,9 +747,22 @@ func MarkdownTable() string {
 
 // WebhookConfig is the webhook delivery schedule (README, "Webhooks").
 type WebhookConfig struct {
-	RetryFor     time.Duration // attempts stop, and the delivery is failed, after this long
-	RetryBase    time.Duration // first wait between attempts; doubles each time
-	RetryCap     time.Duration // longest wait between attempts
-	Timeout      time.Duration // one attempt's limit
-	DisableAfter time.Duration // failing this long without a success disables the webhook (0: never)
+	RetryWindow   time.Duration // attempts stop, and the delivery is failed, after this long
+	RetryBase     time.Duration // first wait between attempts; doubles each time
+	RetryCap      time.Duration // longest wait between attempts
+	Timeout       time.Duration // one attempt's limit
+	DisableAfter  time.Duration // failing this long without a success disables the webhook (0: never)
+	RotationGrace time.Duration // how long a rotated-out secret keeps signing (0: not at all)
 }
+
+// MaxRotationGrace is the longest a rotated-out webhook secret may keep
+// signing: an old secret is meant to bridge a redeploy, not to live on.
+const MaxRotationGrace = 7 * 24 * time.Hour
+
+// deprecatedEnv maps former names of knobs' environment variables to the
+// current ones: a former name still sets the knob when the current name is
+// not set.
+var deprecatedEnv = map[string]string{"KEEPER_WEBHOOK_RETRY_FOR": "KEEPER_WEBHOOK_RETRY_WINDOW"}
+
+// deprecatedFlags maps former flag names to the current ones.
+var deprecatedFlags = map[string]string{"webhook-retry-for": "webhook-retry-window"}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -215,4 +216,40 @@ func TestSeveralRPCProvidersPerChainAndWhomToTrust(t *testing.T) {
 		require.ErrorContains(t, err, env, "%v", bad)
 		assert.NotContains(t, err.Error(), "KEY-B", "a provider's key stays out of the error")
 	}
+}
+
+func TestTheWebhookRetryWindowIsThreeDaysAndItsFormerVariableStillSetsIt(t *testing.T) {
+	assert.Equal(t, 72*time.Hour, Default().Webhook.RetryWindow)
+	load := func(env map[string]string) Config {
+		t.Helper()
+		c, err := Load(func(k string) string { return env[k] })
+		require.NoError(t, err)
+		return c
+	}
+	assert.Equal(t, 96*time.Hour, load(map[string]string{"KEEPER_WEBHOOK_RETRY_WINDOW": "96h"}).Webhook.RetryWindow)
+	assert.Equal(t, 12*time.Hour, load(map[string]string{"KEEPER_WEBHOOK_RETRY_FOR": "12h"}).Webhook.RetryWindow, "the deprecated name")
+	assert.Equal(t, 96*time.Hour, load(map[string]string{"KEEPER_WEBHOOK_RETRY_WINDOW": "96h", "KEEPER_WEBHOOK_RETRY_FOR": "12h"}).Webhook.RetryWindow,
+		"the current name wins")
+	_, err := Load(func(k string) string { return map[string]string{"KEEPER_WEBHOOK_RETRY_FOR": "soon"}[k] })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "KEEPER_WEBHOOK_RETRY_FOR", "the error names the variable that was set")
+
+	c := Default()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.BindFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--webhook-retry-for=5h"}))
+	assert.Equal(t, 5*time.Hour, c.Webhook.RetryWindow, "the former flag too")
+}
+
+func TestTheWebhookRotationGraceIsADayAndAtMostAWeek(t *testing.T) {
+	assert.Equal(t, 24*time.Hour, Default().Webhook.RotationGrace)
+	for _, bad := range []string{"169h", "-1s"} {
+		_, err := Load(func(k string) string { return map[string]string{"KEEPER_WEBHOOK_ROTATION_GRACE": bad}[k] })
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "KEEPER_WEBHOOK_ROTATION_GRACE")
+	}
+	c, err := Load(func(k string) string { return map[string]string{"KEEPER_WEBHOOK_ROTATION_GRACE": "0"}[k] })
+	require.NoError(t, err)
+	assert.Zero(t, c.Webhook.RotationGrace)
 }

@@ -34,6 +34,14 @@ var Anchor = Schedule{Base: 5 * time.Second, Cap: 300 * time.Second, MaxDoubling
 // KEEPER_BACKFILL_RETRY_JITTER_PCT override Base, Cap and JitterPct.
 var Backfill = Schedule{Base: 2 * time.Minute, Cap: time.Hour, MaxDoublings: 30, JitterPct: 25}
 
+// Webhook is the schedule of webhook delivery attempts (docs/retries.md,
+// webhook): 5 s, 10 s, 20 s, … capped at 1 h, each wait shortened by a
+// uniform share of up to 20 % (WebhookWait), so that deliveries failed
+// together by one outage do not come back together; the exponent stops
+// growing after 30 doublings. KEEPER_WEBHOOK_RETRY_BASE and
+// KEEPER_WEBHOOK_RETRY_CAP override Base and Cap.
+var Webhook = Schedule{Base: 5 * time.Second, Cap: time.Hour, MaxDoublings: 30, JitterPct: 20}
+
 // BackfillMaxRetries is how many times a failed backfill item is retried
 // before it is ABANDONED (KEEPER_BACKFILL_MAX_RETRIES overrides it).
 const BackfillMaxRetries = 5
@@ -59,4 +67,22 @@ func (s Schedule) Next(n int) time.Duration {
 		d += rand.N(s.Jitter)
 	}
 	return d
+}
+
+// Within is Delay(n) less a uniform share of up to JitterPct % of it:
+// jittered like Next, but never longer than Delay(n), so Cap stays the
+// longest wait.
+func (s Schedule) Within(n int) time.Duration {
+	d := s.Delay(n)
+	if j := time.Duration(int64(d) * int64(s.JitterPct) / 100); j > 0 {
+		d -= rand.N(j)
+	}
+	return d
+}
+
+// After is the wait a server asked for with Retry-After, kept between Base
+// (a receiver cannot have keeper post every second for days) and Cap (nor
+// push the next attempt past the schedule's longest wait).
+func (s Schedule) After(asked time.Duration) time.Duration {
+	return min(max(asked, s.Base), s.Cap)
 }

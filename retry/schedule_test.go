@@ -64,3 +64,24 @@ func TestHugeBasesAndRetryNumbersNeverOverflow(t *testing.T) {
 	assert.Equal(t, time.Duration(1<<62), s.Delay(30))
 	assert.Equal(t, time.Duration(1<<40+1)<<21, s.Delay(22))
 }
+
+func TestWebhookWaitsAreJitteredBelowTheirDelaySoTheCapStaysTheLongestWait(t *testing.T) {
+	for n := 1; n <= 12; n++ {
+		seen := map[time.Duration]bool{}
+		for range 200 {
+			d, full := Webhook.Within(n), Webhook.Delay(n)
+			assert.LessOrEqual(t, d, full, "retry %d", n)
+			assert.Greater(t, d, full-full/5, "retry %d", n)
+			seen[d] = true
+		}
+		assert.Greater(t, len(seen), 100, "retry %d: the waits are spread, not one value", n)
+	}
+	assert.Equal(t, time.Hour, Webhook.Delay(1000))
+}
+
+func TestARetryAfterIsKeptBetweenTheBaseAndTheCap(t *testing.T) {
+	assert.Equal(t, 2*time.Minute, Webhook.After(2*time.Minute))
+	assert.Equal(t, time.Hour, Webhook.After(48*time.Hour), "a receiver cannot push an attempt past the cap")
+	assert.Equal(t, 5*time.Second, Webhook.After(0), "nor ask for an attempt every second")
+	assert.Equal(t, 5*time.Second, Webhook.After(-time.Minute), "a date in the past is the base")
+}

@@ -51,6 +51,10 @@ type API struct {
 	// Outbound decides which URLs callers may hand keeper (an epoch's
 	// source); the zero value allows only https to public addresses.
 	Outbound outbound.Policy
+	// WebhookRotationGrace is how long a webhook secret replaced by
+	// rotate-secret keeps signing when the request names no grace
+	// (KEEPER_WEBHOOK_ROTATION_GRACE; 0: it stops at once).
+	WebhookRotationGrace time.Duration
 	// AnchorInterval is each chain's anchor interval (nil: none), for when
 	// a pending evidence's batch is due.
 	AnchorInterval func(chain string) time.Duration

@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,13 +14,14 @@ import (
 
 // Webhooks (README, "Webhooks"): subscriptions, their deliveries and the
 // re-drive of a failed one. The secret is in an answer only on creation and
-// rotation.
+// rotation (the new one; never the one it replaced).
 
 func (a *API) webhookRoutes() []route {
 	return []route{
 		{"/v1/webhooks", map[string]http.HandlerFunc{"POST": a.createWebhook, "GET": a.listWebhooks}},
 		{"/v1/webhooks/{id}", map[string]http.HandlerFunc{"GET": a.getWebhook, "DELETE": a.deleteWebhook}},
 		{"/v1/webhooks/{id}/rotate-secret", map[string]http.HandlerFunc{"POST": a.rotateWebhookSecret}},
+		{"/v1/webhooks/{id}/enable", map[string]http.HandlerFunc{"POST": a.enableWebhook}},
 		{"/v1/webhooks/{id}/deliveries", map[string]http.HandlerFunc{"GET": a.listWebhookDeliveries}},
 		{"/v1/webhooks/{id}/deliveries/{delivery_id}/retry", map[string]http.HandlerFunc{"POST": a.retryWebhookDelivery}},
 	}
@@ -36,6 +38,9 @@ type webhookView struct {
 	DisabledReason string   `json:"disabled_reason,omitempty"`
 	FailingSince   string   `json:"failing_since,omitempty"`
 	CreatedAt      string   `json:"created_at"`
+	// PreviousSecretExpiresAt is when the secret replaced by the last
+	// rotation stops signing beside the current one.
+	PreviousSecretExpiresAt string `json:"previous_secret_expires_at,omitempty"`
 }
 
 func rfc3339(t time.Time) string {
@@ -50,6 +55,7 @@ func webhookOf(w store.Webhook) webhookView {
 		ID: w.ID, URL: w.URL, Events: w.Events, Secret: w.Secret, Enabled: !w.Disabled,
 		DisabledAt: rfc3339(w.DisabledAt), DisabledReason: w.DisabledReason,
 		FailingSince: rfc3339(w.FailingSince), CreatedAt: rfc3339(w.CreatedAt),
+		PreviousSecretExpiresAt: rfc3339(w.PreviousSecretUntil),
 	}
 }
 
@@ -177,14 +183,67 @@ func (a *API) getWebhook(w http.ResponseWriter, r *http.Request) {
 	a.webhookAnswer(w, id, "get webhook", wh, err, http.StatusOK)
 }
 
+// maxRotationGrace is the longest grace a rotation may ask for
+// (config.MaxRotationGrace).
+const maxRotationGrace = 7 * 24 * time.Hour
+
+// rotation is rotate-secret's optional body.
+type rotation struct {
+	// Grace is how long the replaced secret keeps signing beside the new
+	// one, a duration such as "1h" ("0s": it stops at once); absent: the
+	// server's KEEPER_WEBHOOK_ROTATION_GRACE.
+	Grace *string `json:"grace"`
+}
+
+// rotationGrace reads rotate-secret's body; an empty body asks for the
+// default grace.
+func (a *API) rotationGrace(body []byte) (time.Duration, *apiError) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return a.WebhookRotationGrace, nil
+	}
+	var rot rotation
+	if aerr := decodeStrict(body, &rot); aerr != nil {
+		return 0, aerr
+	}
+	if rot.Grace == nil {
+		return a.WebhookRotationGrace, nil
+	}
+	d, err := time.ParseDuration(*rot.Grace)
+	if err != nil || d < 0 || d > maxRotationGrace {
+		return 0, badRequest("invalid_grace", "grace", "grace must be a duration such as \"1h\" or \"30m\", from \"0s\" (the old secret stops signing at once) to 168h")
+	}
+	return d, nil
+}
+
 func (a *API) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 	id, aerr := webhookID(r)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
 	}
-	wh, err := a.Store.RotateWebhookSecret(r.Context(), id)
+	body, aerr := a.readBody(w, r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	grace, aerr := a.rotationGrace(body)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	wh, err := a.Store.RotateWebhookSecret(r.Context(), id, grace)
 	a.webhookAnswer(w, id, "rotate webhook secret", wh, err, http.StatusOK)
+}
+
+// enableWebhook enables a webhook disabled by failures or by a 410 answer.
+func (a *API) enableWebhook(w http.ResponseWriter, r *http.Request) {
+	id, aerr := webhookID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	wh, err := a.Store.EnableWebhook(r.Context(), id)
+	a.webhookAnswer(w, id, "enable webhook", wh, err, http.StatusOK)
 }
 
 func (a *API) deleteWebhook(w http.ResponseWriter, r *http.Request) {

@@ -3,9 +3,11 @@ package starter_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,11 +16,14 @@ import (
 )
 
 type webhookJSON struct {
-	ID      string   `json:"id"`
-	URL     string   `json:"url"`
-	Events  []string `json:"events"`
-	Secret  string   `json:"secret"`
-	Enabled bool     `json:"enabled"`
+	ID                      string    `json:"id"`
+	URL                     string    `json:"url"`
+	Events                  []string  `json:"events"`
+	Secret                  string    `json:"secret"`
+	Enabled                 bool      `json:"enabled"`
+	DisabledAt              time.Time `json:"disabled_at"`
+	DisabledReason          string    `json:"disabled_reason"`
+	PreviousSecretExpiresAt time.Time `json:"previous_secret_expires_at"`
 }
 
 type deliveryJSON struct {
@@ -129,4 +134,91 @@ func TestAFailedDeliveryIsListedAndReDrivenOnce(t *testing.T) {
 	assert.Equal(t, store.DeliveryPending, decode[deliveryJSON](t, rec).Status)
 	requireRefused(t, f.do(t, "POST", base+"/msg_000000000000000000000000/retry", ""), 404, "not_found", "delivery_id")
 	requireRefused(t, f.do(t, "GET", base+"?limit=0", ""), 400, "invalid_limit", "limit")
+}
+
+func TestRotatingWithAGraceShowsOnlyTheNewSecretAndWhenTheOldOneStopsSigning(t *testing.T) {
+	f := newFixture(t, 100)
+	f.api.WebhookRotationGrace = 24 * time.Hour
+	created := decode[webhookJSON](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
+	path := "/v1/webhooks/" + created.ID
+
+	before := time.Now()
+	rec := f.do(t, "POST", path+"/rotate-secret", `{"grace":"1h"}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rotated := decode[webhookJSON](t, rec)
+	assert.NotEqual(t, created.Secret, rotated.Secret)
+	assert.NotContains(t, rec.Body.String(), created.Secret, "the old secret is never shown")
+	assert.WithinDuration(t, before.Add(time.Hour), rotated.PreviousSecretExpiresAt, 5*time.Second)
+	got := f.do(t, "GET", path, "")
+	assert.NotContains(t, got.Body.String(), "whsec_")
+	assert.Equal(t, rotated.PreviousSecretExpiresAt, decode[webhookJSON](t, got).PreviousSecretExpiresAt)
+
+	// Without a body the server's default grace applies.
+	rotated = decode[webhookJSON](t, f.do(t, "POST", path+"/rotate-secret", ""))
+	assert.WithinDuration(t, time.Now().Add(24*time.Hour), rotated.PreviousSecretExpiresAt, 5*time.Second)
+	// "0s" replaces the secret outright.
+	rotated = decode[webhookJSON](t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"0s"}`))
+	assert.True(t, rotated.PreviousSecretExpiresAt.IsZero())
+
+	_, target, err := deliveryTarget(t, f, created.ID)
+	require.NoError(t, err)
+	for _, bad := range []string{`{"grace":"soon"}`, `{"grace":"169h"}`, `{"grace":"-1h"}`, `{"grace":3600}`, `{"graceful":"1h"}`} {
+		rec := f.do(t, "POST", path+"/rotate-secret", bad)
+		require.Equal(t, http.StatusBadRequest, rec.Code, bad)
+		var refusal struct{ Field string }
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &refusal))
+		assert.True(t, strings.HasPrefix(refusal.Field, "grace"), "%s: field %q", bad, refusal.Field)
+	}
+	_, after, err := deliveryTarget(t, f, created.ID)
+	require.NoError(t, err)
+	assert.Equal(t, target.Secrets, after.Secrets, "a refused rotation changes nothing")
+	requireRefused(t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"soon"}`), 400, "invalid_grace", "grace")
+	requireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_000000000000000000000000/rotate-secret", `{"grace":"1h"}`), 404, "not_found", "id")
+}
+
+// deliveryTarget records a delivery to the webhook and returns its target.
+func deliveryTarget(t *testing.T, f *fixture, id string) (store.Delivery, store.Target, error) {
+	t.Helper()
+	ds, err := f.st.ListDeliveries(context.Background(), id, 1)
+	require.NoError(t, err)
+	if len(ds) == 0 {
+		f.submit(t, "target "+id, 5)
+		b, ok, err := f.st.FormBatch(context.Background(), "stub", 10)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NoError(t, f.st.DeadLetterBatch(context.Background(), b.ID, "gave up"))
+		ds, err = f.st.ListDeliveries(context.Background(), id, 1)
+		require.NoError(t, err)
+		require.Len(t, ds, 1)
+	}
+	return f.st.DeliveryTarget(context.Background(), ds[0].ID)
+}
+
+func TestAWebhookDisabledByA410ShowsWhyAndIsEnabledByTheEnableCall(t *testing.T) {
+	f := newFixture(t, 100)
+	ctx := context.Background()
+	created := decode[webhookJSON](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
+	d, _, err := deliveryTarget(t, f, created.ID)
+	require.NoError(t, err)
+	disabled, err := f.st.RecordDeliveryAttempt(ctx, d.ID, d.Run, store.Attempt{Status: http.StatusGone, Error: "answered 410", At: time.Now(), Gone: true})
+	require.NoError(t, err)
+	require.True(t, disabled)
+
+	path := "/v1/webhooks/" + created.ID
+	got := decode[webhookJSON](t, f.do(t, "GET", path, ""))
+	assert.False(t, got.Enabled)
+	assert.Equal(t, "the endpoint answered 410 Gone", got.DisabledReason)
+	assert.False(t, got.DisabledAt.IsZero())
+
+	rec := f.do(t, "POST", path+"/enable", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	enabled := decode[webhookJSON](t, rec)
+	assert.True(t, enabled.Enabled)
+	assert.Empty(t, enabled.DisabledReason)
+	assert.True(t, enabled.DisabledAt.IsZero())
+	assert.Empty(t, enabled.Secret, "enabling shows no secret")
+	assert.True(t, decode[webhookJSON](t, f.do(t, "GET", path, "")).Enabled)
+	require.Equal(t, http.StatusOK, f.do(t, "POST", path+"/enable", "").Code, "enabling an enabled webhook is fine")
+	requireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_000000000000000000000000/enable", ""), 404, "not_found", "id")
+	requireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_nothex/enable", ""), 400, "invalid_id", "id")
 }

@@ -87,3 +87,10 @@ func WaitingAdvisoryLocks(ctx context.Context, s *Store) (int, error) {
 	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n)
 	return n, err
 }
+
+// PreviousSecret reads the rotated-out secret a webhook still keeps.
+func PreviousSecret(ctx context.Context, s *Store, id string) (string, error) {
+	var prev string
+	err := s.r.QueryRowContext(ctx, `SELECT previous_secret FROM webhook_subscriptions WHERE id = ?`, id).Scan(&prev)
+	return prev, err
+}

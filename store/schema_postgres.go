@@ -279,4 +279,9 @@ CREATE TABLE anchor_cursors (
 	PRIMARY KEY (chain, priority)
 );
 `,
+	// 10: webhook secret rotation with overlap (see migrations[9]).
+	`
+ALTER TABLE webhook_subscriptions ADD COLUMN previous_secret TEXT NOT NULL DEFAULT '';
+ALTER TABLE webhook_subscriptions ADD COLUMN previous_secret_until BIGINT NOT NULL DEFAULT 0;
+`,
 }

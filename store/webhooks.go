@@ -52,6 +52,10 @@ type Webhook struct {
 	FailingSince   time.Time // zero while the last delivery succeeded
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+
+	// PreviousSecretUntil is when the secret replaced by the last rotation
+	// stops signing beside the current one; zero when none does.
+	PreviousSecretUntil time.Time
 }
 
 // Delivery is one event sent to one subscription. Its ID is the
@@ -87,15 +91,15 @@ func splitEvents(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' })
 }
 
-const webhookCols = `id, url, events, disabled_at, disabled_reason, failing_since, created_at, updated_at`
+const webhookCols = `id, url, events, disabled_at, disabled_reason, failing_since, created_at, updated_at, previous_secret_until`
 
 func scanWebhook(row interface{ Scan(...any) error }) (Webhook, error) {
 	var (
-		w                                     Webhook
-		events                                string
-		disabled, failing, created, updatedAt int64
+		w                                            Webhook
+		events                                       string
+		disabled, failing, created, updatedAt, until int64
 	)
-	err := row.Scan(&w.ID, &w.URL, &events, &disabled, &w.DisabledReason, &failing, &created, &updatedAt)
+	err := row.Scan(&w.ID, &w.URL, &events, &disabled, &w.DisabledReason, &failing, &created, &updatedAt, &until)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Webhook{}, ErrNotFound
 	}
@@ -107,6 +111,9 @@ func scanWebhook(row interface{ Scan(...any) error }) (Webhook, error) {
 	w.DisabledAt = fromMS(disabled)
 	w.FailingSince = fromMS(failing)
 	w.CreatedAt, w.UpdatedAt = fromMS(created), fromMS(updatedAt)
+	if until > ms(time.Now()) {
+		w.PreviousSecretUntil = fromMS(until)
+	}
 	return w, nil
 }
 
@@ -166,10 +173,21 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 }
 
 // RotateWebhookSecret replaces a subscription's secret with a new one,
-// returned once here; deliveries signed from now on use it.
-func (s *Store) RotateWebhookSecret(ctx context.Context, id string) (Webhook, error) {
+// returned once here; deliveries signed from now on use it. For grace
+// after now, the secret it replaces keeps signing beside it (receivers
+// that still hold the old one go on verifying while they are redeployed);
+// a secret replaced by an earlier rotation stops signing at once. grace 0
+// replaces the secret outright. The old secret is never returned.
+func (s *Store) RotateWebhookSecret(ctx context.Context, id string, grace time.Duration) (Webhook, error) {
 	secret, now := newSecret(), ms(time.Now())
-	res, err := s.w.ExecContext(ctx, `UPDATE webhook_subscriptions SET secret = ?, updated_at = ? WHERE id = ? AND deleted_at = 0`, secret, now, id)
+	// previous_secret is assigned the row's secret before this update
+	// (SQL's SET reads the old row), on SQLite and PostgreSQL alike.
+	prev, until := `secret`, now+grace.Milliseconds()
+	if grace <= 0 {
+		prev, until = `''`, 0
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE webhook_subscriptions SET previous_secret = `+prev+`, previous_secret_until = ?, secret = ?, updated_at = ?
+		WHERE id = ? AND deleted_at = 0`, until, secret, now, id)
 	if err != nil {
 		return Webhook{}, fmt.Errorf("store: rotate secret of webhook %s: %w", id, err)
 	}
@@ -358,12 +376,28 @@ func (s *Store) MarkDeliveryStarted(ctx context.Context, id string, run int) err
 	return s.exec(ctx, `UPDATE webhook_deliveries SET started_at = ? WHERE id = ? AND run = ?`, ms(time.Now()), id, run)
 }
 
-// Target is what sending a delivery needs: its subscription's URL and
-// current secret, and whether the subscription still takes deliveries.
+// EnableWebhook enables a subscription disabled by failures or by a 410
+// answer, and clears its failing streak: events are recorded for it again.
+// Its failed deliveries stay failed until re-driven one by one. Enabling an
+// enabled subscription changes nothing.
+func (s *Store) EnableWebhook(ctx context.Context, id string) (Webhook, error) {
+	_, err := s.w.ExecContext(ctx, `UPDATE webhook_subscriptions SET disabled_at = 0, disabled_reason = '', failing_since = 0, updated_at = ?
+		WHERE id = ? AND deleted_at = 0 AND disabled_at <> 0`, ms(time.Now()), id)
+	if err != nil {
+		return Webhook{}, fmt.Errorf("store: enable webhook %s: %w", id, err)
+	}
+	return s.GetWebhook(ctx, id)
+}
+
+// Target is what sending a delivery needs: its subscription's URL, the
+// secrets to sign with, and whether the subscription still takes
+// deliveries.
 type Target struct {
-	URL    string
-	Secret string
-	Live   bool // false: deleted or disabled
+	URL string
+	// Secrets sign every post: the current secret first, then, during a
+	// rotation's grace period, the one it replaced.
+	Secrets []string
+	Live    bool // false: deleted or disabled
 }
 
 // DeliveryTarget returns the delivery and where and how to send it.
@@ -372,12 +406,26 @@ func (s *Store) DeliveryTarget(ctx context.Context, id string) (Delivery, Target
 	if err != nil {
 		return Delivery{}, Target{}, err
 	}
-	var t Target
-	var disabled, deleted int64
-	err = s.w.QueryRowContext(ctx, `SELECT url, secret, disabled_at, deleted_at FROM webhook_subscriptions WHERE id = ?`, d.SubscriptionID).
-		Scan(&t.URL, &t.Secret, &disabled, &deleted)
+	var (
+		t                        Target
+		secret, prev             string
+		disabled, deleted, until int64
+	)
+	err = s.w.QueryRowContext(ctx, `SELECT url, secret, previous_secret, previous_secret_until, disabled_at, deleted_at FROM webhook_subscriptions WHERE id = ?`, d.SubscriptionID).
+		Scan(&t.URL, &secret, &prev, &until, &disabled, &deleted)
 	if err != nil {
 		return Delivery{}, Target{}, fmt.Errorf("store: webhook of delivery %s: %w", id, err)
+	}
+	t.Secrets = []string{secret}
+	switch now := ms(time.Now()); {
+	case prev != "" && until > now:
+		t.Secrets = append(t.Secrets, prev)
+	case prev != "":
+		// The grace period is over: the old secret is not kept any longer.
+		if err := s.exec(ctx, `UPDATE webhook_subscriptions SET previous_secret = '', previous_secret_until = 0
+			WHERE id = ? AND previous_secret_until <= ?`, d.SubscriptionID, now); err != nil {
+			return Delivery{}, Target{}, err
+		}
 	}
 	t.Live = disabled == 0 && deleted == 0
 	return d, t, nil
@@ -392,7 +440,14 @@ type Attempt struct {
 	// DisableAfter disables the subscription when its deliveries have
 	// failed without a success for this long (0: never).
 	DisableAfter time.Duration
+	// Gone disables the subscription at once: its endpoint answered 410
+	// Gone, the receiver's way of saying it wants no more posts.
+	Gone bool
 }
+
+// GoneReason is a subscription's disabled_reason after its endpoint
+// answered 410 Gone.
+const GoneReason = "the endpoint answered 410 Gone"
 
 // RecordDeliveryAttempt records one attempt of run of the delivery. A
 // success clears the subscription's failing streak; a failure starts it, and
@@ -424,12 +479,21 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, id string, run int, a
 		if _, err := tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET failing_since = ? WHERE id = ? AND failing_since = 0`, now, sub); err != nil {
 			return err
 		}
-		if a.DisableAfter <= 0 {
+		var (
+			res sql.Result
+			err error
+		)
+		switch {
+		case a.Gone:
+			res, err = tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET disabled_at = ?, updated_at = ?, disabled_reason = ?
+				WHERE id = ? AND disabled_at = 0`, now, now, GoneReason, sub)
+		case a.DisableAfter > 0:
+			res, err = tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET disabled_at = ?, updated_at = ?, disabled_reason = ?
+				WHERE id = ? AND disabled_at = 0 AND failing_since > 0 AND failing_since <= ?`,
+				now, now, fmt.Sprintf("deliveries failed for %s without a success", a.DisableAfter), sub, now-a.DisableAfter.Milliseconds())
+		default:
 			return nil
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE webhook_subscriptions SET disabled_at = ?, updated_at = ?, disabled_reason = ?
-			WHERE id = ? AND disabled_at = 0 AND failing_since > 0 AND failing_since <= ?`,
-			now, now, fmt.Sprintf("deliveries failed for %s without a success", a.DisableAfter), sub, now-a.DisableAfter.Milliseconds())
 		if err != nil {
 			return err
 		}

@@ -39,12 +39,12 @@ func TestCreateWebhookShowsASecretOfTwentyFourRandomBytesOnlyOnce(t *testing.T) 
 		assert.Empty(t, got.Secret)
 		assert.Equal(t, []string{store.EventEvidenceConfirmed}, got.Events)
 
-		rotated, err := st.RotateWebhookSecret(ctx, w.ID)
+		rotated, err := st.RotateWebhookSecret(ctx, w.ID, 0)
 		require.NoError(t, err)
 		assert.NotEqual(t, w.Secret, rotated.Secret)
 		_, target, err := deliveryTargetOf(t, st, w.ID)
 		require.NoError(t, err)
-		assert.Equal(t, rotated.Secret, target.Secret)
+		assert.Equal(t, []string{rotated.Secret}, target.Secrets, "without a grace period the old secret stops at once")
 
 		require.NoError(t, st.DeleteWebhook(ctx, w.ID))
 		_, err = st.GetWebhook(ctx, w.ID)
@@ -214,5 +214,87 @@ func TestAWalletItemCompletedOrAbandonedIsAnnouncedOnce(t *testing.T) {
 			got = append(got, d.Type+" "+d.ObjectID)
 		}
 		assert.Equal(t, []string{store.EventWalletCompleted + " " + walletA + "/etherlink", store.EventWalletAbandoned + " " + walletA + "/solana"}, got)
+	})
+}
+
+func TestARotatedOutSecretSignsBesideTheNewOneUntilItsGraceEndsThenIsForgotten(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		w, err := st.CreateWebhook(ctx, "https://a.example/hook", []string{store.EventEvidenceConfirmed})
+		require.NoError(t, err)
+		d, _, err := deliveryTargetOf(t, st, w.ID)
+		require.NoError(t, err)
+
+		before := time.Now()
+		second, err := st.RotateWebhookSecret(ctx, w.ID, time.Hour)
+		require.NoError(t, err)
+		assert.WithinDuration(t, before.Add(time.Hour), second.PreviousSecretUntil, 5*time.Second)
+		_, target, err := st.DeliveryTarget(ctx, d.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []string{second.Secret, w.Secret}, target.Secrets, "the new secret first, then the old")
+		got, err := st.GetWebhook(ctx, w.ID)
+		require.NoError(t, err)
+		assert.Empty(t, got.Secret, "neither secret is shown")
+		assert.Equal(t, second.PreviousSecretUntil.UnixMilli(), got.PreviousSecretUntil.UnixMilli())
+
+		// Rotating again during the grace period: only the secret just
+		// replaced signs beside the new one; the first stops.
+		third, err := st.RotateWebhookSecret(ctx, w.ID, 200*time.Millisecond)
+		require.NoError(t, err)
+		_, target, err = st.DeliveryTarget(ctx, d.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []string{third.Secret, second.Secret}, target.Secrets)
+
+		time.Sleep(300 * time.Millisecond)
+		_, target, err = st.DeliveryTarget(ctx, d.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []string{third.Secret}, target.Secrets, "after the grace period only the new secret signs")
+		got, err = st.GetWebhook(ctx, w.ID)
+		require.NoError(t, err)
+		assert.True(t, got.PreviousSecretUntil.IsZero())
+		prev, err := store.PreviousSecret(ctx, st, w.ID)
+		require.NoError(t, err)
+		assert.Empty(t, prev, "the old secret is not kept past its grace")
+
+		_, err = st.RotateWebhookSecret(ctx, "wh_000000000000000000000000", time.Hour)
+		assert.ErrorIs(t, err, store.ErrNotFound)
+	})
+}
+
+func TestA410DisablesTheWebhookAtOnceWithItsReasonAndEnableWebhookEnablesIt(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		w, err := st.CreateWebhook(ctx, "https://a.example/hook", []string{store.EventEvidenceConfirmed})
+		require.NoError(t, err)
+		d, _, err := deliveryTargetOf(t, st, w.ID)
+		require.NoError(t, err)
+
+		// DisableAfter 0 (never for failures): a 410 disables all the same.
+		disabled, err := st.RecordDeliveryAttempt(ctx, d.ID, 0, store.Attempt{Status: 410, Error: "answered 410", At: time.Now(), Gone: true})
+		require.NoError(t, err)
+		assert.True(t, disabled)
+		got, err := st.GetWebhook(ctx, w.ID)
+		require.NoError(t, err)
+		assert.True(t, got.Disabled)
+		assert.Equal(t, store.GoneReason, got.DisabledReason)
+		_, target, err := st.DeliveryTarget(ctx, d.ID)
+		require.NoError(t, err)
+		assert.False(t, target.Live)
+		disabled, err = st.RecordDeliveryAttempt(ctx, d.ID, 0, store.Attempt{Status: 410, Error: "answered 410", At: time.Now(), Gone: true})
+		require.NoError(t, err)
+		assert.False(t, disabled, "disabled once, not again")
+
+		enabled, err := st.EnableWebhook(ctx, w.ID)
+		require.NoError(t, err)
+		assert.False(t, enabled.Disabled)
+		assert.Empty(t, enabled.DisabledReason)
+		assert.True(t, enabled.FailingSince.IsZero(), "the failing streak starts over")
+		_, target, err = st.DeliveryTarget(ctx, d.ID)
+		require.NoError(t, err)
+		assert.True(t, target.Live)
+		_, err = st.EnableWebhook(ctx, "wh_000000000000000000000000")
+		assert.ErrorIs(t, err, store.ErrNotFound)
 	})
 }

@@ -13,10 +13,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
 
+	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/webhook"
+	"github.com/keeperhq/keeper/workflows"
 )
 
 // killingReceiver is a webhook endpoint whose first post never gets an
@@ -117,4 +120,83 @@ func TestWebhookWorkerKilledMidDeliveryLosesNothing(t *testing.T) {
 		assert.True(t, objects[id], "evidence %s announced", id)
 	}
 	assert.Len(t, recv.ok, len(ids), "no delivery beyond one per evidence")
+}
+
+// failingReceiver answers 500 to every post until healed, then 204.
+type failingReceiver struct {
+	mu     sync.Mutex
+	posts  int
+	healed bool
+}
+
+func (r *failingReceiver) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.posts++
+	if !r.healed {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (r *failingReceiver) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.posts
+}
+
+// A delivery retried for days must not grow its workflow's history: its
+// attempts are retries of one activity, which Temporal records once, when
+// the activity ends, however many there were.
+func TestADeliveryThatFailsManyTimesKeepsItsWorkflowHistorySmall(t *testing.T) {
+	const failures = 15
+	dir := tempDir(t)
+	srv := startServer(t, dir)
+	cfg := testConfig(dir)
+	cfg.Webhook.RetryBase, cfg.Webhook.RetryCap = 100*time.Millisecond, 200*time.Millisecond
+	cfg.PollInterval = 100 * time.Millisecond
+	st := openStore(t, dir)
+	_, chs := stubChains(cfg)
+	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs)
+	recv := &failingReceiver{}
+	hook := httptest.NewServer(recv)
+	defer hook.Close()
+	ctx := context.Background()
+	sub, err := st.CreateWebhook(ctx, hook.URL, []string{store.EventEvidenceConfirmed})
+	require.NoError(t, err)
+
+	postMany(t, node.APIAddr(), t.Name(), 1, nil)
+	waitConfirmed(t, st, 1, time.Minute)
+	require.Eventually(t, func() bool { return recv.count() >= failures }, 2*time.Minute, 100*time.Millisecond,
+		"the receiver is posted to again and again")
+	ds, err := st.ListDeliveries(ctx, sub.ID, 1)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	wid := workflows.WebhookWorkflowID(activities.DeliveryRef{DeliveryID: ds[0].ID, Run: ds[0].Run})
+	events := func() int {
+		n := 0
+		it := node.Client.GetWorkflowHistory(ctx, wid, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			_, err := it.Next()
+			require.NoError(t, err)
+			n++
+		}
+		return n
+	}
+	retrying := events()
+	assert.LessOrEqual(t, retrying, 8, "after %d failed attempts", recv.count())
+
+	recv.mu.Lock()
+	recv.healed = true
+	recv.mu.Unlock()
+	require.Eventually(t, func() bool {
+		d, err := st.GetDelivery(ctx, ds[0].ID)
+		return err == nil && d.Status == store.DeliveryDelivered
+	}, time.Minute, 100*time.Millisecond)
+	require.NoError(t, node.Client.GetWorkflow(ctx, wid, "").Get(ctx, nil))
+	d, err := st.GetDelivery(ctx, ds[0].ID)
+	require.NoError(t, err)
+	assert.Greater(t, d.Attempts, failures)
+	assert.LessOrEqual(t, events(), 12, "a delivered delivery's whole history, after %d attempts", d.Attempts)
 }

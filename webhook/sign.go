@@ -43,16 +43,26 @@ func Signature(secret, id string, ts time.Time, body []byte) (string, error) {
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
 }
 
-// SetHeaders signs body and sets the delivery's three headers and its
-// content type on h.
-func SetHeaders(h http.Header, secret, id string, ts time.Time, body []byte) error {
-	sig, err := Signature(secret, id, ts, body)
-	if err != nil {
-		return err
+// SetHeaders signs body with each of secrets and sets the delivery's three
+// headers and its content type on h. Several secrets (during a rotation's
+// grace period: the new one, then the old) give several signatures,
+// space-separated in one webhook-signature header as the specification
+// allows, so a receiver holding either secret verifies the post.
+func SetHeaders(h http.Header, secrets []string, id string, ts time.Time, body []byte) error {
+	if len(secrets) == 0 {
+		return errSecret
+	}
+	sigs := make([]string, 0, len(secrets))
+	for _, secret := range secrets {
+		sig, err := Signature(secret, id, ts, body)
+		if err != nil {
+			return err
+		}
+		sigs = append(sigs, sig)
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set(HeaderID, id)
 	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
-	h.Set(HeaderSignature, sig)
+	h.Set(HeaderSignature, strings.Join(sigs, " "))
 	return nil
 }

@@ -22,7 +22,7 @@ func TestSignatureMatchesTheStandardWebhooksExample(t *testing.T) {
 
 func TestSetHeadersSetsTheThreeHeadersAndRefusesASecretThatIsNotWhsec(t *testing.T) {
 	h := http.Header{}
-	require.NoError(t, webhook.SetHeaders(h, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_1", time.Unix(1700000000, 0), []byte(`{}`)))
+	require.NoError(t, webhook.SetHeaders(h, []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "msg_1", time.Unix(1700000000, 0), []byte(`{}`)))
 	assert.Equal(t, "msg_1", h.Get("webhook-id"))
 	assert.Equal(t, "1700000000", h.Get("webhook-timestamp"))
 	assert.Regexp(t, `^v1,[A-Za-z0-9+/]{43}=$`, h.Get("webhook-signature"))
@@ -34,4 +34,19 @@ func TestSetHeadersSetsTheThreeHeadersAndRefusesASecretThatIsNotWhsec(t *testing
 			assert.NotContains(t, err.Error(), bad[6:], "the error shows no secret")
 		}
 	}
+}
+
+func TestSetHeadersWithTwoSecretsSignsWithBothNewFirstSpaceSeparated(t *testing.T) {
+	const newer, older = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"
+	at, body := time.Unix(1614265330, 0), []byte(`{"test": 2432232314}`)
+	h := http.Header{}
+	require.NoError(t, webhook.SetHeaders(h, []string{newer, older}, "msg_p5jXN8AQM9LWM0D4loKWxJek", at, body))
+	sigNew, err := webhook.Signature(newer, "msg_p5jXN8AQM9LWM0D4loKWxJek", at, body)
+	require.NoError(t, err)
+	sigOld, err := webhook.Signature(older, "msg_p5jXN8AQM9LWM0D4loKWxJek", at, body)
+	require.NoError(t, err)
+	assert.Equal(t, sigNew+" "+sigOld, h.Get("webhook-signature"))
+
+	assert.Error(t, webhook.SetHeaders(http.Header{}, nil, "msg_1", at, body), "no secret, no post")
+	assert.Error(t, webhook.SetHeaders(http.Header{}, []string{newer, "whsec_not base64!"}, "msg_1", at, body))
 }

@@ -18,7 +18,7 @@ const WebhookTaskQueue = "keeper-webhook"
 // WebhookPolicy is a delivery's retry schedule, fixed for the life of the
 // workflow and visible in its history.
 type WebhookPolicy struct {
-	RetryFor  time.Duration // attempts stop after this long and the delivery fails
+	RetryFor  time.Duration // the retry window: attempts stop after this long and the delivery fails
 	RetryBase time.Duration // first wait between attempts; doubles each time
 	RetryCap  time.Duration // longest wait between attempts
 	// AttemptTimeout bounds one attempt, as Temporal sees it: an attempt
@@ -41,10 +41,15 @@ func WebhookWorkflowID(ref activities.DeliveryRef) string {
 	return "webhook-" + ref.DeliveryID + "-" + strconv.Itoa(ref.Run)
 }
 
-// DeliverWebhook sends one delivery: SendWebhook retried by Temporal with
-// exponential backoff (base, doubling, capped) until it succeeds or
-// RetryFor has passed; then, or when the webhook was deleted or disabled,
-// the delivery is marked failed, to be re-driven through the API.
+// DeliverWebhook sends one delivery: SendWebhook retried by Temporal until
+// it succeeds or RetryFor has passed; then, or when the webhook was
+// deleted or disabled (a 410 answer disables it), the delivery is marked
+// failed, to be re-driven through the API. The activity sets each wait
+// itself (jittered exponential backoff, or the receiver's Retry-After:
+// activities.WebhookSchedule); the retry policy's backoff applies only to
+// an attempt that timed out. Retries of one activity add no history
+// events, so the history stays a handful of events however long the
+// delivery retries.
 func DeliverWebhook(ctx workflow.Context, in WebhookInput) error {
 	var a *activities.Webhook
 	p := in.Policy
@@ -62,7 +67,8 @@ func DeliverWebhook(ctx workflow.Context, in WebhookInput) error {
 			NonRetryableErrorTypes: []string{activities.ErrTypeWebhookGone},
 		},
 	})
-	err := workflow.ExecuteActivity(sendCtx, a.SendWebhook, in.Delivery).Get(ctx, nil)
+	sched := activities.WebhookSchedule{Base: p.RetryBase, Cap: p.RetryCap}
+	err := workflow.ExecuteActivity(sendCtx, a.SendWebhook, in.Delivery, sched).Get(ctx, nil)
 	if err == nil {
 		return nil
 	}

@@ -88,7 +88,7 @@ func run(outDir, only string) error {
 	cfg.RetryBase, cfg.RetryCap, cfg.RetryJitter = 100*time.Millisecond, time.Second, 10*time.Millisecond
 	cfg.AnchorInterval = 0                                              // each scenario's batch goes at once, not a minute after the last
 	cfg.AllowPrivateURLs, cfg.PollInterval = true, 200*time.Millisecond // webhook receivers on 127.0.0.1, started soon
-	cfg.Webhook.RetryBase, cfg.Webhook.RetryCap, cfg.Webhook.RetryFor = 100*time.Millisecond, 200*time.Millisecond, 6*time.Second
+	cfg.Webhook.RetryBase, cfg.Webhook.RetryCap, cfg.Webhook.RetryWindow = 100*time.Millisecond, 200*time.Millisecond, 6*time.Second
 	chain := stub.New(cfg.StubConfirmDelay)
 	node, err := app.Start(ctx, app.Options{
 		Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: quiet,
@@ -100,7 +100,7 @@ func run(outDir, only string) error {
 	}
 	defer node.Shutdown(ctx)
 	if only == "webhooks" {
-		return recordWebhooks(ctx, node, outDir, webhookFiles())
+		return recordWebhooks(ctx, node, outDir, webhookFirst)
 	}
 	if err := recordAnchors(ctx, node, chain, outDir); err != nil || only == "anchors" {
 		return err
@@ -111,7 +111,7 @@ func run(outDir, only string) error {
 	if err := recordWallets(ctx, srv, dir, outDir, len(scenarios)+len(epochScenarios)); err != nil {
 		return err
 	}
-	return recordWebhooks(ctx, node, outDir, webhookFiles())
+	return recordWebhooks(ctx, node, outDir, webhookFirst)
 }
 
 // recordAnchors records one AnchorBatch per scenario.

@@ -18,20 +18,28 @@ import (
 )
 
 // webhookScenarios are recorded DeliverWebhook runs: one delivered after
-// two failed posts; one failed once its retries were used up.
+// two failed posts (the second answered 503 with Retry-After); one failed
+// once its retries were used up; one whose endpoint answered 410 Gone.
 var webhookScenarios = []struct {
 	name      string
-	failFirst int // posts answered 500 before a 204 (-1: every post)
+	failFirst int // posts answered 500 (the second 503 with Retry-After: 1) before a 204 (-1: every post)
+	gone      bool
 	status    string
 }{
-	{"deliver_webhook_delivered_after_retries", 2, store.DeliveryDelivered},
-	{"deliver_webhook_failed", -1, store.DeliveryFailed},
+	{"deliver_webhook_delivered_after_retries", 2, false, store.DeliveryDelivered},
+	{"deliver_webhook_failed", -1, false, store.DeliveryFailed},
+	{"deliver_webhook_gone", 0, true, store.DeliveryFailed},
 }
 
-// webhookFiles is where the webhook histories' numbers start after.
-func webhookFiles() int { return len(scenarios) + len(epochScenarios) + 2*len(walletScenarios) }
+// The webhook scenarios are recorded as files webhookFirst… with today's
+// DeliverWebhook, whose SendWebhook takes the delivery's schedule and sets
+// each wait itself (jitter, Retry-After, 410). Files 13 and 14 hold the
+// first two scenarios as recorded before that: deliveries a keeper of that
+// time started still replay on them, so they are kept as recorded and never
+// written again.
+const webhookFirst = 19
 
-func recordWebhooks(ctx context.Context, node *app.Node, outDir string, done int) error {
+func recordWebhooks(ctx context.Context, node *app.Node, outDir string, first int) error {
 	for i, sc := range webhookScenarios {
 		var mu sync.Mutex
 		posts := 0
@@ -39,13 +47,21 @@ func recordWebhooks(ctx context.Context, node *app.Node, outDir string, done int
 			mu.Lock()
 			defer mu.Unlock()
 			posts++
-			if sc.failFirst < 0 || posts <= sc.failFirst {
+			switch {
+			case sc.gone:
+				w.WriteHeader(http.StatusGone)
+				return
+			case posts == 2 && sc.failFirst >= 2:
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			case sc.failFirst < 0 || posts <= sc.failFirst:
 				w.WriteHeader(http.StatusInternalServerError)
 				return
 			}
 			w.WriteHeader(http.StatusNoContent)
 		}))
-		err := recordWebhook(ctx, node, recv.URL, outDir, done+i+1, sc.name, sc.status)
+		err := recordWebhook(ctx, node, recv.URL, outDir, first+i, sc.name, sc.status)
 		recv.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
