@@ -27,7 +27,7 @@ func TestTheIdempotencyKeyHeaderActsAsTheBodysField(t *testing.T) {
 
 	// Another digest under the same header key is the body field's conflict.
 	other := f.doWith(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest("other")+`","chains":["stub"]}`, map[string]string{"Idempotency-Key": "upload-42"})
-	requireRefused(t, other, http.StatusConflict, "idempotency_conflict", "idempotency_key")
+	requireRefused(t, other, http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")
 	assert.Equal(t, []string{ev.ID}, f.stored(t))
 }
 
