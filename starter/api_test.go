@@ -45,10 +45,18 @@ func newFixture(t *testing.T, maxPending int, chains ...string) *fixture {
 	st, err := store.Open(context.Background(), path)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
+	f := fixtureOn(t, st, maxPending, chains...)
+	f.path = path
+	return f
+}
+
+// fixtureOn serves the API over st, an open store of either database.
+func fixtureOn(t *testing.T, st *store.Store, maxPending int, chains ...string) *fixture {
+	t.Helper()
 	api := &starter.API{Store: st, Chains: chains, MaxPending: maxPending, MaxBodyBytes: 1 << 20,
 		Checks: []starter.Check{{Name: "store", Ping: st.Ping}},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	return &fixture{st: st, path: path, api: api, h: openapitest.Handler(t, api.Handler())}
+	return &fixture{st: st, api: api, h: openapitest.Handler(t, api.Handler())}
 }
 
 func (f *fixture) do(t *testing.T, method, path, body string) *httptest.ResponseRecorder {

@@ -74,6 +74,11 @@ func requireItemRefused(t *testing.T, it batchItemJSON, status int, code, field 
 	require.NotNil(t, it.Error, "item %d", it.Index)
 	assert.Equal(t, code, it.Error.Code, "item %d: %s", it.Index, it.Error.Message)
 	assert.Equal(t, field, it.Error.Field, "item %d", it.Index)
+	// An embedded RFC 9457 problem, as the single endpoint answers it.
+	assert.Equal(t, "tag:keeperhq.github.io,2026:problems/"+code, it.Error.Type, "item %d", it.Index)
+	assert.NotEmpty(t, it.Error.Title, "item %d", it.Index)
+	assert.Equal(t, status, it.Error.Status, "item %d", it.Index)
+	assert.Equal(t, it.Error.Message, it.Error.Detail, "item %d", it.Index)
 	assert.True(t, strings.HasPrefix(it.Error.Message, field), "item %d: the message names %s: %q", it.Index, field, it.Error.Message)
 	assert.Empty(t, it.ID)
 }
