@@ -103,6 +103,12 @@ var rules = []rule{
 		to:         []string{"..."},
 		transitive: true,
 	},
+	{
+		name:       "the Idempotency-Key header and problem details are leaves: the Go client, the API and the ledger share them",
+		from:       []string{"idemkey/...", "problem/..."},
+		to:         []string{"..."},
+		transitive: true,
+	},
 }
 
 func match(pattern, path string) bool {

@@ -188,6 +188,8 @@ func TestSubmitWithABadPriorityFailsWithTheAPIsMessage(t *testing.T) {
 	assert.Contains(t, err.Error(), f)
 	assert.Contains(t, err.Error(), "priority must be an integer from 1")
 	assert.Contains(t, err.Error(), "invalid_priority")
+	assert.NotContains(t, err.Error(), "\n", "one line")
+	assert.NotContains(t, err.Error(), `"type"`, "the message, not the problem details' JSON")
 	assert.Empty(t, s.stored(t))
 }
 

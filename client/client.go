@@ -9,14 +9,18 @@
 //
 // Every POST carries an Idempotency-Key (the caller's, or one generated per
 // call; SubmitBatch one per item, in its body), so a POST retried after a
-// lost answer does its work once. Answers
+// lost answer does its work once. The header is sent in the IETF draft's
+// form, a Structured Field string ("abc"), or bare for a key that is not
+// printable ASCII, which such a string cannot hold. Answers
 // 429 and 503 are retried after their Retry-After, a bounded number of times
 // and never waiting longer than MaxRetryWait at once. An error answer comes
-// back as an *Error carrying the API's code, message and HTTP status.
+// back as an *Error carrying the API's code, message and HTTP status, read
+// from its RFC 9457 problem details.
 package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -29,6 +33,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/keeperhq/keeper/idemkey"
 )
 
 // Defaults of a Client made by New.
@@ -64,15 +70,24 @@ func New(baseURL string) *Client {
 	}
 }
 
-// Error is an error answer of the API.
+// Error is an error answer of the API: RFC 9457 problem details, whose
+// extension members code, message and field keeper has always sent.
 type Error struct {
-	Status  int    `json:"-"`    // the HTTP status
+	Status  int    `json:"-"`    // the HTTP status (a bulk item's own status)
 	Code    string `json:"code"` // stable code, e.g. "invalid_digest" (the description lists them per answer)
 	Message string `json:"message"`
 	Field   string `json:"field"` // the field, parameter or header at fault, if one is
 	// Archive, with 410 "archived", is the receipts archive file holding the
 	// evidence's receipt (retention moved the evidence there).
 	Archive string `json:"archive,omitempty"`
+
+	// The problem's RFC 9457 members: Type names the problem
+	// (tag:keeperhq.github.io,2026:problems/<code>), Title summarises it,
+	// Detail is Message, and Instance is the path it is about, when given.
+	Type     string `json:"type,omitempty"`
+	Title    string `json:"title,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -155,9 +170,9 @@ func (cl *Client) once(ctx context.Context, c call, u string, body []byte) (stat
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", "application/json, application/problem+json")
 	if c.key != "" {
-		req.Header.Set("Idempotency-Key", c.key)
+		req.Header.Set(idemkey.Header, idemkey.Format(c.key))
 	}
 	if cl.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+cl.Token)
@@ -193,11 +208,15 @@ func (cl *Client) once(ctx context.Context, c call, u string, body []byte) (stat
 	return resp.StatusCode, -1, nil
 }
 
-// answerError reads the API's JSON error, or makes one of a status that
-// came without it (a proxy's answer).
+// answerError reads the API's problem details (or a JSON error with a code,
+// as keeper answered before them), or makes one of a status that came
+// without it (a proxy's answer).
 func answerError(resp *http.Response, raw []byte) *Error {
 	e := &Error{Status: resp.StatusCode}
-	if json.Unmarshal(raw, e) == nil && e.Code != "" {
+	if json.Unmarshal(raw, e) == nil && (e.Code != "" || e.Detail != "" || e.Title != "") {
+		if e.Message == "" {
+			e.Message = cmp.Or(e.Detail, e.Title)
+		}
 		return e
 	}
 	e.Code, e.Message = "", resp.Status+" from "+resp.Request.URL.Host+", without keeper's JSON error"

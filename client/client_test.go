@@ -40,7 +40,7 @@ type api struct {
 	url   string
 	mu    sync.Mutex
 	front func(w http.ResponseWriter, r *http.Request, api http.Handler) bool // true: it answered
-	keys  []string                                                            // Idempotency-Key of every POST, in order
+	keys  []string                                                            // Idempotency-Key of every POST as sent, in order
 }
 
 func newAPI(t *testing.T) *api {
@@ -105,8 +105,8 @@ func TestSubmitEvidenceAnswersTheStoredEvidenceAndSendsAKeyOnEveryPost(t *testin
 
 	keys := s.postKeys()
 	require.Len(t, keys, 1)
-	assert.Len(t, keys[0], 32, "a generated key")
-	assert.Equal(t, keys[0], ev.IdempotencyKey, "the API stored the generated key")
+	assert.Regexp(t, `^"[0-9a-f]{32}"$`, keys[0], "a generated key, as the draft's Structured Field string")
+	assert.Equal(t, keys[0], `"`+ev.IdempotencyKey+`"`, "the API stored the generated key")
 
 	// Another call without a key is another evidence, even for the same digest.
 	other, err := c.SubmitEvidence(ctx, keeper.EvidenceRequest{Content: []byte("test"), Chains: []string{"stub"}, Priority: 1})
@@ -125,11 +125,38 @@ func TestTheCallersIdempotencyKeyAnswersTheFirstEvidenceAgain(t *testing.T) {
 	again, err := c.SubmitEvidence(context.Background(), req)
 	require.NoError(t, err)
 	assert.Equal(t, first.ID, again.ID)
-	assert.Equal(t, []string{"upload-7f3a", "upload-7f3a"}, s.postKeys())
+	assert.Equal(t, []string{`"upload-7f3a"`, `"upload-7f3a"`}, s.postKeys())
 
 	req.Digest = digest("b")
 	_, err = c.SubmitEvidence(context.Background(), req)
 	assert.True(t, keeper.IsCode(err, "idempotency_conflict"), "%v", err)
+	var e *keeper.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusUnprocessableEntity, e.Status)
+
+	// Only the metadata differs: another request all the same.
+	req.Digest, req.Metadata = digest("a"), []byte(`{"case":2}`)
+	_, err = c.SubmitEvidence(context.Background(), req)
+	assert.True(t, keeper.IsCode(err, "idempotency_conflict"), "%v", err)
+}
+
+func TestTheClientSendsItsKeyAsAStructuredFieldStringTheAPIReadsBack(t *testing.T) {
+	s := newAPI(t)
+	c := keeper.New(s.url)
+	ctx := context.Background()
+	for _, key := range []string{`say "hi" \ 1`, "plain-key", "café-1"} {
+		ev, err := c.SubmitEvidence(ctx, keeper.EvidenceRequest{Digest: digest(key), Chains: []string{"stub"}, IdempotencyKey: key})
+		require.NoError(t, err, key)
+		assert.Equal(t, key, ev.IdempotencyKey, "the API stored the key itself")
+		again, err := c.SubmitEvidence(ctx, keeper.EvidenceRequest{Digest: digest(key), Chains: []string{"stub"}, IdempotencyKey: key})
+		require.NoError(t, err, key)
+		assert.Equal(t, ev.ID, again.ID)
+	}
+	assert.Equal(t, []string{
+		`"say \"hi\" \\ 1"`, `"say \"hi\" \\ 1"`,
+		`"plain-key"`, `"plain-key"`,
+		"café-1", "café-1", // an sf-string holds ASCII only: sent bare
+	}, s.postKeys())
 }
 
 // The API took the POST but its answer was lost (a 503 came back instead):
@@ -209,6 +236,9 @@ func TestAnErrorCarriesTheAPIsCodeMessageFieldAndStatus(t *testing.T) {
 	assert.Equal(t, "invalid_digest", e.Code)
 	assert.Equal(t, "digest", e.Field)
 	assert.Equal(t, "digest must be a SHA-256 digest: 64 hex characters (HTTP 400, invalid_digest)", err.Error())
+	assert.Equal(t, "tag:keeperhq.github.io,2026:problems/invalid_digest", e.Type, "read from the problem details")
+	assert.Equal(t, "Invalid digest", e.Title)
+	assert.Equal(t, e.Message, e.Detail)
 
 	_, err = c.Receipt(context.Background(), "ev_000000000000000000000000")
 	assert.True(t, keeper.IsCode(err, "not_found"), "%v", err)
@@ -226,6 +256,22 @@ func TestAnErrorCarriesTheAPIsCodeMessageFieldAndStatus(t *testing.T) {
 	assert.Equal(t, http.StatusBadGateway, e.Status)
 	assert.Empty(t, e.Code)
 	assert.Equal(t, "502 Bad Gateway from "+strings.TrimPrefix(s.url, "http://")+", without keeper's JSON error (HTTP 502)", err.Error())
+}
+
+func TestAProblemWithoutKeepersCodeIsReadFromItsDetail(t *testing.T) {
+	s := newAPI(t)
+	s.setFront(func(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusForbidden)
+		w.Write([]byte(`{"type":"https://gateway.example/problems/quota","title":"Quota exceeded","status":403,"detail":"the gateway's daily quota is spent"}`))
+		return true
+	})
+	_, err := keeper.New(s.url).Evidence(context.Background(), "ev_000000000000000000000000")
+	var e *keeper.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusForbidden, e.Status)
+	assert.Equal(t, "https://gateway.example/problems/quota", e.Type)
+	assert.Equal(t, "the gateway's daily quota is spent (HTTP 403)", err.Error(), "one line, from the detail")
 }
 
 func TestTheTokenIsSentAndNeverShownInAnError(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -134,4 +135,85 @@ func TestAnUnavailableLedgerIsWorthAskingAgain(t *testing.T) {
 func jsonDecode(resp *http.Response, v any) error {
 	defer resp.Body.Close()
 	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// postIntent posts body under the Idempotency-Key header value key.
+func postIntent(t *testing.T, srv *httptest.Server, key, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", srv.URL+"/ledger/v1/intents", strings.NewReader(body))
+	req.Header.Set(ledger.KeyHeader, key)
+	resp, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	return resp
+}
+
+func TestTheLedgerTakesAKeyBareOrAsAStructuredFieldString(t *testing.T) {
+	st, _, srv := newLedger(t)
+	body := `{"epoch":"e1","account":"alice","amount":"5"}`
+	first := postIntent(t, srv, "epoch-e1-alice", body)
+	first.Body.Close()
+	require.Equal(t, http.StatusCreated, first.StatusCode)
+
+	quoted := postIntent(t, srv, `"epoch-e1-alice"`, body)
+	var rec ledger.Record
+	require.NoError(t, jsonDecode(quoted, &rec))
+	assert.Equal(t, http.StatusOK, quoted.StatusCode, "the draft's form names the same intent")
+	assert.Equal(t, "true", quoted.Header.Get(ledger.ReplayedHeader))
+	assert.Equal(t, "epoch-e1-alice", rec.IdempotencyKey)
+
+	for _, bad := range []string{`"epoch-e1-alice`, `""`, `"a" ;x=1`} {
+		resp := postIntent(t, srv, bad, `{"epoch":"e1","account":"bob","amount":"5"}`)
+		var e ledger.Error
+		require.NoError(t, jsonDecode(resp, &e))
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, bad)
+		assert.Equal(t, "invalid_idempotency_key", e.Code, bad)
+	}
+	held, err := st.LedgerIntents(context.Background(), "e1", "", 10)
+	require.NoError(t, err)
+	assert.Len(t, held, 1)
+}
+
+func TestTheLedgersErrorsAreProblemDetailsThatKeepTheirCode(t *testing.T) {
+	_, _, srv := newLedger(t)
+	postIntent(t, srv, "k", `{"epoch":"e","account":"a","amount":"1"}`).Body.Close()
+	resp := postIntent(t, srv, `"k"`, `{"epoch":"e","account":"a","amount":"2"}`)
+	assert.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+	assert.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
+	var p map[string]any
+	require.NoError(t, jsonDecode(resp, &p))
+	assert.Equal(t, "tag:keeperhq.github.io,2026:problems/idempotency_key_reused", p["type"])
+	assert.Equal(t, "Idempotency key reused", p["title"])
+	assert.Equal(t, float64(422), p["status"])
+	assert.Equal(t, "idempotency_key_reused", p["code"])
+	assert.Equal(t, "Idempotency-Key", p["field"])
+	assert.Equal(t, p["message"], p["detail"])
+	assert.Contains(t, p["detail"], "a different intent needs a different key")
+}
+
+func TestConcurrentIntentsUnderOneKeyStoreOne(t *testing.T) {
+	st, c, _ := newLedger(t)
+	in := ledger.Intent{Epoch: "e1", Account: "alice", Amount: "9"}
+	const n = 16
+	replays := make(chan bool, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			_, replayed, err := c.Submit(context.Background(), "epoch-e1-alice", in)
+			assert.NoError(t, err)
+			replays <- replayed
+		})
+	}
+	wg.Wait()
+	close(replays)
+	created := 0
+	for r := range replays {
+		if !r {
+			created++
+		}
+	}
+	assert.Equal(t, 1, created, "one request made the intent; the others were answered with it")
+	held, err := st.LedgerIntents(context.Background(), "e1", "", 10)
+	require.NoError(t, err)
+	require.Len(t, held, 1)
+	assert.Equal(t, n-1, held[0].Replays)
 }

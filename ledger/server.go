@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/keeperhq/keeper/idemkey"
+	"github.com/keeperhq/keeper/problem"
 	"github.com/keeperhq/keeper/rewards"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/strictjson"
@@ -45,14 +47,20 @@ func recordOf(li store.LedgerIntent) Record {
 	return Record{ID: li.ID, IdempotencyKey: li.IdempotencyKey, Epoch: li.Epoch, Account: li.Account, Amount: li.Amount, CreatedAt: li.CreatedAt}
 }
 
-// PostIntent records one intent under its Idempotency-Key.
+// PostIntent records one intent under its Idempotency-Key, given bare or as
+// the IETF draft's Structured Field string ("epoch-1-alice" names the same
+// intent as epoch-1-alice).
 func (s *Server) PostIntent(w http.ResponseWriter, r *http.Request) {
-	key := r.Header.Get(KeyHeader)
-	if key == "" {
+	if r.Header.Get(KeyHeader) == "" {
 		writeError(w, &Error{Status: http.StatusBadRequest, Code: "missing_idempotency_key", Field: KeyHeader, Message: "the Idempotency-Key header is required"})
 		return
 	}
-	if len(key) > maxKeyLen || strings.ContainsFunc(key, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
+	key, err := idemkey.Parse(r.Header.Get(KeyHeader))
+	if err != nil {
+		writeError(w, &Error{Status: http.StatusBadRequest, Code: "invalid_idempotency_key", Field: KeyHeader, Message: err.Error()})
+		return
+	}
+	if key == "" || len(key) > maxKeyLen || strings.ContainsFunc(key, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
 		writeError(w, &Error{Status: http.StatusBadRequest, Code: "invalid_idempotency_key", Field: KeyHeader, Message: fmt.Sprintf("the Idempotency-Key must be 1–%d printable ASCII characters", maxKeyLen)})
 		return
 	}
@@ -161,4 +169,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func writeError(w http.ResponseWriter, e *Error) { writeJSON(w, e.Status, e) }
+// writeError answers e as RFC 9457 problem details, as keeper's API does.
+func writeError(w http.ResponseWriter, e *Error) {
+	w.Header().Set("Content-Type", problem.ContentType)
+	w.WriteHeader(e.Status)
+	_ = json.NewEncoder(w).Encode(problem.New(e.Status, e.Code, e.Message, e.Field))
+}

@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/keeperhq/keeper/idemkey"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/strictjson"
@@ -236,10 +238,10 @@ func checkKey(k, field string) *apiError {
 
 // keyHeader is the Idempotency-Key request header (IETF httpapi
 // idempotency-key draft), the same as the body's idempotency_key.
-const keyHeader = "Idempotency-Key"
+const keyHeader = idemkey.Header
 
 // headerKey takes the Idempotency-Key header into ne: the draft's form, a
-// quoted Structured Field string, or the bare key. Given in the body too, the
+// quoted Structured Field string, or the bare key (idemkey.Parse). Given in the body too, the
 // two must be the same key.
 func headerKey(h http.Header, ne *store.NewEvidence) *apiError {
 	vs := h.Values(keyHeader)
@@ -249,9 +251,9 @@ func headerKey(h http.Header, ne *store.NewEvidence) *apiError {
 	case len(vs) > 1:
 		return badRequest("invalid_idempotency_key", keyHeader, "the Idempotency-Key header must be given once")
 	}
-	k := vs[0]
-	if len(k) >= 2 && k[0] == '"' && k[len(k)-1] == '"' {
-		k = strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(k[1 : len(k)-1])
+	k, err := idemkey.Parse(vs[0])
+	if err != nil {
+		return badRequest("invalid_idempotency_key", keyHeader, err.Error())
 	}
 	if aerr := checkKey(k, keyHeader); aerr != nil {
 		return aerr
@@ -434,13 +436,40 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 	return status
 }
 
-// sameRequest reports whether a stored evidence is what ne asks for again.
+// sameRequest reports whether a stored evidence is what ne asks for again:
+// the request's fingerprint is its digest (given or hashed from content),
+// chains, priority and metadata. The store keeps the metadata as the
+// request gave it, compacted, so evidence stored before metadata counted
+// compares the same way.
 func sameRequest(ev store.Evidence, ne store.NewEvidence) bool {
-	return ev.Digest == ne.Digest && ev.Priority == ne.Priority && slices.Equal(ev.Chains, ne.Chains)
+	return ev.Digest == ne.Digest && ev.Priority == ne.Priority && slices.Equal(ev.Chains, ne.Chains) && sameMetadata(ev.Metadata, ne.Metadata)
+}
+
+// sameMetadata reports whether two compacted metadata objects (empty for
+// none) are the same JSON value: the same bytes, or the same members in
+// another order. Numbers compare as written (1 is not 1.0).
+func sameMetadata(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	va, oka := decodeNumbers(a)
+	vb, okb := decodeNumbers(b)
+	return oka && okb && reflect.DeepEqual(va, vb)
+}
+
+// decodeNumbers decodes JSON keeping numbers as written.
+func decodeNumbers(b []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	return v, dec.Decode(&v) == nil
 }
 
 // storedStatus is the answer to ne once the store has taken it: 202 when it
-// made ev, 200 when ne's idempotency key answered ev stored before, and 409
+// made ev, 200 when ne's idempotency key answered ev stored before, and 422
 // when that evidence is not what ne asks for.
 func storedStatus(ev store.Evidence, created bool, ne store.NewEvidence) (int, *apiError) {
 	switch {
@@ -452,10 +481,12 @@ func storedStatus(ev store.Evidence, created bool, ne store.NewEvidence) (int, *
 	return http.StatusOK, nil
 }
 
-// keyConflict refuses an idempotency key first used for other evidence.
+// keyConflict refuses an idempotency key first used for another request:
+// 422, as the IETF idempotency-key draft answers a key reused with another
+// payload.
 func keyConflict(prev store.Evidence) *apiError {
-	return &apiError{Status: http.StatusConflict, Code: "idempotency_conflict", Field: "idempotency_key",
-		Message: fmt.Sprintf("idempotency_key was first used for evidence %s with a different digest, chains or priority", prev.ID)}
+	return &apiError{Status: http.StatusUnprocessableEntity, Code: "idempotency_conflict", Field: "idempotency_key",
+		Message: fmt.Sprintf("idempotency_key was first used for evidence %s with a different digest, chains, priority or metadata; a different request needs a different key", prev.ID)}
 }
 
 // overloaded refuses priority 6–10 while n evidence are pending.
@@ -487,14 +518,14 @@ func evidenceID(r *http.Request) (string, *apiError) {
 func (a *API) notFound(ctx context.Context, id string) *apiError {
 	arch, err := a.Store.ArchivedIn(ctx, id)
 	if err == nil {
-		return &apiError{Status: http.StatusGone, Code: "archived", Field: "id", Archive: arch.File,
+		return &apiError{Status: http.StatusGone, Code: "archived", Field: "id", Archive: arch.File, Instance: "/v1/evidence/" + id,
 			Message: fmt.Sprintf("evidence %s was confirmed and moved to the receipts archive on %s: its receipt is in %s (keeper receipt --archive DIR %s reads it)",
 				id, arch.CreatedAt.UTC().Format(time.RFC3339), arch.File, id)}
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return a.internal("look up the receipts archive", err)
 	}
-	return &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no evidence " + id}
+	return &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no evidence " + id, Instance: "/v1/evidence/" + id}
 }
 
 func (a *API) load(w http.ResponseWriter, r *http.Request) (store.Evidence, bool) {
@@ -558,7 +589,7 @@ func (a *API) getReceipt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ev.Status != store.StatusConfirmed {
-		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_confirmed", Message: fmt.Sprintf("evidence %s is %s; its receipt exists once it is confirmed", ev.ID, ev.Status)})
+		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_confirmed", Instance: "/v1/evidence/" + ev.ID, Message: fmt.Sprintf("evidence %s is %s; its receipt exists once it is confirmed", ev.ID, ev.Status)})
 		return
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="`+ev.ID+`.receipt.json"`)
@@ -576,7 +607,7 @@ func (a *API) retryEvidence(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, a.notFound(r.Context(), id))
 	case errors.Is(err, store.ErrConflict):
-		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_dead_lettered", Message: err.Error()})
+		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_dead_lettered", Instance: "/v1/evidence/" + id, Message: err.Error()})
 	case err != nil:
 		writeError(w, a.internal("retry evidence", err))
 	default:

@@ -45,10 +45,18 @@ func newFixture(t *testing.T, maxPending int, chains ...string) *fixture {
 	st, err := store.Open(context.Background(), path)
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
+	f := fixtureOn(t, st, maxPending, chains...)
+	f.path = path
+	return f
+}
+
+// fixtureOn serves the API over st, an open store of either database.
+func fixtureOn(t *testing.T, st *store.Store, maxPending int, chains ...string) *fixture {
+	t.Helper()
 	api := &starter.API{Store: st, Chains: chains, MaxPending: maxPending, MaxBodyBytes: 1 << 20,
 		Checks: []starter.Check{{Name: "store", Ping: st.Ping}},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	return &fixture{st: st, path: path, api: api, h: openapitest.Handler(t, api.Handler())}
+	return &fixture{st: st, api: api, h: openapitest.Handler(t, api.Handler())}
 }
 
 func (f *fixture) do(t *testing.T, method, path, body string) *httptest.ResponseRecorder {
@@ -80,12 +88,16 @@ func (f *fixture) doWith(t *testing.T, method, path, body string, header map[str
 func requireRefused(t *testing.T, rec *httptest.ResponseRecorder, status int, code, field string) {
 	t.Helper()
 	require.Equal(t, status, rec.Code, "body: %.300s", rec.Body.String())
-	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
 	var e errorJSON
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), "body: %.300s", rec.Body.String())
 	assert.Equal(t, code, e.Code)
 	assert.NotEmpty(t, e.Message)
 	assert.Equal(t, field, e.Field)
+	assert.Equal(t, "tag:keeperhq.github.io,2026:problems/"+code, e.Type)
+	assert.NotEmpty(t, e.Title)
+	assert.Equal(t, status, e.Status)
+	assert.Equal(t, e.Message, e.Detail)
 }
 
 // post sends v as JSON to POST /v1/evidence.
@@ -152,10 +164,17 @@ type evidenceJSON struct {
 	Links   map[string]string `json:"links"`
 }
 
+// errorJSON is an error answer: RFC 9457 problem details with keeper's
+// code, message and field.
 type errorJSON struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field"`
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail"`
+	Instance string `json:"instance"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	Field    string `json:"field"`
 }
 
 type listJSON struct {
@@ -165,8 +184,12 @@ type listJSON struct {
 
 func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
 	t.Helper()
-	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	var v T
+	if rec.Code >= 400 { // an error: problem details
+		assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
+	} else {
+		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	}
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v), "body: %s", rec.Body.String())
 	return v
 }
@@ -457,7 +480,9 @@ func TestADrainingAPIRefusesIntakeButKeepsAnsweringReads(t *testing.T) {
 
 	rec = f.do(t, "GET", "/readyz", "")
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
-	ready := decode[map[string]any](t, rec)
+	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"), "the readiness answer, not an error")
+	var ready map[string]any
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &ready))
 	assert.Equal(t, false, ready["ready"])
 	assert.Contains(t, ready["checks"], "draining")
 
@@ -695,7 +720,7 @@ func TestMetricsCountIntakeAnswersByStatusAndShowThePendingQueue(t *testing.T) {
 	assert.Contains(t, body, "keeper_intake_duration_seconds_count 3")
 }
 
-func TestReusingAnIdempotencyKeyForOtherEvidenceIsAConflict(t *testing.T) {
+func TestReusingAnIdempotencyKeyForOtherEvidenceIsRefusedWith422(t *testing.T) {
 	f := newFixture(t, 1)
 	first := f.post(t, map[string]any{"digest": hexDigest("a"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
@@ -707,10 +732,8 @@ func TestReusingAnIdempotencyKeyForOtherEvidenceIsAConflict(t *testing.T) {
 	assert.Equal(t, id, decode[evidenceJSON](t, again).ID)
 
 	other := f.post(t, map[string]any{"digest": hexDigest("b"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
-	require.Equal(t, http.StatusConflict, other.Code, other.Body.String())
-	e := decode[map[string]string](t, other)
-	assert.Equal(t, "idempotency_conflict", e["code"])
-	assert.Contains(t, e["message"], id)
+	requireRefused(t, other, http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")
+	assert.Contains(t, decode[errorJSON](t, other).Message, id)
 	assert.Equal(t, []string{id}, f.stored(t))
 }
 

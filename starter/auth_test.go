@@ -56,7 +56,7 @@ func TestWithATokenEveryV1RouteNeedsItAndHealthStaysOpen(t *testing.T) {
 	} {
 		resp := call(t, c.method, srv.URL+c.path, c.token, body)
 		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s %s with %q", c.method, c.path, c.token)
-		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+		assert.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
 		raw, _ := io.ReadAll(resp.Body)
 		assert.Contains(t, string(raw), `"code": "unauthorized"`)
 		assert.NotContains(t, string(raw), "s3cret", "the token is never echoed")

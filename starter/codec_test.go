@@ -139,7 +139,7 @@ func TestBadCodecRequestsGetTheAPIsJSONError(t *testing.T) {
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
-		assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+		assert.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
 		var e struct{ Code, Message, Field string }
 		require.NoError(t, json.Unmarshal(raw, &e), string(raw))
 		assert.Equal(t, "invalid_payloads", e.Code)

@@ -3,16 +3,31 @@ package starter
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/keeperhq/keeper/problem"
 )
 
 // apiError is every error the API answers: a stable code for programs and a
-// message naming the field for people.
+// message naming the field for people. It is answered as RFC 9457 problem
+// details (package problem), alone or, for a bulk item, inside the 207.
 type apiError struct {
-	Status  int    `json:"-"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
-	Archive string `json:"archive,omitempty"` // 410 archived: the receipts archive file holding the receipt
+	Status   int
+	Code     string
+	Message  string
+	Field    string
+	Archive  string // 410 archived: the receipts archive file holding the receipt
+	Instance string // the path the problem is about, where it helps
+}
+
+// MarshalJSON writes e as problem details with code, message, field and
+// archive as extension members.
+func (e *apiError) MarshalJSON() ([]byte, error) {
+	p := problem.New(e.Status, e.Code, e.Message, e.Field)
+	p.Instance = e.Instance
+	return json.Marshal(struct {
+		problem.Details
+		Archive string `json:"archive,omitempty"`
+	}{p, e.Archive})
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -30,5 +45,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
-	writeJSON(w, e.Status, e)
+	problem.Write(w, e.Status, e)
 }
