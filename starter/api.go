@@ -253,6 +253,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		checks["draining"] = "shutting down"
 	}
+	a.metrics.degraded("draining", !ok)
 	for _, c := range a.Checks {
 		if err := c.Ping(ctx); err != nil {
 			checks[c.Name] = err.Error()
@@ -260,6 +261,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 		} else {
 			checks[c.Name] = "ok"
 		}
+		a.metrics.degraded(c.Name, checks[c.Name] != "ok")
 	}
 	status := http.StatusOK
 	if !ok {
