@@ -262,6 +262,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 		Auth: starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen}, Outbound: cfg.Outbound(), WebhookRotationGrace: cfg.Webhook.RotationGrace,
 		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Wallets: wallets,
 		Codec: n.codecAPI(), Registry: n.registry, Traces: n.traces, VerifyNetworks: verifyNetworks(cfg),
+		LongRequestTimeout: cfg.HTTP.LongRequest,
 	}
 	ln, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
@@ -271,14 +272,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 	if token == "" && !isLoopback(ln.Addr()) {
 		n.Logger.Warn("the API listens beyond loopback without a token: anyone who can reach " + ln.Addr().String() + " can submit and read evidence; set KEEPER_API_TOKEN")
 	}
-	n.http = &http.Server{
-		Handler:           n.api.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-	}
+	n.http = apiServer(cfg.HTTP, n.api.Handler())
 	n.wg.Add(2)
 	go func() {
 		defer n.wg.Done()
@@ -420,4 +414,18 @@ func (n *Node) close() error {
 		return nil
 	}
 	return n.Store.Close()
+}
+
+// apiServer is the API's HTTP server with the configured timeouts; the
+// routes that may move megabytes set longer deadlines of their own
+// (KEEPER_HTTP_LONG_TIMEOUT).
+func apiServer(t config.HTTPConfig, h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(5*time.Second, t.ReadTimeout),
+		ReadTimeout:       t.ReadTimeout,
+		WriteTimeout:      t.WriteTimeout,
+		IdleTimeout:       t.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
 }

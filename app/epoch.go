@@ -18,7 +18,7 @@ const builtinLedgerURL = "http://keeper-builtin-ledger"
 
 // EpochOptions are the API's reward-epoch settings from the configuration.
 func EpochOptions(cfg config.Config) starter.EpochOptions {
-	return starter.EpochOptions{MaxInFlight: cfg.Epochs.MaxInFlight, Duration: cfg.Epochs.Duration, Heartbeat: cfg.Epochs.Heartbeat}
+	return starter.EpochOptions{MaxInFlight: cfg.Epochs.MaxInFlight, Duration: cfg.Epochs.Duration, Heartbeat: cfg.Epochs.Heartbeat, AcceptTimeout: cfg.Epochs.AcceptTimeout}
 }
 
 // builtinLedger is keeper's own ledger when no KEEPER_LEDGER_URL is set.

@@ -83,6 +83,18 @@ type Config struct {
 	Backfill BackfillConfig
 
 	Versioning VersioningConfig
+
+	HTTP HTTPConfig
+}
+
+// HTTPConfig is the API server's connection timeouts (seed 001: 5 s read,
+// 5 s write, 60 s idle). LongRequest replaces read and write for the routes
+// that may move megabytes in one request (starter's longRoutes).
+type HTTPConfig struct {
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	IdleTimeout  time.Duration
+	LongRequest  time.Duration
 }
 
 // EVMConfig configures the EtherLink (EVM) adapter.
@@ -177,6 +189,7 @@ type EpochConfig struct {
 	ArtifactDir     string        // empty: <data-dir>/artifacts
 	LedgerURL       string        // empty: the built-in ledger in keeper's store
 	UpstreamTimeout time.Duration // an accounting source or ledger call without progress for this long is retried
+	AcceptTimeout   time.Duration // compute answers 503 when Temporal has not accepted the workflow within this long
 }
 
 // ArtifactDirOrDefault is where epoch artifacts go.
@@ -390,6 +403,11 @@ func (c *Config) Knobs() []Knob {
 		{"artifact-dir", "KEEPER_ARTIFACT_DIR", "", "epoch artifacts (sealed inputs, payouts, run.json, commitment), shared by every epoch worker; empty: <data-dir>/artifacts", &c.Epochs.ArtifactDir},
 		{"ledger-url", "KEEPER_LEDGER_URL", "", "settlement ledger that takes epoch intents (POST <url>/ledger/v1/intents); empty: keeper's built-in ledger, kept in keeper's store and served at /ledger/v1", &c.Epochs.LedgerURL},
 		{"upstream-timeout-ms", "KEEPER_UPSTREAM_TIMEOUT_MS", "5000", "an accounting-source or ledger call that makes no progress for this long is abandoned and retried", msKnob{&c.Epochs.UpstreamTimeout}},
+		{"compute-accept-timeout", "KEEPER_COMPUTE_ACCEPT_TIMEOUT", "2s", "`POST /rewarder/epochs/{id}/compute` answers within this long: 202 once Temporal accepted the epoch's workflow, else 503 `temporal_unavailable` with Retry-After (the epoch stays queued; the same request again starts or joins it)", &c.Epochs.AcceptTimeout},
+		{"http-read-timeout", "KEEPER_HTTP_READ_TIMEOUT", "5s", "API server: longest time to read a request, headers and body (the routes of KEEPER_HTTP_LONG_TIMEOUT excepted)", &c.HTTP.ReadTimeout},
+		{"http-write-timeout", "KEEPER_HTTP_WRITE_TIMEOUT", "5s", "API server: longest time from a request's headers to the end of its answer (the routes of KEEPER_HTTP_LONG_TIMEOUT excepted)", &c.HTTP.WriteTimeout},
+		{"http-idle-timeout", "KEEPER_HTTP_IDLE_TIMEOUT", "60s", "API server: a keep-alive connection with no request for this long is closed", &c.HTTP.IdleTimeout},
+		{"http-long-timeout", "KEEPER_HTTP_LONG_TIMEOUT", "60s", "API server: read and write time of the routes that may move megabytes in one request instead of the two above: `POST /v1/evidence/batch`, `/v1/evidence` (pages of 1,000), transfers and ledger-intent pages, `/codec`, `/metrics`", &c.HTTP.LongRequest},
 		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", "`keeper dev`: embedded Temporal frontend port", &c.DevTemporalPort},
 		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", "`keeper dev`: Temporal Web UI port (0 = no UI)", &c.DevUIPort},
 		{"db", "KEEPER_DEV_TEMPORAL_DB", "", "`keeper devserver` and `keeper dev`: run the embedded Temporal server on PostgreSQL: postgres://user:password@host:5432/temporal (databases <name> and <name>_visibility, created and set up when missing; query parameters such as sslmode=require go to the connection); empty: SQLite temporal.db in the data directory", &c.DevTemporalDB},
@@ -550,6 +568,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_EPOCH_DURATION: must be at least 2s, got %v", c.Epochs.Duration)
 	case c.Epochs.Heartbeat <= 0 || c.Epochs.UpstreamTimeout <= 0:
 		return fmt.Errorf("KEEPER_EPOCH_HEARTBEAT_MS and KEEPER_UPSTREAM_TIMEOUT_MS must be positive")
+	case c.Epochs.AcceptTimeout <= 0:
+		return fmt.Errorf("KEEPER_COMPUTE_ACCEPT_TIMEOUT: must be positive, got %s", c.Epochs.AcceptTimeout)
+	case c.HTTP.ReadTimeout <= 0 || c.HTTP.WriteTimeout <= 0 || c.HTTP.IdleTimeout <= 0 || c.HTTP.LongRequest <= 0:
+		return fmt.Errorf("KEEPER_HTTP_READ_TIMEOUT, KEEPER_HTTP_WRITE_TIMEOUT, KEEPER_HTTP_IDLE_TIMEOUT and KEEPER_HTTP_LONG_TIMEOUT must be positive")
 	case c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text":
 		return fmt.Errorf("KEEPER_LOG_FORMAT: must be json or text, got %q", c.LogFormat)
 	}

@@ -253,3 +253,30 @@ func TestTheWebhookRotationGraceIsADayAndAtMostAWeek(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, c.Webhook.RotationGrace)
 }
+
+func TestHTTPTimeoutsAndTheComputeAcceptDeadlineDefaultToTheSeedsAndAreConfigurable(t *testing.T) {
+	d := Default()
+	assert.Equal(t, 5*time.Second, d.HTTP.ReadTimeout)
+	assert.Equal(t, 5*time.Second, d.HTTP.WriteTimeout)
+	assert.Equal(t, 60*time.Second, d.HTTP.IdleTimeout)
+	assert.Equal(t, 60*time.Second, d.HTTP.LongRequest)
+	assert.Equal(t, 2*time.Second, d.Epochs.AcceptTimeout)
+
+	env := map[string]string{"KEEPER_HTTP_READ_TIMEOUT": "7s", "KEEPER_HTTP_WRITE_TIMEOUT": "9s", "KEEPER_HTTP_IDLE_TIMEOUT": "2m",
+		"KEEPER_HTTP_LONG_TIMEOUT": "5m", "KEEPER_COMPUTE_ACCEPT_TIMEOUT": "500ms"}
+	c, err := Load(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	assert.Equal(t, HTTPConfig{ReadTimeout: 7 * time.Second, WriteTimeout: 9 * time.Second, IdleTimeout: 2 * time.Minute, LongRequest: 5 * time.Minute}, c.HTTP)
+	assert.Equal(t, 500*time.Millisecond, c.Epochs.AcceptTimeout)
+
+	for _, name := range []string{"KEEPER_HTTP_READ_TIMEOUT", "KEEPER_HTTP_WRITE_TIMEOUT", "KEEPER_HTTP_IDLE_TIMEOUT", "KEEPER_HTTP_LONG_TIMEOUT", "KEEPER_COMPUTE_ACCEPT_TIMEOUT"} {
+		_, err := Load(func(k string) string {
+			if k == name {
+				return "0s"
+			}
+			return ""
+		})
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), name)
+	}
+}

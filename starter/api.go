@@ -48,6 +48,10 @@ type API struct {
 	// MaxBatchBodyBytes is POST /v1/evidence/batch's body limit (0:
 	// DefaultMaxBatchBodyBytes).
 	MaxBatchBodyBytes int64
+	// LongRequestTimeout is how long the routes that may move megabytes
+	// (longRoutes) have to read the request and write the answer, instead
+	// of the server's read and write timeouts (0: DefaultLongRequestTimeout).
+	LongRequestTimeout time.Duration
 	// Outbound decides which URLs callers may hand keeper (an epoch's
 	// source); the zero value allows only https to public addresses.
 	Outbound outbound.Policy
@@ -107,7 +111,7 @@ func (a *API) Handler() http.Handler {
 	a.registerEpochMetrics()
 	mux := http.NewServeMux()
 	for _, r := range a.routes() {
-		mux.Handle(r.pattern, a.Traces.Route(r.pattern, r))
+		mux.Handle(r.pattern, a.Traces.Route(r.pattern, a.deadlines(r.pattern, r)))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
@@ -257,6 +261,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		checks["draining"] = "shutting down"
 	}
+	a.metrics.degraded("draining", !ok)
 	for _, c := range a.Checks {
 		if err := c.Ping(ctx); err != nil {
 			checks[c.Name] = err.Error()
@@ -264,6 +269,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 		} else {
 			checks[c.Name] = "ok"
 		}
+		a.metrics.degraded(c.Name, checks[c.Name] != "ok")
 	}
 	status := http.StatusOK
 	if !ok {

@@ -35,7 +35,17 @@ type EpochOptions struct {
 	MaxInFlight int           // epochs queued or computing at once; beyond, 429
 	Duration    time.Duration // epoch_duration: an epoch must finish within half of it
 	Heartbeat   time.Duration // heartbeat timeout of the long epoch steps
+	// AcceptTimeout is how long compute waits for Temporal to accept the
+	// epoch's workflow before it answers 503 with Retry-After (0: 2 s).
+	AcceptTimeout time.Duration
 }
+
+// DefaultAcceptTimeout is compute's accept deadline unless configured (seed 001: 2 s).
+const DefaultAcceptTimeout = 2 * time.Second
+
+// maxQuarantinedSeries bounds keeper_epoch_quarantined's series: the most
+// recently quarantined epochs; keeper_epochs_quarantined counts them all.
+const maxQuarantinedSeries = 100
 
 const (
 	maxSourceLen     = 2048
@@ -152,6 +162,18 @@ func (a *API) timeout(callerDeadline time.Duration) time.Duration {
 	return t
 }
 
+// rerunRequested reads compute's rerun query parameter: true asks for a
+// quarantined epoch to run again (docs/epochs.md, re-runs).
+func rerunRequested(r *http.Request) (bool, *apiError) {
+	switch v := r.URL.Query().Get("rerun"); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, badRequest("invalid_rerun", "rerun", "rerun must be true or false")
+}
+
 func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
 	fail := func(e *apiError) { writeError(w, e) }
 	if a.draining.Load() {
@@ -164,6 +186,11 @@ func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, aerr := epochID(r)
+	if aerr != nil {
+		fail(aerr)
+		return
+	}
+	rerun, aerr := rerunRequested(r)
 	if aerr != nil {
 		fail(aerr)
 		return
@@ -189,6 +216,14 @@ func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
 	timeout := a.timeout(callerDeadline)
 	ne.Deadline = time.Now().Add(timeout)
 	ctx := r.Context()
+	// The accept deadline runs from here: the body is read, and what is
+	// left is keeper's own work and Temporal's acceptance.
+	acceptTimeout := a.Epochs.AcceptTimeout
+	if acceptTimeout <= 0 {
+		acceptTimeout = DefaultAcceptTimeout
+	}
+	acceptCtx, cancel := context.WithTimeout(ctx, acceptTimeout)
+	defer cancel()
 
 	e, created, err := a.Store.CreateEpoch(ctx, ne, a.Epochs.MaxInFlight)
 	if errors.Is(err, store.ErrBusy) {
@@ -207,13 +242,27 @@ func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		switch e.Status {
-		case store.EpochCompleted, store.EpochQuarantined:
+		case store.EpochCompleted:
+			if rerun {
+				fail(&apiError{Status: http.StatusConflict, Code: "epoch_completed", Field: "rerun",
+					Message: fmt.Sprintf("epoch %s completed: every intent was acknowledged; a completed epoch never runs again", id)})
+				return
+			}
 			a.writeManifest(w, r, http.StatusOK, e)
 			return
+		case store.EpochQuarantined:
+			// A quarantined epoch stays so, its intents not sent again,
+			// until a re-run is asked for explicitly (?rerun=true).
+			if !rerun {
+				a.writeManifest(w, r, http.StatusOK, e)
+				return
+			}
+			fallthrough
 		case store.EpochFailed:
 			// The same request again re-runs a failed epoch (a missed
-			// deadline, a source that was down for good): intents are
-			// idempotent, so nothing is paid twice.
+			// deadline, a source that was down for good), and ?rerun=true
+			// a quarantined one: intents are idempotent, so nothing is
+			// paid twice.
 			e, err = a.Store.RestartEpoch(ctx, id, ne.RequestHash, ne.Deadline, a.Epochs.MaxInFlight)
 			switch {
 			case errors.Is(err, store.ErrBusy):
@@ -234,7 +283,7 @@ func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
 			timeout = time.Until(e.Deadline)
 		}
 	}
-	if err := a.startEpoch(ctx, e, timeout, restart); err != nil {
+	if err := a.startEpoch(acceptCtx, e, timeout, restart); err != nil {
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &already) { // its run completed between our read and the start
 			if e, err = a.Store.GetEpoch(ctx, id); err == nil {
@@ -243,9 +292,12 @@ func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		a.Logger.Warn("api: start epoch workflow", "epoch", id, "error", err)
+		msg := "the epoch is queued but its workflow could not be started; send the same request again to start it"
+		if acceptCtx.Err() != nil && ctx.Err() == nil {
+			msg = fmt.Sprintf("the epoch is queued but Temporal did not accept its workflow within %s; send the same request again to start it (or join it, if Temporal took it meanwhile)", acceptTimeout)
+		}
 		w.Header().Set("Retry-After", epochRetryAfter)
-		fail(&apiError{Status: http.StatusServiceUnavailable, Code: "temporal_unavailable",
-			Message: "the epoch is queued but its workflow could not be started; send the same request again to start it"})
+		fail(&apiError{Status: http.StatusServiceUnavailable, Code: "temporal_unavailable", Message: msg})
 		return
 	}
 	if e, err = a.Store.GetEpoch(ctx, id); err != nil {
@@ -405,14 +457,17 @@ func (a *API) registerEpochMetrics() {
 
 var (
 	queueDepthDesc = prometheus.NewDesc("keeper_queue_depth", "Work waiting by queue: epochs in flight (queued or computing), and intents of in-flight epochs not yet acknowledged by the ledger.", []string{"queue"}, nil)
-	quarantineDesc = prometheus.NewDesc("keeper_epochs_quarantined", "Epochs quarantined now: inputs or payouts that failed a check; no intents were emitted for them (a count of stored epochs, so a gauge).", nil, nil)
+	quarantineDesc = prometheus.NewDesc("keeper_epochs_quarantined", "Epochs quarantined now: inputs or payouts that failed a check (no intents were emitted), or intents that could not all be delivered (a count of stored epochs, so a gauge).", nil, nil)
 )
+
+var quarantinedDesc = prometheus.NewDesc("keeper_epoch_quarantined", "1 for each quarantined epoch, by epoch id: the 100 most recently quarantined (keeper_epochs_quarantined counts them all); a re-run removes its series.", []string{"epoch"}, nil)
 
 type epochCollector struct{ st *store.Store }
 
 func (c epochCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueDepthDesc
 	ch <- quarantineDesc
+	ch <- quarantinedDesc
 }
 
 func (c epochCollector) Collect(ch chan<- prometheus.Metric) {
@@ -426,4 +481,15 @@ func (c epochCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(s.InFlight), "epochs")
 	ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(s.IntentsPending), "intents")
 	ch <- prometheus.MustNewConstMetric(quarantineDesc, prometheus.GaugeValue, float64(s.Quarantined))
+	if s.Quarantined == 0 {
+		return
+	}
+	ids, err := c.st.QuarantinedEpochs(ctx, maxQuarantinedSeries)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(quarantinedDesc, err)
+		return
+	}
+	for _, id := range ids {
+		ch <- prometheus.MustNewConstMetric(quarantinedDesc, prometheus.GaugeValue, 1, id)
+	}
 }

@@ -19,6 +19,7 @@ type metrics struct {
 	intakeLatency  prometheus.Histogram
 	batchLatency   prometheus.Histogram
 	busy           *prometheus.CounterVec
+	readyDegraded  *prometheus.GaugeVec
 }
 
 // newMetrics registers the API's metrics in reg; a nil reg gets a registry
@@ -49,6 +50,10 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string, 
 	for _, e := range []string{"compute", "evidence", "v1", "rewarder", "ledger"} { // shown at 0 before the first refusal
 		m.busy.WithLabelValues(e)
 	}
+	m.readyDegraded = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "keeper_readyz_degraded",
+		Help: "1 while a readiness check fails, by cause (store, temporal, chain:<name>, draining), as of this node's last /readyz answer; 0 once it passes again.",
+	}, []string{"cause"})
 	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "keeper_evidence_pending", Help: "Evidence stored but not yet in a batch.",
 	}, func() float64 {
@@ -60,7 +65,7 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string, 
 		}
 		return float64(n)
 	})
-	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, pending, storeCollector{st: st, chains: chainNames, units: units})
+	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, m.readyDegraded, pending, storeCollector{st: st, chains: chainNames, units: units})
 	return m
 }
 
@@ -214,4 +219,13 @@ func (c storeCollector) collectBackfill(ctx context.Context, ch chan<- prometheu
 		ch <- prometheus.MustNewConstMetric(backfillScannedDescs[unit], prometheus.GaugeValue, float64(scanned[n]), n)
 		ch <- prometheus.MustNewConstMetric(backfillTargetDescs[unit], prometheus.GaugeValue, float64(target[n]), n)
 	}
+}
+
+// degraded sets keeper_readyz_degraded for one readiness cause.
+func (m *metrics) degraded(cause string, failing bool) {
+	v := 0.0
+	if failing {
+		v = 1
+	}
+	m.readyDegraded.WithLabelValues(cause).Set(v)
 }

@@ -150,10 +150,11 @@ func checkInFlight(ctx context.Context, tx *txn, now time.Time, max int) error {
 	return nil
 }
 
-// RestartEpoch queues a failed epoch again for the same request under a new
-// run number, clearing what the failed run recorded. It returns ErrConflict
-// when the epoch is not failed (or was asked for with other inputs) and
-// ErrBusy at the in-flight limit.
+// RestartEpoch queues a failed or quarantined epoch again for the same
+// request under a new run number, clearing what the last run recorded. It
+// returns ErrConflict when the epoch is neither (or was asked for with other
+// inputs) and ErrBusy at the in-flight limit. Whether a quarantined epoch
+// may run again is the caller's decision (an explicit re-run).
 func (s *Store) RestartEpoch(ctx context.Context, id, requestHash string, deadline time.Time, maxInFlight int) (Epoch, error) {
 	now := time.Now()
 	err := s.tx(ctx, func(tx *txn) error {
@@ -164,7 +165,7 @@ func (s *Store) RestartEpoch(ctx context.Context, id, requestHash string, deadli
 		if err != nil {
 			return err
 		}
-		if e.Status != EpochFailed || e.RequestHash != requestHash {
+		if (e.Status != EpochFailed && e.Status != EpochQuarantined) || e.RequestHash != requestHash {
 			return fmt.Errorf("epoch %s is %s: %w", id, e.Status, ErrConflict)
 		}
 		if err := checkInFlight(ctx, tx, now, maxInFlight); err != nil {
@@ -333,4 +334,23 @@ func (s *Store) EpochStats(ctx context.Context) (EpochStats, error) {
 		return st, fmt.Errorf("store: epoch stats: %w", err)
 	}
 	return st, nil
+}
+
+// QuarantinedEpochs returns the ids of up to limit quarantined epochs, the
+// most recently finished first.
+func (s *Store) QuarantinedEpochs(ctx context.Context, limit int) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id FROM epochs WHERE status = 'quarantined' ORDER BY finished_at DESC, id LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: quarantined epochs: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: quarantined epochs: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }

@@ -107,6 +107,46 @@ func TestAnEpochPastItsDeadlineReadsAsFailedAndCanBeRestarted(t *testing.T) {
 	})
 }
 
+func TestAQuarantinedEpochCanBeRestartedButACompletedOneCannot(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		for _, id := range []string{"q", "done"} {
+			_, _, err := st.CreateEpoch(ctx, newEpoch(id), 10)
+			require.NoError(t, err)
+		}
+		require.NoError(t, st.FinishEpoch(ctx, "q", 1, store.EpochQuarantined, "intents not delivered: ledger down"))
+		require.NoError(t, st.FinishEpoch(ctx, "done", 1, store.EpochCompleted, ""))
+
+		_, err := st.RestartEpoch(ctx, "done", "hash-done", time.Now().Add(time.Hour), 10)
+		assert.ErrorIs(t, err, store.ErrConflict, "a completed epoch never runs again")
+		e, err := st.RestartEpoch(ctx, "q", "hash-q", time.Now().Add(time.Hour), 10)
+		require.NoError(t, err)
+		assert.Equal(t, 2, e.Run)
+		assert.Equal(t, store.EpochQueued, e.Status)
+		assert.Empty(t, e.Reason)
+	})
+}
+
+func TestQuarantinedEpochsAreListedMostRecentFirstUpToTheLimit(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		for _, id := range []string{"a", "b", "c", "ok"} {
+			_, _, err := st.CreateEpoch(ctx, newEpoch(id), 10)
+			require.NoError(t, err)
+		}
+		for _, id := range []string{"a", "b", "c"} {
+			require.NoError(t, st.FinishEpoch(ctx, id, 1, store.EpochQuarantined, "check failed"))
+			time.Sleep(2 * time.Millisecond) // finished_at is in milliseconds
+		}
+		require.NoError(t, st.FinishEpoch(ctx, "ok", 1, store.EpochCompleted, ""))
+		ids, err := st.QuarantinedEpochs(ctx, 2)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"c", "b"}, ids)
+	})
+}
+
 func TestWritesFromAnEarlierRunAreRefused(t *testing.T) {
 	eachBackend(t, func(t *testing.T, db backend) {
 		st := db.openStore(t)

@@ -54,7 +54,10 @@ func EpochWorkflowID(epoch string) string { return "epoch-" + epoch }
 // the conservation check, write run.json and the commitment, emit the
 // settlement intents, and hand the commitment to intake for anchoring.
 // Inputs or payouts that fail a check quarantine the epoch: it completes with
-// status quarantined and emits no intents. Any other step that fails for
+// status quarantined and emits no intents. Intents that cannot all be
+// delivered (a ledger refusal, or a ledger down until the deadline's
+// reserve) quarantine it too, with what was acknowledged so far recorded;
+// only an explicit re-run sends them again. Any other step that fails for
 // good fails the epoch with the step's error.
 func EpochCompute(ctx workflow.Context, in EpochInput) (EpochResult, error) {
 	var a *activities.Epoch
@@ -97,8 +100,20 @@ func EpochCompute(ctx workflow.Context, in EpochInput) (EpochResult, error) {
 	}
 	out.Commitment = art.Commitment
 
+	// Version 1 (docs/epochs.md, intents): intents that cannot all be
+	// delivered quarantine the epoch instead of failing it, so no intent is
+	// sent again until someone asks for a re-run; and the step gives up in
+	// time for that to be recorded before the epoch's deadline.
+	intentsVersion := workflow.GetVersion(ctx, intentsQuarantineChange, workflow.DefaultVersion, 1)
+	intentsCtx := stepCtx
+	if left := intentsBudget(ctx); intentsVersion >= 1 && left > 0 {
+		intentsCtx = workflow.WithScheduleToCloseTimeout(stepCtx, left)
+	}
 	var sent activities.IntentsResult
-	if err := workflow.ExecuteActivity(stepCtx, a.EmitIntents, ref, payouts).Get(ctx, &sent); err != nil {
+	if err := workflow.ExecuteActivity(intentsCtx, a.EmitIntents, ref, payouts).Get(ctx, &sent); err != nil {
+		if intentsVersion >= 1 {
+			return quarantine(finishCtx, ref, out, IntentsQuarantinePrefix+failureMessage(err))
+		}
 		return failEpoch(finishCtx, ref, err)
 	}
 	out.Intents = sent.Acknowledged
@@ -128,13 +143,38 @@ func quarantine(ctx workflow.Context, ref activities.EpochRef, out EpochResult, 
 	return out, nil
 }
 
-func failEpoch(ctx workflow.Context, ref activities.EpochRef, cause error) (EpochResult, error) {
-	// Keep the activity's own message, not the SDK's wrapping of it.
-	msg := cause.Error()
-	var appErr *temporal.ApplicationError
-	if errors.As(cause, &appErr) {
-		msg = appErr.Message()
+// intentsQuarantineChange is the workflow.GetVersion change id of the
+// intents step's quarantine.
+const intentsQuarantineChange = "intents-failure-quarantines"
+
+// IntentsQuarantinePrefix starts the reason of an epoch quarantined because
+// its intents could not all be delivered.
+const IntentsQuarantinePrefix = "intents not delivered: "
+
+// intentsBudget is how long the intents step may keep retrying: until the
+// epoch's deadline (its execution timeout) less a reserve for recording the
+// quarantine. Zero when the run has no deadline or too little is left.
+func intentsBudget(ctx workflow.Context) time.Duration {
+	info := workflow.GetInfo(ctx)
+	total := info.WorkflowExecutionTimeout
+	if total <= 0 {
+		return 0
 	}
+	reserve := min(time.Minute, total/10)
+	return info.WorkflowStartTime.Add(total).Sub(workflow.Now(ctx)) - reserve
+}
+
+// failureMessage is an activity's own message, not the SDK's wrapping of it.
+func failureMessage(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Message()
+	}
+	return err.Error()
+}
+
+func failEpoch(ctx workflow.Context, ref activities.EpochRef, cause error) (EpochResult, error) {
+	msg := failureMessage(cause)
 	var a *activities.Epoch
 	if err := workflow.ExecuteActivity(ctx, a.FinishEpoch, ref, activities.EpochOutcome{Status: activities.EpochFailed, Reason: msg}).Get(ctx, nil); err != nil {
 		return EpochResult{}, err

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/suite"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/keeperhq/keeper/activities"
@@ -224,16 +226,41 @@ func (s *EpochComputeSuite) TestASourceThatSaysNotFoundFailsTheEpochWithTheReaso
 	s.Zero(s.ledgerCalls.Load())
 }
 
-func (s *EpochComputeSuite) TestALedgerThatHoldsTheKeyForAnotherAmountFailsTheEpoch() {
+func (s *EpochComputeSuite) TestALedgerThatRefusesAnIntentQuarantinesTheEpochWithTheReason() {
 	_, _, err := s.store.RecordIntent(context.Background(), store.LedgerIntent{IdempotencyKey: ledger.Key("clash", "alice"), Epoch: "clash", Account: "alice", Amount: "1"})
 	s.Require().NoError(err)
 	in := s.inline("clash", 100, rewards.Usage{Account: "alice", Units: "1"})
-	s.env.ExecuteWorkflow(EpochCompute, in)
-	s.Require().Error(s.env.GetWorkflowError())
+	res := s.run(in)
+	s.Equal(store.EpochQuarantined, res.Status)
 	e := s.epoch("clash")
-	s.Equal(store.EpochFailed, e.Status)
+	s.Equal(store.EpochQuarantined, e.Status)
+	s.True(strings.HasPrefix(e.Reason, IntentsQuarantinePrefix), e.Reason)
 	s.Contains(e.Reason, "idempotency_key_reused")
+	s.Empty(e.EvidenceID, "a quarantined epoch's commitment is not anchored")
 	s.Equal(map[string]string{"alice": "1"}, s.ledgerHolds("clash"), "the ledger kept its original intent")
+}
+
+func (s *EpochComputeSuite) TestALedgerDownUntilTheDeadlineQuarantinesTheEpochBeforeTheDeadline() {
+	usage := make([]rewards.Usage, 1500)
+	for i := range usage {
+		usage[i] = rewards.Usage{Account: fmt.Sprintf("acct-%05d", i), Units: "1"}
+	}
+	in := s.inline("down", 1500, usage...)
+	// The first page is booked, then the ledger answers 503 for good.
+	s.ledgerFault = func(n int64) int {
+		if n > activities.IntentPage {
+			return http.StatusServiceUnavailable
+		}
+		return 0
+	}
+	s.env.SetStartWorkflowOptions(client.StartWorkflowOptions{WorkflowExecutionTimeout: 3 * time.Minute})
+	res := s.run(in)
+	s.Equal(store.EpochQuarantined, res.Status)
+	e := s.epoch("down")
+	s.Equal(store.EpochQuarantined, e.Status)
+	s.True(strings.HasPrefix(e.Reason, IntentsQuarantinePrefix), e.Reason)
+	s.Equal(activities.IntentPage, e.IntentsAcknowledged, "what the ledger acknowledged before it went down is recorded")
+	s.Len(s.ledgerHolds("down"), activities.IntentPage)
 }
 
 func (s *EpochComputeSuite) TestIntentsResumeAfterTheLedgerFailsMidwayAndAreBookedOnce() {

@@ -34,6 +34,7 @@ import (
 	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/dev/stub"
 	"github.com/keeperhq/keeper/devserver"
+	"github.com/keeperhq/keeper/ledger"
 	"github.com/keeperhq/keeper/store"
 	"github.com/keeperhq/keeper/worker"
 	"github.com/keeperhq/keeper/workflows"
@@ -41,7 +42,7 @@ import (
 
 func main() {
 	out := flag.String("out", "testsuite/testdata/histories", "directory for the history files")
-	only := flag.String("only", "", "record only this part (anchors, webhooks) and leave the other files as they are")
+	only := flag.String("only", "", "record only this part (anchors, webhooks, epoch-intents) and leave the other files as they are")
 	flag.Parse()
 	if err := run(*out, *only); err != nil {
 		log.Fatal(err)
@@ -102,10 +103,16 @@ func run(outDir, only string) error {
 	if only == "webhooks" {
 		return recordWebhooks(ctx, node, outDir, webhookFirst)
 	}
+	if only == "epoch-intents" {
+		return recordEpochIntents(ctx, node, outDir)
+	}
 	if err := recordAnchors(ctx, node, chain, outDir); err != nil || only == "anchors" {
 		return err
 	}
 	if err := recordEpochs(ctx, node, outDir, len(scenarios)); err != nil {
+		return err
+	}
+	if err := recordEpochIntents(ctx, node, outDir); err != nil {
 		return err
 	}
 	if err := recordWallets(ctx, srv, dir, outDir, len(scenarios)+len(epochScenarios)); err != nil {
@@ -189,6 +196,46 @@ func recordEpochs(ctx context.Context, node *app.Node, outDir string, done int) 
 		}
 		fmt.Printf("%s: workflow %s ended %s -> %s\n", sc.name, wid, e.Status, path)
 	}
+	return nil
+}
+
+// epochIntentsFile is the number of the recorded EpochCompute whose intents
+// the ledger refused: version 1 of workflows/epoch.go's
+// intents-failure-quarantines, recorded after the files before it existed.
+const epochIntentsFile = 22
+
+// recordEpochIntents records an epoch quarantined because the built-in
+// ledger refuses one of its intents (it holds the key for another amount).
+func recordEpochIntents(ctx context.Context, node *app.Node, outDir string) error {
+	const name, epoch = "epoch_compute_intents_quarantined", "recorded-intents-quarantined"
+	if _, _, err := node.Store.RecordIntent(ctx, store.LedgerIntent{IdempotencyKey: ledger.Key(epoch, "bob"), Epoch: epoch, Account: "bob", Amount: "1"}); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	resp, err := http.Post("http://"+node.APIAddr()+"/rewarder/epochs/"+epoch+"/compute", "application/json",
+		strings.NewReader(`{"pool":"1000","usage":[{"account":"alice","units":"1"},{"account":"bob","units":"1"}]}`))
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("%s: compute: HTTP %d", name, resp.StatusCode)
+	}
+	wid := workflows.EpochWorkflowID(epoch)
+	if err := waitClosed(ctx, node.Client, wid); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	e, err := node.Store.GetEpoch(ctx, epoch)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if e.Status != store.EpochQuarantined {
+		return fmt.Errorf("%s: the epoch ended %s (%s), not quarantined", name, e.Status, e.Reason)
+	}
+	path := filepath.Join(outDir, fmt.Sprintf("%02d_%s.json", epochIntentsFile, name))
+	if err := writeHistory(ctx, node.Client, wid, path); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	fmt.Printf("%s: workflow %s ended %s -> %s\n", name, wid, e.Status, path)
 	return nil
 }
 
