@@ -3,6 +3,7 @@ package starter
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 )
 
 // apiError is every error the API answers: a stable code for programs and a
@@ -13,6 +14,9 @@ type apiError struct {
 	Message string `json:"message"`
 	Field   string `json:"field,omitempty"`
 	Archive string `json:"archive,omitempty"` // 410 archived: the receipts archive file holding the receipt
+	// RetryAfter, when positive, is the answer's Retry-After in seconds: a
+	// 429 or 503 the same request may get past later.
+	RetryAfter int `json:"-"`
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -30,5 +34,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
 	writeJSON(w, e.Status, e)
 }

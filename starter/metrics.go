@@ -2,6 +2,7 @@ package starter
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -19,6 +20,7 @@ type metrics struct {
 	intakeLatency  prometheus.Histogram
 	batchLatency   prometheus.Histogram
 	busy           *prometheus.CounterVec
+	rejected       *prometheus.CounterVec
 }
 
 // newMetrics registers the API's metrics in reg; a nil reg gets a registry
@@ -49,6 +51,13 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string) 
 	for _, e := range []string{"compute", "evidence", "v1", "rewarder", "ledger"} { // shown at 0 before the first refusal
 		m.busy.WithLabelValues(e)
 	}
+	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "keeper_intake_rejected_total",
+		Help: "Evidence intake refused for now (429 or 503 with Retry-After: nothing stored, send it again later), by reason, the answer's code: overloaded (priority 6–10 at KEEPER_MAX_PENDING), backlog_full (priority 1–5 at KEEPER_MAX_BACKLOG after KEEPER_INTAKE_WAIT), store_unavailable, draining. One per POST /v1/evidence, one per item of POST /v1/evidence/batch (a batch refused whole counts once).",
+	}, []string{"reason"})
+	for _, r := range []string{"overloaded", "backlog_full", "store_unavailable", "draining"} {
+		m.rejected.WithLabelValues(r)
+	}
 	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "keeper_evidence_pending", Help: "Evidence stored but not yet in a batch.",
 	}, func() float64 {
@@ -60,7 +69,7 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string) 
 		}
 		return float64(n)
 	})
-	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, pending, storeCollector{st: st, chains: chainNames})
+	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, m.rejected, pending, storeCollector{st: st, chains: chainNames})
 	return m
 }
 
@@ -69,6 +78,14 @@ func (m *metrics) intake(code int, d time.Duration) {
 	m.intakeLatency.Observe(d.Seconds())
 	if code == 429 {
 		m.busy.WithLabelValues("evidence").Inc()
+	}
+}
+
+// refused counts an intake answer refused for now (429 or 503) under its
+// code.
+func (m *metrics) refused(e *apiError) {
+	if e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable {
+		m.rejected.WithLabelValues(e.Code).Inc()
 	}
 }
 
