@@ -258,6 +258,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 	n.api = &starter.API{
 		AnchorInterval: interval,
 		Store:          n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
+		MaxBacklog: cfg.MaxBacklog, IntakeWait: cfg.IntakeWait,
 		Checks: checks, MaxBatchBodyBytes: cfg.MaxBatchBodyBytes, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
 		Auth: starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen}, Outbound: cfg.Outbound(), WebhookRotationGrace: cfg.Webhook.RotationGrace,
 		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Wallets: wallets,

@@ -50,7 +50,7 @@ func newServerWith(t *testing.T, chains ...string) *server {
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	api := &starter.API{Store: st, Chains: chains, MaxPending: 100, MaxBodyBytes: 1 << 20,
+	api := &starter.API{Store: st, Chains: chains, MaxPending: 100, MaxBacklog: 10_000, MaxBodyBytes: 1 << 20, // no batches form here: room for a few thousand files
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	s := &server{st: st}
 	h := openapitest.Handler(t, api.Handler())

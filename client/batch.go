@@ -86,7 +86,7 @@ func (cl *Client) SubmitBatch(ctx context.Context, items []EvidenceRequest) ([]B
 				r.Err.Status = r.Status
 			}
 			results[i] = r
-			if r.Status == http.StatusTooManyRequests {
+			if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
 				refused = append(refused, i)
 			}
 		}

@@ -12,10 +12,10 @@
 // lost answer does its work once. The header is sent in the IETF draft's
 // form, a Structured Field string ("abc"), or bare for a key that is not
 // printable ASCII, which such a string cannot hold. Answers
-// 429 and 503 are retried after their Retry-After, a bounded number of times
-// and never waiting longer than MaxRetryWait at once. An error answer comes
-// back as an *Error carrying the API's code, message and HTTP status, read
-// from its RFC 9457 problem details.
+// 429 and 503 are retried after their Retry-After, a bounded number of times,
+// never waiting longer than MaxRetryWait at once nor past ctx's deadline. An
+// error answer comes back as an *Error carrying the API's code, message and
+// HTTP status, read from its RFC 9457 problem details.
 package client
 
 import (
@@ -125,7 +125,9 @@ type call struct {
 	header       *http.Header // when not nil, gets the 2xx answer's headers
 }
 
-// do sends c, retrying 429 and 503 answers, and returns the 2xx status.
+// do sends c, retrying 429 and 503 answers (store_unavailable, busy,
+// overloaded, …) after their Retry-After while ctx allows, and returns the
+// 2xx status.
 func (cl *Client) do(ctx context.Context, c call) (int, error) {
 	var body []byte
 	if c.body != nil {
@@ -144,10 +146,14 @@ func (cl *Client) do(ctx context.Context, c call) (int, error) {
 	}
 	for attempt := 0; ; attempt++ {
 		status, wait, err := cl.once(ctx, c, u, body)
-		if wait < 0 || attempt >= cl.MaxRetries {
+		if wait < 0 || attempt >= cl.MaxRetries || !c.retryable() {
 			return status, err
 		}
-		t := time.NewTimer(min(wait, cl.MaxRetryWait))
+		wait = min(wait, cl.MaxRetryWait)
+		if end, ok := ctx.Deadline(); ok && time.Until(end) < wait {
+			return status, fmt.Errorf("%w (not retried: its Retry-After ends after the context's deadline)", err)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -155,6 +161,18 @@ func (cl *Client) do(ctx context.Context, c call) (int, error) {
 		case <-t.C:
 		}
 	}
+}
+
+// retryable reports whether c may be sent again after a 429 or 503: a
+// read, a PUT or DELETE, or a POST with an Idempotency-Key or whose body
+// carries a key per item, so that a request the API took before answering
+// is not done twice.
+func (c call) retryable() bool {
+	switch c.method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return c.key != "" || c.keyless
 }
 
 // once sends one attempt. wait ≥ 0 says the answer may be retried after it.

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -127,27 +128,39 @@ func (cl *Client) RetryEvidence(ctx context.Context, id string) (*Evidence, erro
 // WaitConfirmed asks for the evidence every interval until it is confirmed,
 // and answers it then, receipt included. progress, when not nil, sees every
 // answer. A dead-lettered evidence ends the wait with an error naming its
-// last error; so does ctx.
+// last error; so does ctx. A 429 or 503 still answered after the client's
+// retries (keeper or its store away for a while) does not: it asks again
+// the next interval.
 func (cl *Client) WaitConfirmed(ctx context.Context, id string, every time.Duration, progress func(*Evidence)) (*Evidence, error) {
+	var last *Evidence
 	for {
 		ev, err := cl.Evidence(ctx, id)
-		if err != nil {
+		var e *Error
+		switch {
+		case err != nil && errors.As(err, &e) && (e.Status == http.StatusServiceUnavailable || e.Status == http.StatusTooManyRequests) && ctx.Err() == nil:
+			// keeper (or its store) is away for longer than the retries: ask again next time
+		case err != nil:
 			return nil, err
-		}
-		if progress != nil {
-			progress(ev)
-		}
-		switch ev.Status {
-		case StatusConfirmed:
-			return ev, nil
-		case StatusDeadLetter:
-			return ev, fmt.Errorf("evidence %s was dead-lettered: %s", id, ev.LastError)
+		default:
+			last = ev
+			if progress != nil {
+				progress(ev)
+			}
+			switch ev.Status {
+			case StatusConfirmed:
+				return ev, nil
+			case StatusDeadLetter:
+				return ev, fmt.Errorf("evidence %s was dead-lettered: %s", id, ev.LastError)
+			}
 		}
 		t := time.NewTimer(every)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ev, fmt.Errorf("evidence %s is still %s: %w", id, ev.Status, ctx.Err())
+			if last == nil {
+				return nil, fmt.Errorf("evidence %s: %w (last answer: %v)", id, ctx.Err(), err)
+			}
+			return last, fmt.Errorf("evidence %s is still %s: %w", id, last.Status, ctx.Err())
 		case <-t.C:
 		}
 	}

@@ -46,6 +46,8 @@ type Config struct {
 	// Per-chain overrides of AnchorInterval.
 	EtherlinkInterval, SolanaInterval, StubInterval OptionalDuration
 	MaxPending                                      int
+	MaxBacklog                                      int           // 0: 4 × MaxPending
+	IntakeWait                                      time.Duration // priority 1–5 waits this long for room at MaxBacklog
 	MaxBodyBytes                                    int64
 	MaxBatchBodyBytes                               int64
 	MaxAttempts                                     int
@@ -386,7 +388,9 @@ func (c *Config) Knobs() []Knob {
 		{"webhook-rotation-grace", "KEEPER_WEBHOOK_ROTATION_GRACE", "24h", "after POST /v1/webhooks/{id}/rotate-secret, how long the replaced secret keeps signing deliveries beside the new one (a request's `grace` overrides it); at most 168h, 0 = replace at once", &c.Webhook.RotationGrace},
 		{"evidence-retention", "KEEPER_EVIDENCE_RETENTION", "0", "retention: confirmed evidence taken in longer ago than this (e.g. 2160h for 90 days) moves into the receipts archive and its rows are deleted; reading it then answers 410 naming the archive file, and `keeper receipt --archive DIR` reads it from there. Its idempotency key goes with it, so a key is de-duplicated for at least this long. 0 = keep everything", &c.EvidenceRetention},
 		{"receipts-archive-dir", "KEEPER_RECEIPTS_ARCHIVE_DIR", "", "retention: directory of the receipts archive (gzip files of one JSON receipt per line, written whole, never changed; back it up); with several API nodes, a directory they share. Empty: <data-dir>/receipts-archive", &c.ArchiveDir},
-		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429", &c.MaxPending},
+		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429 `overloaded`", &c.MaxPending},
+		{"max-backlog", "KEEPER_MAX_BACKLOG", "0", "the ceiling of pending evidence, for every priority: at it priority 1–5 waits up to KEEPER_INTAKE_WAIT for a batch to make room, then gets 429 `backlog_full`, so intake never outruns batching by more than this; 0 = 4 × KEEPER_MAX_PENDING; at least KEEPER_MAX_PENDING", &c.MaxBacklog},
+		{"intake-wait", "KEEPER_INTAKE_WAIT", "50ms", "how long intake of priority 1–5 waits for room at KEEPER_MAX_BACKLOG before answering 429 (seed 003 gives intake 100 ms); 0 = answer at once", &c.IntakeWait},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
 		{"max-batch-body-bytes", "KEEPER_MAX_BATCH_BODY_BYTES", "18432000", "largest POST /v1/evidence/batch body (413 above); the default holds 1,000 items with 16 KiB of metadata each", &c.MaxBatchBodyBytes},
 		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "20", "attempts per submit or confirm before the batch is dead-lettered", &c.MaxAttempts},
@@ -558,6 +562,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_WEBHOOK_ROTATION_GRACE: must be from 0 to %s, got %s", MaxRotationGrace, c.Webhook.RotationGrace)
 	case c.Webhook.DisableAfter < 0:
 		return fmt.Errorf("KEEPER_WEBHOOK_DISABLE_AFTER: must be 0 (never) or more, got %s", c.Webhook.DisableAfter)
+	case c.MaxBacklog != 0 && c.MaxBacklog < c.MaxPending:
+		return fmt.Errorf("KEEPER_MAX_BACKLOG: must be 0 (4 × KEEPER_MAX_PENDING) or at least KEEPER_MAX_PENDING (%d), got %d", c.MaxPending, c.MaxBacklog)
+	case c.IntakeWait < 0:
+		return fmt.Errorf("KEEPER_INTAKE_WAIT: must not be negative, got %s", c.IntakeWait)
 	case c.MaxQueued < 0:
 		return fmt.Errorf("KEEPER_MAX_QUEUED_BATCHES: must be 0 (no limit) or more, got %d", c.MaxQueued)
 	case c.EvidenceRetention < 0:

@@ -280,3 +280,21 @@ func TestHTTPTimeoutsAndTheComputeAcceptDeadlineDefaultToTheSeedsAndAreConfigura
 		assert.Contains(t, err.Error(), name)
 	}
 }
+
+func TestTheBacklogCeilingIsAtLeastMaxPendingAndTheIntakeWaitIsNotNegative(t *testing.T) {
+	load := func(env map[string]string) (Config, error) { return Load(func(k string) string { return env[k] }) }
+	c, err := load(nil)
+	require.NoError(t, err)
+	assert.Equal(t, 0, c.MaxBacklog, "0: 4 × KEEPER_MAX_PENDING")
+	assert.Equal(t, 50*time.Millisecond, c.IntakeWait)
+
+	c, err = load(map[string]string{"KEEPER_MAX_PENDING": "100", "KEEPER_MAX_BACKLOG": "100", "KEEPER_INTAKE_WAIT": "0"})
+	require.NoError(t, err)
+	assert.Equal(t, 100, c.MaxBacklog)
+	assert.Zero(t, c.IntakeWait)
+
+	_, err = load(map[string]string{"KEEPER_MAX_PENDING": "100", "KEEPER_MAX_BACKLOG": "99"})
+	assert.ErrorContains(t, err, "KEEPER_MAX_BACKLOG")
+	_, err = load(map[string]string{"KEEPER_INTAKE_WAIT": "-1ms"})
+	assert.ErrorContains(t, err, "KEEPER_INTAKE_WAIT")
+}

@@ -382,7 +382,7 @@ func (a *API) postEvidence(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
-	fail := func(e *apiError) int { writeError(w, e); return e.Status }
+	fail := func(e *apiError) int { a.metrics.refused(e); writeError(w, e); return e.Status }
 	if a.draining.Load() {
 		w.Header().Set("Retry-After", "5")
 		return fail(&apiError{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
@@ -412,16 +412,10 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 			return fail(a.internal("look up idempotency key", err))
 		}
 	}
-	if ne.Priority > 5 {
-		n, err := a.Store.PendingCount(r.Context())
-		if err != nil {
-			return fail(a.internal("count pending evidence", err))
-		}
-		if n >= a.MaxPending {
-			w.Header().Set("Retry-After", "1")
-			return fail(overloaded(n, a.MaxPending, "priority"))
-		}
+	if aerr := a.admit(r.Context(), ne.Priority); aerr != nil {
+		return fail(aerr)
 	}
+	defer a.backlog.settle(1)
 	a.Traces.Expect(r.Context(), ne.Digest, ne.Chains)
 	ev, created, err := a.Store.InsertEvidence(r.Context(), ne)
 	if err != nil {
@@ -491,11 +485,23 @@ func keyConflict(prev store.Evidence) *apiError {
 
 // overloaded refuses priority 6–10 while n evidence are pending.
 func overloaded(n, limit int, field string) *apiError {
-	return &apiError{Status: http.StatusTooManyRequests, Code: "overloaded", Field: field,
-		Message: fmt.Sprintf("%d evidence are pending (limit %d): priority 6–10 is refused until the queue drains; priority 1–5 is still accepted", n, limit)}
+	return &apiError{Status: http.StatusTooManyRequests, Code: "overloaded", Field: field, RetryAfter: backlogRetryAfter,
+		Message: fmt.Sprintf("%d evidence are pending (limit %d): priority 6–10 is refused until the queue drains; priority 1–5 is still accepted up to KEEPER_MAX_BACKLOG", n, limit)}
 }
 
+// storeRetryAfter is the Retry-After (seconds) of an answer given while the
+// store cannot be reached: about what a PostgreSQL restart takes.
+const storeRetryAfter = 2
+
+// internal is the answer to a request the store failed: 503
+// store_unavailable with Retry-After when the store could not be reached
+// (store.Unavailable: the same request may succeed later), else 500.
 func (a *API) internal(what string, err error) *apiError {
+	if store.Unavailable(err) {
+		a.Logger.Warn("api: "+what+": the store cannot be reached", "error", err)
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "store_unavailable", RetryAfter: storeRetryAfter,
+			Message: what + " failed: keeper's store cannot be reached; retry after Retry-After"}
+	}
 	a.Logger.Error("api: "+what, "error", err)
 	return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: what + " failed; see keeper's log"}
 }

@@ -63,6 +63,12 @@ type API struct {
 	// a pending evidence's batch is due.
 	AnchorInterval func(chain string) time.Duration
 
+	// MaxBacklog is the ceiling of pending evidence: at it, priority 1–5
+	// waits up to IntakeWait for room, then is refused with 429 (backlog.go).
+	// 0: DefaultBacklogFactor × MaxPending.
+	MaxBacklog int
+	IntakeWait time.Duration
+
 	// Reward epochs: Temporal starts their workflows; Ledger, when set, is
 	// the built-in ledger served under /ledger/v1.
 	Temporal WorkflowStarter
@@ -86,6 +92,7 @@ type API struct {
 	VerifyNetworks webpage.Networks
 
 	draining     atomic.Bool
+	backlog      *backlog
 	metrics      *metrics
 	epochMetrics *epochMetrics
 }
@@ -108,6 +115,11 @@ func (a *API) Drain() { a.draining.Store(true) }
 // Handler returns the API's routes.
 func (a *API) Handler() http.Handler {
 	a.metrics = newMetrics(a.Registry, a.Store, a.Chains, a.backfillUnits())
+	ceiling := a.MaxBacklog
+	if ceiling <= 0 {
+		ceiling = DefaultBacklogFactor * a.MaxPending
+	}
+	a.backlog = newBacklog(a.Store.PendingCount, a.MaxPending, ceiling, a.IntakeWait)
 	a.registerEpochMetrics()
 	mux := http.NewServeMux()
 	for _, r := range a.routes() {
@@ -126,7 +138,7 @@ func (a *API) routes() []route {
 		{"/openapi.json", map[string]http.HandlerFunc{"GET": serveOpenAPI}},
 		{"/health", map[string]http.HandlerFunc{"GET": a.health}},
 		{"/readyz", map[string]http.HandlerFunc{"GET": a.ready}},
-		{"/metrics", map[string]http.HandlerFunc{"GET": promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP}},
+		{"/metrics", map[string]http.HandlerFunc{"GET": promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP}},
 		{"/v1/evidence", map[string]http.HandlerFunc{"POST": a.postEvidence, "GET": a.listEvidence}},
 		{"/v1/evidence/batch", map[string]http.HandlerFunc{"POST": a.postEvidenceBatch}},
 		{"/v1/evidence/{id}", map[string]http.HandlerFunc{"GET": a.getEvidence}},

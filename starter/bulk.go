@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +51,7 @@ func (a *API) postEvidenceBatch(w http.ResponseWriter, r *http.Request) {
 // intakeBatch answers a batch and says what it answered: how many items got
 // each status, or the status of a batch refused whole.
 func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
-	fail := func(e *apiError) map[int]int { writeError(w, e); return map[int]int{e.Status: 1} }
+	fail := func(e *apiError) map[int]int { a.metrics.refused(e); writeError(w, e); return map[int]int{e.Status: 1} }
 	if a.draining.Load() {
 		w.Header().Set("Retry-After", "5")
 		return fail(&apiError{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
@@ -70,10 +71,11 @@ func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
 	if aerr != nil {
 		return fail(aerr)
 	}
-	nes, at, aerr = a.refuseOverloaded(r, items, nes, at)
+	nes, at, admitted, aerr := a.refuseOverloaded(r, items, nes, at)
 	if aerr != nil {
 		return fail(aerr)
 	}
+	defer a.backlog.settle(admitted)
 	for _, ne := range nes {
 		a.Traces.Expect(r.Context(), ne.Digest, ne.Chains)
 	}
@@ -83,6 +85,11 @@ func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
 	}
 	for k, in := range res {
 		items[at[k]] = a.storedItem(at[k], in, nes[k])
+	}
+	for _, it := range items {
+		if it.err != nil {
+			a.metrics.refused(it.err)
+		}
 	}
 	return writeBatch(w, items)
 }
@@ -149,51 +156,55 @@ func itemError(i int, e *apiError) *apiError {
 	if rest, ok := strings.CutPrefix(e.Message, e.Field+" "); ok && e.Field != "" {
 		msg = field + " " + rest // "digest must be …" reads "items[1].digest must be …"
 	}
-	return &apiError{Status: e.Status, Code: e.Code, Field: field, Message: msg}
+	return &apiError{Status: e.Status, Code: e.Code, Field: field, Message: msg, RetryAfter: e.RetryAfter}
 }
 
-// refuseOverloaded holds the batch to POST /v1/evidence's backpressure:
-// while KEEPER_MAX_PENDING or more evidence wait for a batch, an item of
-// priority 6–10 is answered 429, unless its idempotency key was seen before
-// (it answers the evidence stored then, as a repeat of the single POST does)
-// or earlier in this batch (the store answers it). It returns the items
-// still to be stored.
-func (a *API) refuseOverloaded(r *http.Request, items []batchItem, nes []store.NewEvidence, at []int) ([]store.NewEvidence, []int, *apiError) {
-	low := false
-	for _, ne := range nes {
-		low = low || ne.Priority > 5
+// refuseOverloaded holds the batch to POST /v1/evidence's back-pressure
+// (backlog.go), item by item, the most urgent first: an item refused is
+// answered 429, unless its idempotency key was seen before (it answers the
+// evidence stored then, as a repeat of the single POST does) or is an
+// admitted item's (the store answers it). It returns the items still to be
+// stored and how many were admitted, for a.backlog.settle once stored.
+func (a *API) refuseOverloaded(r *http.Request, items []batchItem, nes []store.NewEvidence, at []int) ([]store.NewEvidence, []int, int, *apiError) {
+	order := make([]int, len(nes)) // nes by priority, then in the items' order
+	for k := range order {
+		order[k] = k
 	}
-	if !low {
-		return nes, at, nil
+	slices.SortStableFunc(order, func(x, y int) int { return nes[x].Priority - nes[y].Priority })
+	priorities := make([]int, len(order))
+	for k, o := range order {
+		priorities[k] = nes[o].Priority
 	}
-	n, err := a.Store.PendingCount(r.Context())
+	out, admitted, est, err := a.backlog.take(r.Context(), priorities)
 	if err != nil {
-		return nil, nil, a.internal("count pending evidence", err)
+		return nil, nil, 0, a.internal("count pending evidence", err)
 	}
-	if n < a.MaxPending {
-		return nes, at, nil
+	why := make([]refusal, len(nes))
+	keys := map[string]bool{} // keys of the items admitted
+	for k, o := range order {
+		why[o] = out[k]
+		if out[k] == "" && nes[o].IdempotencyKey != "" {
+			keys[nes[o].IdempotencyKey] = true
+		}
 	}
 	keep, keepAt := nes[:0], at[:0]
-	keys := map[string]bool{} // keys of the items kept so far
 	for k, ne := range nes {
 		i := at[k]
-		if ne.Priority > 5 && !keys[ne.IdempotencyKey] {
-			if items[i], err = a.overloadedItem(r.Context(), i, ne, n); err != nil {
-				return nil, nil, a.internal("look up idempotency key", err)
+		if why[k] != "" && !keys[ne.IdempotencyKey] {
+			if items[i], err = a.refusedItem(r.Context(), i, ne, why[k], est); err != nil {
+				a.backlog.release(admitted)
+				return nil, nil, 0, a.internal("look up idempotency key", err)
 			}
 			continue
 		}
-		if ne.IdempotencyKey != "" {
-			keys[ne.IdempotencyKey] = true
-		}
 		keep, keepAt = append(keep, ne), append(keepAt, i)
 	}
-	return keep, keepAt, nil
+	return keep, keepAt, admitted, nil
 }
 
-// overloadedItem answers items[i], of priority 6–10, while n evidence are
-// pending: with the evidence its idempotency key made before, or 429.
-func (a *API) overloadedItem(ctx context.Context, i int, ne store.NewEvidence, n int) (batchItem, error) {
+// refusedItem answers items[i], refused by back-pressure while est evidence
+// are pending: with the evidence its idempotency key made before, or 429.
+func (a *API) refusedItem(ctx context.Context, i int, ne store.NewEvidence, why refusal, est int) (batchItem, error) {
 	if ne.IdempotencyKey != "" {
 		prev, err := a.Store.EvidenceByKey(ctx, ne.IdempotencyKey)
 		if err == nil {
@@ -203,7 +214,7 @@ func (a *API) overloadedItem(ctx context.Context, i int, ne store.NewEvidence, n
 			return batchItem{}, err
 		}
 	}
-	return batchItem{err: itemError(i, overloaded(n, a.MaxPending, "priority"))}, nil
+	return batchItem{err: itemError(i, a.refused(why, est, "priority"))}, nil
 }
 
 // storedItem is the answer to items[i] once the store has taken it.
@@ -225,6 +236,7 @@ func (a *API) storedItem(i int, in store.Inserted, ne store.NewEvidence) batchIt
 // client, goes through encoding/json.
 func writeBatch(w http.ResponseWriter, items []batchItem) map[int]int {
 	answered := map[int]int{}
+	retryAfter := 0 // the longest of the items refused for now
 	b := make([]byte, 0, 16+len(items)*96)
 	b = append(b, "{\n  \"items\": ["...)
 	for i, it := range items {
@@ -240,6 +252,7 @@ func writeBatch(w http.ResponseWriter, items []batchItem) map[int]int {
 		b = append(b, ",\"status\":"...)
 		b = strconv.AppendInt(b, int64(it.status), 10)
 		if it.err != nil {
+			retryAfter = max(retryAfter, it.err.RetryAfter)
 			e, _ := json.Marshal(it.err)
 			b = append(b, ",\"error\":"...)
 			b = append(b, e...)
@@ -255,8 +268,8 @@ func writeBatch(w http.ResponseWriter, items []batchItem) map[int]int {
 		b = append(b, "\"}"...)
 	}
 	b = append(b, "\n  ]\n}\n"...)
-	if answered[http.StatusTooManyRequests] > 0 {
-		w.Header().Set("Retry-After", "1")
+	if retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusMultiStatus)

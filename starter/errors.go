@@ -3,6 +3,7 @@ package starter
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/keeperhq/keeper/problem"
 )
@@ -17,6 +18,9 @@ type apiError struct {
 	Field    string
 	Archive  string // 410 archived: the receipts archive file holding the receipt
 	Instance string // the path the problem is about, where it helps
+	// RetryAfter, when positive, is the answer's Retry-After in seconds: a
+	// 429 or 503 the same request may get past later.
+	RetryAfter int
 }
 
 // MarshalJSON writes e as problem details with code, message, field and
@@ -45,5 +49,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
+	}
 	problem.Write(w, e.Status, e)
 }

@@ -2,6 +2,7 @@ package starter
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -20,6 +21,7 @@ type metrics struct {
 	batchLatency   prometheus.Histogram
 	busy           *prometheus.CounterVec
 	readyDegraded  *prometheus.GaugeVec
+	rejected       *prometheus.CounterVec
 }
 
 // newMetrics registers the API's metrics in reg; a nil reg gets a registry
@@ -54,6 +56,13 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string, 
 		Name: "keeper_readyz_degraded",
 		Help: "1 while a readiness check fails, by cause (store, temporal, chain:<name>, draining), as of this node's last /readyz answer; 0 once it passes again.",
 	}, []string{"cause"})
+	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "keeper_intake_rejected_total",
+		Help: "Evidence intake refused for now (429 or 503 with Retry-After: nothing stored, send it again later), by reason, the answer's code: overloaded (priority 6–10 at KEEPER_MAX_PENDING), backlog_full (priority 1–5 at KEEPER_MAX_BACKLOG after KEEPER_INTAKE_WAIT), store_unavailable, draining. One per POST /v1/evidence, one per item of POST /v1/evidence/batch (a batch refused whole counts once).",
+	}, []string{"reason"})
+	for _, r := range []string{"overloaded", "backlog_full", "store_unavailable", "draining"} {
+		m.rejected.WithLabelValues(r)
+	}
 	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "keeper_evidence_pending", Help: "Evidence stored but not yet in a batch.",
 	}, func() float64 {
@@ -65,7 +74,7 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string, 
 		}
 		return float64(n)
 	})
-	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, m.readyDegraded, pending, storeCollector{st: st, chains: chainNames, units: units})
+	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, m.readyDegraded, m.rejected, pending, storeCollector{st: st, chains: chainNames, units: units})
 	return m
 }
 
@@ -74,6 +83,14 @@ func (m *metrics) intake(code int, d time.Duration) {
 	m.intakeLatency.Observe(d.Seconds())
 	if code == 429 {
 		m.busy.WithLabelValues("evidence").Inc()
+	}
+}
+
+// refused counts an intake answer refused for now (429 or 503) under its
+// code.
+func (m *metrics) refused(e *apiError) {
+	if e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable {
+		m.rejected.WithLabelValues(e.Code).Inc()
 	}
 }
 

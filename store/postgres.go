@@ -18,6 +18,10 @@ import (
 // committer, the dispatcher, activities and API reads share them.
 const postgresConns = 16
 
+// connectTimeout bounds a connection attempt unless the URL's
+// connect_timeout says otherwise.
+const connectTimeout = 5 * time.Second
+
 // OpenPostgres opens the store in the PostgreSQL database at connURL
 // (postgres://user:password@host:port/database?sslmode=…, with any libpq
 // setting pgx understands, such as search_path to keep keeper's tables in
@@ -48,6 +52,12 @@ func openPostgres(ctx context.Context, connURL string, d *dialect) (*Store, erro
 			why = inner.Error()
 		}
 		return nil, fmt.Errorf("store: cannot parse %s: %s", redact.URL(connURL), why)
+	}
+	if cfg.ConnectTimeout == 0 {
+		// A server that does not answer (a host down, packets dropped) fails
+		// a connection attempt after this long, so a request waiting on one
+		// is answered 503 store_unavailable instead of hanging.
+		cfg.ConnectTimeout = connectTimeout
 	}
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(postgresConns)
