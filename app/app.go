@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,6 +77,10 @@ type Node struct {
 	temporalMetricsCloser io.Closer
 	metricsHTTP           *http.Server
 	metricsAddr           string
+	healthHTTP            *http.Server // KEEPER_HEALTH_ADDR's (config.HealthAddrFor)
+	healthAddr            string
+	workersUp             atomic.Bool // every Temporal worker of the node started, and not stopping
+	draining              atomic.Bool
 	traces                *telemetry.Traces
 	ownTracer             *sdktrace.TracerProvider // made from OTEL_* here: flushed at Shutdown
 
@@ -164,6 +169,10 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.close()
 		return nil, fmt.Errorf("metrics listen on %s: %w", cfg.MetricsAddr, err)
 	}
+	if err := n.startHealthListener(); err != nil {
+		n.close()
+		return nil, err
+	}
 
 	if o.Roles.Worker {
 		if err := worker.EnsureSearchAttributes(ctx, n.Client, co.Namespace, n.Logger); err != nil {
@@ -203,6 +212,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 			return nil, err
 		}
 		n.startVersioning(runCtx)
+		n.workersUp.Store(true)
 	}
 	if o.Roles.API {
 		if err := n.startAPI(runCtx); err != nil {
@@ -239,16 +249,7 @@ func Policy(cfg config.Config) workflows.AnchorPolicy {
 
 func (n *Node) startAPI(ctx context.Context) error {
 	cfg := n.Cfg
-	checks := []starter.Check{
-		{Name: "store", Ping: n.Store.Ping},
-		{Name: "temporal", Ping: func(ctx context.Context) error {
-			_, err := n.Client.CheckHealth(ctx, &client.CheckHealthRequest{})
-			return err
-		}},
-	}
-	for name, c := range n.Chains {
-		checks = append(checks, starter.Check{Name: "chain:" + name, Ping: c.Ping})
-	}
+	checks := n.readinessChecks()
 	token, err := cfg.Token()
 	if err != nil {
 		return err
@@ -338,6 +339,8 @@ func (n *Node) APIAddr() string {
 func (n *Node) Shutdown(ctx context.Context) error {
 	var err error
 	n.stopOnce.Do(func() {
+		n.draining.Store(true)
+		n.workersUp.Store(false)
 		if n.api != nil {
 			n.api.Drain()
 		}
@@ -345,7 +348,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		// Each worker lets in-flight activities finish for up to WorkerStopTimeout.
 		n.stopWorkers()
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		for _, srv := range []*http.Server{n.http, n.metricsHTTP} {
+		for _, srv := range []*http.Server{n.http, n.metricsHTTP, n.healthHTTP} {
 			if srv == nil {
 				continue
 			}
@@ -383,6 +386,9 @@ func (n *Node) Kill() {
 		if n.metricsHTTP != nil {
 			n.metricsHTTP.Close()
 		}
+		if n.healthHTTP != nil {
+			n.healthHTTP.Close()
+		}
 		if n.worker != nil {
 			go n.worker.Stop()
 		}
@@ -404,6 +410,11 @@ func (n *Node) Kill() {
 func (n *Node) close() error {
 	if n.cancel != nil {
 		n.cancel()
+	}
+	for _, srv := range []*http.Server{n.metricsHTTP, n.healthHTTP} {
+		if srv != nil {
+			srv.Close() // a start that failed half-way
+		}
 	}
 	if n.Client != nil {
 		n.Client.Close()

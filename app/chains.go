@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
@@ -112,7 +113,8 @@ func NewChains(ctx context.Context, cfg config.Config, extra map[string]ChainMak
 				RPCURL: EVMRPC(cfg), Key: key, ChainID: uint64(cfg.EVM.ChainID), Confirmations: uint64(cfg.EVM.Confirmations),
 				ResubmitTimeout: cfg.EVM.ResubmitTimeout, FeeCeiling: new(big.Int).Mul(big.NewInt(cfg.EVM.FeeCeilingGwei), big.NewInt(1e9)),
 				NoTip: cfg.EVM.NoTip, BlockTime: cfg.EVM.BlockTime, FinalityStall: cfg.EVM.FinalityStall,
-				RPCConnections: cfg.EVM.RPCConnections, RPCRate: cfg.EVM.RPCRate, PollInterval: cfg.ConfirmPoll, Logger: log,
+				RPCConnections: cfg.EVM.RPCConnections, RPCRate: cfg.EVM.RPCRate, Logger: log,
+				PollInterval: cfg.ConfirmPollFor(name), HeadInterval: headInterval(cfg, name),
 				// Workers sharing this data directory share the signer's nonces.
 				NonceFile: filepath.Join(cfg.DataDir, "etherlink-signer.nonce"),
 			})
@@ -129,7 +131,8 @@ func NewChains(ctx context.Context, cfg config.Config, extra map[string]ChainMak
 			a, err := solana.New(solana.Config{
 				RPCURL: SolanaRPC(cfg), Payer: key, Cluster: cfg.Solana.Cluster, Commitment: cfg.Solana.Commitment,
 				PriorityFee: uint64(cfg.Solana.PriorityFee), MaxPriorityFee: uint64(cfg.Solana.MaxPriorityFee),
-				RPCConnections: cfg.Solana.RPCConnections, RPCRate: cfg.Solana.RPCRate, PollInterval: cfg.ConfirmPoll, Logger: log,
+				RPCConnections: cfg.Solana.RPCConnections, RPCRate: cfg.Solana.RPCRate, Logger: log,
+				PollInterval: cfg.ConfirmPollFor(name), HeadInterval: headInterval(cfg, name),
 			})
 			if err != nil {
 				return nil, fmt.Errorf("solana: %w", err)
@@ -149,4 +152,13 @@ func NewChains(ctx context.Context, cfg config.Config, extra map[string]ChainMak
 		}
 	}
 	return out, nil
+}
+
+// headInterval is the adapters' HeadInterval for chain's polling budget
+// (config.HeadPollFor): negative, no head probes, where it is 0.
+func headInterval(cfg config.Config, chain string) time.Duration {
+	if d := cfg.HeadPollFor(chain); d > 0 {
+		return d
+	}
+	return -1
 }

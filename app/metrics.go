@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/keeperhq/keeper/activities"
-	"github.com/keeperhq/keeper/starter"
 	"github.com/keeperhq/keeper/telemetry"
 )
 
@@ -111,14 +110,13 @@ func (n *Node) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(n.registry, promhttp.HandlerOpts{})
 }
 
-// startMetricsListener serves /metrics and /health on KEEPER_METRICS_ADDR,
-// for nodes without the API (keeper worker) or to keep scrapes off the API's
-// address.
+// startMetricsListener serves /metrics, /health and /readyz on
+// KEEPER_METRICS_ADDR, to keep scrapes off the API's address.
 func (n *Node) startMetricsListener() error {
 	if n.Cfg.MetricsAddr == "" {
 		return nil
 	}
-	token, err := n.Cfg.Token()
+	mux, err := n.opsMux()
 	if err != nil {
 		return err
 	}
@@ -126,12 +124,6 @@ func (n *Node) startMetricsListener() error {
 	if err != nil {
 		return err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", starter.MetricsAuth(starter.AuthOptions{Token: token, MetricsOpen: n.Cfg.MetricsOpen}, n.MetricsHandler()))
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"status":"ok"}` + "\n"))
-	})
 	n.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
 	n.metricsAddr = ln.Addr().String()
 	n.wg.Add(1)

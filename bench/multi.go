@@ -45,7 +45,7 @@ func startMulti(ctx context.Context, bin string, cfg config.Config, dir string, 
 		return nil, err
 	}
 	cfg.DataDir = dir // the local chains write their funded keys here, and the workers read them
-	cfg.PprofAddr, cfg.MetricsAddr, cfg.HTTPAddr = "", "", ""
+	cfg.PprofAddr, cfg.MetricsAddr, cfg.HTTPAddr, cfg.HealthAddr = "", "", "", ""
 	st = &stack{local: map[string]bool{}, postgres: localPostgres(cfg.StoreURL) || localPostgres(cfg.DevTemporalDB)}
 	defer func() {
 		if err != nil {
@@ -83,15 +83,15 @@ func startMulti(ctx context.Context, bin string, cfg config.Config, dir string, 
 		return st, err
 	}
 
-	// The nodes. Each listens on an address of its own, which says when it
-	// is ready: an API's /readyz, a worker's /health beside its /metrics.
+	// The nodes. Each listens on an address of its own, whose /readyz says
+	// when it is ready: an API's, a worker's beside its /metrics.
 	env := append(configEnv(cfg), "TEMPORAL_ADDRESS="+temporal, "TEMPORAL_NAMESPACE=default")
 	kinds := []struct {
 		command, addrVar, ready string
 		n                       int
 	}{
 		{"api", "KEEPER_HTTP_ADDR", "/readyz", multiAPIs},
-		{"worker", "KEEPER_METRICS_ADDR", "/health", multiWorkers},
+		{"worker", "KEEPER_HEALTH_ADDR", "/readyz", multiWorkers},
 	}
 	addrs := map[string][]string{}
 	var nodes []*child

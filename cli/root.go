@@ -104,7 +104,7 @@ func nodeCmd(use, short string, roles app.Roles, extra map[string]app.ChainMaker
 		if err != nil {
 			return err
 		}
-		log.Info("keeper "+use+" running", "temporal", co.HostPort, "namespace", co.Namespace, "api", node.APIAddr(), "metrics", node.MetricsAddr())
+		log.Info("keeper "+use+" running", "temporal", co.HostPort, "namespace", co.Namespace, "api", node.APIAddr(), "health", node.HealthAddr(), "metrics", node.MetricsAddr())
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout+10*time.Second)
 		defer cancel()

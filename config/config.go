@@ -24,6 +24,7 @@ type Config struct {
 	StoreURL    string
 	HTTPAddr    string
 	MetricsAddr string
+	HealthAddr  string // empty: DefaultWorkerHealthAddr for `keeper worker`, the API's address for the others
 	LogLevel    string
 	LogFormat   string
 
@@ -36,6 +37,11 @@ type Config struct {
 	BatchMaxWait  time.Duration
 	BatchMinGap   time.Duration
 	MaxQueued     int
+
+	// The polling budget (README, Polling budget): per chain, how often a
+	// batch awaiting finality is looked up and the head probed.
+	EtherlinkPoll, SolanaPoll ChainPoll
+
 	// AllowPrivateURLs lets URLs callers hand keeper (epoch sources,
 	// webhooks) be http:// and reach private addresses.
 	AllowPrivateURLs bool
@@ -278,17 +284,19 @@ var evmNetworks = map[string]struct {
 	"etherlink-testnet": {chainID: 127823, rate: 16, logBlocks: 500, maxLogs: 5000, blockTime: 500 * time.Millisecond, finalityStall: 10 * time.Minute},
 }
 
-// NetworkPresets applies KEEPER_EVM_NETWORK's preset to every setting it
-// covers that was not given explicitly (in the environment, or as a flag
+// NetworkPresets applies KEEPER_EVM_NETWORK's preset, and the polling
+// budget of KEEPER_SOLANA_CLUSTER's public clusters, to every setting they
+// cover that was not given explicitly (in the environment, or as a flag
 // changed reports).
 func (c *Config) NetworkPresets(changed func(flag string) bool) {
-	n, ok := evmNetworks[c.EVM.Network]
-	if !ok {
-		return
-	}
 	given := map[string]bool{}
 	for _, k := range c.Knobs() {
 		given[k.Env] = os.Getenv(k.Env) != "" || (changed != nil && changed(k.Flag))
+	}
+	c.pollPresets(given)
+	n, ok := evmNetworks[c.EVM.Network]
+	if !ok {
+		return
 	}
 	if !given["KEEPER_EVM_CHAIN_ID"] {
 		c.EVM.ChainID = n.chainID
@@ -364,13 +372,18 @@ func (c *Config) Knobs() []Knob {
 		{"data-dir", "KEEPER_DATA_DIR", "./.keeper", "directory of keeper.db (keeper's records, unless KEEPER_STORE_URL is set) and, for `keeper dev`, temporal.db", &c.DataDir},
 		{"store-url", "KEEPER_STORE_URL", "", "keeper's records in PostgreSQL instead, shared by every node given the same URL: postgres://user:password@host:5432/database?sslmode=require (search_path=… picks a schema); empty: SQLite keeper.db in the data directory", &c.StoreURL},
 		{"http-addr", "KEEPER_HTTP_ADDR", "127.0.0.1:8081", "address of the HTTP API, /health, /readyz and /metrics", &c.HTTPAddr},
-		{"metrics-addr", "KEEPER_METRICS_ADDR", "", "also serve /metrics and /health on this address, e.g. 127.0.0.1:9464 for `keeper worker`, which has no API; empty: /metrics only on the API", &c.MetricsAddr},
+		{"metrics-addr", "KEEPER_METRICS_ADDR", "", "also serve /metrics, /health and /readyz on this address, e.g. 127.0.0.1:9464 to keep scrapes off the API's address; empty: not", &c.MetricsAddr},
+		{"health-addr", "KEEPER_HEALTH_ADDR", "", "where `keeper worker`, which has no API, serves /health, /readyz and /metrics (ready while it polls its task queues: its Temporal workers started and the server answers, and its store and chains answer); empty: " + DefaultWorkerHealthAddr + ", the seed's health port, which is also the API's default: a worker beside `keeper api` on one host needs another. `keeper api` and `keeper dev` serve them on KEEPER_HTTP_ADDR, and here too when set to another address", &c.HealthAddr},
 		{"log-level", "KEEPER_LOG_LEVEL", "info", "debug, info, warn or error", &c.LogLevel},
 		{"log-format", "KEEPER_LOG_FORMAT", "", "json or text; empty: text for `keeper dev` and the other local tools, json for `keeper worker` and `keeper api`", &c.LogFormat},
 		{"chains", "KEEPER_CHAINS", "etherlink,solana", "chains evidence may ask for (comma-separated): etherlink, solana, stub", &c.Chains},
 		{"stub-confirm-ms", "KEEPER_STUB_CONFIRM_MS", "1000", "stub chain: time from broadcast to finality", msKnob{&c.StubConfirmDelay}},
 		{"poll-ms", "KEEPER_POLL_MS", "5000", "dispatcher safety-net sweep; intake wakes it at once", msKnob{&c.PollInterval}},
-		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", "how often the finality watcher looks up a batch awaiting finality (chains with a batched status poller: once per poll round)", msKnob{&c.ConfirmPoll}},
+		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", "how often the finality watcher looks up a batch awaiting finality (chains with a batched status poller: once per poll round); each chain's unless KEEPER_<CHAIN>_CONFIRM_POLL_MS", msKnob{&c.ConfirmPoll}},
+		{"etherlink-confirm-poll-ms", "KEEPER_ETHERLINK_CONFIRM_POLL_MS", "", "polling budget: while a batch awaits finality on etherlink, a status round (one JSON-RPC batch request per 100 transactions) at least this often; empty: KEEPER_CONFIRM_POLL_MS (etherlink presets: " + ms(etherlinkPoll.confirm) + ")", optMsKnob{&c.EtherlinkPoll.Confirm}},
+		{"etherlink-head-poll-ms", "KEEPER_ETHERLINK_HEAD_POLL_MS", "", "polling budget: while a batch awaits finality on etherlink, eth_blockNumber this often, and a new block starts a status round at once (seed 004); empty: a quarter of the chain's confirm poll (etherlink presets: " + ms(etherlinkPoll.head) + "); 0 = no head probe, rounds on the confirm poll alone", optMsKnob{&c.EtherlinkPoll.Head}},
+		{"solana-confirm-poll-ms", "KEEPER_SOLANA_CONFIRM_POLL_MS", "", "polling budget: while a batch awaits finality on solana, a status round (getSignatureStatuses of up to 256 signatures) at least this often; empty: KEEPER_CONFIRM_POLL_MS (public clusters, KEEPER_SOLANA_CLUSTER other than custom: " + ms(solanaPoll.confirm) + ")", optMsKnob{&c.SolanaPoll.Confirm}},
+		{"solana-head-poll-ms", "KEEPER_SOLANA_HEAD_POLL_MS", "", "polling budget: while a batch awaits finality on solana, getSlot this often, and a new slot starts a status round at once; empty: a quarter of the chain's confirm poll (public clusters: " + ms(solanaPoll.head) + "); 0 = no head probe", optMsKnob{&c.SolanaPoll.Head}},
 		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "16384", "largest batch: what arrives in one anchor interval shares one transaction and one Merkle tree up to this many (a receipt's audit path is log2 of its batch's size: 10 hashes at 1,024, 14 at 16,384); 1 = one workflow and one transaction per evidence", &c.BatchMaxItems},
 		{"batch-max-wait-ms", "KEEPER_BATCH_MAX_WAIT_MS", "200", "longest a batch grows while an earlier one awaits submission", msKnob{&c.BatchMaxWait}},
 		{"anchor-interval", "KEEPER_ANCHOR_INTERVAL", DefaultAnchorInterval.String(), "cadence: per chain at most one new batch per interval, whatever the load, so anchor transactions per chain per hour stay ≤ 3600 ÷ interval (plus one per full batch of KEEPER_BATCH_MAX_ITEMS); the first evidence after a quiet interval goes at once, priority 1 skips the wait. `keeper dev` uses " + DevAnchorInterval.String() + " (a local block) unless set; 0 = no interval", &c.AnchorInterval},
@@ -473,6 +486,9 @@ func (c *Config) Knobs() []Knob {
 }
 
 type msKnob struct{ d *time.Duration }
+
+// optMsKnob is a number of milliseconds that may be left unset.
+type optMsKnob struct{ d *OptionalDuration }
 
 // Default returns the configuration with every default applied.
 func Default() Config {
@@ -707,6 +723,16 @@ func set(ptr any, v string) error {
 			return fmt.Errorf("not a non-negative number of milliseconds")
 		}
 		*p.d = time.Duration(n) * time.Millisecond
+	case optMsKnob:
+		if v == "" {
+			*p.d = OptionalDuration{}
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("not a non-negative number of milliseconds")
+		}
+		*p.d = OptionalDuration{D: time.Duration(n) * time.Millisecond, Set: true}
 	case *[]string:
 		var out []string
 		for _, s := range strings.Split(v, ",") {
@@ -740,6 +766,11 @@ func get(ptr any) string {
 		return p.D.String()
 	case msKnob:
 		return strconv.FormatInt(p.d.Milliseconds(), 10)
+	case optMsKnob:
+		if !p.d.Set {
+			return ""
+		}
+		return strconv.FormatInt(p.d.D.Milliseconds(), 10)
 	case *[]string:
 		return strings.Join(*p, ",")
 	}
@@ -752,7 +783,7 @@ func (f *flagValue) String() string     { return get(f.ptr) }
 func (f *flagValue) Set(v string) error { return set(f.ptr, v) }
 func (f *flagValue) Type() string {
 	switch f.ptr.(type) {
-	case *int, *int64, msKnob:
+	case *int, *int64, msKnob, optMsKnob:
 		return "int"
 	case *time.Duration, *OptionalDuration:
 		return "duration"

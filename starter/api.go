@@ -261,31 +261,48 @@ func jsonOnly(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (a *API) health(w http.ResponseWriter, r *http.Request) {
+func (a *API) health(w http.ResponseWriter, r *http.Request) { Health(w, r) }
+
+func (a *API) ready(w http.ResponseWriter, r *http.Request) {
+	Ready(a.Checks, a.draining.Load, a.metrics.degraded)(w, r)
+}
+
+// Health answers /health: the process is up.
+func Health(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 }
 
-func (a *API) ready(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-	defer cancel()
-	checks := map[string]string{}
-	ok := !a.draining.Load()
-	if !ok {
-		checks["draining"] = "shutting down"
+// Ready answers /readyz: 200 when every check passes, else 503 naming each
+// check's answer; 503 too while draining reports true. Every keeper process
+// serves it, the API's on its address, `keeper worker`'s on
+// KEEPER_HEALTH_ADDR. observe, when not nil, hears each cause's outcome
+// (keeper_readyz_degraded).
+func Ready(list []Check, draining func() bool, observe func(cause string, failing bool)) http.HandlerFunc {
+	if observe == nil {
+		observe = func(string, bool) {}
 	}
-	a.metrics.degraded("draining", !ok)
-	for _, c := range a.Checks {
-		if err := c.Ping(ctx); err != nil {
-			checks[c.Name] = err.Error()
-			ok = false
-		} else {
-			checks[c.Name] = "ok"
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		checks := map[string]string{}
+		ok := !draining()
+		if !ok {
+			checks["draining"] = "shutting down"
 		}
-		a.metrics.degraded(c.Name, checks[c.Name] != "ok")
+		observe("draining", !ok)
+		for _, c := range list {
+			if err := c.Ping(ctx); err != nil {
+				checks[c.Name] = err.Error()
+				ok = false
+			} else {
+				checks[c.Name] = "ok"
+			}
+			observe(c.Name, checks[c.Name] != "ok")
+		}
+		status := http.StatusOK
+		if !ok {
+			status = http.StatusServiceUnavailable
+		}
+		writeJSON(w, status, map[string]any{"ready": ok, "checks": checks})
 	}
-	status := http.StatusOK
-	if !ok {
-		status = http.StatusServiceUnavailable
-	}
-	writeJSON(w, status, map[string]any{"ready": ok, "checks": checks})
 }

@@ -45,8 +45,9 @@ func TestCrashAndRestartLosesNothing(t *testing.T) {
 	chainsP := &proc{name: "devchains", args: []string{"devchains"}, env: chainsEnv, log: logf("devchains")}
 	server := &proc{name: "server", args: []string{"devserver"}, env: base, log: logf("server")}
 	api := &proc{name: "api", args: []string{"api"}, env: nodeEnv, log: logf("api")}
-	w1 := &proc{name: "worker1", args: []string{"worker"}, env: nodeEnv, log: logf("worker1")}
-	w2 := &proc{name: "worker2", args: []string{"worker"}, env: nodeEnv, log: logf("worker2")}
+	// Each worker serves /health and /readyz on an address of its own.
+	w1 := &proc{name: "worker1", args: []string{"worker"}, env: append([]string{fmt.Sprintf("KEEPER_HEALTH_ADDR=127.0.0.1:%d", freePort(t))}, nodeEnv...), log: logf("worker1")}
+	w2 := &proc{name: "worker2", args: []string{"worker"}, env: append([]string{fmt.Sprintf("KEEPER_HEALTH_ADDR=127.0.0.1:%d", freePort(t))}, nodeEnv...), log: logf("worker2")}
 	killAtCleanup(t, chainsP, server, api, w1, w2)
 	chainsP.start(t, bin)
 	waitPort(t, evmPort, time.Minute)

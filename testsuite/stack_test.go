@@ -35,6 +35,7 @@ func testConfig(dataDir string) config.Config {
 	cfg := config.Default()
 	cfg.DataDir = dataDir
 	cfg.HTTPAddr = "127.0.0.1:0"
+	cfg.HealthAddr = "127.0.0.1:0" // a worker-only node's /health and /readyz
 	cfg.Chains = []string{"stub"}
 	cfg.StubConfirmDelay = 300 * time.Millisecond
 	cfg.ConfirmPoll = 50 * time.Millisecond

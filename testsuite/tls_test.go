@@ -162,7 +162,7 @@ func TestWorkerAndAPIConfirmEvidenceThroughAnMTLSDevserverConfiguredOnlyByTempor
 		"KEEPER_DEV_TLS_CERT=" + pki.serverCert, "KEEPER_DEV_TLS_KEY=" + pki.serverKey, "KEEPER_DEV_TLS_CLIENT_CA=" + pki.caCert,
 	}, keeperEnv...)}
 	api := &proc{name: "api", args: []string{"api"}, env: nodeEnv, log: logf("api")}
-	wrk := &proc{name: "worker", args: []string{"worker"}, env: nodeEnv, log: logf("worker")}
+	wrk := &proc{name: "worker", args: []string{"worker"}, env: append([]string{fmt.Sprintf("KEEPER_HEALTH_ADDR=127.0.0.1:%d", freePort(t))}, nodeEnv...), log: logf("worker")}
 	all := []*proc{server, api, wrk}
 	killAtCleanup(t, all...)
 

@@ -113,6 +113,10 @@ type Config struct {
 	RPCRate int
 	// PollInterval between status rounds while any batch awaits finality; default 1 s.
 	PollInterval time.Duration
+	// HeadInterval between head probes (eth_blockNumber) while any batch
+	// awaits finality: a new block starts a status round at once. 0: a
+	// quarter of PollInterval; negative: no head probes.
+	HeadInterval time.Duration
 	// MaxBatch is the number of receipts asked per JSON-RPC batch call; default 100.
 	MaxBatch int
 	// Logger; default discard. It never receives the key.
@@ -247,11 +251,16 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	if cfg.NonceFile != "" {
 		a.xlock = newSignerLock(cfg.NonceFile)
 	}
+	var head func(context.Context) (uint64, error)
+	if cfg.HeadInterval >= 0 {
+		head = a.head // a new block polls at once
+	}
 	a.poller = poller.New(a.lookup, poller.Options{
-		MaxBatch:    cfg.MaxBatch,
-		Connections: cfg.RPCConnections,
-		Interval:    cfg.PollInterval,
-		Head:        a.head, // a new block polls at once
+		MaxBatch:     cfg.MaxBatch,
+		Connections:  cfg.RPCConnections,
+		Interval:     cfg.PollInterval,
+		Head:         head,
+		HeadInterval: max(cfg.HeadInterval, 0),
 	})
 	a.log.Info("etherlink adapter ready", "to", a.to.Hex(), "chain_id", cfg.ChainID, "confirmations", cfg.Confirmations, "fee_ceiling_wei", cfg.FeeCeiling.String(),
 		"no_tip", cfg.NoTip, "drop_after", a.dropAfter().String(), "finality_stall", cfg.FinalityStall.String())

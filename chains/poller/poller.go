@@ -4,7 +4,16 @@
 // calls of at most MaxBatch ids, runs at most Connections calls at once, keeps
 // only answers for ids that were asked, and treats anything missing as still
 // pending. Rounds run every Interval while anyone waits, or at once on Trigger
-// (a new block).
+// or a new block.
+//
+// The budget (docs/retries.md, status polling): while nobody waits a poller
+// makes no call at all; while anyone waits it asks the head every
+// HeadInterval, and runs a round on each new head it sees and otherwise one
+// Interval after the last round (a round on a new head restarts that
+// wait). So a minute costs at most 60 s ÷ HeadInterval head calls plus
+// 60 s ÷ HeadInterval rounds when the head moves at every probe, or
+// 60 s ÷ Interval rounds when it does not move, and each round is
+// ceil(waiting ÷ MaxBatch) calls.
 package poller
 
 import (
@@ -28,7 +37,8 @@ type Options struct {
 	CallTimeout time.Duration // per call; default 10 s
 	// Head, when set, reports the chain's latest block (or slot). While anyone
 	// waits it is asked every HeadInterval, and a new block starts a round at
-	// once instead of at the next Interval tick.
+	// once instead of Interval after the last one. Nil: no head calls, rounds
+	// every Interval.
 	Head         func(ctx context.Context) (uint64, error)
 	HeadInterval time.Duration // default Interval/4
 }
@@ -152,7 +162,10 @@ func (p *Poller[T]) forget(w *waiter) {
 }
 
 func (p *Poller[T]) loop() {
-	t := time.NewTicker(p.o.Interval)
+	// The next round is due Interval after the last one, whatever started
+	// it: a round on a new head puts the timed one off, so a chain whose head
+	// moves at every probe costs one round per probe, not one more per Interval.
+	t := time.NewTimer(p.o.Interval)
 	defer t.Stop()
 	var heads <-chan time.Time
 	if p.o.Head != nil {
@@ -180,6 +193,7 @@ func (p *Poller[T]) loop() {
 			lastHead = h
 		}
 		p.runRound()
+		t.Reset(p.o.Interval)
 	}
 }
 

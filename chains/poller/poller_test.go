@@ -164,3 +164,45 @@ func TestANewBlockStartsARoundWithoutWaitingForTheInterval(t *testing.T) {
 	head.Store(11)
 	require.Eventually(t, func() bool { return p.Rounds() > rounds }, 10*time.Second, time.Millisecond)
 }
+
+func TestWhileAnyoneWaitsAHeadThatMovesAtEveryProbeCostsOneRoundPerProbeAndNothingMore(t *testing.T) {
+	var head, probes atomic.Uint64
+	const every, interval = 20 * time.Millisecond, 50 * time.Millisecond
+	p := New[bool](func(ctx context.Context, ids []string) (map[string]bool, error) {
+		return nil, nil // never final: the waiter keeps waiting
+	}, Options{Interval: interval, HeadInterval: every, Head: func(context.Context) (uint64, error) {
+		probes.Add(1)
+		return head.Add(1), nil // a new block at every probe, as on EtherLink or Solana
+	}})
+	defer p.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			p.Check(ctx, []string{"tx"}, time.Now())
+		}
+	}()
+	time.Sleep(time.Second)
+	rounds, heads := p.Rounds(), probes.Load()
+	require.Greater(t, heads, uint64(10))
+	// Without the round on a new head putting off the timed one, every
+	// Interval would add a round of its own: 20 more a second here.
+	assert.LessOrEqual(t, rounds, int64(heads)+1, "one round per new head, none on the Interval as well")
+	assert.LessOrEqual(t, p.Calls(), rounds, "one call per round for one waiting id")
+	t.Logf("1 s waiting: %d head probes, %d rounds", heads, rounds)
+}
+
+func TestNobodyWaitingCostsNoCallAtAll(t *testing.T) {
+	var calls, probes atomic.Int64
+	p := New[bool](func(ctx context.Context, ids []string) (map[string]bool, error) {
+		calls.Add(1)
+		return nil, nil
+	}, Options{Interval: 5 * time.Millisecond, HeadInterval: time.Millisecond, Head: func(context.Context) (uint64, error) {
+		return uint64(probes.Add(1)), nil
+	}})
+	defer p.Close()
+	time.Sleep(200 * time.Millisecond)
+	assert.Zero(t, calls.Load(), "no status call while nobody waits")
+	assert.Zero(t, probes.Load(), "no head probe while nobody waits")
+}

@@ -98,6 +98,10 @@ type Config struct {
 	RPCRate int
 	// PollInterval is the period of the status poll rounds. Default 1 s.
 	PollInterval time.Duration
+	// HeadInterval between head probes (getSlot) while any batch awaits
+	// finality: a new slot starts a status round at once. 0: a quarter of
+	// PollInterval; negative: no head probes.
+	HeadInterval time.Duration
 	// RebroadcastInterval is how often a sent but not yet seen transaction is
 	// sent again while its blockhash is valid. Default 2 s.
 	RebroadcastInterval time.Duration
@@ -218,14 +222,19 @@ func New(cfg Config) (*Adapter, error) {
 		blocks:     map[uint64]block{},
 		batchLocks: map[int64]*batchLock{},
 	}
-	a.statusP = poller.New(a.lookupStatuses, poller.Options{
-		MaxBatch:    MaxSignaturesPerCall,
-		Connections: cfg.RPCConnections,
-		Interval:    cfg.PollInterval,
-		CallTimeout: cfg.RPCTimeout,
-		Head: func(ctx context.Context) (uint64, error) { // a new slot polls at once
+	var head func(context.Context) (uint64, error)
+	if cfg.HeadInterval >= 0 {
+		head = func(ctx context.Context) (uint64, error) { // a new slot polls at once
 			return a.client.GetSlot(ctx, rpc.CommitmentProcessed)
-		},
+		}
+	}
+	a.statusP = poller.New(a.lookupStatuses, poller.Options{
+		MaxBatch:     MaxSignaturesPerCall,
+		Connections:  cfg.RPCConnections,
+		Interval:     cfg.PollInterval,
+		CallTimeout:  cfg.RPCTimeout,
+		Head:         head,
+		HeadInterval: max(cfg.HeadInterval, 0),
 	})
 	a.historyP = poller.New(a.lookupHistory, poller.Options{
 		MaxBatch:    MaxSignaturesPerCall,
