@@ -279,4 +279,14 @@ CREATE TABLE anchor_cursors (
 	PRIMARY KEY (chain, priority)
 );
 `,
+	// 10, 11: no-ops (see migrations[9]).
+	`SELECT 1`,
+	`SELECT 1`,
+	// 12: balances while a network retries (see migrations[11]).
+	`
+ALTER TABLE wallet_balances ADD COLUMN stale BOOLEAN NOT NULL DEFAULT FALSE,
+	ADD COLUMN computed_at BIGINT NOT NULL DEFAULT 0;
+UPDATE wallet_balances SET computed_at = updated_at WHERE computed != '';
+UPDATE wallet_balances SET stale = TRUE WHERE computed = '';
+`,
 }
