@@ -41,7 +41,7 @@ import (
 
 func main() {
 	out := flag.String("out", "testsuite/testdata/histories", "directory for the history files")
-	only := flag.String("only", "", "record only this part (anchors, webhooks) and leave the other files as they are")
+	only := flag.String("only", "", "record only this part (anchors, wallets, webhooks) and leave the other files as they are")
 	flag.Parse()
 	if err := run(*out, *only); err != nil {
 		log.Fatal(err)
@@ -99,8 +99,11 @@ func run(outDir, only string) error {
 		return err
 	}
 	defer node.Shutdown(ctx)
-	if only == "webhooks" {
+	switch only {
+	case "webhooks":
 		return recordWebhooks(ctx, node, outDir, webhookFiles())
+	case "wallets":
+		return recordWallets(ctx, srv, node, dir, outDir)
 	}
 	if err := recordAnchors(ctx, node, chain, outDir); err != nil || only == "anchors" {
 		return err
@@ -108,7 +111,7 @@ func run(outDir, only string) error {
 	if err := recordEpochs(ctx, node, outDir, len(scenarios)); err != nil {
 		return err
 	}
-	if err := recordWallets(ctx, srv, dir, outDir, len(scenarios)+len(epochScenarios)); err != nil {
+	if err := recordWallets(ctx, srv, node, dir, outDir); err != nil {
 		return err
 	}
 	return recordWebhooks(ctx, node, outDir, webhookFiles())

@@ -28,8 +28,12 @@ var webhookScenarios = []struct {
 	{"deliver_webhook_failed", -1, store.DeliveryFailed},
 }
 
-// webhookFiles is where the webhook histories' numbers start after.
-func webhookFiles() int { return len(scenarios) + len(epochScenarios) + 2*len(walletScenarios) }
+// webhookFiles is where the webhook histories' numbers start after: the
+// anchor and epoch files, then the wallet files 07–12 kept as recorded.
+func webhookFiles() int { return len(scenarios) + len(epochScenarios) + legacyWalletFiles }
+
+// legacyWalletFiles are the wallet files recorded before walletFirst.
+const legacyWalletFiles = 6
 
 func recordWebhooks(ctx context.Context, node *app.Node, outDir string, done int) error {
 	for i, sc := range webhookScenarios {
