@@ -312,24 +312,34 @@ func backfillOutcome(s store.SyncState) string {
 	return string(s)
 }
 
-// WalletSummary is how a wallet's balances came out.
+// WalletSummary is how a wallet's balances came out. Its fields are in
+// recorded workflow histories: add, never rename.
 type WalletSummary struct {
 	Assets       int
 	Reconciled   int
 	Unreconciled int
 	Unchecked    int
+	Stale        int  // of a network waiting for its retry: its last computed balances, awaiting recalculation
+	Busy         bool // a network was PENDING or RUNNING: nothing was finished
 }
 
 // FinishWallet reclassifies a wallet's transfers and recalculates and
-// reconciles its balances, once all of its networks are done.
+// reconciles its balances, on the networks that are done, once none is
+// PENDING or RUNNING (docs/backfill.md, "Finish"); while one is, it finishes
+// nothing and answers Busy.
 func (a *Backfill) FinishWallet(ctx context.Context, wallet string) (WalletSummary, error) {
 	bals, err := a.Store.FinishWallet(ctx, wallet, FinishRules)
+	if errors.Is(err, store.ErrWalletBusy) {
+		return WalletSummary{Busy: true}, nil
+	}
 	if err != nil {
 		return WalletSummary{}, err
 	}
 	out := WalletSummary{Assets: len(bals)}
 	for _, b := range bals {
 		switch {
+		case b.Stale:
+			out.Stale++
 		case b.Reconciled == nil:
 			out.Unchecked++
 		case *b.Reconciled:

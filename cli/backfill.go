@@ -167,6 +167,13 @@ func renderWallet(out io.Writer, wa *client.Wallet) {
 	fmt.Fprintln(out, "balances (base units: wei, lamports, token units)")
 	for _, b := range wa.Balances {
 		fmt.Fprintf(out, "  %-10s %-44s %s", b.Network, b.Asset, b.Balance)
+		if b.Stale {
+			// The network is at work again: this is its last computed value.
+			fmt.Fprint(out, "  stale")
+			if b.ComputedAt != "" {
+				fmt.Fprintf(out, " (computed %s)", b.ComputedAt)
+			}
+		}
 		switch {
 		case b.Reconciled == nil:
 			fmt.Fprint(out, "  not checked")

@@ -59,6 +59,11 @@ type Balance struct {
 	Opening    string `json:"opening_balance"`
 	Reconciled *bool  `json:"reconciled"`
 	Detail     string `json:"detail,omitempty"`
+	// Stale: the network went back to work (re-added, or scanned again and
+	// not yet recalculated, or waiting for a retry) since Balance was
+	// computed; Balance is its last computed value.
+	Stale      bool   `json:"stale"`
+	ComputedAt string `json:"computed_at,omitempty"` // when Balance was computed (RFC 3339)
 }
 
 // TransferPage is a page of a wallet's transfers.

@@ -291,6 +291,8 @@ type balanceView struct {
 	Opening    string `json:"opening_balance"`
 	Reconciled *bool  `json:"reconciled"`
 	Detail     string `json:"detail,omitempty"`
+	Stale      bool   `json:"stale"`                 // the network went back to work since: balance is its last computed value
+	ComputedAt string `json:"computed_at,omitempty"` // when balance was computed
 }
 
 type transferView struct {
@@ -323,7 +325,7 @@ func overall(rows []store.SyncStatus) (store.SyncState, bool) {
 		if rank[r.Status] > rank[best] {
 			best = r.Status
 		}
-		if r.Status.Active() || (r.Status == store.SyncFailed && !r.NextRetryAt.IsZero()) {
+		if r.Status.Active() || r.Waiting() {
 			done = false
 		}
 	}
@@ -358,10 +360,11 @@ func (w *Wallets) view(addr string, rows []store.SyncStatus, bals []store.Balanc
 	}
 	anyFalse, anyUnchecked := false, false
 	for _, b := range bals {
-		if b.Computed == nil {
+		if b.Computed == nil || b.Stale {
 			v.Done = false // the wallet's finishing step has not run yet
 		}
-		bv := balanceView{Network: b.Network, Asset: b.Asset, Opening: b.Opening.String(), Reconciled: b.Reconciled, Detail: b.Detail}
+		bv := balanceView{Network: b.Network, Asset: b.Asset, Opening: b.Opening.String(), Reconciled: b.Reconciled, Detail: b.Detail,
+			Stale: b.Stale, ComputedAt: timeString(b.ComputedAt)}
 		if b.Computed != nil {
 			bv.Balance = b.Computed.String()
 		}

@@ -291,3 +291,62 @@ func TestAnAddedWalletIsHandedToTemporalAtOnceNotAtTheNextSweep(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+evmWallet+`"}`).Code)
 	require.Eventually(t, func() bool { return sig.count() == 1 }, 10*time.Second, 5*time.Millisecond)
 }
+
+func TestABalanceStaysReadableMarkedStaleWhileItsNetworkWaitsForARetryAndTheOthersAreRecalculated(t *testing.T) {
+	f, _ := newWalletFixture(t)
+	f.api.Wallets.Networks = append(f.api.Wallets.Networks, starter.WalletNetwork{Name: "etherlink-b", Unit: "blocks", Parse: evmscan.ParseAddress})
+	ctx := context.Background()
+	add := `{"address":"` + evmWallet + `","networks":["etherlink","etherlink-b"]}`
+	complete := func(network string, closing int64) {
+		t.Helper()
+		_, err := f.st.BeginScan(ctx, evmWallet, network)
+		require.NoError(t, err)
+		require.NoError(t, f.st.CompleteScan(ctx, evmWallet, network, store.Holdings{
+			Opening: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(closing), Known: true}},
+			Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(closing), Known: true}}}))
+	}
+	require.Equal(t, http.StatusAccepted, f.do(t, http.MethodPost, "/v1/wallets", add).Code)
+	complete("etherlink", 1)
+	complete("etherlink-b", 2)
+	_, err := f.st.FinishWallet(ctx, evmWallet, activities.FinishRules)
+	require.NoError(t, err)
+
+	// Added again: EtherLink completes, etherlink-b fails and waits.
+	require.Equal(t, http.StatusAccepted, f.do(t, http.MethodPost, "/v1/wallets", add).Code)
+	complete("etherlink", 3)
+	_, err = f.st.BeginScan(ctx, evmWallet, "etherlink-b")
+	require.NoError(t, err)
+	_, _, err = f.st.FailScan(ctx, evmWallet, "etherlink-b", store.ScanFailure{Error: "node down", Now: time.Now(), MaxRetries: 5, Delay: func(int) time.Duration { return time.Hour }})
+	require.NoError(t, err)
+	_, err = f.st.FinishWallet(ctx, evmWallet, activities.FinishRules)
+	require.NoError(t, err)
+
+	type balanceJSON struct {
+		Network    string `json:"network"`
+		Balance    string `json:"balance"`
+		Reconciled *bool  `json:"reconciled"`
+		Stale      bool   `json:"stale"`
+		ComputedAt string `json:"computed_at"`
+	}
+	w := decode[struct {
+		Done       bool          `json:"done"`
+		Reconciled *bool         `json:"reconciled"`
+		Balances   []balanceJSON `json:"balances"`
+	}](t, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, ""))
+	require.Len(t, w.Balances, 2)
+	fresh, stale := w.Balances[0], w.Balances[1]
+	assert.Equal(t, "etherlink", fresh.Network)
+	assert.Equal(t, "3", fresh.Balance, "recalculated while the other network waits")
+	assert.False(t, fresh.Stale)
+	assert.NotEmpty(t, fresh.ComputedAt)
+	assert.Equal(t, "etherlink-b", stale.Network)
+	assert.Equal(t, "2", stale.Balance, "the last computed balance stays readable")
+	assert.True(t, stale.Stale)
+	computed, err := time.Parse(time.RFC3339Nano, stale.ComputedAt)
+	require.NoError(t, err)
+	recalculated, err := time.Parse(time.RFC3339Nano, fresh.ComputedAt)
+	require.NoError(t, err)
+	assert.False(t, computed.After(recalculated), "computed_at says when: before the recalculation")
+	assert.False(t, w.Done, "a retry is due and a balance is stale")
+	assert.Nil(t, w.Reconciled)
+}

@@ -28,6 +28,10 @@ const (
 // Active reports whether the item is queued or being scanned.
 func (s SyncState) Active() bool { return s == SyncPending || s == SyncRunning }
 
+// ErrWalletBusy is FinishWallet's answer while one of the wallet's items is
+// PENDING or RUNNING: nothing was finished.
+var ErrWalletBusy = errors.New("a network of the wallet is pending or running")
+
 // SyncStatus is one (wallet, network) backfill: its progress, checkpoint
 // and retries.
 type SyncStatus struct {
@@ -52,6 +56,14 @@ type SyncStatus struct {
 	UpdatedAt   time.Time
 	startedGen  int64
 }
+
+// Waiting reports whether the item failed and waits for its next retry.
+func (st SyncStatus) Waiting() bool { return st.Status == SyncFailed && !st.NextRetryAt.IsZero() }
+
+// Done reports whether the item's work is over for now: COMPLETED,
+// ABANDONED, or FAILED for good. Only a done network's balances are
+// recalculated (docs/backfill.md, "Finish").
+func (st SyncStatus) Done() bool { return !st.Status.Active() && !st.Waiting() }
 
 // NetworkStart names a network to backfill and where its history starts.
 type NetworkStart struct {
@@ -134,6 +146,11 @@ func (s *Store) AddWallet(ctx context.Context, wallet string, networks []Network
 				if _, err := tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, retry_count = 0, next_retry_at = 0, last_error = '',
 					target = 0, start_seq = start_seq + 1, finished_at = 0, updated_at = ? WHERE wallet = ? AND network = ?`,
 					SyncPending, now, wallet, n.Network); err != nil {
+					return err
+				}
+				// Its balances stay readable, stale until the network is
+				// finished again (docs/backfill.md, "Finish").
+				if err := markStale(ctx, tx, wallet, n.Network, now); err != nil {
 					return err
 				}
 				changed = true
@@ -364,18 +381,14 @@ type Holding struct {
 }
 
 // CompleteScan records the chain's balances and marks the item COMPLETED,
-// resetting its retry count and next retry time (docs/retries.md). The network's
-// computed balances are cleared until FinishWallet recalculates them.
+// resetting its retry count and next retry time (docs/retries.md). The
+// network's computed balances stay readable, marked stale until FinishWallet
+// recalculates them.
 func (s *Store) CompleteScan(ctx context.Context, wallet, network string, h Holdings) error {
 	err := s.tx(ctx, func(tx *txn) error {
 		now := ms(time.Now())
 		cur, err := syncRow(ctx, tx, wallet, network)
 		if err != nil && !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		// The network's computed balances are stale until FinishWallet runs.
-		if _, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET computed = '', reconciled = NULL, detail = '', updated_at = ?
-			WHERE wallet = ? AND network = ?`, now, wallet, network); err != nil {
 			return err
 		}
 		upsert := func(hold Holding, cols string, at uint64) error {
@@ -407,6 +420,9 @@ func (s *Store) CompleteScan(ctx context.Context, wallet, network string, h Hold
 			if err := upsert(hold, `chain = ?, chain_known = ?, chain_at = ?, updated_at = ?`, h.ClosingAt); err != nil {
 				return err
 			}
+		}
+		if err := markStale(ctx, tx, wallet, network, now); err != nil {
+			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, retry_count = 0, next_retry_at = 0, last_error = '',
 			finished_at = ?, updated_at = ? WHERE wallet = ? AND network = ?`, SyncCompleted, now, now, wallet, network)
@@ -494,15 +510,25 @@ type Balance struct {
 	ChainAt      uint64
 	Reconciled   *bool // nil: could not be checked
 	Detail       string
+	ComputedAt   time.Time // when Computed was computed (zero: never, or before it was recorded)
+	Stale        bool      // the network went back to work since: Computed is its last value, awaiting recalculation
 	UpdatedAt    time.Time
 }
 
+// markStale marks a network's balances stale: its item went back to work,
+// so what was computed awaits the next FinishWallet.
+func markStale(ctx context.Context, tx *txn, wallet, network string, now int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET stale = ?, updated_at = ? WHERE wallet = ? AND network = ?`,
+		true, now, wallet, network)
+	return err
+}
+
 // FinishRows is what FinishWallet reads of a wallet, under its lock, for
-// the rules that finish it.
+// the rules that finish it: the networks that are done (SyncStatus.Done).
 type FinishRows struct {
-	Transfers []StoredTransfer     // every stored transfer (network, tx, kind, asset, amount, direction), by network and tx
-	Balances  []Balance            // one per asset held or moved on each network, as stored
-	Status    map[string]SyncState // each network's backfill
+	Transfers []StoredTransfer     // every stored transfer (network, tx, kind, asset, amount, direction) of the done networks, by network and tx
+	Balances  []Balance            // one per asset held or moved on each done network, as stored
+	Status    map[string]SyncState // each network's backfill, done or not
 }
 
 // FinishResults is what the rules made of FinishRows, for FinishWallet to
@@ -519,10 +545,15 @@ type TxClass struct {
 	Class   string
 }
 
-// FinishWallet runs once all of a wallet's networks are done: under the
-// wallet's lock and in one transaction, it reads the wallet's transfers and
-// balances, has finish classify the transfers and recalculate and reconcile
-// the balances, and stores what it says.
+// FinishWallet runs once none of a wallet's networks is PENDING or RUNNING
+// (seed 002; docs/backfill.md, "Finish"): under the wallet's lock and in
+// one transaction, it reads the transfers and balances of the networks that
+// are done, has finish classify the transfers and recalculate and reconcile
+// the balances, and stores what it says, the balances no longer stale. A
+// network that failed and waits for its retry is left as it is: its last
+// computed balances stay readable, stale. While a network is PENDING or
+// RUNNING it changes nothing and returns ErrWalletBusy. It returns all of
+// the wallet's balances.
 func (s *Store) FinishWallet(ctx context.Context, wallet string, finish func(FinishRows) FinishResults) ([]Balance, error) {
 	err := s.tx(ctx, func(tx *txn) error {
 		if err := s.d.lock(ctx, tx, "wallet "+wallet); err != nil {
@@ -542,9 +573,22 @@ func (s *Store) FinishWallet(ctx context.Context, wallet string, finish func(Fin
 }
 
 // finishRows reads what finishing a wallet works on, first adding a balance
-// row for every asset it has transfers of.
+// row for every asset a done network has transfers of; ErrWalletBusy when a
+// network is PENDING or RUNNING.
 func finishRows(ctx context.Context, tx *txn, wallet string, now int64) (FinishRows, error) {
-	var out FinishRows
+	out := FinishRows{Status: map[string]SyncState{}}
+	sts, err := syncRows(ctx, tx, `s.wallet = ?`, wallet)
+	if err != nil {
+		return out, err
+	}
+	done := map[string]bool{}
+	for _, st := range sts {
+		if st.Status.Active() {
+			return out, ErrWalletBusy
+		}
+		out.Status[st.Network] = st.Status
+		done[st.Network] = st.Done()
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT network, tx, kind, asset, amount, direction FROM transfers WHERE wallet = ? ORDER BY network, tx`, wallet)
 	if err != nil {
 		return out, err
@@ -558,6 +602,9 @@ func finishRows(ctx context.Context, tx *txn, wallet string, now int64) (FinishR
 		if err := rows.Scan(&t.Network, &t.Tx, &t.Kind, &t.Asset, &amount, &t.Direction); err != nil {
 			rows.Close()
 			return out, err
+		}
+		if !done[t.Network] {
+			continue
 		}
 		v, ok := new(big.Int).SetString(amount, 10)
 		if !ok {
@@ -581,16 +628,14 @@ func finishRows(ctx context.Context, tx *txn, wallet string, now int64) (FinishR
 			return out, err
 		}
 	}
-	if out.Balances, err = balances(ctx, tx, wallet); err != nil {
-		return out, err
-	}
-	sts, err := syncRows(ctx, tx, `s.wallet = ?`, wallet)
+	bals, err := balances(ctx, tx, wallet)
 	if err != nil {
 		return out, err
 	}
-	out.Status = map[string]SyncState{}
-	for _, st := range sts {
-		out.Status[st.Network] = st.Status
+	for _, b := range bals {
+		if done[b.Network] {
+			out.Balances = append(out.Balances, b)
+		}
 	}
 	return out, nil
 }
@@ -614,8 +659,8 @@ func saveFinish(ctx context.Context, tx *txn, wallet string, now int64, res Fini
 		if b.Reconciled != nil {
 			reconciled = *b.Reconciled
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET computed = ?, reconciled = ?, detail = ?, updated_at = ?
-			WHERE wallet = ? AND network = ? AND asset = ?`, b.Computed.String(), reconciled, b.Detail, now, wallet, b.Network, b.Asset); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET computed = ?, reconciled = ?, detail = ?, computed_at = ?, stale = ?, updated_at = ?
+			WHERE wallet = ? AND network = ? AND asset = ?`, b.Computed.String(), reconciled, b.Detail, now, false, now, wallet, b.Network, b.Asset); err != nil {
 			return err
 		}
 	}
@@ -630,7 +675,7 @@ func (s *Store) Balances(ctx context.Context, wallet string) ([]Balance, error) 
 
 func balances(ctx context.Context, q querier, wallet string) ([]Balance, error) {
 	rows, err := q.QueryContext(ctx, `SELECT network, asset, opening, opening_known, opening_at, computed, chain, chain_known, chain_at,
-		reconciled, detail, updated_at FROM wallet_balances WHERE wallet = ?
+		reconciled, detail, computed_at, stale, updated_at FROM wallet_balances WHERE wallet = ?
 		ORDER BY network, CASE WHEN asset = ? THEN 0 ELSE 1 END, asset`, wallet, NativeAsset)
 	if err != nil {
 		return nil, err
@@ -643,10 +688,10 @@ func balances(ctx context.Context, q querier, wallet string) ([]Balance, error) 
 			opening, computed, chn string
 			chainKnown             bool
 			reconciled             sql.NullBool
-			updated                int64
+			computedAt, updated    int64
 		)
 		if err := rows.Scan(&b.Network, &b.Asset, &opening, &b.OpeningKnown, &b.OpeningAt, &computed, &chn, &chainKnown, &b.ChainAt,
-			&reconciled, &b.Detail, &updated); err != nil {
+			&reconciled, &b.Detail, &computedAt, &b.Stale, &updated); err != nil {
 			return nil, err
 		}
 		b.Opening = parseAmount(opening)
@@ -659,7 +704,7 @@ func balances(ctx context.Context, q querier, wallet string) ([]Balance, error) 
 		if reconciled.Valid {
 			b.Reconciled = &reconciled.Bool
 		}
-		b.UpdatedAt = fromMS(updated)
+		b.ComputedAt, b.UpdatedAt = fromMS(computedAt), fromMS(updated)
 		out = append(out, b)
 	}
 	return out, rows.Err()

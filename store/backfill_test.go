@@ -287,3 +287,147 @@ func TestAnOpeningBalanceReadEarlierIsKeptWhenTheNodeHasSincePrunedIt(t *testing
 		assert.True(t, *bals[0].Reconciled)
 	})
 }
+
+// balanceOf finds the balance of asset on network among bals.
+func balanceOf(t *testing.T, bals []store.Balance, network, asset string) store.Balance {
+	t.Helper()
+	for _, b := range bals {
+		if b.Network == network && b.Asset == asset {
+			return b
+		}
+	}
+	require.Failf(t, "no balance", "%s %s", network, asset)
+	return store.Balance{}
+}
+
+func TestANetworkWaitingForItsRetryKeepsItsLastBalancesReadableAndStaleWhileTheOthersAreRecalculated(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		native := func(v int64) []store.Holding {
+			return []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(v), Known: true}}
+		}
+		complete := func(network string, tx string, amount, closing int64) {
+			require.NoError(t, st.SaveChunk(ctx, walletA, network, store.Chunk{Checkpoint: 10,
+				Transfers: []store.TransferRecord{transfer(tx, backfill.KindNative, store.NativeAsset, backfill.In, amount, 1)}}))
+			require.NoError(t, st.CompleteScan(ctx, walletA, network, store.Holdings{Opening: native(0), Closing: native(closing)}))
+		}
+		addWallet(t, st, walletA, bothNetworks...)
+		complete("etherlink", "0x01", 7, 7)
+		complete("solana", "s1", 3, 3)
+		first, err := st.FinishWallet(ctx, walletA, activities.FinishRules)
+		require.NoError(t, err)
+		firstSolana := balanceOf(t, first, "solana", store.NativeAsset)
+		assert.False(t, firstSolana.Stale)
+		assert.False(t, firstSolana.ComputedAt.IsZero())
+
+		// Added again: both networks go back to work, and their balances
+		// stay readable, stale, until recalculated.
+		addWallet(t, st, walletA, bothNetworks...)
+		bals, err := st.Balances(ctx, walletA)
+		require.NoError(t, err)
+		for _, b := range bals {
+			assert.True(t, b.Stale, b.Network)
+			require.NotNil(t, b.Computed, b.Network)
+		}
+		_, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		assert.ErrorIs(t, err, store.ErrWalletBusy, "nothing is finished while a network is PENDING")
+
+		// EtherLink completes with a new transfer; Solana stores one, fails
+		// and waits for its retry.
+		complete("etherlink", "0x02", 5, 12)
+		_, err = st.BeginScan(ctx, walletA, "solana")
+		require.NoError(t, err)
+		_, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		assert.ErrorIs(t, err, store.ErrWalletBusy, "nothing is finished while a network is RUNNING")
+		require.NoError(t, st.SaveChunk(ctx, walletA, "solana", store.Chunk{Checkpoint: 5,
+			Transfers: []store.TransferRecord{transfer("s2", backfill.KindNative, store.NativeAsset, backfill.In, 4, 2)}}))
+		_, wait, err := st.FailScan(ctx, walletA, "solana", store.ScanFailure{Error: "rpc down", Now: time.Now(), MaxRetries: 5,
+			Delay: func(int) time.Duration { return time.Hour }})
+		require.NoError(t, err)
+		require.Positive(t, wait)
+
+		bals, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		require.NoError(t, err)
+		evm := balanceOf(t, bals, "etherlink", store.NativeAsset)
+		assert.False(t, evm.Stale, "a done network is recalculated while another waits")
+		assert.Equal(t, "12", evm.Computed.String())
+		require.NotNil(t, evm.Reconciled)
+		assert.True(t, *evm.Reconciled)
+		sol := balanceOf(t, bals, "solana", store.NativeAsset)
+		assert.True(t, sol.Stale, "the waiting network's balance awaits its retry")
+		assert.Equal(t, "3", sol.Computed.String(), "its last computed balance stays readable")
+		assert.True(t, firstSolana.ComputedAt.Equal(sol.ComputedAt), "and says when it was computed")
+		require.NotNil(t, sol.Reconciled)
+		classes := map[string]string{}
+		page, _, err := st.ListTransfers(ctx, store.TransferFilter{Wallet: walletA, Limit: 100})
+		require.NoError(t, err)
+		for _, tr := range page {
+			classes[tr.Tx] = tr.Class
+		}
+		assert.Equal(t, backfill.ClassReceived, classes["0x02"])
+		assert.Empty(t, classes["s2"], "the waiting network's transfers are not reclassified yet")
+
+		// The retry completes: Solana is recalculated in its turn.
+		_, err = st.BeginScan(ctx, walletA, "solana")
+		require.NoError(t, err)
+		require.NoError(t, st.CompleteScan(ctx, walletA, "solana", store.Holdings{Opening: native(0), Closing: native(7)}))
+		bals, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		require.NoError(t, err)
+		sol = balanceOf(t, bals, "solana", store.NativeAsset)
+		assert.False(t, sol.Stale)
+		assert.Equal(t, "7", sol.Computed.String())
+		assert.False(t, sol.ComputedAt.Before(evm.ComputedAt))
+	})
+}
+
+func TestAScanThatCompletesKeepsTheNetworksLastBalancesReadableUntilRecalculated(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		addWallet(t, st, walletA, bothNetworks[0])
+		closing := func(v int64) store.Holdings {
+			return store.Holdings{Opening: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(0), Known: true}},
+				Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(v), Known: true}, {Asset: "0xt", Amount: big.NewInt(1), Known: true}}}
+		}
+		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", closing(0)))
+		_, err := st.FinishWallet(ctx, walletA, activities.FinishRules)
+		require.NoError(t, err)
+
+		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", closing(9)))
+		bals, err := st.Balances(ctx, walletA)
+		require.NoError(t, err)
+		b := balanceOf(t, bals, "etherlink", store.NativeAsset)
+		assert.True(t, b.Stale)
+		require.NotNil(t, b.Computed, "not cleared")
+		assert.Equal(t, "0", b.Computed.String())
+		assert.Equal(t, "9", b.Chain.String())
+	})
+}
+
+func TestTheMigrationTakesBalancesComputedBeforeAsComputedAtTheirLastUpdateAndUncomputedOnesAsStale(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		ctx := context.Background()
+		where := db.fresh(t)
+		old, err := store.OpenAtVersion(ctx, where, 11)
+		require.NoError(t, err)
+		for _, row := range []struct {
+			asset, computed string
+			updated         int64
+		}{{store.NativeAsset, "5", 1700000000000}, {"0xt", "", 1700000001000}} {
+			require.NoError(t, store.Exec(ctx, old, `INSERT INTO wallet_balances (wallet, network, asset, computed, updated_at) VALUES (?, ?, ?, ?, ?)`,
+				walletA, "etherlink", row.asset, row.computed, row.updated))
+		}
+		require.NoError(t, old.Close())
+
+		st := openAt(t, where)
+		defer st.Close()
+		bals, err := st.Balances(ctx, walletA)
+		require.NoError(t, err)
+		require.Len(t, bals, 2)
+		assert.False(t, bals[0].Stale)
+		assert.Equal(t, time.UnixMilli(1700000000000).UTC(), bals[0].ComputedAt)
+		assert.True(t, bals[1].Stale, "cleared by a scan that completed: awaiting recalculation")
+		assert.True(t, bals[1].ComputedAt.IsZero())
+	})
+}

@@ -284,4 +284,11 @@ CREATE TABLE anchor_cursors (
 ALTER TABLE webhook_subscriptions ADD COLUMN previous_secret TEXT NOT NULL DEFAULT '';
 ALTER TABLE webhook_subscriptions ADD COLUMN previous_secret_until BIGINT NOT NULL DEFAULT 0;
 `,
+	// 11: balances while a network retries (see migrations[10]).
+	`
+ALTER TABLE wallet_balances ADD COLUMN stale BOOLEAN NOT NULL DEFAULT FALSE,
+	ADD COLUMN computed_at BIGINT NOT NULL DEFAULT 0;
+UPDATE wallet_balances SET computed_at = updated_at WHERE computed != '';
+UPDATE wallet_balances SET stale = TRUE WHERE computed = '';
+`,
 }

@@ -25,6 +25,22 @@ const (
 	// SignalRetryNow asks a Backfill waiting for its next retry to retry at
 	// once (the wallet was added again): a RetryNow.
 	SignalRetryNow = "retry-now"
+	// SignalBackfillWaiting tells a WalletSync that a child's network failed
+	// and waits for its next retry, so the wallet's other networks need not
+	// wait for it: a BackfillWaiting.
+	SignalBackfillWaiting = "backfill-waiting"
+)
+
+// Versions (workflow.GetVersion) of the backfill workflows' changes, which
+// runs started by an older build must replay without (docs/backfill.md).
+const (
+	// versionTellsWaiting: a Backfill tells its WalletSync when it waits
+	// for a retry.
+	versionTellsWaiting = "backfill-tells-wallet-it-waits"
+	// versionFinishWhileWaiting: a WalletSync finishes the networks that
+	// are done while another waits for its retry, instead of waiting for
+	// every child to end.
+	versionFinishWhileWaiting = "wallet-finishes-while-a-network-waits"
 )
 
 // BackfillPolicy carries the retry schedule and timeouts into the
@@ -57,6 +73,13 @@ type SyncSignal struct {
 // RetryNow is sent with SignalRetryNow.
 type RetryNow struct {
 	Gen int64
+}
+
+// BackfillWaiting is sent with SignalBackfillWaiting: the network and the
+// newest add its Backfill had answered when it began to wait.
+type BackfillWaiting struct {
+	Network string
+	Gen     int64
 }
 
 // WalletSyncResult is how each network ended and how the balances came out.
@@ -108,15 +131,18 @@ type childRun struct {
 	gen     int64 // the add the current (or last) run was started for
 	want    int64 // the newest add asked for
 	running bool
+	waiting bool // running, but failed and waiting for its next retry
 }
 
 // WalletSync backfills a wallet on its networks: one Backfill child per
 // network, all at once (the backfill workers' slots bound how many scans
 // actually run). A SignalSync (the wallet added again) starts a network whose
 // child has ended, or wakes one waiting for its retry. Once no child is
-// running, it reclassifies the wallet's transfers and recalculates and
-// reconciles its balances (docs/backfill.md), then ends, unless another add came in
-// meanwhile.
+// scanning (each has ended or waits for its next retry) and a network has
+// ended since, it reclassifies the wallet's transfers and recalculates and
+// reconciles its balances on the networks that are done (docs/backfill.md,
+// "Finish"); a network that waits is finished again when its child ends. It
+// ends once no child runs, unless another add came in meanwhile.
 func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, error) {
 	var a *activities.Backfill
 	finishCtx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
@@ -128,6 +154,9 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 		children []*childRun
 		outcomes []NetworkOutcome
 		sel      = workflow.NewSelector(ctx)
+		// due: a network ended since the wallet was last finished; retry:
+		// something changed since the last try to finish it.
+		due, retry = false, true
 	)
 	find := func(network string) *childRun {
 		for _, c := range children {
@@ -160,7 +189,8 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 			if err := f.Get(ctx, &r); err != nil {
 				r = BackfillResult{Status: activities.BackfillFailed, Gen: c.gen, Error: err.Error()}
 			}
-			c.running = false
+			c.running, c.waiting = false, false
+			due, retry = true, true
 			record(NetworkOutcome{Network: c.network, Status: r.Status, Transfers: r.Transfers, Error: r.Error})
 			if c.want > r.Gen {
 				// Added again after this run had stopped listening.
@@ -181,7 +211,7 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 			case !c.running:
 				start(c, n.Gen)
 			default:
-				c.want = n.Gen
+				c.want, c.waiting = n.Gen, false
 				// A child busy scanning ignores it; one waiting for its next
 				// retry retries at once.
 				workflow.SignalExternalWorkflow(ctx, BackfillWorkflowID(c.network, in.Wallet), "", SignalRetryNow, RetryNow{Gen: n.Gen})
@@ -196,6 +226,20 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 		}
 		return false
 	}
+	scanning := func() bool {
+		for _, c := range children {
+			if c.running && !c.waiting {
+				return true
+			}
+		}
+		return false
+	}
+	// finishWhileWaiting says whether this run finishes the wallet while a
+	// child waits for its retry: a run an older build began waits for
+	// every child, as recorded.
+	finishWhileWaiting := func() bool {
+		return workflow.GetVersion(ctx, versionFinishWhileWaiting, workflow.DefaultVersion, 1) >= 1
+	}
 
 	syncCh := workflow.GetSignalChannel(ctx, SignalSync)
 	sel.AddReceive(syncCh, func(ch workflow.ReceiveChannel, _ bool) {
@@ -203,14 +247,28 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 		ch.Receive(ctx, &s)
 		handle(s)
 	})
+	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalBackfillWaiting), func(ch workflow.ReceiveChannel, _ bool) {
+		var w BackfillWaiting
+		ch.Receive(ctx, &w)
+		// One sent before a re-add woke the child is out of date.
+		if c := find(w.Network); c != nil && c.running && w.Gen >= c.want {
+			c.waiting, retry = true, true
+		}
+	})
 	handle(SyncSignal{Networks: in.Networks})
+	var sum activities.WalletSummary
 	for {
-		for running() {
+		// Finish when no child scans, a network has ended since the last
+		// finish (due) and something changed since a finish found a
+		// network still at work in the store (retry).
+		for running() && !(due && retry && !scanning() && finishWhileWaiting()) {
 			sel.Select(ctx)
 		}
-		var sum activities.WalletSummary
-		if err := workflow.ExecuteLocalActivity(finishCtx, a.FinishWallet, in.Wallet).Get(ctx, &sum); err != nil {
-			return WalletSyncResult{Networks: outcomes}, err
+		if due && retry {
+			if err := workflow.ExecuteLocalActivity(finishCtx, a.FinishWallet, in.Wallet).Get(ctx, &sum); err != nil {
+				return WalletSyncResult{Networks: outcomes}, err
+			}
+			due, retry = sum.Busy, false
 		}
 		for {
 			var s SyncSignal
@@ -279,6 +337,9 @@ func Backfill(ctx workflow.Context, in BackfillInput) (BackfillResult, error) {
 			}
 			out.Gen = max(out.Gen, r.Gen)
 		}
+		if workflow.GetVersion(ctx, versionTellsWaiting, workflow.DefaultVersion, 1) >= 1 {
+			tellWaiting(ctx, BackfillWaiting{Network: in.Network, Gen: out.Gen})
+		}
 		timerCtx, cancel := workflow.WithCancel(ctx)
 		wait := workflow.NewSelector(ctx)
 		wait.AddFuture(workflow.NewTimer(timerCtx, fo.Wait), func(workflow.Future) {})
@@ -290,6 +351,19 @@ func Backfill(ctx workflow.Context, in BackfillInput) (BackfillResult, error) {
 		wait.Select(ctx)
 		cancel()
 	}
+}
+
+// tellWaiting tells the WalletSync that started this Backfill that its
+// network waits for a retry, so that the wallet's other networks are
+// finished meanwhile (docs/backfill.md, "Finish"). A Backfill started on its
+// own has no one to tell.
+func tellWaiting(ctx workflow.Context, w BackfillWaiting) {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if parent == nil {
+		return
+	}
+	// Not waited on: a WalletSync that is gone has nothing left to finish.
+	workflow.SignalExternalWorkflow(ctx, parent.ID, parent.RunID, SignalBackfillWaiting, w)
 }
 
 // scanFailure is the message of a failed scan attempt and whether retrying

@@ -223,3 +223,93 @@ func (s *WalletSuite) TestTheRetryDelayIsCappedAtAnHour() {
 	s.Equal(time.Hour, r.Delay(6))
 	s.Equal(time.Hour, r.Delay(1000), "the shift never overflows")
 }
+
+// TestAWalletsOtherNetworksGetTheirBalancesWhileOneWaitsForItsRetry adds a
+// wallet on two networks, the second of which (a devnet of its own) fails
+// and waits for its retry: WalletSync finishes the first meanwhile, and the
+// second once its retry completes. Added again with the second failing
+// anew, the second's last balances stay readable, stale, while the first's
+// are recalculated.
+func (s *WalletSuite) TestAWalletsOtherNetworksGetTheirBalancesWhileOneWaitsForItsRetry() {
+	const other = "solana-other"
+	ctx := context.Background()
+	dn, err := devnet.Start(s.T().Context(), devnet.Options{SlotTime: 10 * time.Millisecond})
+	s.Require().NoError(err)
+	s.T().Cleanup(dn.Stop)
+	s.acts.Scanners[other] = solscan.New(solscan.Config{Network: other, RPCURL: dn.URL(), ChunkSize: 10})
+	_, wallet := s.solanaWallet(2)
+	s.add(wallet, backfill.Solana)
+	s.add(wallet, other)
+	balance := func(network string) store.Balance {
+		bals, err := s.store.Balances(ctx, wallet)
+		s.Require().NoError(err)
+		for _, b := range bals {
+			if b.Network == network && b.Asset == store.NativeAsset {
+				return b
+			}
+		}
+		s.Require().Failf("no balance", "%s has no native balance", network)
+		return store.Balance{}
+	}
+	run := func(gen int64, whileWaiting func()) WalletSyncResult {
+		dn.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress"}) // until cleared
+		s.newEnv()
+		finishes := 0
+		s.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+			if info.ActivityType.Name == "FinishWallet" {
+				finishes++
+			}
+		})
+		s.env.RegisterDelayedCallback(func() {
+			s.Equal(store.SyncFailed, s.row(wallet, other).Status, "waiting for its first retry")
+			s.Equal(1, finishes, "finished while the other network waits")
+			whileWaiting()
+			dn.ClearFaults()
+		}, time.Minute)
+		s.env.ExecuteWorkflow(WalletSync, WalletSyncInput{Wallet: wallet, Policy: testPolicy,
+			Networks: []NetworkGen{{Network: backfill.Solana, Gen: gen}, {Network: other, Gen: gen}}})
+		s.Require().True(s.env.IsWorkflowCompleted())
+		s.Require().NoError(s.env.GetWorkflowError())
+		var res WalletSyncResult
+		s.Require().NoError(s.env.GetWorkflowResult(&res))
+		s.Equal(2, finishes, "finished again once the retry completed")
+		return res
+	}
+
+	var first store.Balance
+	res := run(1, func() {
+		first = balance(backfill.Solana)
+		s.False(first.Stale)
+		s.Require().NotNil(first.Reconciled, first.Detail)
+		s.True(*first.Reconciled, first.Detail)
+		page, _, err := s.store.ListTransfers(ctx, store.TransferFilter{Wallet: wallet, Network: backfill.Solana, Limit: 1000})
+		s.Require().NoError(err)
+		s.Require().NotEmpty(page)
+		for _, tr := range page {
+			s.NotEmpty(tr.Class, "reclassified while the other network waits")
+		}
+	})
+	s.Require().Len(res.Networks, 2)
+	for _, n := range res.Networks {
+		s.Equal(string(store.SyncCompleted), n.Status, n.Network)
+	}
+	s.Equal(activities.WalletSummary{Assets: 2, Reconciled: 2}, res.Summary)
+	s.False(balance(other).Stale)
+	lastOther := balance(other)
+
+	// Added again, the other network failing anew: its last balance stays
+	// readable, stale, while the first network's is recalculated.
+	s.add(wallet, backfill.Solana)
+	s.add(wallet, other)
+	run(2, func() {
+		b := balance(other)
+		s.True(b.Stale)
+		s.Require().NotNil(b.Computed)
+		s.Equal(lastOther.Computed.String(), b.Computed.String())
+		s.True(lastOther.ComputedAt.Equal(b.ComputedAt))
+		again := balance(backfill.Solana)
+		s.False(again.Stale)
+		s.True(again.ComputedAt.After(first.ComputedAt))
+	})
+	s.False(balance(other).Stale)
+}

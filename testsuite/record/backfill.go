@@ -12,15 +12,20 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
+	"github.com/keeperhq/keeper/activities"
 	"github.com/keeperhq/keeper/app"
 	"github.com/keeperhq/keeper/backfill"
+	"github.com/keeperhq/keeper/backfill/solscan"
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/dev/devnet"
 	"github.com/keeperhq/keeper/dev/stub"
 	"github.com/keeperhq/keeper/dev/testchain"
 	"github.com/keeperhq/keeper/devserver"
+	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/worker"
 	"github.com/keeperhq/keeper/workflows"
 )
 
@@ -31,6 +36,15 @@ type walletScenario struct {
 	retry time.Duration // KEEPER_BACKFILL_RETRY_BASE_MS (and cap) of the node that runs it
 	run   func(ctx context.Context, d *devnet.Devnet, apiAddr, wallet string) error
 }
+
+// The wallet scenarios are recorded as files walletFirst… on today's
+// WalletSync and Backfill, which tell a wait for a retry and finish the
+// wallet meanwhile (workflows' versions backfill-tells-wallet-it-waits and
+// wallet-finishes-while-a-network-waits, both 1). Files 07–12 hold the
+// first three scenarios recorded before those versions existed: runs a
+// keeper of that time started still replay on them, so they are kept as
+// recorded and never written again.
+const walletFirst = 23
 
 var walletScenarios = []walletScenario{
 	// Scanned and reconciled at the first attempt.
@@ -56,11 +70,18 @@ var walletScenarios = []walletScenario{
 		d.ClearFaults()
 		return addAndWait(ctx, api, wallet, "COMPLETED")
 	}},
+	// Fails once and completes at its scheduled retry: the wallet is
+	// finished while it waits, and again once it completes.
+	{"retried", 500 * time.Millisecond, func(ctx context.Context, d *devnet.Devnet, api, wallet string) error {
+		d.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress", Count: 3}) // one attempt's three reads
+		return addAndWait(ctx, api, wallet, "COMPLETED")
+	}},
 }
 
 // recordWallets records the wallet scenarios with a backfill node of their
-// own (the anchoring node has no backfill network).
-func recordWallets(ctx context.Context, srv *devserver.Server, dir, outDir string, done int) error {
+// own (the anchoring node has no backfill network), then a wallet on two
+// networks beside the anchoring node.
+func recordWallets(ctx context.Context, srv *devserver.Server, anchoring *app.Node, dir, outDir string) error {
 	d, err := devnet.Start(ctx, devnet.Options{SlotTime: 10 * time.Millisecond})
 	if err != nil {
 		return err
@@ -94,7 +115,7 @@ func recordWallets(ctx context.Context, srv *devserver.Server, dir, outDir strin
 				break
 			}
 			kind := []string{"wallet_sync", "backfill"}[j]
-			path := filepath.Join(outDir, fmt.Sprintf("%02d_%s_%s.json", done+2*i+j+1, kind, sc.name))
+			path := filepath.Join(outDir, fmt.Sprintf("%02d_%s_v1_%s.json", walletFirst+2*i+j, kind, sc.name))
 			if err = writeHistory(ctx, node.Client, wid, path); err == nil {
 				fmt.Printf("%s_%s: workflow %s -> %s\n", kind, sc.name, wid, path)
 			}
@@ -103,6 +124,74 @@ func recordWallets(ctx context.Context, srv *devserver.Server, dir, outDir strin
 		if err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
+	}
+	if err := recordTwoNetworks(ctx, anchoring, d, outDir, walletFirst+2*len(walletScenarios)); err != nil {
+		return fmt.Errorf("two networks: %w", err)
+	}
+	return nil
+}
+
+// recordTwoNetworks records a wallet on two networks, the second of which
+// (a devnet of its own) fails once and waits for its retry: WalletSync
+// finishes the first while the second waits, and the second once its retry
+// completes. keeper configures one Solana network, so a backfill worker of
+// this function's own scans both, beside the anchoring node (which runs
+// none), and the workflow is started as the wallet dispatcher would.
+func recordTwoNetworks(ctx context.Context, node *app.Node, first *devnet.Devnet, outDir string, file int) error {
+	const other = "solana-other"
+	second, err := devnet.Start(ctx, devnet.Options{SlotTime: 10 * time.Millisecond})
+	if err != nil {
+		return err
+	}
+	defer second.Stop()
+	h, err := testchain.BuildSolanaHistory(ctx, first, 2)
+	if err != nil {
+		return err
+	}
+	wallet := h.Wallet.PublicKey().String()
+	acts := &activities.Backfill{Store: node.Store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Scanners: map[string]backfill.Scanner{
+		backfill.Solana: solscan.New(solscan.Config{Network: backfill.Solana, RPCURL: first.URL(), ChunkSize: 10}),
+		other:           solscan.New(solscan.Config{Network: other, RPCURL: second.URL(), ChunkSize: 10}),
+	}}
+	w := worker.NewBackfill(node.Client, acts, 4, time.Second, worker.Versioning{})
+	if err := w.Start(); err != nil {
+		return err
+	}
+	defer w.Stop()
+
+	rows, _, err := node.Store.AddWallet(ctx, wallet, []store.NetworkStart{{Network: backfill.Solana}, {Network: other}})
+	if err != nil {
+		return err
+	}
+	start := store.WalletStart{Wallet: wallet}
+	in := workflows.WalletSyncInput{Wallet: wallet, Policy: workflows.BackfillPolicy{
+		// Long enough a wait that the first network completes during it.
+		Schedule:    activities.RetrySchedule{MaxRetries: 5, Base: 3 * time.Second, Cap: 3 * time.Second, JitterPct: 25},
+		ScanTimeout: time.Minute, Heartbeat: time.Second,
+	}}
+	for _, r := range rows {
+		in.Networks = append(in.Networks, workflows.NetworkGen{Network: r.Network, Gen: r.Gen})
+		start.Networks = append(start.Networks, store.NetworkGen{Network: r.Network, Gen: r.Gen})
+	}
+	second.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress", Count: 3}) // one attempt's three reads
+	wid := workflows.WalletWorkflowID(wallet)
+	if _, err := node.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wid, TaskQueue: workflows.BackfillTaskQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SAStatus.ValueSet("syncing"))}, workflows.WalletSync, in); err != nil {
+		return err
+	}
+	if err := node.Store.MarkWalletStarted(ctx, start); err != nil {
+		return err
+	}
+	for i, wid := range []string{wid, workflows.BackfillWorkflowID(backfill.Solana, wallet), workflows.BackfillWorkflowID(other, wallet)} {
+		if err := waitClosed(ctx, node.Client, wid); err != nil {
+			return err
+		}
+		kind := []string{"wallet_sync", "backfill", "backfill_other"}[i]
+		path := filepath.Join(outDir, fmt.Sprintf("%02d_%s_v1_two_networks_one_retried.json", file+i, kind))
+		if err := writeHistory(ctx, node.Client, wid, path); err != nil {
+			return err
+		}
+		fmt.Printf("%s_two_networks_one_retried: workflow %s -> %s\n", kind, wid, path)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ import (
 
 func main() {
 	out := flag.String("out", "testsuite/testdata/histories", "directory for the history files")
-	only := flag.String("only", "", "record only this part (anchors, webhooks, epoch-intents) and leave the other files as they are")
+	only := flag.String("only", "", "record only this part (anchors, wallets, webhooks, epoch-intents) and leave the other files as they are")
 	flag.Parse()
 	if err := run(*out, *only); err != nil {
 		log.Fatal(err)
@@ -100,10 +100,12 @@ func run(outDir, only string) error {
 		return err
 	}
 	defer node.Shutdown(ctx)
-	if only == "webhooks" {
+	switch only {
+	case "webhooks":
 		return recordWebhooks(ctx, node, outDir, webhookFirst)
-	}
-	if only == "epoch-intents" {
+	case "wallets":
+		return recordWallets(ctx, srv, node, dir, outDir)
+	case "epoch-intents":
 		return recordEpochIntents(ctx, node, outDir)
 	}
 	if err := recordAnchors(ctx, node, chain, outDir); err != nil || only == "anchors" {
@@ -115,7 +117,7 @@ func run(outDir, only string) error {
 	if err := recordEpochIntents(ctx, node, outDir); err != nil {
 		return err
 	}
-	if err := recordWallets(ctx, srv, dir, outDir, len(scenarios)+len(epochScenarios)); err != nil {
+	if err := recordWallets(ctx, srv, node, dir, outDir); err != nil {
 		return err
 	}
 	return recordWebhooks(ctx, node, outDir, webhookFirst)
