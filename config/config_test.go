@@ -216,3 +216,12 @@ func TestSeveralRPCProvidersPerChainAndWhomToTrust(t *testing.T) {
 		assert.NotContains(t, err.Error(), "KEY-B", "a provider's key stays out of the error")
 	}
 }
+
+func TestMaxAttemptsDefaultsToNoLimitAndRefusesANegativeOne(t *testing.T) {
+	c := Default()
+	require.Equal(t, 0, c.MaxAttempts, "a transient failure never dead-letters unless the operator sets a limit")
+	c.Chains = []string{"stub"}
+	require.NoError(t, c.Validate())
+	c.MaxAttempts = -1
+	require.ErrorContains(t, c.Validate(), "KEEPER_MAX_ATTEMPTS")
+}
