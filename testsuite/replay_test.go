@@ -22,7 +22,7 @@ import (
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(files), 18, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch on each revision of AnchorBatch, a completed and a quarantined epoch, "+
+	require.GreaterOrEqual(t, len(files), 22, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch on each revision of AnchorBatch, a completed and a quarantined epoch, "+
 		"the WalletSync and Backfill of a completed, an abandoned and a re-added wallet, and a webhook delivered after retries and one failed")
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".json"), func(t *testing.T) {
