@@ -112,6 +112,7 @@ func (a *API) routes() []route {
 		{"/v1/evidence/{id}", map[string]http.HandlerFunc{"GET": a.getEvidence}},
 		{"/v1/evidence/{id}/receipt", map[string]http.HandlerFunc{"GET": a.getReceipt}},
 		{"/v1/evidence/{id}/retry", map[string]http.HandlerFunc{"POST": a.retryEvidence}},
+		{"/v1/dead-letters/redrive", map[string]http.HandlerFunc{"POST": a.redrive}},
 		{"/verify", map[string]http.HandlerFunc{"GET": webpage.Handler(a.VerifyNetworks).ServeHTTP}},
 	}
 	routes = append(routes, a.epochRoutes()...)
@@ -253,5 +254,5 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		status = http.StatusServiceUnavailable
 	}
-	writeJSON(w, status, map[string]any{"ready": ok, "checks": checks})
+	writeJSON(w, status, map[string]any{"ready": ok, "checks": checks, "anchoring": a.anchoring(ctx)})
 }
