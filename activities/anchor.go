@@ -37,6 +37,11 @@ type Anchor struct {
 type BatchRef struct {
 	BatchID int64
 	Chain   string
+	// PriorAttempts is how many attempts of the step ran before this
+	// activity (a submit that goes on after its local attempts,
+	// workflows.RevisionOutlastOutages): its attempts are numbered after
+	// them, so the schedule's delay and the attempts users see go on.
+	PriorAttempts int32 `json:",omitempty"`
 }
 
 // SubmitResult is what SubmitAnchor recorded.
@@ -75,7 +80,7 @@ func (a *Anchor) adapter(chain string) (chains.Adapter, error) {
 // broadcast one transaction for it. A retry (after a crash or a transient
 // error) rebroadcasts the transaction the adapter journaled, never a second one.
 func (a *Anchor) SubmitAnchor(ctx context.Context, in BatchRef) (SubmitResult, error) {
-	attempt := a.countAttempt(ctx, in.Chain)
+	attempt := a.countAttempt(ctx, in.Chain, in.PriorAttempts)
 	res, err := a.submit(ctx, in)
 	if err != nil {
 		err = fmt.Errorf("submit batch %d on %s: %w", in.BatchID, in.Chain, err)
@@ -128,7 +133,7 @@ func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) 
 // the watcher) waits in its slot, heartbeating, as it was scheduled to. A
 // dropped transaction is reported, not failed: the workflow submits again.
 func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult, error) {
-	attempt := a.countAttempt(ctx, in.Chain)
+	attempt := a.countAttempt(ctx, in.Chain, 0)
 	if a.Watcher != nil && activity.GetInfo(ctx).HeartbeatTimeout == 0 {
 		_, err := a.adapter(in.Chain)
 		if err == nil {
@@ -215,7 +220,7 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef, j chains.Journal, bea
 // available (each audit path is computed from the batch's leaves when the
 // receipt is read).
 func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResult) error {
-	attempt := a.countAttempt(ctx, in.Chain)
+	attempt := a.countAttempt(ctx, in.Chain, 0)
 	ad, err := a.adapter(in.Chain)
 	if err != nil {
 		return anchorFailure(a.Backoff, err, attempt)
@@ -254,16 +259,17 @@ func (a *Anchor) DeadLetter(ctx context.Context, in DeadLetterInput) error {
 		return err
 	}
 	a.Metrics.deadLetter(b.Chain, b.Size)
-	a.log(ctx, BatchRef{BatchID: b.ID, Chain: b.Chain}).Warn("batch dead-lettered", "evidence", b.Size, "error", in.Error)
+	a.log(ctx, BatchRef{BatchID: b.ID, Chain: b.Chain}).Error("batch dead-lettered", "evidence", b.Size, "error", in.Error)
 	return nil
 }
 
 // countAttempt counts this activity attempt in the metrics and returns its
-// number (1 for the first).
-func (a *Anchor) countAttempt(ctx context.Context, chain string) int32 {
+// number (1 for the first), after the step's prior attempts.
+func (a *Anchor) countAttempt(ctx context.Context, chain string, prior int32) int32 {
 	info := activity.GetInfo(ctx)
-	a.Metrics.attempt(chain, info.ActivityType.Name, info.Attempt)
-	return info.Attempt
+	n := prior + info.Attempt
+	a.Metrics.attempt(chain, info.ActivityType.Name, n)
+	return n
 }
 
 func (a *Anchor) recordAttempt(ctx context.Context, in BatchRef, attempt int32, err error) {

@@ -468,3 +468,37 @@ func TestWebhooksRoundTrip(t *testing.T) {
 	_, err = c.Webhook(ctx, wh.ID)
 	assert.True(t, keeper.IsCode(err, "not_found"), "%v", err)
 }
+
+func TestRedriveDryRunsThenRedrivesADeadLetteredBatchInOneCall(t *testing.T) {
+	s := newAPI(t)
+	c := keeper.New(s.url)
+	ctx := context.Background()
+	var ids []string
+	for i := range 3 {
+		ev, err := c.SubmitEvidence(ctx, keeper.EvidenceRequest{Digest: digest(strings.Repeat("r", i+1)), Chains: []string{"stub"}})
+		require.NoError(t, err)
+		ids = append(ids, ev.ID)
+	}
+	b, ok, err := s.st.FormBatch(ctx, "stub", 100)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, s.st.DeadLetterBatch(ctx, b.ID, "stub: provider down"))
+
+	dry, err := c.Redrive(ctx, keeper.RedriveRequest{Batch: b.ID, Since: time.Now().Add(-time.Hour), DryRun: true})
+	require.NoError(t, err)
+	assert.True(t, dry.DryRun)
+	assert.Equal(t, ids, dry.EvidenceIDs)
+	require.Len(t, dry.Batches, 1)
+	assert.Equal(t, "stub: provider down", dry.Batches[0].LastError)
+
+	res, err := c.Redrive(ctx, keeper.RedriveRequest{Batch: b.ID})
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.Evidence)
+	assert.Equal(t, map[string]int{"stub": 3}, res.ByChain)
+	ev, err := c.Evidence(ctx, ids[2])
+	require.NoError(t, err)
+	assert.Equal(t, keeper.StatusPending, ev.Status)
+
+	_, err = c.Redrive(ctx, keeper.RedriveRequest{Chain: "bitcoin"})
+	assert.True(t, keeper.IsCode(err, "unknown_chain"), "%v", err)
+}

@@ -406,7 +406,7 @@ func (c *Config) Knobs() []Knob {
 		{"intake-wait", "KEEPER_INTAKE_WAIT", "50ms", "how long intake of priority 1–5 waits for room at KEEPER_MAX_BACKLOG before answering 429 (seed 003 gives intake 100 ms); 0 = answer at once", &c.IntakeWait},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
 		{"max-batch-body-bytes", "KEEPER_MAX_BATCH_BODY_BYTES", "18432000", "largest POST /v1/evidence/batch body (413 above); the default holds 1,000 items with 16 KiB of metadata each", &c.MaxBatchBodyBytes},
-		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "20", "attempts per submit or confirm before the batch is dead-lettered", &c.MaxAttempts},
+		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "0", "attempts per submit or confirm before the batch is dead-lettered; 0 = no limit: a transient failure (an RPC provider down for hours) is retried on the backoff schedule for as long as it lasts, and only permanent failures and repeated drops dead-letter (docs/retries.md)", &c.MaxAttempts},
 		{"retry-base-ms", "KEEPER_RETRY_BASE_MS", "5000", "retry delay base: min(base·2^attempt, cap) + jitter", msKnob{&c.RetryBase}},
 		{"retry-cap-ms", "KEEPER_RETRY_CAP_MS", "300000", "retry delay cap", msKnob{&c.RetryCap}},
 		{"retry-jitter-ms", "KEEPER_RETRY_JITTER_MS", "1000", "uniform retry jitter upper bound", msKnob{&c.RetryJitter}},
@@ -558,8 +558,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("KEEPER_BATCH_MAX_ITEMS: must be at least 1, got %d", c.BatchMaxItems)
 	case c.AnchorInterval < 0 || c.EtherlinkInterval.D < 0 || c.SolanaInterval.D < 0 || c.StubInterval.D < 0:
 		return fmt.Errorf("KEEPER_ANCHOR_INTERVAL and KEEPER_<CHAIN>_ANCHOR_INTERVAL must not be negative")
-	case c.MaxAttempts < 1:
-		return fmt.Errorf("KEEPER_MAX_ATTEMPTS: must be at least 1, got %d", c.MaxAttempts)
+	case c.MaxAttempts < 0:
+		return fmt.Errorf("KEEPER_MAX_ATTEMPTS: must be 0 (no limit) or more, got %d", c.MaxAttempts)
 	case c.PollInterval <= 0 || c.ConfirmPoll <= 0:
 		return fmt.Errorf("KEEPER_POLL_MS and KEEPER_CONFIRM_POLL_MS must be positive")
 	case c.MaxBodyBytes < 1024:

@@ -298,3 +298,12 @@ func TestTheBacklogCeilingIsAtLeastMaxPendingAndTheIntakeWaitIsNotNegative(t *te
 	_, err = load(map[string]string{"KEEPER_INTAKE_WAIT": "-1ms"})
 	assert.ErrorContains(t, err, "KEEPER_INTAKE_WAIT")
 }
+
+func TestMaxAttemptsDefaultsToNoLimitAndRefusesANegativeOne(t *testing.T) {
+	c := Default()
+	require.Equal(t, 0, c.MaxAttempts, "a transient failure never dead-letters unless the operator sets a limit")
+	c.Chains = []string{"stub"}
+	require.NoError(t, c.Validate())
+	c.MaxAttempts = -1
+	require.ErrorContains(t, c.Validate(), "KEEPER_MAX_ATTEMPTS")
+}

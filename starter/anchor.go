@@ -608,7 +608,10 @@ func (a *API) retryEvidence(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	ev, err := a.Store.RetryEvidence(r.Context(), id)
+	ev, chains, err := a.Store.RedriveEvidence(r.Context(), id)
+	for _, c := range chains {
+		a.metrics.redriven.WithLabelValues(c).Inc()
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, a.notFound(r.Context(), id))

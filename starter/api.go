@@ -144,6 +144,7 @@ func (a *API) routes() []route {
 		{"/v1/evidence/{id}", map[string]http.HandlerFunc{"GET": a.getEvidence}},
 		{"/v1/evidence/{id}/receipt", map[string]http.HandlerFunc{"GET": a.getReceipt}},
 		{"/v1/evidence/{id}/retry", map[string]http.HandlerFunc{"POST": a.retryEvidence}},
+		{"/v1/dead-letters/redrive", map[string]http.HandlerFunc{"POST": a.redrive}},
 		{"/verify", map[string]http.HandlerFunc{"GET": webpage.Handler(a.VerifyNetworks).ServeHTTP}},
 	}
 	routes = append(routes, a.epochRoutes()...)
@@ -264,7 +265,9 @@ func jsonOnly(h http.HandlerFunc) http.HandlerFunc {
 func (a *API) health(w http.ResponseWriter, r *http.Request) { Health(w, r) }
 
 func (a *API) ready(w http.ResponseWriter, r *http.Request) {
-	Ready(a.Checks, a.draining.Load, a.metrics.degraded)(w, r)
+	Ready(a.Checks, a.draining.Load, a.metrics.degraded, func(ctx context.Context) map[string]any {
+		return map[string]any{"anchoring": a.anchoring(ctx)}
+	})(w, r)
 }
 
 // Health answers /health: the process is up.
@@ -276,8 +279,9 @@ func Health(w http.ResponseWriter, _ *http.Request) {
 // check's answer; 503 too while draining reports true. Every keeper process
 // serves it, the API's on its address, `keeper worker`'s on
 // KEEPER_HEALTH_ADDR. observe, when not nil, hears each cause's outcome
-// (keeper_readyz_degraded).
-func Ready(list []Check, draining func() bool, observe func(cause string, failing bool)) http.HandlerFunc {
+// (keeper_readyz_degraded); detail, when not nil, adds members to the
+// answer that inform but never fail readiness (the API's "anchoring").
+func Ready(list []Check, draining func() bool, observe func(cause string, failing bool), detail func(context.Context) map[string]any) http.HandlerFunc {
 	if observe == nil {
 		observe = func(string, bool) {}
 	}
@@ -303,6 +307,12 @@ func Ready(list []Check, draining func() bool, observe func(cause string, failin
 		if !ok {
 			status = http.StatusServiceUnavailable
 		}
-		writeJSON(w, status, map[string]any{"ready": ok, "checks": checks})
+		answer := map[string]any{"ready": ok, "checks": checks}
+		if detail != nil {
+			for k, v := range detail(ctx) {
+				answer[k] = v
+			}
+		}
+		writeJSON(w, status, answer)
 	}
 }

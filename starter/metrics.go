@@ -22,6 +22,7 @@ type metrics struct {
 	busy           *prometheus.CounterVec
 	readyDegraded  *prometheus.GaugeVec
 	rejected       *prometheus.CounterVec
+	redriven       *prometheus.CounterVec
 }
 
 // newMetrics registers the API's metrics in reg; a nil reg gets a registry
@@ -63,6 +64,13 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string, 
 	for _, r := range []string{"overloaded", "backlog_full", "store_unavailable", "draining"} {
 		m.rejected.WithLabelValues(r)
 	}
+	m.redriven = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "keeper_evidence_redriven_total",
+		Help: "Dead-lettered anchors put back to be anchored again, one per evidence and chain, by chain: POST /v1/dead-letters/redrive (keeper redrive) and POST /v1/evidence/{id}/retry.",
+	}, []string{"chain"})
+	for _, c := range chainNames {
+		m.redriven.WithLabelValues(c)
+	}
 	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "keeper_evidence_pending", Help: "Evidence stored but not yet in a batch.",
 	}, func() float64 {
@@ -74,7 +82,7 @@ func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string, 
 		}
 		return float64(n)
 	})
-	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, m.readyDegraded, m.rejected, pending, storeCollector{st: st, chains: chainNames, units: units})
+	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, m.readyDegraded, m.rejected, m.redriven, pending, storeCollector{st: st, chains: chainNames, units: units})
 	return m
 }
 
@@ -112,6 +120,10 @@ var (
 		[]string{"chain", "status"}, nil)
 	oldestPendingDesc = prometheus.NewDesc("keeper_anchor_oldest_pending_age_seconds",
 		"Age of the oldest evidence waiting for a batch, by chain (0 when none waits).", []string{"chain"}, nil)
+	oldestUnconfirmedDesc = prometheus.NewDesc("keeper_anchor_oldest_unconfirmed_age_seconds",
+		"Age of the oldest evidence not yet confirmed on a chain (pending, batched or submitted; dead letters aside), by chain (0 when none waits). Transient failures are retried without end: alert on this, not on dead letters (docs/retries.md).", []string{"chain"}, nil)
+	lastSuccessDesc = prometheus.NewDesc("keeper_chain_last_success_timestamp_seconds",
+		"Unix time at which the chain's last anchor became final (receipts recorded), by chain (0: never). time() minus it is how long the chain has gone without a success.", []string{"chain"}, nil)
 	epochsDesc = prometheus.NewDesc("keeper_epochs",
 		"Reward epochs by status (queued, computing, quarantined, completed, failed).", []string{"status"}, nil)
 	backfillItemsDesc = prometheus.NewDesc("keeper_backfill_items",
@@ -142,7 +154,7 @@ type storeCollector struct {
 }
 
 func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{anchorQueueDesc, oldestPendingDesc, epochsDesc, backfillItemsDesc} {
+	for _, d := range []*prometheus.Desc{anchorQueueDesc, oldestPendingDesc, oldestUnconfirmedDesc, lastSuccessDesc, epochsDesc, backfillItemsDesc} {
 		ch <- d
 	}
 	for _, unit := range []string{"blocks", "signatures"} {
@@ -199,6 +211,33 @@ func (c storeCollector) collectAnchoring(ctx context.Context, ch chan<- promethe
 	for name, age := range oldest {
 		ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, age, name)
 	}
+	c.collectProgress(ctx, ch, now)
+}
+
+// collectProgress reports each configured chain's oldest unconfirmed
+// evidence and last success.
+func (c storeCollector) collectProgress(ctx context.Context, ch chan<- prometheus.Metric, now time.Time) {
+	progress, err := c.st.Progress(ctx, c.chains)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(oldestUnconfirmedDesc, err)
+		return
+	}
+	for name, p := range progress {
+		ch <- prometheus.MustNewConstMetric(oldestUnconfirmedDesc, prometheus.GaugeValue, ageSeconds(now, p.OldestUnconfirmed), name)
+		last := 0.0
+		if !p.LastConfirmed.IsZero() {
+			last = float64(p.LastConfirmed.UnixMilli()) / 1000
+		}
+		ch <- prometheus.MustNewConstMetric(lastSuccessDesc, prometheus.GaugeValue, last, name)
+	}
+}
+
+// ageSeconds is how long before now t was, 0 for a zero t.
+func ageSeconds(now, t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return max(now.Sub(t).Seconds(), 0)
 }
 
 func (c storeCollector) collectEpochs(ctx context.Context, ch chan<- prometheus.Metric) {

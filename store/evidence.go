@@ -389,9 +389,16 @@ func (s *Store) PendingCount(ctx context.Context) (int, error) {
 }
 
 // RetryEvidence puts a dead-lettered evidence's failed anchors back in the
-// outbox. It returns ErrNotFound for an unknown id and ErrConflict when the
-// evidence is not dead-lettered.
+// outbox (their rows wait for a batch again), with the attempt count reset.
 func (s *Store) RetryEvidence(ctx context.Context, id string) (Evidence, error) {
+	ev, _, err := s.RedriveEvidence(ctx, id)
+	return ev, err
+}
+
+// RedriveEvidence is RetryEvidence that also says on which chains it put
+// an anchor back.
+func (s *Store) RedriveEvidence(ctx context.Context, id string) (Evidence, []string, error) {
+	var chains []string
 	err := s.tx(ctx, func(tx *txn) error {
 		if err := s.d.lockEvidence(ctx, tx, `id = ?`, id); err != nil {
 			return err
@@ -406,18 +413,21 @@ func (s *Store) RetryEvidence(ctx context.Context, id string) (Evidence, error) 
 		if ev.Status != StatusDeadLetter {
 			return fmt.Errorf("evidence %s is %s, not dead_letter: %w", id, ev.Status, ErrConflict)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE outbox SET batch_id = NULL, leaf_index = NULL
-			WHERE evidence_seq = ? AND batch_id IN (SELECT id FROM batches WHERE state = ?)`, ev.seq, BatchDeadLetter); err != nil {
-			return err
+		chains = chains[:0]
+		for _, a := range ev.Anchors {
+			if a.Status == StatusDeadLetter {
+				chains = append(chains, a.Chain)
+			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE evidence SET updated_at = ? WHERE seq = ?`, ms(time.Now()), ev.seq)
+		_, err = redriveAnchors(ctx, tx, []int64{ev.seq}, 0, "", time.Now())
 		return err
 	})
 	if err != nil {
-		return Evidence{}, err
+		return Evidence{}, nil, err
 	}
 	s.notify()
-	return s.GetEvidence(ctx, id)
+	ev, err := s.GetEvidence(ctx, id)
+	return ev, chains, err
 }
 
 func newID(prefix string) string {

@@ -28,7 +28,7 @@ var (
 // AnchorPolicy carries the retry and timeout knobs into the workflow, so
 // they are fixed for the life of a batch and visible in its history.
 type AnchorPolicy struct {
-	MaxAttempts    int32         // per activity (docs/retries.md: the delay stops growing after 20)
+	MaxAttempts    int32         // per step, before its batch is dead-lettered; 0: no limit, a transient failure is retried as long as it lasts (docs/retries.md, anchor)
 	RetryBase      time.Duration // first retry after an attempt timed out (activities that fail compute their own delay)
 	RetryCap       time.Duration // longest retry delay after a timeout
 	SubmitTimeout  time.Duration // one submit attempt
@@ -60,9 +60,24 @@ const (
 	// formed → submitted → confirmed without "submitting". A batch then costs
 	// two workflow tasks and one activity task instead of four and three.
 	RevisionLocalSteps = 1
+	// RevisionOutlastOutages: a submit that still fails transiently after
+	// its first LocalSubmitAttempts attempts (local activities) goes on as
+	// an activity, after the schedule's delay, with no attempt limit unless
+	// AnchorPolicy.MaxAttempts sets one. Temporal's server schedules an
+	// activity's retries without adding events to the history, while each
+	// local retry after a timer adds a marker, a timer and a workflow task:
+	// a batch that waits out an outage of hours or days keeps a history of
+	// a few dozen events (docs/retries.md, anchor).
+	RevisionOutlastOutages = 2
 	// AnchorRevision is the revision the dispatcher starts batches with.
-	AnchorRevision = RevisionLocalSteps
+	AnchorRevision = RevisionOutlastOutages
 )
+
+// LocalSubmitAttempts is how many attempts SubmitAnchor makes as a local
+// activity on RevisionOutlastOutages before it goes on as an activity: on
+// the default schedule both fit in the workflow task's timeout (the first
+// retry waits 5 s), so they add no timer to the history.
+const LocalSubmitAttempts = 2
 
 // AnchorBatchResult is the batch's outcome.
 type AnchorBatchResult struct {
@@ -85,8 +100,10 @@ func TaskPriority(p int) int {
 
 // AnchorBatch submits one batch's Merkle root to its chain, waits for
 // finality and records every evidence's receipt. A dropped transaction is
-// submitted again; a permanent failure or exhausted retries dead-letter the
-// batch's evidence and fail the workflow.
+// submitted again; a permanent failure, too many drops or (with
+// AnchorPolicy.MaxAttempts set) exhausted retries dead-letter the batch's
+// evidence and fail the workflow. A transient failure alone never does
+// under the default policy (docs/retries.md, anchor).
 func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, error) {
 	var a *activities.Anchor
 	ref := activities.BatchRef{BatchID: in.BatchID, Chain: in.Chain}
@@ -121,14 +138,21 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 		return workflow.ExecuteActivity(recordCtx, a.RecordReceipts, ref, conf)
 	}
 	local := in.Revision >= RevisionLocalSteps
+	// outlast, when set, goes on with a submit whose local attempts failed
+	// transiently (RevisionOutlastOutages).
+	var outlast func(localErr error, sub *activities.SubmitResult) error
 	if local {
 		// A local activity's retries end at its schedule-to-close timeout,
 		// which defaults to one attempt's timeout: give it the whole window
 		// the activity's retry policy allows.
+		localRetry, window := retry, retryWindow(in.Policy)
+		if in.Revision >= RevisionOutlastOutages {
+			localRetry, window, outlast = outlastSubmit(ctx, in, retry, prio)
+		}
 		submitLocal := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			ScheduleToCloseTimeout: retryWindow(in.Policy),
+			ScheduleToCloseTimeout: window,
 			StartToCloseTimeout:    in.Policy.SubmitTimeout,
-			RetryPolicy:            retry,
+			RetryPolicy:            localRetry,
 		})
 		recordLocal := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 			ScheduleToCloseTimeout: recordWindow,
@@ -147,7 +171,11 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 			setStatus(ctx, "submitting")
 		}
 		var sub activities.SubmitResult
-		if err := submit().Get(ctx, &sub); err != nil {
+		err := submit().Get(ctx, &sub)
+		if err != nil && outlast != nil && transient(err) {
+			err = outlast(err, &sub)
+		}
+		if err != nil {
 			return deadLetter(recordCtx, in, out, err)
 		}
 		setStatus(ctx, "submitted")
@@ -180,7 +208,69 @@ const recordWindow = 30 * 24 * time.Hour
 // retryWindow bounds every attempt of a step under the policy, with each
 // delay at its cap and its jitter (under a second, docs/retries.md).
 func retryWindow(p AnchorPolicy) time.Duration {
-	return time.Duration(max(p.MaxAttempts, 1)) * (p.SubmitTimeout + p.RetryCap + time.Second)
+	return attemptsWindow(p, p.MaxAttempts)
+}
+
+// attemptsWindow bounds n attempts of a step under the policy.
+func attemptsWindow(p AnchorPolicy, n int32) time.Duration {
+	return time.Duration(max(n, 1)) * (p.SubmitTimeout + p.RetryCap + time.Second)
+}
+
+// outlastSubmit is RevisionOutlastOutages' submit: the retry policy and
+// window of its local attempts (at most LocalSubmitAttempts), and, unless
+// the policy's limit leaves no attempt after them, how the submit goes on
+// as an activity numbering its attempts after the local ones. It reads the
+// attempts recorded in the marker of the last local one and waits the
+// delay that attempt asked for first, so the schedule goes on unchanged.
+func outlastSubmit(ctx workflow.Context, in AnchorBatchInput, retry *temporal.RetryPolicy, prio temporal.Priority) (*temporal.RetryPolicy, time.Duration, func(error, *activities.SubmitResult) error) {
+	localAttempts := int32(LocalSubmitAttempts)
+	if in.Policy.MaxAttempts > 0 {
+		localAttempts = min(localAttempts, in.Policy.MaxAttempts)
+	}
+	localRetry := *retry
+	localRetry.MaximumAttempts = localAttempts
+	window := attemptsWindow(in.Policy, localAttempts)
+	if in.Policy.MaxAttempts > 0 && in.Policy.MaxAttempts <= localAttempts {
+		return &localRetry, window, nil
+	}
+	rest := *retry
+	if in.Policy.MaxAttempts > 0 {
+		rest.MaximumAttempts = in.Policy.MaxAttempts - localAttempts
+	}
+	actCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: in.Policy.SubmitTimeout,
+		RetryPolicy:         &rest,
+		Priority:            prio,
+	})
+	var a *activities.Anchor
+	ref := activities.BatchRef{BatchID: in.BatchID, Chain: in.Chain, PriorAttempts: localAttempts}
+	return &localRetry, window, func(localErr error, sub *activities.SubmitResult) error {
+		delay := in.Policy.RetryBase << (localAttempts - 1)
+		if delay <= 0 || delay > in.Policy.RetryCap {
+			delay = in.Policy.RetryCap
+		}
+		var appErr *temporal.ApplicationError
+		if errors.As(localErr, &appErr) && appErr.NextRetryDelay() > 0 {
+			delay = appErr.NextRetryDelay()
+		}
+		log.With(workflow.GetLogger(ctx), "batch_id", in.BatchID, "chain", in.Chain).
+			Warn("anchor submit still failing; retrying until it succeeds or fails for good", "attempts", localAttempts, "error", localErr)
+		if err := workflow.Sleep(ctx, delay); err != nil {
+			return err
+		}
+		return workflow.ExecuteActivity(actCtx, a.SubmitAnchor, ref).Get(ctx, sub)
+	}
+}
+
+// transient reports whether a step failed in a way more attempts may fix:
+// a retryable error or a timeout, not a permanent error or a cancellation.
+func transient(err error) bool {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return !appErr.NonRetryable()
+	}
+	var timeout *temporal.TimeoutError
+	return errors.As(err, &timeout)
 }
 
 func deadLetter(ctx workflow.Context, in AnchorBatchInput, out AnchorBatchResult, cause error) (AnchorBatchResult, error) {

@@ -31,14 +31,16 @@ type AnchorBatchSuite struct {
 	chain  *stub.Chain
 	metric *activities.AnchorMetrics
 	starts map[string][]time.Time // activity type -> start times (workflow clock), local activities included
+	local  map[string]int         // activity type -> local activity attempts started
 	// revision is the AnchorBatchInput.Revision every test runs: each
-	// runs on the revision batches start with today and on revision 0,
-	// which batches started by an older keeper still run.
+	// runs on the revision batches start with today and on revisions 1
+	// and 0, which batches started by an older keeper still run.
 	revision int
 }
 
 func TestAnchorBatch(t *testing.T) {
-	t.Run("local steps", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: AnchorRevision}) })
+	t.Run("outlast outages", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: AnchorRevision}) })
+	t.Run("revision 1", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: RevisionLocalSteps}) })
 	t.Run("revision 0", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: 0}) })
 }
 
@@ -47,7 +49,7 @@ func (s *AnchorBatchSuite) SetupTest() {
 	s.Require().NoError(err)
 	s.T().Cleanup(func() { st.Close() })
 	s.store, s.chain, s.metric = st, stub.New(0), activities.NewAnchorMetrics()
-	s.starts = map[string][]time.Time{}
+	s.starts, s.local = map[string][]time.Time{}, map[string]int{}
 	s.env = s.NewTestWorkflowEnvironment()
 	s.env.RegisterActivity(&activities.Anchor{
 		Store: st, Chains: map[string]chains.Adapter{stub.Name: s.chain},
@@ -58,6 +60,7 @@ func (s *AnchorBatchSuite) SetupTest() {
 	})
 	s.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
 		s.starts[info.ActivityType.Name] = append(s.starts[info.ActivityType.Name], s.env.Now())
+		s.local[info.ActivityType.Name]++
 	})
 }
 
@@ -219,4 +222,70 @@ func (s *AnchorBatchSuite) TestDroppedTransactionIsSubmittedAgain() {
 	s.Equal(1, s.chain.Transactions(b.ID), "the rebroadcast reuses the journaled transaction")
 	s.Equal(1.0, s.counted("keeper_anchor_dropped_total", ""), "the drop on /metrics")
 	s.Zero(s.counted("keeper_anchor_retries_total", "SubmitAnchor"), "a resubmission is a new activity, not a retry")
+}
+
+func (s *AnchorBatchSuite) TestTransientFailuresLongerThanTwentyAttemptsNeverDeadLetter() {
+	if s.revision == RevisionLocalSteps {
+		s.T().Skip("revision 1 batches were started with an attempt limit; its local submit has no unlimited form")
+	}
+	b := s.formBatch(3)
+	// An outage of 30 submit attempts, then 25 status lookups: on the
+	// default schedule about two hours of failures.
+	s.chain.FailSubmits(30, false)
+	s.chain.FailStatus(25)
+	// KEEPER_MAX_ATTEMPTS=0 gives Temporal's MaximumAttempts 0 (no limit),
+	// which the SDK's test environment caps at 10 attempts: a limit far
+	// beyond the outage stands in for it here (the end-to-end test
+	// TestAnOutageLongerThanTwentyAttemptsDeadLettersNothing runs 0 on a
+	// real server).
+	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 1000))
+	s.Require().True(s.env.IsWorkflowCompleted())
+	s.Require().NoError(s.env.GetWorkflowError())
+	var res AnchorBatchResult
+	s.Require().NoError(s.env.GetWorkflowResult(&res))
+	s.Equal("confirmed", res.Status)
+	for _, ev := range s.evidenceOf(b) {
+		s.Equal(store.StatusConfirmed, ev.Status)
+	}
+
+	starts := s.starts["SubmitAnchor"]
+	s.Require().Len(starts, 31, "every failed attempt was retried")
+	for i := 0; i+1 < len(starts); i++ {
+		want := retry.Anchor.Delay(i + 1)
+		got := starts[i+1].Sub(starts[i])
+		s.GreaterOrEqual(got, want, "delay after failed attempt %d follows the schedule", i+1)
+		s.Less(got, want+time.Second+100*time.Millisecond, "delay after failed attempt %d (jitter is below 1 s)", i+1)
+	}
+	s.Equal(300*time.Second, starts[30].Sub(starts[29]).Truncate(time.Second), "the delay stays at its 5-minute cap")
+	s.Equal(31.0, s.counted("keeper_anchor_attempts_total", "SubmitAnchor"))
+	s.Equal(30.0, s.counted("keeper_anchor_retries_total", "SubmitAnchor"), "attempts after the local ones count on as retries")
+	s.Equal(25.0, s.counted("keeper_anchor_retries_total", "ConfirmAnchor"))
+	s.Len(s.starts["DeadLetter"], 0)
+	if s.revision >= RevisionOutlastOutages {
+		// Each local retry after a timer adds events to the history; an
+		// activity's retries add none.
+		s.Equal(LocalSubmitAttempts, s.local["SubmitAnchor"], "after its local attempts the submit goes on as an activity")
+	}
+}
+
+func (s *AnchorBatchSuite) TestPermanentFailureAfterTransientOnesDeadLettersAtOnce() {
+	if s.revision == RevisionLocalSteps {
+		s.T().Skip("revision 1 batches were started with an attempt limit")
+	}
+	b := s.formBatch(2)
+	s.chain.FailSubmits(4, false)
+	s.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		s.starts[info.ActivityType.Name] = append(s.starts[info.ActivityType.Name], s.env.Now())
+		if info.ActivityType.Name == "SubmitAnchor" && info.Attempt == 2 {
+			s.chain.FailSubmits(1, true) // the node now rejects the payload for good
+		}
+	})
+	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 1000))
+	s.Require().True(s.env.IsWorkflowCompleted())
+	s.Require().Error(s.env.GetWorkflowError())
+	s.Less(len(s.starts["SubmitAnchor"]), 5, "a permanent error ends the retries")
+	for _, ev := range s.evidenceOf(b) {
+		s.Equal(store.StatusDeadLetter, ev.Status)
+		s.Contains(ev.LastError, "injected permanent failure")
+	}
 }

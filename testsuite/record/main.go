@@ -58,9 +58,11 @@ type scenario struct {
 // The anchor scenarios are recorded as files anchorFirst… with the revision
 // of AnchorBatch the dispatcher starts today (workflows.AnchorRevision).
 // Files 01–04 hold the same scenarios recorded on revision 0, before the
-// revision existed: batches a keeper of that time started still replay on
-// them, so they are kept as recorded and never written again.
-const anchorFirst = 15
+// revision existed, and files 15–18 on revision 1: batches a keeper of that
+// time started still replay on them, so they are kept as recorded and never
+// written again. On revision 2 the retried submit fails both its local
+// attempts and succeeds as an activity.
+const anchorFirst = 34
 
 var scenarios = []scenario{
 	{"anchor_batch_confirmed", func(*stub.Chain) {}},
