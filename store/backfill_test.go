@@ -409,7 +409,7 @@ func TestTheMigrationTakesBalancesComputedBeforeAsComputedAtTheirLastUpdateAndUn
 	eachBackend(t, func(t *testing.T, db backend) {
 		ctx := context.Background()
 		where := db.fresh(t)
-		old, err := store.OpenAtVersion(ctx, where, 11)
+		old, err := store.OpenAtVersion(ctx, where, 10)
 		require.NoError(t, err)
 		for _, row := range []struct {
 			asset, computed string
