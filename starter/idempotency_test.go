@@ -2,23 +2,19 @@ package starter_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/store/storetest"
 )
 
 func TestTheIdempotencyKeyHeaderActsAsTheBodysField(t *testing.T) {
@@ -264,45 +260,9 @@ func TestConcurrentRequestsWithOneKeyAndOtherMetadataStoreOneAndRefuseTheRest(t 
 func eachStore(t *testing.T, test func(t *testing.T, f *fixture)) {
 	t.Run("sqlite", func(t *testing.T) { test(t, newFixture(t, 100)) })
 	t.Run("postgres", func(t *testing.T) {
-		st, err := store.OpenPostgres(context.Background(), freshPostgres(t))
+		st, err := store.OpenPostgres(context.Background(), storetest.PostgresURL(t))
 		require.NoError(t, err)
 		t.Cleanup(func() { st.Close() })
 		test(t, fixtureOn(t, st, 100, "stub"))
 	})
-}
-
-// freshPostgres makes a schema for one test, dropped when it ends, and
-// returns the URL of a store in it: KEEPER_TEST_POSTGRES_URL's server, or
-// the local one with trust authentication developers and CI have.
-func freshPostgres(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("KEEPER_TEST_POSTGRES_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	admin, err := sql.Open("pgx", base)
-	require.NoError(t, err)
-	t.Cleanup(func() { admin.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip("no PostgreSQL to test against (set KEEPER_TEST_POSTGRES_URL):", err)
-	}
-	var r [6]byte
-	rand.Read(r[:])
-	schema := "keeper_test_" + hex.EncodeToString(r[:])
-	_, err = admin.Exec(`CREATE SCHEMA ` + schema)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_, err := admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
-		assert.NoError(t, err)
-	})
-	sep := "?"
-	if strings.Contains(base, "?") {
-		sep = "&"
-	}
-	return base + sep + "search_path=" + schema
 }
