@@ -211,13 +211,13 @@ func (c storeCollector) collectAnchoring(ctx context.Context, ch chan<- promethe
 	for name, age := range oldest {
 		ch <- prometheus.MustNewConstMetric(oldestPendingDesc, prometheus.GaugeValue, age, name)
 	}
-	c.collectProgress(ctx, ch, now)
+	c.collectProgress(ctx, ch, now, pending)
 }
 
 // collectProgress reports each configured chain's oldest unconfirmed
 // evidence and last success.
-func (c storeCollector) collectProgress(ctx context.Context, ch chan<- prometheus.Metric, now time.Time) {
-	progress, err := c.st.Progress(ctx, c.chains)
+func (c storeCollector) collectProgress(ctx context.Context, ch chan<- prometheus.Metric, now time.Time, pending map[string]store.PendingInfo) {
+	progress, err := c.st.ProgressOf(ctx, c.chains, pending)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(oldestUnconfirmedDesc, err)
 		return

@@ -30,11 +30,17 @@ const lastConfirmedWindow = 64
 // Progress reads each chain's ChainProgress (chains: those to report,
 // each present in the answer).
 func (s *Store) Progress(ctx context.Context, chains []string) (map[string]ChainProgress, error) {
-	out := make(map[string]ChainProgress, len(chains))
 	pending, err := s.PendingChains(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return s.ProgressOf(ctx, chains, pending)
+}
+
+// ProgressOf is Progress for a caller that has just read PendingChains
+// (the metrics scrape), so the pending lanes are not read twice.
+func (s *Store) ProgressOf(ctx context.Context, chains []string, pending map[string]PendingInfo) (map[string]ChainProgress, error) {
+	out := make(map[string]ChainProgress, len(chains))
 	inFlight, err := s.oldestInFlight(ctx)
 	if err != nil {
 		return nil, err
