@@ -38,6 +38,7 @@ require (
 	github.com/gobwas/ws v1.4.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
+	golang.org/x/mod v0.40.0 // indirect
 )
 
 require (

@@ -8,12 +8,33 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/keeperhq/keeper/receipt"
 )
 
-// Anchor is what gets written on chain: one Merkle root per batch.
+// Anchor is what a batch writes on chain: a checkpoint of keeper's
+// evidence log (receipt version 3), or, for a batch first submitted before
+// the log, its own Merkle root.
 type Anchor struct {
-	BatchID int64
-	Root    [32]byte
+	BatchID    int64
+	Root       [32]byte                // the root either way
+	Checkpoint *receipt.CheckpointRef // nil: a batch root
+}
+
+// Calldata is the EVM calldata carrying the anchor.
+func (a Anchor) Calldata() []byte {
+	if a.Checkpoint != nil {
+		return receipt.EVMCheckpointCalldata(*a.Checkpoint)
+	}
+	return receipt.EVMCalldata(a.Root)
+}
+
+// Memo is the Solana memo carrying the anchor.
+func (a Anchor) Memo() string {
+	if a.Checkpoint != nil {
+		return receipt.SolanaCheckpointMemo(*a.Checkpoint)
+	}
+	return receipt.SolanaMemo(a.Root)
 }
 
 // TxRecord is one signed transaction an adapter built for a batch. Adapters

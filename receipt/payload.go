@@ -2,9 +2,11 @@ package receipt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -77,4 +79,95 @@ func SolanaNetwork(genesisHash string) string {
 		genesisHash = genesisHash[:32]
 	}
 	return "solana:" + genesisHash
+}
+
+// PayloadPrefixCheckpoint starts the payload of an anchor that commits to a
+// checkpoint of keeper's evidence log (receipt version 3): the log key's
+// hash, the tree size and the root, from which a verifier holding the log's
+// key rebuilds the checkpoint body (evlog.Checkpoint) from the chain alone.
+const PayloadPrefixCheckpoint = "keeper:v3:"
+
+// EVMCheckpointCalldataSize is the length of an EVM checkpoint anchor's
+// calldata: the prefix, a 4-byte key hash, an 8-byte size and the root,
+// integers big-endian.
+const EVMCheckpointCalldataSize = len(PayloadPrefixCheckpoint) + 4 + 8 + 32
+
+// CheckpointRef is what an anchor commits to: a checkpoint of the log whose
+// key has KeyHash.
+type CheckpointRef struct {
+	KeyHash uint32
+	Size    uint64
+	Root    [32]byte
+}
+
+// Payload is what an anchor transaction carries: a batch's own root
+// (receipts of versions 1 and 2) or a log checkpoint (version 3).
+type Payload struct {
+	Root       [32]byte       // the root either way
+	Checkpoint *CheckpointRef // nil for a batch root
+}
+
+// EVMCheckpointCalldata is the calldata anchoring a checkpoint.
+func EVMCheckpointCalldata(c CheckpointRef) []byte {
+	out := make([]byte, 0, EVMCheckpointCalldataSize)
+	out = append(out, PayloadPrefixCheckpoint...)
+	out = binary.BigEndian.AppendUint32(out, c.KeyHash)
+	out = binary.BigEndian.AppendUint64(out, c.Size)
+	return append(out, c.Root[:]...)
+}
+
+// SolanaCheckpointMemo is the memo anchoring a checkpoint:
+// "keeper:v3:<key hash, 8 hex>:<size, decimal>:<root, 64 hex>".
+func SolanaCheckpointMemo(c CheckpointRef) string {
+	return fmt.Sprintf("%s%08x:%d:%s", PayloadPrefixCheckpoint, c.KeyHash, c.Size, hex.EncodeToString(c.Root[:]))
+}
+
+// ParseEVMPayload reads anchor calldata of either form.
+func ParseEVMPayload(data []byte) (Payload, error) {
+	if !bytes.HasPrefix(data, []byte(PayloadPrefixCheckpoint)) {
+		root, err := ParseEVMCalldata(data)
+		return Payload{Root: root}, err
+	}
+	if len(data) != EVMCheckpointCalldataSize {
+		return Payload{}, fmt.Errorf("%w: calldata is %d bytes, want %d", ErrNotAnchor, len(data), EVMCheckpointCalldataSize)
+	}
+	rest := data[len(PayloadPrefixCheckpoint):]
+	c := CheckpointRef{KeyHash: binary.BigEndian.Uint32(rest), Size: binary.BigEndian.Uint64(rest[4:])}
+	copy(c.Root[:], rest[12:])
+	return Payload{Root: c.Root, Checkpoint: &c}, nil
+}
+
+// ParseSolanaPayload reads an anchor memo of either form; it accepts only
+// the exact forms SolanaMemo and SolanaCheckpointMemo make.
+func ParseSolanaPayload(memo string) (Payload, error) {
+	rest, ok := strings.CutPrefix(memo, PayloadPrefixCheckpoint)
+	if !ok {
+		root, err := ParseSolanaMemo(memo)
+		return Payload{Root: root}, err
+	}
+	parts := strings.Split(rest, ":")
+	if len(parts) != 3 || len(parts[0]) != 8 || !lowerHex(parts[0]) || !lowerHex(parts[2]) {
+		return Payload{}, fmt.Errorf("%w: memo is not %q<key hash>:<size>:<root>", ErrNotAnchor, PayloadPrefixCheckpoint)
+	}
+	kh, _ := strconv.ParseUint(parts[0], 16, 32)
+	size, err := strconv.ParseUint(parts[1], 10, 64)
+	if err != nil || strconv.FormatUint(size, 10) != parts[1] {
+		return Payload{}, fmt.Errorf("%w: memo size %q is not a decimal number", ErrNotAnchor, parts[1])
+	}
+	c := CheckpointRef{KeyHash: uint32(kh), Size: size}
+	root, err := ParseSolanaMemo(PayloadPrefix + parts[2])
+	if err != nil {
+		return Payload{}, err
+	}
+	c.Root = root
+	return Payload{Root: root, Checkpoint: &c}, nil
+}
+
+func lowerHex(s string) bool {
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
 }

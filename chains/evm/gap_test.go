@@ -161,7 +161,8 @@ func requireEachNonceCarriesOneAnchor(t *testing.T, url string, from common.Addr
 			}
 			require.False(t, nonces[uint64(tx.Nonce)], "nonce %d mined twice", tx.Nonce)
 			nonces[uint64(tx.Nonce)] = true
-			root, err := evm.ParsePayload(tx.Input)
+			payload, err := evm.ParsePayload(tx.Input)
+			root := payload.Root
 			require.NoError(t, err, "the signer's transaction %s at nonce %d is an anchor", tx.Hash, tx.Nonce)
 			_, dup := byRoot[root]
 			require.False(t, dup, "root %x anchored twice", root)

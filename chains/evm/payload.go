@@ -18,5 +18,5 @@ var ErrNotAnchor = receipt.ErrNotAnchor
 // Payload is the calldata anchoring root: "keeper:v1:" ‖ root.
 func Payload(root [32]byte) []byte { return receipt.EVMCalldata(root) }
 
-// ParsePayload returns the root carried by anchor calldata.
-func ParsePayload(data []byte) ([32]byte, error) { return receipt.ParseEVMCalldata(data) }
+// ParsePayload returns what anchor calldata of either form carries.
+func ParsePayload(data []byte) (receipt.Payload, error) { return receipt.ParseEVMPayload(data) }

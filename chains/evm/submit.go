@@ -1,6 +1,7 @@
 package evm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,8 +89,8 @@ func (a *Adapter) submit(ctx context.Context, an chains.Anchor, j chains.Journal
 		return a.signNew(ctx, an, j, "new")
 	}
 	last, lastTx := recs[len(recs)-1], txs[len(txs)-1]
-	if root, err := ParsePayload(lastTx.Data()); err != nil || root != an.Root {
-		return "", retry.Permanent(fmt.Errorf("journaled transaction %s does not anchor root %x", last.Ref, an.Root))
+	if !bytes.Equal(lastTx.Data(), an.Calldata()) {
+		return "", retry.Permanent(fmt.Errorf("journaled transaction %s does not carry the batch's anchor (root %x)", last.Ref, an.Root))
 	}
 	if ref, ok, err := a.minedRef(ctx, recs); err != nil || ok {
 		return ref, err
@@ -180,7 +181,7 @@ func refHashes(recs []chains.TxRecord) []common.Hash {
 
 // signNew signs the batch's anchor on the signer's pending nonce with market fees.
 func (a *Adapter) signNew(ctx context.Context, an chains.Anchor, j chains.Journal, reason string) (string, error) {
-	m, err := a.market(ctx, Payload(an.Root), true)
+	m, err := a.market(ctx, an.Calldata(), true)
 	if err != nil {
 		return "", err
 	}
@@ -199,7 +200,7 @@ func (a *Adapter) signNew(ctx context.Context, an chains.Anchor, j chains.Journa
 // whose replacement rule would ask for more) and the gas limit is estimated
 // again: EtherLink's estimate carries the inclusion fee at today's price.
 func (a *Adapter) bump(ctx context.Context, an chains.Anchor, j chains.Journal, oldRef string, old *types.Transaction) (string, error) {
-	m, err := a.market(ctx, Payload(an.Root), a.cfg.NoTip)
+	m, err := a.market(ctx, an.Calldata(), a.cfg.NoTip)
 	if err != nil {
 		return "", err
 	}
@@ -259,7 +260,7 @@ func (a *Adapter) signSaveSend(ctx context.Context, an chains.Anchor, j chains.J
 		Gas:       gas,
 		To:        &to,
 		Value:     new(big.Int),
-		Data:      Payload(an.Root),
+		Data:      an.Calldata(),
 	}), a.signer, a.key)
 	if err != nil {
 		return "", retry.Permanent(errors.New("sign transaction: the signer rejected it")) // never wrap: key material stays out

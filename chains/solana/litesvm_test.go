@@ -81,7 +81,7 @@ func TestTheRealSolanaRuntimeExecutesTheAnchorTransactionAndLogsTheMemo(t *testi
 	blockhash := sol.HashFromBytes(bytes.Repeat([]byte{7}, 32))
 
 	for _, fee := range []uint64{0, 5_000} {
-		_, raw, err := BuildAnchorTx(payer, root, blockhash, fee)
+		_, raw, err := BuildAnchorTx(payer, Memo(root), blockhash, fee)
 		require.NoError(t, err)
 
 		res := run(payer.PublicKey(), raw)
@@ -99,7 +99,7 @@ func TestTheRealSolanaRuntimeExecutesTheAnchorTransactionAndLogsTheMemo(t *testi
 func TestTheRealSolanaRuntimeRejectsTheSameAnchorWithOneSignatureBitFlipped(t *testing.T) {
 	run := liteSVM(t)
 	payer := newKey(t)
-	_, raw, err := BuildAnchorTx(payer, rootOf("tampered"), sol.HashFromBytes(bytes.Repeat([]byte{9}, 32)), 5_000)
+	_, raw, err := BuildAnchorTx(payer, Memo(rootOf("tampered")), sol.HashFromBytes(bytes.Repeat([]byte{9}, 32)), 5_000)
 	require.NoError(t, err)
 	require.True(t, run(payer.PublicKey(), raw).OK, "the untouched bytes execute")
 

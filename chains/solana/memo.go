@@ -31,18 +31,18 @@ const ComputeUnitLimit = 20_000
 // Memo is the memo text that anchors root: MemoPrefix + hex(root).
 func Memo(root [32]byte) string { return receipt.SolanaMemo(root) }
 
-// ParseMemo returns the root of an anchor memo made by Memo. It accepts only
-// that exact form: the prefix and 64 lowercase hex characters, nothing more.
-func ParseMemo(memo string) ([32]byte, error) { return receipt.ParseSolanaMemo(memo) }
+// ParseMemo returns what an anchor memo of either form carries. It accepts
+// only the exact forms receipt.SolanaMemo and receipt.SolanaCheckpointMemo make.
+func ParseMemo(memo string) (receipt.Payload, error) { return receipt.ParseSolanaPayload(memo) }
 
 // BuildAnchorTx builds and signs the exact transaction the adapter sends for
-// root: a legacy transaction paid and signed by payer, with recent blockhash
-// blockhash, holding one SPL Memo instruction whose data is Memo(root) and
+// an anchor: a legacy transaction paid and signed by payer, with recent blockhash
+// blockhash, holding one SPL Memo instruction whose data is memo and
 // whose only account is the payer as signer. A priorityFee above zero (in
 // micro-lamports per compute unit) puts ComputeBudget SetComputeUnitLimit
 // (ComputeUnitLimit) and SetComputeUnitPrice instructions before the memo.
 // It returns the transaction and its wire bytes.
-func BuildAnchorTx(payer sol.PrivateKey, root [32]byte, blockhash sol.Hash, priorityFee uint64) (*sol.Transaction, []byte, error) {
+func BuildAnchorTx(payer sol.PrivateKey, memo string, blockhash sol.Hash, priorityFee uint64) (*sol.Transaction, []byte, error) {
 	if err := checkKey(payer); err != nil {
 		return nil, nil, err
 	}
@@ -59,7 +59,7 @@ func BuildAnchorTx(payer sol.PrivateKey, root [32]byte, blockhash sol.Hash, prio
 		}
 		ixs = append(ixs, limit, price)
 	}
-	ixs = append(ixs, sol.NewInstruction(MemoProgramID, sol.AccountMetaSlice{sol.Meta(pub).SIGNER()}, []byte(Memo(root))))
+	ixs = append(ixs, sol.NewInstruction(MemoProgramID, sol.AccountMetaSlice{sol.Meta(pub).SIGNER()}, []byte(memo)))
 
 	tx, err := sol.NewTransaction(ixs, blockhash, sol.TransactionPayer(pub))
 	if err != nil {

@@ -26,7 +26,8 @@ func TestAMemoNamesTheRootAndParsesBackToIt(t *testing.T) {
 	assert.Equal(t, "keeper:v1:000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", memo)
 	got, err := ParseMemo(memo)
 	require.NoError(t, err)
-	assert.Equal(t, root, got)
+	assert.Equal(t, root, got.Root)
+	assert.Nil(t, got.Checkpoint)
 }
 
 func TestParseMemoRejectsAnythingButAKeeperAnchorMemo(t *testing.T) {
@@ -57,7 +58,7 @@ func TestTheAnchorTransactionHoldsExactlyOneMemoSignedByThePayer(t *testing.T) {
 	blockhash := sol.HashFromBytes(bytes.Repeat([]byte{1}, 32))
 
 	for _, fee := range []uint64{0, 1_000} {
-		tx, raw, err := BuildAnchorTx(payer, root, blockhash, fee)
+		tx, raw, err := BuildAnchorTx(payer, Memo(root), blockhash, fee)
 		require.NoError(t, err)
 
 		wire, err := sol.TransactionFromBytes(raw)
@@ -95,7 +96,7 @@ func TestTheAnchorTransactionHoldsExactlyOneMemoSignedByThePayer(t *testing.T) {
 }
 
 func TestATamperedAnchorTransactionNoLongerVerifies(t *testing.T) {
-	_, raw, err := BuildAnchorTx(newKey(t), rootOf("x"), sol.HashFromBytes(bytes.Repeat([]byte{2}, 32)), 0)
+	_, raw, err := BuildAnchorTx(newKey(t), Memo(rootOf("x")), sol.HashFromBytes(bytes.Repeat([]byte{2}, 32)), 0)
 	require.NoError(t, err)
 	raw[len(raw)-1] ^= 0x01 // last byte of the memo text
 
@@ -109,7 +110,7 @@ func TestBuildingWithoutAUsableKeyFailsWithoutShowingIt(t *testing.T) {
 	bad := append(sol.PrivateKey(nil), good...)
 	bad[40] ^= 0xff // public half no longer matches the seed
 	for name, key := range map[string]sol.PrivateKey{"none": nil, "short": good[:32], "inconsistent": bad} {
-		_, _, err := BuildAnchorTx(key, rootOf("x"), sol.Hash{1}, 0)
+		_, _, err := BuildAnchorTx(key, Memo(rootOf("x")), sol.Hash{1}, 0)
 		require.Error(t, err, name)
 		assertNoKey(t, err.Error(), good)
 	}

@@ -122,7 +122,7 @@ func checkJournaledRoot(r record, an chains.Anchor) error {
 		return retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not decode", an.BatchID, r.Ref))
 	}
 	memos, err := anchorMemos(tx)
-	if err != nil || len(memos) != 1 || memos[0] != Memo(an.Root) || tx.Signatures[0].String() != r.Ref {
+	if err != nil || len(memos) != 1 || memos[0] != an.Memo() || tx.Signatures[0].String() != r.Ref {
 		return retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not anchor root %x", an.BatchID, r.Ref, an.Root))
 	}
 	return nil
@@ -145,7 +145,7 @@ func (a *Adapter) signAndSend(ctx context.Context, an chains.Anchor, j chains.Jo
 	if err != nil {
 		return "", err
 	}
-	tx, raw, err := BuildAnchorTx(a.payer, an.Root, hash, price)
+	tx, raw, err := BuildAnchorTx(a.payer, an.Memo(), hash, price)
 	if err != nil {
 		return "", retry.Permanent(err)
 	}
