@@ -17,7 +17,7 @@ import (
 // the log, its own Merkle root.
 type Anchor struct {
 	BatchID    int64
-	Root       [32]byte                // the root either way
+	Root       [32]byte               // the root either way
 	Checkpoint *receipt.CheckpointRef // nil: a batch root
 }
 
