@@ -16,6 +16,7 @@ import (
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/store"
 )
@@ -31,6 +32,20 @@ type Anchor struct {
 	// Watcher, when set, completes ConfirmAnchor attempts asynchronously;
 	// nil: each attempt waits for finality in its activity slot.
 	Watcher *Watcher
+	// Log, when set, is the evidence log: each batch's anchor commits to a
+	// checkpoint of it. nil: each batch anchors its own Merkle root (the
+	// format of receipts before version 3).
+	Log LogCheckpoints
+}
+
+// LogCheckpoints is the evidence log as anchoring needs it (logsvc.Sequencer).
+type LogCheckpoints interface {
+	// Sync takes the evidence waiting into the log and signs a checkpoint.
+	Sync(ctx context.Context) (store.LogCheckpoint, error)
+	// CheckpointFor returns a signed checkpoint of at least need entries.
+	CheckpointFor(ctx context.Context, need uint64) (store.LogCheckpoint, error)
+	// KeyHash is the hash of the key that signs the log.
+	KeyHash() uint32
 }
 
 // BatchRef names a batch in activity inputs: ids only, never digests.
@@ -97,13 +112,13 @@ func (a *Anchor) submit(ctx context.Context, in BatchRef) (SubmitResult, error) 
 	if err != nil {
 		return SubmitResult{}, err
 	}
-	tree, err := a.tree(ctx, in.BatchID)
+	an, err := a.anchorOf(ctx, in.BatchID)
 	if err != nil {
 		return SubmitResult{}, err
 	}
-	root := tree.Root()
+	root := an.Root
 	sctx, span := chainSpan(ctx, "submit", in)
-	ref, err := ad.Submit(sctx, chains.Anchor{BatchID: in.BatchID, Root: root}, Journal(a.Store))
+	ref, err := ad.Submit(sctx, an, Journal(a.Store))
 	endSpan(span, err)
 	if err != nil {
 		return SubmitResult{}, err
@@ -112,6 +127,65 @@ func (a *Anchor) submit(ctx context.Context, in BatchRef) (SubmitResult, error) 
 		return SubmitResult{}, err
 	}
 	return SubmitResult{Root: hex.EncodeToString(root[:]), TxRef: ref}, nil
+}
+
+// anchorOf is what the batch's transaction carries: the checkpoint of the
+// evidence log the batch commits to, fixed by its first submit, or, for a
+// batch whose first transaction predates the log (or a worker without it),
+// the batch's own Merkle root.
+func (a *Anchor) anchorOf(ctx context.Context, batchID int64) (chains.Anchor, error) {
+	size, err := a.Store.BatchLogSize(ctx, batchID)
+	if err != nil {
+		return chains.Anchor{}, err
+	}
+	if size == 0 {
+		legacy := a.Log == nil
+		if !legacy {
+			txs, err := a.Store.Transactions(ctx, batchID)
+			if err != nil {
+				return chains.Anchor{}, err
+			}
+			legacy = len(txs) > 0
+		}
+		if legacy {
+			tree, err := a.tree(ctx, batchID)
+			if err != nil {
+				return chains.Anchor{}, err
+			}
+			return chains.Anchor{BatchID: batchID, Root: tree.Root()}, nil
+		}
+		need, missing, err := a.Store.BatchLogSpan(ctx, batchID)
+		if err != nil {
+			return chains.Anchor{}, err
+		}
+		if missing > 0 {
+			if _, err := a.Log.Sync(ctx); err != nil {
+				return chains.Anchor{}, err
+			}
+			if need, missing, err = a.Store.BatchLogSpan(ctx, batchID); err != nil {
+				return chains.Anchor{}, err
+			}
+			if missing > 0 {
+				return chains.Anchor{}, fmt.Errorf("%d of batch %d's evidence are not in the evidence log yet", missing, batchID)
+			}
+		}
+		if need == 0 {
+			return chains.Anchor{}, retry.Permanent(fmt.Errorf("batch %d has no evidence", batchID))
+		}
+		cp, err := a.Log.CheckpointFor(ctx, need)
+		if err != nil {
+			return chains.Anchor{}, err
+		}
+		if size, err = a.Store.BatchCheckpoint(ctx, batchID, cp.Size); err != nil {
+			return chains.Anchor{}, err
+		}
+	}
+	cp, err := a.Store.CheckpointAt(ctx, size)
+	if err != nil {
+		return chains.Anchor{}, err
+	}
+	return chains.Anchor{BatchID: batchID, Root: cp.Root,
+		Checkpoint: &receipt.CheckpointRef{KeyHash: a.Log.KeyHash(), Size: cp.Size, Root: cp.Root}}, nil
 }
 
 func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) {
@@ -230,7 +304,7 @@ func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResul
 		return anchorFailure(a.Backoff, fmt.Errorf("record receipts of batch %d on %s: %w", in.BatchID, in.Chain, err), attempt)
 	}
 	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime,
-		Network: network, BlockHash: c.BlockHash, Finality: c.Finality})
+		Network: network, BlockHash: c.BlockHash, Finality: c.Finality, Account: chains.AccountOf(ad)})
 	if err != nil {
 		return anchorFailure(a.Backoff, err, attempt)
 	}

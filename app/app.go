@@ -182,6 +182,12 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchorMetrics,
 			Backoff: anchorSchedule(cfg),
 		}
+		seq, err := n.startLog(runCtx)
+		if err != nil {
+			n.close()
+			return nil, err
+		}
+		anchor.Log = seq
 		ns := co.Namespace
 		if ns == "" {
 			ns = client.DefaultNamespace

@@ -136,6 +136,21 @@ func NetworkOf(ctx context.Context, a Adapter) (string, error) {
 	return n.Network(ctx)
 }
 
+// Accounted is implemented by adapters that send from one account: the
+// EVM signer's address, the Solana fee payer. Receipts name it, and
+// verifiers check that the anchor was sent by it.
+type Accounted interface {
+	Account() string
+}
+
+// AccountOf is a's sending account, or "" for an adapter that names none.
+func AccountOf(a Adapter) string {
+	if n, ok := a.(Accounted); ok {
+		return n.Account()
+	}
+	return ""
+}
+
 // Paced is implemented by adapters whose Status waits for the chain's next
 // poll round (a new block, or the poll interval) before it answers, as the
 // batched status pollers do. A caller may then ask again at once: it costs no
@@ -148,4 +163,11 @@ type Paced interface {
 func IsPaced(a Adapter) bool {
 	p, ok := a.(Paced)
 	return ok && p.PacedStatus()
+}
+
+// AnchorReader is implemented by adapters that can read back, from the
+// chain alone, the latest log checkpoints their account anchored: a keeper
+// whose store was lost checks its log against them before it signs again.
+type AnchorReader interface {
+	LatestCheckpoints(ctx context.Context) ([]receipt.CheckpointRef, error)
 }

@@ -49,6 +49,8 @@ type Config struct {
 	// long without a successful delivery an endpoint is disabled.
 	Webhook        WebhookConfig
 	AnchorInterval time.Duration // per chain, least time between two batches (0: none)
+	// The evidence log (docs/log.md).
+	Log LogConfig
 	// Per-chain overrides of AnchorInterval.
 	EtherlinkInterval, SolanaInterval, StubInterval OptionalDuration
 	MaxPending                                      int
@@ -249,6 +251,30 @@ const (
 	DevAnchorInterval     = 500 * time.Millisecond
 )
 
+// LogConfig is the evidence log's settings.
+type LogConfig struct {
+	Origin             string        // the log's name in its checkpoints
+	KeyFile            string        // its note signer key; empty: DefaultLogKeyFile in the data directory
+	CheckpointInterval time.Duration // longest time between checkpoints while the log grows
+}
+
+// The evidence log's defaults (docs/log.md): `keeper dev` signs a checkpoint
+// twice a second, a node once a second, while the log grows.
+const (
+	DefaultLogOrigin             = "keeper.localhost/log"
+	DefaultLogCheckpointInterval = time.Second
+	DevLogCheckpointInterval     = 500 * time.Millisecond
+	DefaultLogKeyFileName        = "log-signer.key"
+)
+
+// LogKeyFileOrDefault is the log's signing key file.
+func (c *Config) LogKeyFileOrDefault() string {
+	if c.Log.KeyFile != "" {
+		return c.Log.KeyFile
+	}
+	return filepath.Join(c.DataDir, DevKeyDir, DefaultLogKeyFileName)
+}
+
 // OptionalDuration is a duration setting that may be left unset.
 type OptionalDuration struct {
 	D   time.Duration
@@ -261,6 +287,9 @@ type OptionalDuration struct {
 func (c *Config) DevCadence(explicit bool) {
 	if !explicit && os.Getenv("KEEPER_ANCHOR_INTERVAL") == "" {
 		c.AnchorInterval = DevAnchorInterval
+	}
+	if os.Getenv("KEEPER_LOG_CHECKPOINT_INTERVAL") == "" {
+		c.Log.CheckpointInterval = DevLogCheckpointInterval
 	}
 }
 
@@ -387,6 +416,9 @@ func (c *Config) Knobs() []Knob {
 		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "16384", "largest batch: what arrives in one anchor interval shares one transaction and one Merkle tree up to this many (a receipt's audit path is log2 of its batch's size: 10 hashes at 1,024, 14 at 16,384); 1 = one workflow and one transaction per evidence", &c.BatchMaxItems},
 		{"batch-max-wait-ms", "KEEPER_BATCH_MAX_WAIT_MS", "200", "longest a batch grows while an earlier one awaits submission", msKnob{&c.BatchMaxWait}},
 		{"anchor-interval", "KEEPER_ANCHOR_INTERVAL", DefaultAnchorInterval.String(), "cadence: per chain at most one new batch per interval, whatever the load, so anchor transactions per chain per hour stay ≤ 3600 ÷ interval (plus one per full batch of KEEPER_BATCH_MAX_ITEMS); the first evidence after a quiet interval goes at once, priority 1 skips the wait. `keeper dev` uses " + DevAnchorInterval.String() + " (a local block) unless set; 0 = no interval", &c.AnchorInterval},
+		{"log-origin", "KEEPER_LOG_ORIGIN", DefaultLogOrigin, "the evidence log's origin, the name in its checkpoints and its key: a scheme-less URL where the log is served, such as keeper.example.org/log (docs/log.md)", &c.Log.Origin},
+		{"log-key-file", "KEEPER_LOG_KEY_FILE", "", "the evidence log's signing key (a note signer key, `keeper log keygen` makes one); empty: " + DevKeyDir + "/" + DefaultLogKeyFileName + " in the data directory, made at first start. Every worker of a deployment needs the same key", &c.Log.KeyFile},
+		{"log-checkpoint-interval", "KEEPER_LOG_CHECKPOINT_INTERVAL", DefaultLogCheckpointInterval.String(), "longest time between two signed checkpoints while the log grows. `keeper dev` uses " + DevLogCheckpointInterval.String() + " unless set", &c.Log.CheckpointInterval},
 		{"etherlink-anchor-interval", "KEEPER_ETHERLINK_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for etherlink alone (empty: the common one)", &c.EtherlinkInterval},
 		{"solana-anchor-interval", "KEEPER_SOLANA_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for solana alone (empty: the common one)", &c.SolanaInterval},
 		{"stub-anchor-interval", "KEEPER_STUB_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for the stub chain alone (empty: the common one)", &c.StubInterval},
@@ -554,6 +586,12 @@ func (c *Config) Validate() error {
 	switch {
 	case len(c.Chains) == 0:
 		return fmt.Errorf("KEEPER_CHAINS: at least one chain is required")
+	case c.Log.CheckpointInterval <= 0:
+		return fmt.Errorf("KEEPER_LOG_CHECKPOINT_INTERVAL: must be positive, got %s", c.Log.CheckpointInterval)
+	case c.Log.Origin != "" && strings.Contains(c.Log.Origin, "://"):
+		return fmt.Errorf("KEEPER_LOG_ORIGIN: %q has a scheme; write it without, such as keeper.example.org/log", c.Log.Origin)
+	case strings.ContainsAny(c.Log.Origin, "+ \t\r\n"):
+		return fmt.Errorf("KEEPER_LOG_ORIGIN: %q may not hold spaces or +", c.Log.Origin)
 	case c.BatchMaxItems < 1:
 		return fmt.Errorf("KEEPER_BATCH_MAX_ITEMS: must be at least 1, got %d", c.BatchMaxItems)
 	case c.AnchorInterval < 0 || c.EtherlinkInterval.D < 0 || c.SolanaInterval.D < 0 || c.StubInterval.D < 0:

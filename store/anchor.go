@@ -585,6 +585,7 @@ type Confirmation struct {
 	Network   string // CAIP-2 id of the chain (eip155:42793, solana:…)
 	BlockHash string
 	Finality  string // "finalized", "confirmed" or "confirmations:N"
+	Account   string // the account that sent the transaction
 }
 
 // ConfirmBatch marks the batch confirmed where its transaction became final:
@@ -594,8 +595,8 @@ type Confirmation struct {
 // dead-lettered.
 func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation) error {
 	err := s.tx(ctx, func(tx *txn) error {
-		return s.settleBatch(ctx, tx, id, BatchConfirmed, EventEvidenceConfirmed, `tx_ref = ?, block = ?, block_time = ?, network = ?, block_hash = ?, finality = ?`,
-			c.TxRef, c.Block, ms(c.BlockTime), c.Network, c.BlockHash, c.Finality)
+		return s.settleBatch(ctx, tx, id, BatchConfirmed, EventEvidenceConfirmed, `tx_ref = ?, block = ?, block_time = ?, network = ?, block_hash = ?, finality = ?, account = ?`,
+			c.TxRef, c.Block, ms(c.BlockTime), c.Network, c.BlockHash, c.Finality, c.Account)
 	})
 	if err != nil {
 		return fmt.Errorf("store: confirm batch %d: %w", id, err)

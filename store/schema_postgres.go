@@ -291,4 +291,30 @@ ALTER TABLE wallet_balances ADD COLUMN stale BOOLEAN NOT NULL DEFAULT FALSE,
 UPDATE wallet_balances SET computed_at = updated_at WHERE computed != '';
 UPDATE wallet_balances SET stale = TRUE WHERE computed = '';
 `,
+	// 12: the evidence log (see migrations[11]).
+	`
+CREATE TABLE log_entries (
+	idx          BIGINT PRIMARY KEY,
+	evidence_seq BIGINT NOT NULL UNIQUE,
+	entry        BYTEA  NOT NULL
+);
+CREATE TABLE log_hashes (
+	id   BIGINT PRIMARY KEY,
+	hash BYTEA  NOT NULL
+);
+CREATE TABLE log_checkpoints (
+	size       BIGINT PRIMARY KEY,
+	root       BYTEA  NOT NULL,
+	note       TEXT   NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE TABLE log_state (
+	id   INTEGER PRIMARY KEY CHECK (id = 1),
+	size BIGINT  NOT NULL,
+	seq  BIGINT  NOT NULL,
+	vkey TEXT    NOT NULL DEFAULT ''
+);
+INSERT INTO log_state (id, size, seq) VALUES (1, 0, 0);
+ALTER TABLE batches ADD COLUMN log_size BIGINT, ADD COLUMN account TEXT NOT NULL DEFAULT '';
+`,
 }

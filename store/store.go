@@ -39,9 +39,10 @@ type Store struct {
 	mu      sync.Mutex
 	waiters []chan struct{}
 
-	intake *committer // group commit of InsertEvidence
-	trees  treeCache  // confirmed batches' Merkle trees, for audit paths
-	lanes  sync.Map   // lanes known to have a cursor (ensureLanes)
+	intake    *committer   // group commit of InsertEvidence
+	trees     treeCache    // confirmed batches' Merkle trees, for audit paths
+	logHashes logHashCache // the evidence log's stored hashes (log.go)
+	lanes     sync.Map     // lanes known to have a cursor (ensureLanes)
 }
 
 // Open opens (creating if needed) the SQLite store at path and applies

@@ -283,6 +283,9 @@ func (a *Adapter) Network(context.Context) (string, error) {
 // Address is the signer's address.
 func (a *Adapter) Address() common.Address { return a.from }
 
+// Account implements chains.Accounted: the signer's checksummed address.
+func (a *Adapter) Account() string { return a.from.Hex() }
+
 // String describes the adapter without its key.
 func (a *Adapter) String() string {
 	return fmt.Sprintf("etherlink adapter (signer %s, chain %d, %s)", a.from.Hex(), a.cfg.ChainID, redact.Endpoint(a.cfg.RPCURL))

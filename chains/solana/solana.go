@@ -313,6 +313,9 @@ func (a *Adapter) Ping(ctx context.Context) error {
 }
 
 // Network implements chains.Networked: the cluster's CAIP-2 id from its
+// Account implements chains.Accounted: the fee payer's address.
+func (a *Adapter) Account() string { return a.pub.String() }
+
 // genesis hash (getGenesisHash), read once.
 func (a *Adapter) Network(ctx context.Context) (string, error) {
 	a.mu.Lock()

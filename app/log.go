@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/logsvc"
+	"github.com/keeperhq/keeper/receipt"
+)
+
+// LogSigner reads the evidence log's signing key from the configured file,
+// making it (0600, with its directory) when the file does not exist yet.
+func LogSigner(cfg config.Config) (signer *evlog.Signer, made bool, err error) {
+	path := cfg.LogKeyFileOrDefault()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		skey, _, gerr := evlog.GenerateKey(cfg.Log.Origin)
+		if gerr != nil {
+			return nil, false, gerr
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, false, fmt.Errorf("log key: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, false, fmt.Errorf("log key: %w", err)
+		}
+		_, werr := f.WriteString(skey + "\n")
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return nil, false, fmt.Errorf("log key %s: %w", path, werr)
+		}
+		b, made = []byte(skey), true
+	} else if err != nil {
+		return nil, false, fmt.Errorf("log key: %w", err)
+	}
+	s, err := evlog.NewSigner(string(b), cfg.Log.Origin)
+	if err != nil {
+		return nil, false, fmt.Errorf("log key %s: %w", path, err)
+	}
+	return s, made, nil
+}
+
+// startLog starts the node's evidence log sequencer (workers sign the log).
+func (n *Node) startLog(ctx context.Context) (*logsvc.Sequencer, error) {
+	signer, made, err := LogSigner(n.Cfg)
+	if err != nil {
+		return nil, err
+	}
+	if made {
+		n.Logger.Warn("made a new signing key for the evidence log: back it up, and give every worker of this deployment the same file (KEEPER_LOG_KEY_FILE)",
+			"file", n.Cfg.LogKeyFileOrDefault(), "log_key", signer.Key().Text)
+	}
+	seq := &logsvc.Sequencer{Store: n.Store, Signer: signer, Interval: n.Cfg.Log.CheckpointInterval, Logger: n.Logger.With("component", "evidence-log"),
+		Anchored: anchoredCheckpoints(n.Chains)}
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		seq.Run(ctx)
+	}()
+	return seq, nil
+}
+
+// anchoredCheckpoints reads the latest checkpoints the chains hold from
+// every adapter that can read them back.
+func anchoredCheckpoints(cs map[string]chains.Adapter) func(context.Context) ([]receipt.CheckpointRef, error) {
+	return func(ctx context.Context) ([]receipt.CheckpointRef, error) {
+		var out []receipt.CheckpointRef
+		for name, ad := range cs {
+			r, ok := ad.(chains.AnchorReader)
+			if !ok {
+				continue
+			}
+			refs, err := r.LatestCheckpoints(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+			out = append(out, refs...)
+		}
+		return out, nil
+	}
+}

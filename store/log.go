@@ -1,0 +1,527 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/keeperhq/keeper/evlog"
+)
+
+// The evidence log (migration 12, docs/log.md). AppendLog takes evidence
+// committed since its last call into the log in intake order, each at the
+// next index: on SQLite its transaction is the one writer; on PostgreSQL it
+// reads no further than the intake watermark (lanes.go), so an evidence
+// whose transaction commits late is taken in after the ones before it, never
+// skipped. Indexes are therefore gap-free and never change. The tree's
+// stored hashes are written in the same transaction, so the tiles any
+// checkpoint refers to are in the store once the checkpoint is.
+
+// ErrLogKey is returned when a checkpoint is signed with another key than
+// the one the log was first signed with.
+var ErrLogKey = errors.New("store: the log is signed with another key")
+
+// LogCheckpoint is one signed checkpoint.
+type LogCheckpoint struct {
+	Size      uint64
+	Root      [32]byte
+	Note      []byte // the signed note
+	CreatedAt time.Time
+}
+
+// logHashCache keeps stored hashes this process read or wrote: a stored
+// hash never changes, and each append reads the tree's right edge, which the
+// append before it wrote.
+type logHashCache struct {
+	mu sync.Mutex
+	m  map[int64]tlog.Hash
+}
+
+// logHashCacheSize bounds the cache (about 4 MiB); when full it starts over.
+const logHashCacheSize = 1 << 16
+
+func (c *logHashCache) get(ids []int64) (found []tlog.Hash, missing []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	found = make([]tlog.Hash, len(ids))
+	for i, id := range ids {
+		h, ok := c.m[id]
+		if !ok {
+			missing = append(missing, id)
+			continue
+		}
+		found[i] = h
+	}
+	return found, missing
+}
+
+func (c *logHashCache) put(ids []int64, hs []tlog.Hash) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m)+len(ids) > logHashCacheSize {
+		c.m = make(map[int64]tlog.Hash, len(ids))
+	}
+	for i, id := range ids {
+		c.m[id] = hs[i]
+	}
+}
+
+// AppendLog takes up to max evidence committed since the last append into
+// the log, in one transaction, and returns the log's size and root after it
+// (grown false when nothing was waiting).
+func (s *Store) AppendLog(ctx context.Context, max int) (size uint64, root [32]byte, grown bool, err error) {
+	watermark, err := s.intakeWatermark(ctx)
+	if err != nil {
+		return 0, root, false, fmt.Errorf("store: append to the log: %w", err)
+	}
+	var written map[int64]tlog.Hash
+	err = s.tx(ctx, func(tx *txn) error {
+		if err := s.d.lock(ctx, tx, "log"); err != nil {
+			return err
+		}
+		var n, seq int64
+		if err := tx.QueryRowContext(ctx, `SELECT size, seq FROM log_state WHERE id = 1`).Scan(&n, &seq); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT seq, salt, digest FROM evidence WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, seq, watermark, max)
+		if err != nil {
+			return err
+		}
+		type taken struct {
+			seq   int64
+			entry [32]byte
+		}
+		var evs []taken
+		for rows.Next() {
+			var (
+				t            taken
+				salt, digest []byte
+			)
+			if err := rows.Scan(&t.seq, &salt, &digest); err != nil {
+				rows.Close()
+				return err
+			}
+			var d [32]byte
+			copy(d[:], digest)
+			t.entry = evlog.EntryOf(salt, d)
+			evs = append(evs, t)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		written = map[int64]tlog.Hash{}
+		reader := s.logReader(ctx, tx, written)
+		if len(evs) > 0 {
+			for i, ev := range evs {
+				hs, err := tlog.StoredHashesForRecordHash(n+int64(i), tlog.RecordHash(ev.entry[:]), reader)
+				if err != nil {
+					return err
+				}
+				first := tlog.StoredHashIndex(0, n+int64(i))
+				for j, h := range hs {
+					written[first+int64(j)] = h
+				}
+			}
+			if err := insertEntries(ctx, tx, n, evs, func(t taken) (int64, []byte) { return t.seq, t.entry[:] }); err != nil {
+				return err
+			}
+			if err := insertHashes(ctx, tx, written); err != nil {
+				return err
+			}
+			n += int64(len(evs))
+			seq = evs[len(evs)-1].seq
+			if _, err := tx.ExecContext(ctx, `UPDATE log_state SET size = ?, seq = ? WHERE id = 1`, n, seq); err != nil {
+				return err
+			}
+			grown = true
+		}
+		size = uint64(n)
+		if n > 0 {
+			h, err := tlog.TreeHash(n, reader)
+			if err != nil {
+				return err
+			}
+			root = h
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, [32]byte{}, false, fmt.Errorf("store: append to the log: %w", err)
+	}
+	ids := make([]int64, 0, len(written))
+	hs := make([]tlog.Hash, 0, len(written))
+	for id, h := range written {
+		ids, hs = append(ids, id), append(hs, h)
+	}
+	s.logHashes.put(ids, hs)
+	return size, root, grown, nil
+}
+
+// logChunk is how many rows one INSERT of the log writes.
+const logChunk = 500
+
+func insertEntries[T any](ctx context.Context, tx *txn, first int64, evs []T, row func(T) (int64, []byte)) error {
+	for start := 0; start < len(evs); start += logChunk {
+		part := evs[start:min(start+logChunk, len(evs))]
+		args := make([]any, 0, 3*len(part))
+		for i, ev := range part {
+			seq, entry := row(ev)
+			args = append(args, first+int64(start+i), seq, entry)
+		}
+		q := `INSERT INTO log_entries (idx, evidence_seq, entry) VALUES ` + strings.TrimSuffix(strings.Repeat(`(?, ?, ?), `, len(part)), ", ")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func insertHashes(ctx context.Context, tx *txn, hs map[int64]tlog.Hash) error {
+	ids := make([]int64, 0, len(hs))
+	for id := range hs {
+		ids = append(ids, id)
+	}
+	for start := 0; start < len(ids); start += logChunk {
+		part := ids[start:min(start+logChunk, len(ids))]
+		args := make([]any, 0, 2*len(part))
+		for _, id := range part {
+			h := hs[id]
+			args = append(args, id, h[:])
+		}
+		q := `INSERT INTO log_hashes (id, hash) VALUES ` + strings.TrimSuffix(strings.Repeat(`(?, ?), `, len(part)), ", ")
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// logReader reads stored hashes: those written by the transaction under
+// way (pending), then the cache, then the store through q.
+func (s *Store) logReader(ctx context.Context, q querier, pending map[int64]tlog.Hash) tlog.HashReaderFunc {
+	return func(ids []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(ids))
+		var rest []int64
+		for i, id := range ids {
+			if h, ok := pending[id]; ok {
+				out[i] = h
+				continue
+			}
+			rest = append(rest, id)
+		}
+		if len(rest) == 0 {
+			return out, nil
+		}
+		cached, missing := s.logHashes.get(rest)
+		if len(missing) > 0 {
+			read, err := readLogHashes(ctx, q, missing)
+			if err != nil {
+				return nil, err
+			}
+			s.logHashes.put(missing, read)
+			byID := make(map[int64]tlog.Hash, len(missing))
+			for i, id := range missing {
+				byID[id] = read[i]
+			}
+			for i, id := range rest {
+				if h, ok := byID[id]; ok {
+					cached[i] = h
+				}
+			}
+		}
+		j := 0
+		for i, id := range ids {
+			if _, ok := pending[id]; ok {
+				continue
+			}
+			out[i] = cached[j]
+			j++
+		}
+		return out, nil
+	}
+}
+
+func readLogHashes(ctx context.Context, q querier, ids []int64) ([]tlog.Hash, error) {
+	byID := make(map[int64]tlog.Hash, len(ids))
+	for start := 0; start < len(ids); start += logChunk {
+		part := ids[start:min(start+logChunk, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		rows, err := q.QueryContext(ctx, `SELECT id, hash FROM log_hashes WHERE id IN (`+strings.TrimSuffix(strings.Repeat(`?, `, len(part)), ", ")+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var (
+				id int64
+				b  []byte
+			)
+			if err := rows.Scan(&id, &b); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			var h tlog.Hash
+			copy(h[:], b)
+			byID[id] = h
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]tlog.Hash, len(ids))
+	for i, id := range ids {
+		h, ok := byID[id]
+		if !ok {
+			return nil, fmt.Errorf("stored hash %d of the log: %w", id, ErrNotFound)
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
+// LogHashes reads stored hashes of the log by their tlog.StoredHashIndex.
+func (s *Store) LogHashes(ctx context.Context, ids []int64) ([]tlog.Hash, error) {
+	hs, err := s.logReader(ctx, s.r, nil)(ids)
+	if err != nil {
+		return nil, fmt.Errorf("store: log hashes: %w", err)
+	}
+	return hs, nil
+}
+
+// LogHashReader is LogHashes as a tlog.HashReader bound to ctx.
+func (s *Store) LogHashReader(ctx context.Context) tlog.HashReader {
+	return s.logReader(ctx, s.r, nil)
+}
+
+// LogSize is the number of entries in the log.
+func (s *Store) LogSize(ctx context.Context) (uint64, error) {
+	var n int64
+	if err := s.r.QueryRowContext(ctx, `SELECT size FROM log_state WHERE id = 1`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: log size: %w", err)
+	}
+	return uint64(n), nil
+}
+
+// LogEntries returns the entries at indexes [from, to).
+func (s *Store) LogEntries(ctx context.Context, from, to uint64) ([][32]byte, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT idx, entry FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx`, int64(from), int64(to))
+	if err != nil {
+		return nil, fmt.Errorf("store: log entries: %w", err)
+	}
+	defer rows.Close()
+	out := make([][32]byte, 0, to-from)
+	for rows.Next() {
+		var (
+			idx int64
+			b   []byte
+		)
+		if err := rows.Scan(&idx, &b); err != nil {
+			return nil, fmt.Errorf("store: log entries: %w", err)
+		}
+		if uint64(idx) != from+uint64(len(out)) {
+			return nil, fmt.Errorf("store: log entry %d: %w", from+uint64(len(out)), ErrNotFound)
+		}
+		var e [32]byte
+		copy(e[:], b)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: log entries: %w", err)
+	}
+	if uint64(len(out)) != to-from {
+		return nil, fmt.Errorf("store: log entry %d: %w", from+uint64(len(out)), ErrNotFound)
+	}
+	return out, nil
+}
+
+// SaveCheckpoint stores a signed checkpoint. The first one fixes the key
+// that signs the log (vkey): a checkpoint signed with another fails with
+// ErrLogKey. Saving a checkpoint of a size already saved keeps the first.
+func (s *Store) SaveCheckpoint(ctx context.Context, c LogCheckpoint, vkey string) error {
+	err := s.tx(ctx, func(tx *txn) error {
+		var have string
+		if err := tx.QueryRowContext(ctx, `SELECT vkey FROM log_state WHERE id = 1`).Scan(&have); err != nil {
+			return err
+		}
+		switch have {
+		case vkey:
+		case "":
+			if _, err := tx.ExecContext(ctx, `UPDATE log_state SET vkey = ? WHERE id = 1 AND vkey = ''`, vkey); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("%w (%s), not %s", ErrLogKey, have, vkey)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (size) DO NOTHING`, int64(c.Size), c.Root[:], string(c.Note), ms(c.CreatedAt))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: save checkpoint %d: %w", c.Size, err)
+	}
+	s.notify()
+	return nil
+}
+
+// LogKey is the verifier key of the log's signing key ("" before the first
+// checkpoint).
+func (s *Store) LogKey(ctx context.Context) (string, error) {
+	var k string
+	if err := s.r.QueryRowContext(ctx, `SELECT vkey FROM log_state WHERE id = 1`).Scan(&k); err != nil {
+		return "", fmt.Errorf("store: log key: %w", err)
+	}
+	return k, nil
+}
+
+// LatestCheckpoint is the largest checkpoint signed; ErrNotFound before the first.
+func (s *Store) LatestCheckpoint(ctx context.Context) (LogCheckpoint, error) {
+	return s.checkpoint(ctx, `ORDER BY size DESC LIMIT 1`)
+}
+
+// CheckpointAt is the checkpoint of the given size, or ErrNotFound.
+func (s *Store) CheckpointAt(ctx context.Context, size uint64) (LogCheckpoint, error) {
+	return s.checkpoint(ctx, `WHERE size = ?`, int64(size))
+}
+
+// CheckpointsAt returns the stored checkpoints of the given sizes, by size.
+func (s *Store) CheckpointsAt(ctx context.Context, sizes []uint64) (map[uint64][]byte, error) {
+	out := make(map[uint64][]byte, len(sizes))
+	for _, n := range sizes {
+		if _, ok := out[n]; ok {
+			continue
+		}
+		c, err := s.CheckpointAt(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = c.Note
+	}
+	return out, nil
+}
+
+func (s *Store) checkpoint(ctx context.Context, tail string, args ...any) (LogCheckpoint, error) {
+	var (
+		c       LogCheckpoint
+		size    int64
+		root    []byte
+		note    string
+		created int64
+	)
+	err := s.r.QueryRowContext(ctx, `SELECT size, root, note, created_at FROM log_checkpoints `+tail, args...).Scan(&size, &root, &note, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("store: checkpoint: %w", ErrNotFound)
+	}
+	if err != nil {
+		return c, fmt.Errorf("store: checkpoint: %w", err)
+	}
+	c.Size, c.Note, c.CreatedAt = uint64(size), []byte(note), fromMS(created)
+	copy(c.Root[:], root)
+	return c, nil
+}
+
+// LogIndexOf is an evidence's index in the log, ok false while it is not in it.
+func (s *Store) LogIndexOf(ctx context.Context, evidenceID string) (idx uint64, ok bool, err error) {
+	var n int64
+	err = s.r.QueryRowContext(ctx, `SELECT l.idx FROM evidence e JOIN log_entries l ON l.evidence_seq = e.seq WHERE e.id = ?`, evidenceID).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("store: log index of %s: %w", evidenceID, err)
+	}
+	return uint64(n), true, nil
+}
+
+// BatchLogSpan is the smallest log size that holds every evidence of a
+// batch (its largest index + 1), and how many of its evidence are not in
+// the log yet.
+func (s *Store) BatchLogSpan(ctx context.Context, batchID int64) (need uint64, missing int, err error) {
+	var (
+		top  sql.NullInt64
+		miss int64
+	)
+	err = s.r.QueryRowContext(ctx, `SELECT MAX(l.idx), COUNT(*) - COUNT(l.idx)
+		FROM outbox o LEFT JOIN log_entries l ON l.evidence_seq = o.evidence_seq WHERE o.batch_id = ?`, batchID).Scan(&top, &miss)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: log span of batch %d: %w", batchID, err)
+	}
+	if top.Valid {
+		need = uint64(top.Int64) + 1
+	}
+	return need, int(miss), nil
+}
+
+// BatchCheckpoint fixes the checkpoint a batch's anchor commits to, once:
+// the first size set stays (a retried submit rebroadcasts the transaction
+// it journaled for it). It returns the size the batch commits to.
+func (s *Store) BatchCheckpoint(ctx context.Context, batchID int64, size uint64) (uint64, error) {
+	var got int64
+	err := s.tx(ctx, func(tx *txn) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE batches SET log_size = ? WHERE id = ? AND log_size IS NULL`, int64(size), batchID); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT log_size FROM batches WHERE id = ?`, batchID).Scan(&got)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: checkpoint of batch %d: %w", batchID, err)
+	}
+	return uint64(got), nil
+}
+
+// BatchLogSize is the checkpoint size a batch commits to, 0 when none (a
+// batch first submitted before the log).
+func (s *Store) BatchLogSize(ctx context.Context, batchID int64) (uint64, error) {
+	var n sql.NullInt64
+	if err := s.r.QueryRowContext(ctx, `SELECT log_size FROM batches WHERE id = ?`, batchID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: checkpoint of batch %d: %w", batchID, err)
+	}
+	return uint64(n.Int64), nil
+}
+
+// LogAnchor is a confirmed anchor of a log checkpoint.
+type LogAnchor struct {
+	BatchID   int64
+	Chain     string
+	Network   string
+	Account   string
+	TxRef     string
+	Block     uint64
+	BlockHash string
+	BlockTime time.Time
+	Finality  string
+	Size      uint64 // the checkpoint it commits to
+}
+
+// LogAnchors lists the confirmed anchors of log checkpoints, oldest batch first.
+func (s *Store) LogAnchors(ctx context.Context) ([]LogAnchor, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, chain, COALESCE(network, ''), account, COALESCE(tx_ref, ''), COALESCE(block, 0),
+			COALESCE(block_hash, ''), COALESCE(block_time, 0), COALESCE(finality, ''), log_size
+		FROM batches WHERE state = ? AND log_size IS NOT NULL ORDER BY id`, BatchConfirmed)
+	if err != nil {
+		return nil, fmt.Errorf("store: log anchors: %w", err)
+	}
+	defer rows.Close()
+	var out []LogAnchor
+	for rows.Next() {
+		var (
+			a      LogAnchor
+			bt, sz int64
+		)
+		if err := rows.Scan(&a.BatchID, &a.Chain, &a.Network, &a.Account, &a.TxRef, &a.Block, &a.BlockHash, &bt, &a.Finality, &sz); err != nil {
+			return nil, fmt.Errorf("store: log anchors: %w", err)
+		}
+		a.BlockTime, a.Size = fromMS(bt), uint64(sz)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
