@@ -21,26 +21,12 @@ func LogSigner(cfg config.Config) (signer *evlog.Signer, made bool, err error) {
 	path := cfg.LogKeyFileOrDefault()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		skey, _, gerr := evlog.GenerateKey(cfg.Log.Origin)
-		if gerr != nil {
-			return nil, false, gerr
+		if made, err = makeLogKey(path, cfg.Log.Origin); err != nil {
+			return nil, false, err
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, false, fmt.Errorf("log key: %w", err)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return nil, false, fmt.Errorf("log key: %w", err)
-		}
-		_, werr := f.WriteString(skey + "\n")
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return nil, false, fmt.Errorf("log key %s: %w", path, werr)
-		}
-		b, made = []byte(skey), true
-	} else if err != nil {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
 		return nil, false, fmt.Errorf("log key: %w", err)
 	}
 	s, err := evlog.NewSigner(string(b), cfg.Log.Origin)
@@ -48,6 +34,37 @@ func LogSigner(cfg config.Config) (signer *evlog.Signer, made bool, err error) {
 		return nil, false, fmt.Errorf("log key %s: %w", path, err)
 	}
 	return s, made, nil
+}
+
+// makeLogKey writes a new signing key to path unless a file is there:
+// written aside and linked into place, so nodes starting at once over one
+// data directory all end up with the one key.
+func makeLogKey(path, origin string) (made bool, err error) {
+	skey, _, err := evlog.GenerateKey(origin)
+	if err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return false, fmt.Errorf("log key: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".log-key-*")
+	if err != nil {
+		return false, fmt.Errorf("log key: %w", err)
+	}
+	defer os.Remove(f.Name())
+	_, werr := f.WriteString(skey + "\n")
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return false, fmt.Errorf("log key %s: %w", path, werr)
+	}
+	if err := os.Link(f.Name(), path); errors.Is(err, fs.ErrExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("log key %s: %w", path, err)
+	}
+	return true, nil
 }
 
 // startLog starts the node's evidence log sequencer (workers sign the log).

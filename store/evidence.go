@@ -81,6 +81,8 @@ type AnchorState struct {
 	Network   string // CAIP-2 id of the chain the anchor is on
 	BlockHash string // the block's hash as the chain spells it
 	Finality  string // the rule it was confirmed final by ("finalized", "confirmations:N")
+	LogSize   uint64 // the log checkpoint the batch's anchor commits to (0: its own root, before the log)
+	Account   string // the account that sent the anchor
 }
 
 // InsertEvidence stores an evidence and its outbox rows in one transaction,
@@ -209,7 +211,7 @@ func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error 
 	rows, err := q.QueryContext(ctx, `SELECT o.chain, COALESCE(o.batch_id, 0), COALESCE(o.leaf_index, 0), COALESCE(b.state, ''),
 			COALESCE(b.size, 0), b.root, COALESCE(b.tx_ref, ''), COALESCE(b.block, 0), COALESCE(b.block_time, 0),
 			COALESCE(b.network, ''), COALESCE(b.block_hash, ''), COALESCE(b.finality, ''),
-			COALESCE(b.attempts, 0), COALESCE(b.last_error, ''), COALESCE(b.updated_at, 0)
+			COALESCE(b.attempts, 0), COALESCE(b.last_error, ''), COALESCE(b.updated_at, 0), COALESCE(b.log_size, 0), COALESCE(b.account, '')
 		FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id
 		WHERE o.evidence_seq = ? ORDER BY o.chain`, ev.seq)
 	if err != nil {
@@ -226,7 +228,7 @@ func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error 
 			attempts       int
 		)
 		if err := rows.Scan(&a.Chain, &a.BatchID, &a.LeafIndex, &state, &a.TreeSize, &root, &a.TxRef, &a.Block, &bt,
-			&a.Network, &a.BlockHash, &a.Finality, &attempts, &lastErr, &upd); err != nil {
+			&a.Network, &a.BlockHash, &a.Finality, &attempts, &lastErr, &upd, &a.LogSize, &a.Account); err != nil {
 			rows.Close()
 			return err
 		}
@@ -257,7 +259,7 @@ func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error 
 	ev.Status = evidenceStatus(ev.Anchors)
 	for i := range ev.Anchors {
 		a := &ev.Anchors[i]
-		if a.Status != StatusConfirmed {
+		if a.Status != StatusConfirmed || a.LogSize > 0 {
 			continue
 		}
 		tree, err := s.batchTree(ctx, q, a.BatchID)

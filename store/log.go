@@ -525,3 +525,49 @@ func (s *Store) LogAnchors(ctx context.Context) ([]LogAnchor, error) {
 	}
 	return out, rows.Err()
 }
+
+// Inclusion is the RFC 6962 inclusion proof of the entry at index in the
+// log's first size entries, leaf sibling first.
+func (s *Store) Inclusion(ctx context.Context, index, size uint64) ([][32]byte, error) {
+	p, err := tlog.ProveRecord(int64(size), int64(index), s.LogHashReader(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("store: inclusion of %d in %d: %w", index, size, err)
+	}
+	return hashList(p), nil
+}
+
+// Consistency is the RFC 6962 consistency proof from the log's first m
+// entries to its first n.
+func (s *Store) Consistency(ctx context.Context, m, n uint64) ([][32]byte, error) {
+	if m == n {
+		return nil, nil
+	}
+	p, err := tlog.ProveTree(int64(n), int64(m), s.LogHashReader(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("store: consistency from %d to %d: %w", m, n, err)
+	}
+	return hashList(p), nil
+}
+
+func hashList(hs []tlog.Hash) [][32]byte {
+	out := make([][32]byte, len(hs))
+	for i, h := range hs {
+		out[i] = h
+	}
+	return out
+}
+
+// BatchLeafHashes are the leaf hashes of a batch's own Merkle tree (batches
+// whose anchor carries their root, before the log), in leaf order.
+func (s *Store) BatchLeafHashes(ctx context.Context, batchID int64) ([][32]byte, error) {
+	t, err := s.batchTree(ctx, s.r, batchID)
+	if err != nil {
+		return nil, err
+	}
+	hs := t.LeafHashes()
+	out := make([][32]byte, len(hs))
+	for i, h := range hs {
+		out[i] = h
+	}
+	return out, nil
+}
