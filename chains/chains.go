@@ -32,7 +32,7 @@ func (a Anchor) Calldata() []byte {
 // Memo is the Solana memo carrying the anchor.
 func (a Anchor) Memo() string {
 	if a.Checkpoint != nil {
-		return receipt.SolanaCheckpointMemo(*a.Checkpoint)
+		return receipt.SolanaCheckpointMemoForBatch(*a.Checkpoint, a.BatchID)
 	}
 	return receipt.SolanaMemo(a.Root)
 }

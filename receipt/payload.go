@@ -122,6 +122,13 @@ func SolanaCheckpointMemo(c CheckpointRef) string {
 	return fmt.Sprintf("%s%08x:%d:%s", PayloadPrefixCheckpoint, c.KeyHash, c.Size, hex.EncodeToString(c.Root[:]))
 }
 
+// SolanaCheckpointMemoForBatch is SolanaCheckpointMemo followed by ":" and
+// the batch's id: two batches may commit to one checkpoint, and Solana
+// takes two transactions with the same payer, memo and blockhash for one.
+func SolanaCheckpointMemoForBatch(c CheckpointRef, batch int64) string {
+	return fmt.Sprintf("%s:%d", SolanaCheckpointMemo(c), batch)
+}
+
 // ParseEVMPayload reads anchor calldata of either form.
 func ParseEVMPayload(data []byte) (Payload, error) {
 	if !bytes.HasPrefix(data, []byte(PayloadPrefixCheckpoint)) {
@@ -138,7 +145,8 @@ func ParseEVMPayload(data []byte) (Payload, error) {
 }
 
 // ParseSolanaPayload reads an anchor memo of either form; it accepts only
-// the exact forms SolanaMemo and SolanaCheckpointMemo make.
+// the exact forms SolanaMemo, SolanaCheckpointMemo and
+// SolanaCheckpointMemoForBatch make (the batch id is checked, not returned).
 func ParseSolanaPayload(memo string) (Payload, error) {
 	rest, ok := strings.CutPrefix(memo, PayloadPrefixCheckpoint)
 	if !ok {
@@ -146,6 +154,12 @@ func ParseSolanaPayload(memo string) (Payload, error) {
 		return Payload{Root: root}, err
 	}
 	parts := strings.Split(rest, ":")
+	if len(parts) == 4 {
+		if b, err := strconv.ParseInt(parts[3], 10, 64); err != nil || b < 1 || strconv.FormatInt(b, 10) != parts[3] {
+			return Payload{}, fmt.Errorf("%w: memo batch %q is not a positive decimal number", ErrNotAnchor, parts[3])
+		}
+		parts = parts[:3]
+	}
 	if len(parts) != 3 || len(parts[0]) != 8 || !lowerHex(parts[0]) || !lowerHex(parts[2]) {
 		return Payload{}, fmt.Errorf("%w: memo is not %q<key hash>:<size>:<root>", ErrNotAnchor, PayloadPrefixCheckpoint)
 	}
