@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/evm"
+	"github.com/keeperhq/keeper/receipt"
 )
 
 func TestAPayloadIsThePrefixFollowedByTheRootAndParsesBack(t *testing.T) {
@@ -65,4 +67,21 @@ func TestLoadKeyNamesTheFileButNotItsContent(t *testing.T) {
 	require.NoError(t, os.WriteFile(zero, []byte("0000000000000000000000000000000000000000000000000000000000000000"), 0o600))
 	_, err = evm.LoadKey(zero)
 	assert.ErrorContains(t, err, "not hold a valid")
+}
+
+func TestACheckpointPayloadCarriesKeyHashSizeAndRootAndParsesBack(t *testing.T) {
+	ref := receipt.CheckpointRef{KeyHash: 0xdeadbeef, Size: 1<<40 + 7, Root: randomRoot(t)}
+	p := chains.Anchor{BatchID: 9, Root: ref.Root, Checkpoint: &ref}.Calldata()
+	assert.Len(t, p, receipt.EVMCheckpointCalldataSize)
+	assert.Equal(t, "keeper:v3:", string(p[:10]))
+	assert.Equal(t, []byte{0xde, 0xad, 0xbe, 0xef}, p[10:14])
+	got, err := evm.ParsePayload(p)
+	require.NoError(t, err)
+	require.NotNil(t, got.Checkpoint)
+	assert.Equal(t, ref, *got.Checkpoint)
+	assert.Equal(t, ref.Root, got.Root)
+	for name, data := range map[string][]byte{"short": p[:len(p)-1], "trailing": append(append([]byte{}, p...), 0)} {
+		_, err := evm.ParsePayload(data)
+		assert.ErrorIs(t, err, evm.ErrNotAnchor, name)
+	}
 }

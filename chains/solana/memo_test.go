@@ -13,6 +13,9 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/chains"
+	"github.com/keeperhq/keeper/receipt"
 )
 
 func TestAMemoNamesTheRootAndParsesBackToIt(t *testing.T) {
@@ -182,5 +185,24 @@ func assertNoKey(t *testing.T, s string, key sol.PrivateKey) {
 		if v != "" && strings.Contains(s, v) {
 			t.Errorf("output shows the payer key (%s): %q", form, s)
 		}
+	}
+}
+
+func TestACheckpointMemoNamesItsBatchAndParsesBack(t *testing.T) {
+	ref := receipt.CheckpointRef{KeyHash: 0x0102abcd, Size: 12345, Root: rootOf("cp")}
+	memo := chains.Anchor{BatchID: 77, Root: ref.Root, Checkpoint: &ref}.Memo()
+	assert.Equal(t, fmt.Sprintf("keeper:v3:0102abcd:12345:%x:77", ref.Root), memo)
+	for _, m := range []string{memo, receipt.SolanaCheckpointMemo(ref)} {
+		got, err := ParseMemo(m)
+		require.NoError(t, err, m)
+		require.NotNil(t, got.Checkpoint)
+		assert.Equal(t, ref, *got.Checkpoint)
+	}
+	for _, bad := range []string{
+		strings.Replace(memo, ":77", ":077", 1), strings.Replace(memo, ":77", ":0", 1), memo + ":1",
+		strings.Replace(memo, "12345", "012345", 1), strings.Replace(memo, "0102abcd", "0102ABCD", 1), strings.Replace(memo, "0102abcd", "102abcd", 1),
+	} {
+		_, err := ParseMemo(bad)
+		assert.ErrorIs(t, err, receipt.ErrNotAnchor, bad)
 	}
 }
