@@ -571,3 +571,28 @@ func (s *Store) BatchLeafHashes(ctx context.Context, batchID int64) ([][32]byte,
 	}
 	return out, nil
 }
+
+// Checkpoints lists every checkpoint signed, smallest first.
+func (s *Store) Checkpoints(ctx context.Context) ([]LogCheckpoint, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT size, root, note, created_at FROM log_checkpoints ORDER BY size`)
+	if err != nil {
+		return nil, fmt.Errorf("store: checkpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []LogCheckpoint
+	for rows.Next() {
+		var (
+			c        LogCheckpoint
+			size, at int64
+			root     []byte
+			note     string
+		)
+		if err := rows.Scan(&size, &root, &note, &at); err != nil {
+			return nil, fmt.Errorf("store: checkpoints: %w", err)
+		}
+		c.Size, c.Note, c.CreatedAt = uint64(size), []byte(note), fromMS(at)
+		copy(c.Root[:], root)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

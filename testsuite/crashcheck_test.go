@@ -18,8 +18,10 @@ import (
 	solrpc "github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/keeperhq/keeper/dev/localnet"
+	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/receipt/verify"
 	"github.com/keeperhq/keeper/store"
 )
@@ -153,6 +155,8 @@ func (c crashCheck) verifyExactlyOnce(t *testing.T, ids []string) crashCheckResu
 		require.Equal(t, root, fmt.Sprintf("%x", got), key)
 	}
 
+	c.verifyLog(t, ids)
+
 	// EVM: the signer's nonce counts exactly the confirmed anchor transactions.
 	keyHex, err := os.ReadFile(localnet.EVMKeyFile(c.dataDir))
 	require.NoError(t, err)
@@ -165,4 +169,51 @@ func (c crashCheck) verifyExactlyOnce(t *testing.T, ids []string) crashCheckResu
 	require.NoError(t, err)
 	assert.Equal(t, uint64(res.evmTxs), nonce, "no EVM transaction beyond one per confirmed batch (no doubles, no gaps)")
 	return res
+}
+
+// verifyLog checks the evidence log after the crashes: every accepted
+// evidence is in it exactly once, as its salted commitment; and every
+// checkpoint signed across every restart is signed by the log's one key and
+// is a prefix of the final log (its root is the final tree's root at its
+// size), so no restart forked or rewrote the log.
+func (c crashCheck) verifyLog(t *testing.T, ids []string) {
+	t.Helper()
+	ctx := context.Background()
+	size, err := c.st.LogSize(ctx)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, size, uint64(len(ids)), "every accepted evidence is in the log")
+	entries, err := c.st.LogEntries(ctx, 0, size)
+	require.NoError(t, err)
+	at := map[[32]byte]uint64{}
+	for i, e := range entries {
+		prev, dup := at[e]
+		require.False(t, dup, "entry at %d and %d is one commitment", prev, i)
+		at[e] = uint64(i)
+	}
+	for _, id := range ids {
+		ev, err := c.st.GetEvidence(ctx, id)
+		require.NoError(t, err)
+		idx, ok, err := c.st.LogIndexOf(ctx, id)
+		require.NoError(t, err)
+		require.True(t, ok, "%s is in the log", id)
+		require.Equal(t, evlog.EntryOf(ev.Salt, ev.Digest), entries[idx], "%s's entry", id)
+	}
+	vkey, err := c.st.LogKey(ctx)
+	require.NoError(t, err)
+	key, err := evlog.ParseKey(vkey)
+	require.NoError(t, err)
+	cps, err := c.st.Checkpoints(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, cps)
+	hr := c.st.LogHashReader(ctx)
+	for _, cp := range cps {
+		body, err := key.Open(cp.Note)
+		require.NoError(t, err, "checkpoint %d", cp.Size)
+		require.Equal(t, cp.Size, body.Size)
+		require.Equal(t, cp.Root, body.Root)
+		h, err := tlog.TreeHash(int64(cp.Size), hr)
+		require.NoError(t, err)
+		require.Equal(t, tlog.Hash(cp.Root), h, "checkpoint %d is a prefix of the final log", cp.Size)
+	}
+	t.Logf("log: %d entries, %d checkpoints signed across the restarts, all prefixes of the final log", size, len(cps))
 }
