@@ -16,6 +16,7 @@ require (
 	github.com/spf13/pflag v1.0.10
 	github.com/stretchr/testify v1.12.1
 	github.com/temporalio/ui-server/v2 v2.55.0
+	github.com/transparency-dev/formats v0.1.1
 	github.com/transparency-dev/merkle v0.0.2
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.46.0
 	go.temporal.io/api v1.63.5
@@ -25,6 +26,7 @@ require (
 	go.temporal.io/sdk/contrib/tally v0.2.0
 	go.temporal.io/server v1.32.1
 	go.uber.org/zap v1.27.1
+	golang.org/x/mod v0.40.0
 	google.golang.org/protobuf v1.36.12
 	modernc.org/sqlite v1.51.0
 )
@@ -38,7 +40,6 @@ require (
 	github.com/gobwas/ws v1.4.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
-	golang.org/x/mod v0.40.0 // indirect
 )
 
 require (

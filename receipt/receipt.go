@@ -1,8 +1,13 @@
 // Package receipt defines the receipt keeper hands back for confirmed
 // evidence: a self-contained JSON document that proves the evidence digest is
-// a leaf of a Merkle root written on chain, checkable without trusting keeper.
-// The format, field by field, is in the README ("Receipt format"); package
-// receipt/verify checks a receipt against the chains themselves.
+// held by a Merkle tree whose root is written on chain, checkable without
+// trusting keeper. Version 3 proves the evidence's entry is in keeper's
+// evidence log (a C2SP transparency log, package evlog) at a signed
+// checkpoint, and that each chain's anchor committed to a checkpoint the
+// signed one extends; versions 1 and 2 prove a leaf of one batch's own tree.
+// The format, field by field, is in the README ("Receipt format"); Build is
+// the one place receipts are made, and package receipt/verify checks a
+// receipt against the chains themselves.
 package receipt
 
 import (
@@ -11,11 +16,19 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/merkle"
 )
 
-// Version is the receipt format version keeper issues.
-const Version = 2
+// Version is the receipt format version keeper issues: an inclusion proof
+// in the evidence log, the signed checkpoint it leads to, and per chain the
+// anchor of a checkpoint that one extends.
+const Version = 3
+
+// VersionSalted is the second format: each anchor proves a leaf (salt ‖
+// digest) of its batch's own tree and names its network. keeper issues it
+// for evidence anchored before the evidence log.
+const VersionSalted = 2
 
 // VersionUnsalted is the first format: leaves are the bare digests, and
 // anchors name no network. keeper still issues it for evidence taken in
@@ -30,37 +43,103 @@ type Receipt struct {
 	Version    int      `json:"version"`
 	EvidenceID string   `json:"evidence_id"`
 	Digest     string   `json:"digest"`         // hex SHA-256 of the evidence
-	Salt       string   `json:"salt,omitempty"` // v2: hex, 16 random bytes made at intake
+	Salt       string   `json:"salt,omitempty"` // v2, v3: hex, 16 random bytes made at intake
 	Tree       string   `json:"tree"`           // "rfc6962-sha256"
+	Log        *Log     `json:"log,omitempty"`  // v3: where the evidence is in the evidence log
 	Anchors    []Anchor `json:"anchors"`        // one per requested chain
 }
 
-// Anchor is the proof for one chain.
+// Log is a version 3 receipt's proof that the evidence's entry,
+// evlog.EntryOf(salt, digest), is in the evidence log.
+type Log struct {
+	Origin string `json:"origin"` // the log's origin, its checkpoints' first line
+	// Key is the log's verifier key (note vkey). It lets a verifier without a
+	// key of its own check the checkpoint, which proves only that the
+	// receipt is self-consistent: verifiers pin the key and warn when they
+	// fall back to this one.
+	Key        string   `json:"key,omitempty"`
+	Index      uint64   `json:"index"`      // the entry's index in the log
+	Checkpoint string   `json:"checkpoint"` // the signed checkpoint (c2sp.org/tlog-checkpoint) the proof leads to
+	Inclusion  []string `json:"inclusion"`  // hex RFC 6962 inclusion proof, the leaf's sibling first
+}
+
+// The kinds of a version 3 receipt's anchors.
+const (
+	// AnchorCheckpoint is an anchor whose transaction committed to a
+	// checkpoint of the log (its TreeSize and Root), with a consistency
+	// proof from it to the receipt's checkpoint. A version 3 anchor that
+	// names no kind is one.
+	AnchorCheckpoint = "checkpoint"
+	// AnchorBatch is an anchor made before the log: its transaction carries
+	// its batch's own root, proved as in version 2 (LeafIndex, TreeSize,
+	// Path, Root over the leaf salt ‖ digest).
+	AnchorBatch = "batch"
+)
+
+// Anchor is the proof for one chain. Versions 1 and 2 fill the batch
+// fields (LeafIndex, TreeSize, Path, Root); a version 3 checkpoint anchor
+// fills TreeSize, Root and Consistency instead.
 type Anchor struct {
-	Chain     string    `json:"chain"`
-	Network   string    `json:"network,omitempty"` // v2: CAIP-2 ("eip155:42793", "solana:5eykt4Us…")
-	LeafIndex int       `json:"leaf_index"`
-	TreeSize  int       `json:"tree_size"`
-	Path      []string  `json:"path"` // hex sibling hashes, leaf level first
-	Root      string    `json:"root"` // hex Merkle root carried by the transaction
-	TxRef     string    `json:"tx_ref"`
-	Block     uint64    `json:"block"`
-	BlockHash string    `json:"block_hash,omitempty"` // v2: the block's hash as the chain spells it
-	BlockTime time.Time `json:"block_time"`
-	Finality  string    `json:"finality,omitempty"` // v2: "finalized", "confirmed" or "confirmations:N"
+	Kind        string    `json:"kind,omitempty"` // v3: AnchorCheckpoint or AnchorBatch
+	Chain       string    `json:"chain"`
+	Network     string    `json:"network,omitempty"` // v2, v3: CAIP-2 ("eip155:42793", "solana:5eykt4Us…")
+	LeafIndex   int       `json:"leaf_index"`
+	TreeSize    int       `json:"tree_size"`             // the batch's size, or the anchored checkpoint's
+	Path        []string  `json:"path"`                  // hex sibling hashes, leaf level first
+	Root        string    `json:"root"`                  // hex Merkle root carried by the transaction
+	Consistency []string  `json:"consistency,omitempty"` // v3: hex proof from (TreeSize, Root) to the receipt's checkpoint
+	TxRef       string    `json:"tx_ref"`
+	Block       uint64    `json:"block"`
+	BlockHash   string    `json:"block_hash,omitempty"` // v2, v3: the block's hash as the chain spells it
+	BlockTime   time.Time `json:"block_time"`
+	Finality    string    `json:"finality,omitempty"` // v2, v3: "finalized", "confirmed" or "confirmations:N"
+	Account     string    `json:"account,omitempty"`  // v3: the account that sent the transaction
+}
+
+// checkpointAnchor is how a checkpoint anchor is written: without a batch's
+// leaf index and path, and with its consistency proof even when empty.
+type checkpointAnchor struct {
+	Kind        string    `json:"kind"`
+	Chain       string    `json:"chain"`
+	Network     string    `json:"network"`
+	TxRef       string    `json:"tx_ref"`
+	Block       uint64    `json:"block"`
+	BlockHash   string    `json:"block_hash"`
+	BlockTime   time.Time `json:"block_time"`
+	Finality    string    `json:"finality"`
+	Account     string    `json:"account"`
+	TreeSize    int       `json:"tree_size"`
+	Root        string    `json:"root"`
+	Consistency []string  `json:"consistency"`
+}
+
+// MarshalJSON writes a checkpoint anchor in its own shape and any other as
+// its fields say (versions 1 and 2 exactly as they always were written).
+func (a Anchor) MarshalJSON() ([]byte, error) {
+	if a.Kind != AnchorCheckpoint {
+		type plain Anchor
+		return json.Marshal(plain(a))
+	}
+	c := checkpointAnchor{Kind: a.Kind, Chain: a.Chain, Network: a.Network, TxRef: a.TxRef, Block: a.Block, BlockHash: a.BlockHash,
+		BlockTime: a.BlockTime, Finality: a.Finality, Account: a.Account, TreeSize: a.TreeSize, Root: a.Root, Consistency: a.Consistency}
+	if c.Consistency == nil {
+		c.Consistency = []string{}
+	}
+	return json.Marshal(c)
 }
 
 // TreeRFC6962 names the hashing scheme.
 const TreeRFC6962 = "rfc6962-sha256"
 
-// Parse decodes and validates the shape of a receipt of either version.
+// Parse decodes and validates the shape of a receipt of any version. It
+// proves nothing: Check* and package receipt/verify do.
 func Parse(data []byte) (Receipt, error) {
 	var r Receipt
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Receipt{}, fmt.Errorf("receipt: not valid JSON: %w", err)
 	}
-	if r.Version != Version && r.Version != VersionUnsalted {
-		return Receipt{}, fmt.Errorf("receipt: unsupported version %d (this verifier reads 1 and 2)", r.Version)
+	if r.Version != Version && r.Version != VersionSalted && r.Version != VersionUnsalted {
+		return Receipt{}, fmt.Errorf("receipt: unsupported version %d (this verifier reads 1, 2 and 3)", r.Version)
 	}
 	if r.Tree != TreeRFC6962 {
 		return Receipt{}, fmt.Errorf("receipt: unsupported tree %q", r.Tree)
@@ -71,24 +150,96 @@ func Parse(data []byte) (Receipt, error) {
 	if len(r.Anchors) == 0 {
 		return Receipt{}, fmt.Errorf("receipt: no anchors")
 	}
-	if r.Version == Version {
-		if _, err := r.salt(); err != nil {
-			return Receipt{}, fmt.Errorf("receipt: salt: %w", err)
+	if r.Version == VersionUnsalted {
+		if r.Salt != "" {
+			return Receipt{}, fmt.Errorf("receipt: a version 1 receipt has no salt")
+		}
+	} else if _, err := r.salt(); err != nil {
+		return Receipt{}, fmt.Errorf("receipt: salt: %w", err)
+	}
+	if r.Version != Version {
+		if r.Log != nil {
+			return Receipt{}, fmt.Errorf("receipt: a version %d receipt has no log", r.Version)
 		}
 		for i, a := range r.Anchors {
-			if a.Network == "" {
+			if a.Kind != "" || a.Account != "" || a.Consistency != nil {
+				return Receipt{}, fmt.Errorf("receipt: anchors[%d] (%s): kind, account and consistency are version 3 fields", i, a.Chain)
+			}
+			if r.Version == VersionSalted && a.Network == "" {
 				return Receipt{}, fmt.Errorf("receipt: anchors[%d] (%s): no network", i, a.Chain)
 			}
 		}
-	} else if r.Salt != "" {
-		return Receipt{}, fmt.Errorf("receipt: a version 1 receipt has no salt")
+		return r, nil
+	}
+	if err := r.Log.check(); err != nil {
+		return Receipt{}, fmt.Errorf("receipt: log: %w", err)
+	}
+	for i := range r.Anchors {
+		if err := r.Anchors[i].checkV3(); err != nil {
+			return Receipt{}, fmt.Errorf("receipt: anchors[%d] (%s): %w", i, r.Anchors[i].Chain, err)
+		}
 	}
 	return r, nil
 }
 
-// Leaf is the tree leaf the receipt's evidence was anchored as: salt ‖
-// digest in version 2, the bare digest in version 1. Its leaf hash is
-// SHA-256(0x00 ‖ Leaf).
+func (l *Log) check() error {
+	switch {
+	case l == nil:
+		return fmt.Errorf("a version 3 receipt needs one")
+	case l.Checkpoint == "":
+		return fmt.Errorf("no checkpoint")
+	}
+	if err := evlog.CheckOrigin(l.Origin); err != nil {
+		return err
+	}
+	if l.Key != "" {
+		if _, err := evlog.ParseKey(l.Key); err != nil {
+			return err
+		}
+	}
+	if _, err := decodeHashes(l.Inclusion); err != nil {
+		return fmt.Errorf("inclusion: %w", err)
+	}
+	return nil
+}
+
+// checkV3 validates a version 3 anchor's shape, reading a missing kind as
+// a checkpoint anchor.
+func (a *Anchor) checkV3() error {
+	if a.Kind == "" {
+		a.Kind = AnchorCheckpoint
+	}
+	if a.Network == "" {
+		return fmt.Errorf("no network")
+	}
+	if _, err := decodeHash(a.Root); err != nil {
+		return fmt.Errorf("root: %w", err)
+	}
+	switch a.Kind {
+	case AnchorBatch:
+		if a.Consistency != nil {
+			return fmt.Errorf("a batch anchor has no consistency proof")
+		}
+		return nil
+	case AnchorCheckpoint:
+		if a.TreeSize <= 0 {
+			return fmt.Errorf("tree_size %d: an anchored checkpoint holds at least one entry", a.TreeSize)
+		}
+		if a.LeafIndex != 0 || a.Path != nil {
+			return fmt.Errorf("a checkpoint anchor has no leaf_index or path (the log's inclusion proof is the receipt's)")
+		}
+		if _, err := decodeHashes(a.Consistency); err != nil {
+			return fmt.Errorf("consistency: %w", err)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown kind %q (want %q or %q)", a.Kind, AnchorCheckpoint, AnchorBatch)
+}
+
+// Leaf is the batch tree leaf the receipt's evidence was anchored as (by
+// every anchor of versions 1 and 2, and by a version 3 batch anchor): salt ‖
+// digest, or the bare digest in version 1. Its leaf hash is SHA-256(0x00 ‖
+// Leaf).
 func (r Receipt) Leaf() ([]byte, error) {
 	digest, err := decodeHash(r.Digest)
 	if err != nil {
@@ -120,9 +271,13 @@ func (r Receipt) salt() ([]byte, error) {
 	return b, nil
 }
 
-// CheckProof recomputes the anchor's root from the receipt's leaf and path
-// and compares it with the anchor's root. It checks nothing on chain.
+// CheckProof recomputes a batch anchor's root from the receipt's leaf and
+// the anchor's path and compares it with the anchor's root. It checks
+// nothing on chain.
 func (r Receipt) CheckProof(a Anchor) error {
+	if a.Kind == AnchorCheckpoint {
+		return fmt.Errorf("proof: a checkpoint anchor is proved by the log's inclusion proof and its consistency proof")
+	}
 	leaf, err := r.Leaf()
 	if err != nil {
 		return err
@@ -131,14 +286,76 @@ func (r Receipt) CheckProof(a Anchor) error {
 	if err != nil {
 		return fmt.Errorf("root: %w", err)
 	}
-	path := make([]merkle.Hash, len(a.Path))
-	for i, p := range a.Path {
-		if path[i], err = decodeHash(p); err != nil {
-			return fmt.Errorf("path[%d]: %w", i, err)
-		}
+	path, err := decodeHashes(a.Path)
+	if err != nil {
+		return fmt.Errorf("path: %w", err)
 	}
 	if err := merkle.Verify(leaf, a.LeafIndex, a.TreeSize, path, root); err != nil {
 		return fmt.Errorf("proof: %w", err)
+	}
+	return nil
+}
+
+// Entry is the receipt's evidence log entry, evlog.EntryOf(salt, digest).
+func (r Receipt) Entry() ([32]byte, error) {
+	digest, err := decodeHash(r.Digest)
+	if err != nil {
+		return [32]byte{}, fmt.Errorf("digest: %w", err)
+	}
+	salt, err := r.salt()
+	if err != nil {
+		return [32]byte{}, fmt.Errorf("salt: %w", err)
+	}
+	return evlog.EntryOf(salt, digest), nil
+}
+
+// CheckInclusion checks that the receipt's entry sits at its log index in
+// the tree of checkpoint c (which the caller has opened with the log's key):
+// the inclusion proof recomputes c's root. It checks nothing on chain.
+func (r Receipt) CheckInclusion(c evlog.Checkpoint) error {
+	if r.Log == nil {
+		return fmt.Errorf("inclusion: a version %d receipt has no log", r.Version)
+	}
+	if r.Log.Index >= c.Size {
+		return fmt.Errorf("inclusion: index %d is not in a checkpoint of size %d", r.Log.Index, c.Size)
+	}
+	entry, err := r.Entry()
+	if err != nil {
+		return err
+	}
+	path, err := decodeHashes(r.Log.Inclusion)
+	if err != nil {
+		return fmt.Errorf("inclusion: %w", err)
+	}
+	if c.Size > 1<<62 {
+		return fmt.Errorf("inclusion: checkpoint size %d is beyond any log", c.Size)
+	}
+	if err := merkle.Verify(entry[:], int(r.Log.Index), int(c.Size), path, c.Root); err != nil {
+		return fmt.Errorf("inclusion: %w", err)
+	}
+	return nil
+}
+
+// CheckConsistency checks that checkpoint c (the receipt's, opened with the
+// log's key) extends the checkpoint the anchor committed to: the anchor's
+// consistency proof leads from its TreeSize and Root to c's size and root.
+func (a Anchor) CheckConsistency(c evlog.Checkpoint) error {
+	if a.Kind != AnchorCheckpoint {
+		return fmt.Errorf("consistency: a %s anchor committed to no checkpoint", a.Kind)
+	}
+	if a.TreeSize <= 0 {
+		return fmt.Errorf("consistency: tree_size %d", a.TreeSize)
+	}
+	root, err := decodeHash(a.Root)
+	if err != nil {
+		return fmt.Errorf("consistency: root: %w", err)
+	}
+	proof, err := decodeHashes(a.Consistency)
+	if err != nil {
+		return fmt.Errorf("consistency: %w", err)
+	}
+	if err := merkle.VerifyConsistency(uint64(a.TreeSize), c.Size, root, c.Root, proof); err != nil {
+		return fmt.Errorf("consistency: from size %d to %d: %w", a.TreeSize, c.Size, err)
 	}
 	return nil
 }
@@ -147,12 +364,27 @@ func (r Receipt) CheckProof(a Anchor) error {
 func (a Anchor) RootBytes() ([32]byte, error) { return decodeHash(a.Root) }
 
 // HexPath encodes an audit path.
-func HexPath(path [][32]byte) []string {
-	out := make([]string, len(path))
-	for i, h := range path {
+func HexPath(path [][32]byte) []string { return HexHashes(path) }
+
+// HexHashes encodes hashes in hex (merkle.Hash or [32]byte).
+func HexHashes[H ~[32]byte](hashes []H) []string {
+	out := make([]string, len(hashes))
+	for i, h := range hashes {
 		out[i] = hex.EncodeToString(h[:])
 	}
 	return out
+}
+
+func decodeHashes(hexes []string) ([]merkle.Hash, error) {
+	out := make([]merkle.Hash, len(hexes))
+	for i, s := range hexes {
+		h, err := decodeHash(s)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", i, err)
+		}
+		out[i] = h
+	}
+	return out, nil
 }
 
 func decodeHash(s string) (merkle.Hash, error) {

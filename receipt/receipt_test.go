@@ -39,7 +39,7 @@ func build(t testing.TB, version int) Receipt {
 	root := tree.Root()
 	r := Receipt{Version: version, EvidenceID: "ev_1", Digest: hex.EncodeToString(digests[4][:]), Tree: TreeRFC6962,
 		Anchors: []Anchor{{Chain: "etherlink", LeafIndex: 4, TreeSize: 6, Path: HexPath(path), Root: hex.EncodeToString(root[:]), TxRef: "0x1"}}}
-	if version == Version {
+	if version == VersionSalted {
 		r.Salt = hex.EncodeToString(bytes.Repeat([]byte{5}, SaltSize))
 		r.Anchors[0].Network, r.Anchors[0].BlockHash, r.Anchors[0].Finality = "eip155:42793", "0xb1", "finalized"
 	}
@@ -47,13 +47,13 @@ func build(t testing.TB, version int) Receipt {
 }
 
 func sample(t testing.TB) []byte {
-	b, err := json.Marshal(build(t, Version))
+	b, err := json.Marshal(build(t, VersionSalted))
 	require.NoError(t, err)
 	return b
 }
 
 func TestAGenuineReceiptOfEitherVersionParsesAndItsProofHolds(t *testing.T) {
-	for _, v := range []int{VersionUnsalted, Version} {
+	for _, v := range []int{VersionUnsalted, VersionSalted} {
 		b, err := json.Marshal(build(t, v))
 		require.NoError(t, err)
 		r, err := Parse(b)
@@ -63,17 +63,17 @@ func TestAGenuineReceiptOfEitherVersionParsesAndItsProofHolds(t *testing.T) {
 }
 
 func TestTheSaltIsPartOfTheLeaf(t *testing.T) {
-	r := build(t, Version)
+	r := build(t, VersionSalted)
 	r.Salt = hex.EncodeToString(bytes.Repeat([]byte{6}, SaltSize))
 	assert.Error(t, r.CheckProof(r.Anchors[0]), "another salt is another leaf")
 
-	r = build(t, Version)
+	r = build(t, VersionSalted)
 	r.Version = VersionUnsalted
 	assert.Error(t, r.CheckProof(r.Anchors[0]), "a salted leaf read as a bare digest")
 }
 
 func TestAVersionTwoPathRevealsNoOtherDigestsLeafHash(t *testing.T) {
-	r := build(t, Version)
+	r := build(t, VersionSalted)
 	for i := 0; i < 6; i++ {
 		d := sha256.Sum256([]byte(fmt.Sprint(i)))
 		bare := merkle.LeafHash(d[:])
@@ -88,9 +88,9 @@ func TestAVersionTwoPathRevealsNoOtherDigestsLeafHash(t *testing.T) {
 }
 
 func TestParseRefusesWhatIsNotAReceipt(t *testing.T) {
-	noNetwork := build(t, Version)
+	noNetwork := build(t, VersionSalted)
 	noNetwork.Anchors[0].Network = ""
-	shortSalt := build(t, Version)
+	shortSalt := build(t, VersionSalted)
 	shortSalt.Salt = "0102"
 	saltedV1 := build(t, VersionUnsalted)
 	saltedV1.Salt = hex.EncodeToString(make([]byte, SaltSize))
