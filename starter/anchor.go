@@ -336,11 +336,6 @@ func view(ev store.Evidence) evidenceView {
 	for _, a := range ev.Anchors {
 		v.Anchors = append(v.Anchors, anchorView{Chain: a.Chain, Status: a.Status, BatchID: a.BatchID, TxRef: a.TxRef, Block: a.Block})
 	}
-	if ev.Status == store.StatusConfirmed {
-		r := receiptOf(ev)
-		v.Receipt = &r
-		v.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"
-	}
 	return v
 }
 
@@ -351,28 +346,6 @@ func listView(ev store.Evidence) evidenceView {
 	v := view(ev)
 	v.Salt, v.Receipt = "", nil
 	return v
-}
-
-// receiptOf is a confirmed evidence's receipt: version 2, or version 1 for
-// evidence taken in before salts (its leaf is the bare digest).
-func receiptOf(ev store.Evidence) receipt.Receipt {
-	r := receipt.Receipt{Version: receipt.Version, EvidenceID: ev.ID, Digest: hex.EncodeToString(ev.Digest[:]), Tree: receipt.TreeRFC6962}
-	if len(ev.Salt) == 0 {
-		r.Version = receipt.VersionUnsalted
-	} else {
-		r.Salt = hex.EncodeToString(ev.Salt)
-	}
-	for _, a := range ev.Anchors {
-		ra := receipt.Anchor{
-			Chain: a.Chain, LeafIndex: a.LeafIndex, TreeSize: a.TreeSize, Path: receipt.HexPath(a.Path),
-			Root: hex.EncodeToString(a.Root[:]), TxRef: a.TxRef, Block: a.Block, BlockTime: a.BlockTime,
-		}
-		if r.Version == receipt.Version {
-			ra.Network, ra.BlockHash, ra.Finality = a.Network, a.BlockHash, a.Finality
-		}
-		r.Anchors = append(r.Anchors, ra)
-	}
-	return r
 }
 
 func (a *API) postEvidence(w http.ResponseWriter, r *http.Request) {
@@ -405,8 +378,12 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 		case err == nil && !sameRequest(prev, ne):
 			return fail(keyConflict(prev))
 		case err == nil:
+			v := view(prev)
+			if err := a.withReceipt(r.Context(), &v, prev); err != nil {
+				return fail(a.internal("build the receipt", err))
+			}
 			w.Header().Set("Location", "/v1/evidence/"+prev.ID)
-			writeJSON(w, http.StatusOK, view(prev))
+			writeJSON(w, http.StatusOK, v)
 			return http.StatusOK
 		case !errors.Is(err, store.ErrNotFound):
 			return fail(a.internal("look up idempotency key", err))
@@ -425,8 +402,12 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 	if aerr != nil {
 		return fail(aerr)
 	}
+	v := view(ev)
+	if err := a.withReceipt(r.Context(), &v, ev); err != nil {
+		return fail(a.internal("build the receipt", err))
+	}
 	w.Header().Set("Location", "/v1/evidence/"+ev.ID)
-	writeJSON(w, status, view(ev))
+	writeJSON(w, status, v)
 	return status
 }
 
@@ -558,6 +539,10 @@ func (a *API) getEvidence(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := view(ev)
+	if err := a.withReceipt(r.Context(), &v, ev); err != nil {
+		writeError(w, a.internal("build the receipt", err))
+		return
+	}
 	for i, an := range v.Anchors {
 		if an.Status != store.StatusPending || an.BatchID != 0 {
 			continue
@@ -598,8 +583,24 @@ func (a *API) getReceipt(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_confirmed", Instance: "/v1/evidence/" + ev.ID, Message: fmt.Sprintf("evidence %s is %s; its receipt exists once it is confirmed", ev.ID, ev.Status)})
 		return
 	}
+	rc, err := ReceiptOf(r.Context(), a.Store, ev)
+	if err != nil {
+		writeError(w, a.internal("build the receipt", err))
+		return
+	}
+	if r.URL.Query().Get("format") == "tlog-proof" {
+		text, err := rc.TLogProof()
+		if err != nil {
+			writeError(w, &apiError{Status: http.StatusConflict, Code: "not_in_log", Instance: "/v1/evidence/" + ev.ID, Message: fmt.Sprintf("evidence %s: %v", ev.ID, err)})
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+ev.ID+`.tlog-proof"`)
+		_, _ = w.Write([]byte(text))
+		return
+	}
 	w.Header().Set("Content-Disposition", `attachment; filename="`+ev.ID+`.receipt.json"`)
-	writeJSON(w, http.StatusOK, receiptOf(ev))
+	writeJSON(w, http.StatusOK, rc)
 }
 
 func (a *API) retryEvidence(w http.ResponseWriter, r *http.Request) {

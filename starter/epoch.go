@@ -435,7 +435,11 @@ func (a *API) writeManifest(w http.ResponseWriter, r *http.Request, status int, 
 		}
 		m.Anchor.Status = ev.Status
 		if ev.Status == store.StatusConfirmed {
-			rc := receiptOf(ev)
+			rc, err := ReceiptOf(r.Context(), a.Store, ev)
+			if err != nil {
+				writeError(w, a.internal("build the commitment's receipt", err))
+				return
+			}
 			m.Anchor.Receipt = &rc
 			m.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"
 		}

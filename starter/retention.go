@@ -61,7 +61,7 @@ func (a *Archiver) Run(ctx context.Context) {
 func (a *Archiver) ArchiveOnce(ctx context.Context) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
-		n, err := a.Store.ArchiveConfirmed(ctx, time.Now().Add(-a.Retention), archivePerFile, a.write)
+		n, err := a.Store.ArchiveConfirmed(ctx, time.Now().Add(-a.Retention), archivePerFile, func(evs []store.Evidence) (string, error) { return a.write(ctx, evs) })
 		total += n
 		if n > 0 {
 			a.Archived.Add(float64(n))
@@ -76,10 +76,14 @@ func (a *Archiver) ArchiveOnce(ctx context.Context) (int, error) {
 
 // write stores the receipts of evs as one archive file: one JSON receipt
 // per line, as GET /v1/evidence/{id}/receipt gives it.
-func (a *Archiver) write(evs []store.Evidence) (string, error) {
+func (a *Archiver) write(ctx context.Context, evs []store.Evidence) (string, error) {
 	lines := make([][]byte, len(evs))
 	for i, ev := range evs {
-		b, err := json.Marshal(receiptOf(ev))
+		rc, err := ReceiptOf(ctx, a.Store, ev)
+		if err != nil {
+			return "", err
+		}
+		b, err := json.Marshal(rc)
 		if err != nil {
 			return "", err
 		}
