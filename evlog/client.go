@@ -50,7 +50,7 @@ type Anchor struct {
 
 // ErrNotFound is returned for a file the log does not publish (HTTP 404, or
 // no such file in the directory).
-var ErrNotFound = errors.New("evlog: not published by the log")
+var ErrNotFound = errors.New("not published by the log")
 
 // maxBody bounds what one read of the log takes in: tiles are 8,704 bytes
 // at most, and only the anchors list grows.
@@ -111,7 +111,7 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, error) {
 	if c.base == "" {
 		b, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(path)))
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+			return nil, fmt.Errorf("evlog: %s: %w", filepath.Join(c.dir, filepath.FromSlash(path)), ErrNotFound)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("evlog: read %s: %w", path, err)
@@ -129,7 +129,7 @@ func (c *Client) Get(ctx context.Context, path string) ([]byte, error) {
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, fmt.Errorf("%s: %w", path, ErrNotFound)
+		return nil, fmt.Errorf("evlog: GET %s: %w", path, ErrNotFound)
 	case resp.StatusCode != http.StatusOK:
 		// The body is the server's; only its status is reported.
 		return nil, fmt.Errorf("evlog: GET %s: %s", path, resp.Status)

@@ -48,9 +48,12 @@ type Options struct {
 	// Key is the log's pinned verifier key; nil: the key the log serves,
 	// which trusts the log for it (Report.KeyFromLog says so).
 	Key *evlog.Key
-	// Chains to read; chains keeper lists anchors on that are not here are
-	// reported as not audited (Report.Warnings).
+	// Chains to read, with their endpoints and accounts.
 	Chains []Chain
+	// DefaultRPC, when set, is the endpoint of a chain keeper lists anchors
+	// on that Chains does not name ("": none). Chains left without an
+	// endpoint are reported as not audited (Report.Warnings).
+	DefaultRPC func(chain string) string
 	// ScanBlocks bounds the EVM blocks scanned back from the head for
 	// nonces keeper's list does not account for; default DefaultScanBlocks.
 	ScanBlocks uint64
@@ -89,6 +92,7 @@ type Report struct {
 	Key         evlog.Key
 	KeyFromLog  bool           // the key was read from the log, not pinned
 	Checkpoints int            // distinct anchored checkpoints checked against the log
+	Leaves      uint64         // leaves of the latest tree rebuilt from hash tiles and entries
 	Anchors     map[string]int // checkpoint anchors read per chain
 	Findings    []Finding
 	Warnings    []string
@@ -194,9 +198,18 @@ func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report
 	for _, a := range listed {
 		byChain[a.Chain] = append(byChain[a.Chain], a)
 	}
+	chainList := slices.Clone(o.Chains)
+	for _, name := range slices.Sorted(maps.Keys(byChain)) {
+		named := slices.ContainsFunc(chainList, func(c Chain) bool { return c.Name == name })
+		if _, known := readers[name]; known && !named && o.DefaultRPC != nil {
+			if url := o.DefaultRPC(name); url != "" {
+				chainList = append(chainList, Chain{Name: name, RPC: url})
+			}
+		}
+	}
 	configured := map[string]bool{}
 	var out []Anchored
-	for _, c := range o.Chains {
+	for _, c := range chainList {
 		configured[c.Name] = true
 		newReader, ok := readers[c.Name]
 		if !ok {
@@ -240,9 +253,14 @@ func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report
 		}
 	}
 	for name, as := range byChain {
-		if !configured[name] {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d anchor(s) keeper lists were not audited (no RPC endpoint for the chain)", name, len(as)))
+		if configured[name] {
+			continue
 		}
+		why := "no RPC endpoint for the chain"
+		if _, known := readers[name]; !known {
+			why = "the audit reads " + strings.Join(slices.Sorted(maps.Keys(readers)), " and ")
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d anchor(s) keeper lists were not audited (%s)", name, len(as), why))
 	}
 	return out, nil
 }
@@ -410,16 +428,17 @@ func checkLeaves(ctx context.Context, log *evlog.Client, r *Report) error {
 			}
 		}
 	}
+	r.Leaves = size
 	tilesOK := fromTiles.root() == r.Latest.Root
 	if !tilesOK {
 		r.find(KindTiles, "", "the level-0 hash tiles do not rebuild the latest checkpoint's root (%d entries)", size)
 	}
-	if len(rewritten) > 0 {
-		what := fmt.Sprintf("entry %d", rewritten[0])
-		if len(rewritten) > 1 {
-			what = fmt.Sprintf("entries %d, … (%d in all)", rewritten[0], len(rewritten))
-		}
-		r.find(KindEntries, "", "%s in the entry bundles do(es) not hash to the tree's leaves: rewritten", what)
+	switch len(rewritten) {
+	case 0:
+	case 1:
+		r.find(KindEntries, "", "entry %d in the entry bundles does not hash to its leaf in the hash tiles: the entry was rewritten", rewritten[0])
+	default:
+		r.find(KindEntries, "", "entries %d, … (%d in all) in the entry bundles do not hash to their leaves in the hash tiles: they were rewritten", rewritten[0], len(rewritten))
 	}
 	if fromEntries.root() != r.Latest.Root && tilesOK && len(rewritten) == 0 {
 		r.find(KindEntries, "", "the entry bundles do not rebuild the latest checkpoint's root")
