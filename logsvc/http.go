@@ -187,8 +187,12 @@ func (s *Server) anchors(ctx context.Context, w http.ResponseWriter) {
 
 // AnchorOf is a stored anchor as the log lists it.
 func AnchorOf(a store.LogAnchor) evlog.Anchor {
-	return evlog.Anchor{Chain: a.Chain, Network: a.Network, Account: a.Account, TxRef: a.TxRef, Block: a.Block,
-		BlockHash: a.BlockHash, BlockTime: a.BlockTime.UTC(), Finality: a.Finality, Size: a.Size}
+	out := evlog.Anchor{Chain: a.Chain, Network: a.Network, Account: a.Account, TxRef: a.TxRef, Block: a.Block,
+		BlockHash: a.BlockHash, Finality: a.Finality, Size: a.Size}
+	if a.BlockTime.UnixMilli() != 0 { // the store's "unknown"
+		out.BlockTime = a.BlockTime.UTC()
+	}
+	return out
 }
 
 func (s *Server) tile(ctx context.Context, w http.ResponseWriter, path string) {

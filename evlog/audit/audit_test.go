@@ -175,7 +175,7 @@ func TestTheAuditReportsNoncesItCouldNotExamine(t *testing.T) {
 	r := f.audit(t, f.export(t), func(o *audit.Options) { o.ScanBlocks = 2 })
 	ks, all := kinds(r)
 	assert.Equal(t, []string{audit.KindNonce}, ks, all)
-	assert.Contains(t, all, "nonces 2 are neither")
+	assert.Contains(t, all, "nonce 2 is neither")
 }
 
 func otherSigner(t *testing.T) *evlog.Signer {

@@ -90,8 +90,12 @@ func (e *evmReader) read(ctx context.Context, account string, listed []evlog.Anc
 	}
 	out = append(out, found...)
 	if len(need) > 0 {
-		r.find(KindNonce, e.name, "%s sent %d transactions; nonces %s are neither anchors keeper lists nor in the last %d blocks, so they were not audited (raise --scan-blocks)",
-			acct.Hex(), sent, ranges(need), e.scan)
+		what := "nonce " + ranges(need) + " is"
+		if len(need) > 1 {
+			what = "nonces " + ranges(need) + " are"
+		}
+		r.find(KindNonce, e.name, "%s sent %d transactions; %s neither among the anchors keeper lists nor in the last %d blocks, so not audited (raise --scan-blocks)",
+			acct.Hex(), sent, what, e.scan)
 	}
 	return out, nil
 }
