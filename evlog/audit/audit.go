@@ -153,6 +153,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return r, err
 	}
+	if err := r.catchUp(ctx, o.Log, anchored); err != nil {
+		return r, err
+	}
 	hr := o.Log.HashReader(ctx, r.Latest.Size, r.Latest.Root)
 	checkOrder(anchored, r)
 	if err := checkAnchored(ctx, o.Log, hr, anchored, r); err != nil {
@@ -190,6 +193,38 @@ func (r *Report) openLatest(ctx context.Context, o Options) (bool, error) {
 	}
 	r.Latest = c
 	return true, nil
+}
+
+// catchUp reads the latest checkpoint again when a chain holds a bigger
+// one: a live log signs and anchors while the chains are read. The newer
+// checkpoint must extend the one read first.
+func (r *Report) catchUp(ctx context.Context, log *evlog.Client, anchored []Anchored) error {
+	behind := false
+	for _, a := range anchored {
+		behind = behind || (a.Ref.KeyHash == r.Key.Hash && a.Ref.Size > r.Latest.Size)
+	}
+	if !behind {
+		return nil
+	}
+	signed, err := log.Checkpoint(ctx)
+	if err != nil {
+		return fmt.Errorf("the log's checkpoint: %w", err)
+	}
+	c, err := r.Key.Open(signed)
+	if err != nil {
+		r.find(KindSignature, "", "the latest checkpoint, read again: %v", err)
+		return nil
+	}
+	if c.Size <= r.Latest.Size {
+		return nil
+	}
+	hr := log.HashReader(ctx, c.Size, c.Root)
+	if err := consistent(hr, r.Latest.Size, r.Latest.Root, c.Size, c.Root); err != nil {
+		r.find(KindFork, "", "the latest checkpoint (%d entries) is not consistent with the one read a moment before (%d entries): %v", c.Size, r.Latest.Size, err)
+		return nil
+	}
+	r.Latest = c
+	return nil
 }
 
 // readChains reads every account's anchors on every chain.

@@ -2,8 +2,11 @@ package audit_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/evlog/audit"
+	"github.com/keeperhq/keeper/logsvc"
 	"github.com/keeperhq/keeper/receipt"
 )
 
@@ -207,4 +211,29 @@ func indexBlankLine(b []byte) int {
 		}
 	}
 	return -1
+}
+
+func TestAnAuditOfALiveLogReadsTheCheckpointAgainWhenAChainIsAhead(t *testing.T) {
+	f := anchoredLog(t)
+	before, err := f.st.LatestCheckpoint(context.Background()) // 315 entries
+	require.NoError(t, err)
+	f.grow(t, 20)
+	f.anchor(t, "etherlink")
+	// The log answers its first reader the checkpoint it had before it
+	// grew and anchored, as if the audit had started a moment earlier.
+	var reads atomic.Int32
+	keeper := logsvc.Handler(f.st)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/log/checkpoint" && reads.Add(1) == 1 {
+			_, _ = w.Write(before.Note)
+			return
+		}
+		keeper.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	r := f.audit(t, srv.URL+"/log")
+	_, all := kinds(r)
+	assert.True(t, r.OK(), all)
+	assert.EqualValues(t, 335, r.Latest.Size)
+	assert.Equal(t, int32(2), reads.Load())
 }
