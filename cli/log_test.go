@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"io"
@@ -13,19 +14,31 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/cli"
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/logsvc"
 	"github.com/keeperhq/keeper/store"
 )
 
 // logInDataDir makes a log of n entries in the store of a data directory
-// the environment names (KEEPER_DATA_DIR), and returns its verifier key.
-func logInDataDir(t *testing.T, n int) string {
+// the environment names (KEEPER_DATA_DIR), and returns its verifier key
+// and signer.
+func logInDataDir(t *testing.T, n int) (string, *evlog.Signer) {
+	t.Helper()
+	t.Setenv("KEEPER_DATA_DIR", t.TempDir())
+	skey, vkey, err := evlog.GenerateKey("keeper.test/log")
+	require.NoError(t, err)
+	signer, err := evlog.NewSigner(skey, "keeper.test/log")
+	require.NoError(t, err)
+	growLog(t, signer, n)
+	return vkey, signer
+}
+
+// growLog adds n evidence to the data directory's log and signs a checkpoint.
+func growLog(t *testing.T, signer *evlog.Signer, n int) {
 	t.Helper()
 	ctx := context.Background()
-	dataDir := t.TempDir()
-	t.Setenv("KEEPER_DATA_DIR", dataDir)
-	st, err := store.Open(ctx, filepath.Join(dataDir, "keeper.db"))
+	st, err := store.Open(ctx, filepath.Join(os.Getenv("KEEPER_DATA_DIR"), "keeper.db"))
 	require.NoError(t, err)
 	defer st.Close()
 	nes := make([]store.NewEvidence, n)
@@ -36,18 +49,13 @@ func logInDataDir(t *testing.T, n int) string {
 	}
 	_, err = st.InsertEvidenceBatch(ctx, nes)
 	require.NoError(t, err)
-	skey, vkey, err := evlog.GenerateKey("keeper.test/log")
-	require.NoError(t, err)
-	signer, err := evlog.NewSigner(skey, "keeper.test/log")
-	require.NoError(t, err)
 	seq := &logsvc.Sequencer{Store: st, Signer: signer, Interval: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	_, err = seq.Sync(ctx)
 	require.NoError(t, err)
-	return vkey
 }
 
 func TestLogExportThenAuditOfTheDirectoryPasses(t *testing.T) {
-	vkey := logInDataDir(t, 300)
+	vkey, _ := logInDataDir(t, 300)
 	dir := filepath.Join(t.TempDir(), "mirror")
 	out, _, err := keeper(t, "log", "export", dir)
 	require.NoError(t, err)
@@ -73,7 +81,7 @@ func TestLogExportThenAuditOfTheDirectoryPasses(t *testing.T) {
 }
 
 func TestLogAuditFailsWithOneLinePerFinding(t *testing.T) {
-	vkey := logInDataDir(t, 300)
+	vkey, _ := logInDataDir(t, 300)
 	dir := t.TempDir()
 	_, _, err := keeper(t, "log", "export", dir)
 	require.NoError(t, err)
@@ -90,7 +98,7 @@ func TestLogAuditFailsWithOneLinePerFinding(t *testing.T) {
 }
 
 func TestLogCommandsRefuseBadInputWithOneLine(t *testing.T) {
-	vkey := logInDataDir(t, 3)
+	vkey, _ := logInDataDir(t, 3)
 	dir := t.TempDir()
 	for _, c := range []struct {
 		args []string
@@ -117,4 +125,39 @@ func TestLogExportOfAnEmptyLogSaysSo(t *testing.T) {
 	_, _, err := keeper(t, "log", "export", t.TempDir())
 	require.Error(t, err)
 	assert.Equal(t, "the log has no checkpoint yet: nothing to export", err.Error())
+}
+
+func TestLogExportFollowMirrorsTheLogAsItGrows(t *testing.T) {
+	_, signer := logInDataDir(t, 3)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := cli.Root(nil)
+	var out, errOut bytes.Buffer
+	root.SetArgs([]string{"log", "export", dir, "--follow", "--interval", "20ms"})
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+
+	exportedSize := func() uint64 {
+		b, err := os.ReadFile(filepath.Join(dir, "checkpoint"))
+		if err != nil {
+			return 0
+		}
+		c, err := evlog.ParseBody(string(b))
+		if err != nil {
+			return 0
+		}
+		return c.Size
+	}
+	require.Eventually(t, func() bool { return exportedSize() == 3 }, 10*time.Second, 10*time.Millisecond)
+
+	growLog(t, signer, 1) // the log grows while the mirror runs
+	require.Eventually(t, func() bool { return exportedSize() == 4 }, 10*time.Second, 10*time.Millisecond)
+
+	cancel()
+	require.NoError(t, <-done)
+	assert.Contains(t, out.String(), "exported the log of 3 entries")
+	assert.Contains(t, out.String(), "exported the log of 4 entries")
 }
