@@ -17,7 +17,7 @@ import (
 
 // A mirror may keep only the full tile once the log grew past a partial
 // one: the client cuts the partial tile it asks for from the full one.
-func TestClientCutsAPartialTileFromItsFullTile(t *testing.T) {
+func TestLogClientCutsAPartialTileFromItsFullTile(t *testing.T) {
 	dir := t.TempDir()
 	full := make([]byte, evlog.TileWidth*32)
 	for i := range full {
@@ -41,7 +41,7 @@ func TestClientCutsAPartialTileFromItsFullTile(t *testing.T) {
 	}
 }
 
-func TestClientReportsAServerErrorByItsStatusOnly(t *testing.T) {
+func TestLogClientReportsAServerErrorByItsStatusOnly(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "secret upstream detail", http.StatusBadGateway)
 	}))
@@ -55,7 +55,7 @@ func TestClientReportsAServerErrorByItsStatusOnly(t *testing.T) {
 	assert.NotContains(t, err.Error(), "secret")
 }
 
-func TestNewClientRefusesWhatIsNeitherAURLNorADirectory(t *testing.T) {
+func TestLogClientRefusesWhatIsNeitherAURLNorADirectory(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(f, nil, 0o644))
 	_, err := evlog.NewClient(f, nil)

@@ -84,7 +84,7 @@ func entryAt(t *testing.T, base string, size, i int64) []byte {
 	return b[off+2 : off+34]
 }
 
-func TestServedTilesProveInclusionAndConsistencyWithTlog(t *testing.T) {
+func TestTheLogsServedTilesProveInclusionAndConsistencyWithTlog(t *testing.T) {
 	l := newTestLog(t)
 	srv := httptest.NewServer(logsvc.Handler(l.st))
 	t.Cleanup(srv.Close)
@@ -127,7 +127,7 @@ func TestServedTilesProveInclusionAndConsistencyWithTlog(t *testing.T) {
 	assert.True(t, want[[32]byte(entryAt(t, base, tree.N, 42))])
 }
 
-func TestTilesAreServedOnlyWithinTheLatestCheckpointWithTheirCacheHeaders(t *testing.T) {
+func TestLogTilesAreServedOnlyWithinTheLatestCheckpointWithTheirCacheHeaders(t *testing.T) {
 	l := newTestLog(t)
 	srv := httptest.NewServer(logsvc.Handler(l.st))
 	t.Cleanup(srv.Close)
@@ -195,7 +195,7 @@ func TestTilesAreServedOnlyWithinTheLatestCheckpointWithTheirCacheHeaders(t *tes
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 }
 
-func TestPastCheckpointsAndAnchorsAreServedForMonitors(t *testing.T) {
+func TestTheLogServesPastCheckpointsAndAnchorsForMonitors(t *testing.T) {
 	l := newTestLog(t)
 	srv := httptest.NewServer(logsvc.Handler(l.st))
 	t.Cleanup(srv.Close)
@@ -231,7 +231,7 @@ func TestPastCheckpointsAndAnchorsAreServedForMonitors(t *testing.T) {
 	}
 }
 
-func TestTheSameTileIsServedFromTheCacheAsFromTheStore(t *testing.T) {
+func TestALogTileIsTheSameFromTheCacheAsFromTheStore(t *testing.T) {
 	l := newTestLog(t)
 	cached := httptest.NewServer(logsvc.Handler(l.st))
 	t.Cleanup(cached.Close)

@@ -250,22 +250,10 @@ func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report
 		if !ok {
 			return nil, fmt.Errorf("cannot audit chain %q: only %s", c.Name, strings.Join(slices.Sorted(maps.Keys(readers)), " and "))
 		}
-		accounts := c.Accounts
-		if len(accounts) == 0 {
-			for _, a := range byChain[c.Name] {
-				if a.Account != "" && !slices.Contains(accounts, a.Account) {
-					accounts = append(accounts, a.Account)
-				}
-			}
-		}
+		accounts := accountsOf(c, byChain[c.Name], r)
 		if len(accounts) == 0 {
 			r.Warnings = append(r.Warnings, c.Name+": keeper lists no anchor and no account was given (--account): nothing to read")
 			continue
-		}
-		for _, a := range byChain[c.Name] {
-			if !sameAccount(accounts, a.Account) {
-				r.find(KindAnchor, c.Name, "keeper lists tx %s as sent by %s, not an anchoring account (%s)", a.TxRef, a.Account, strings.Join(accounts, ", "))
-			}
 		}
 		rd, err := newReader(ctx, c, o)
 		if err != nil {
@@ -275,7 +263,7 @@ func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report
 		for _, acct := range accounts {
 			var mine []evlog.Anchor
 			for _, a := range byChain[c.Name] {
-				if strings.EqualFold(a.Account, acct) {
+				if sameAddress(a.Account, acct) {
 					mine = append(mine, a)
 				}
 			}
@@ -300,8 +288,34 @@ func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report
 	return out, nil
 }
 
-func sameAccount(accounts []string, a string) bool {
-	return slices.ContainsFunc(accounts, func(x string) bool { return strings.EqualFold(x, a) })
+// accountsOf is the chain's anchoring accounts: the ones given, else the
+// ones keeper lists. An anchor keeper lists from another account than the
+// ones given is a finding.
+func accountsOf(c Chain, listed []evlog.Anchor, r *Report) []string {
+	if len(c.Accounts) == 0 {
+		var out []string
+		for _, a := range listed {
+			if a.Account != "" && !slices.Contains(out, a.Account) {
+				out = append(out, a.Account)
+			}
+		}
+		return out
+	}
+	for _, a := range listed {
+		if !slices.ContainsFunc(c.Accounts, func(x string) bool { return sameAddress(x, a.Account) }) {
+			r.find(KindAnchor, c.Name, "keeper lists tx %s as sent by %s, not an anchoring account (%s)", a.TxRef, a.Account, strings.Join(c.Accounts, ", "))
+		}
+	}
+	return c.Accounts
+}
+
+// sameAddress compares accounts: EVM addresses in any letter case, others
+// (Solana's base58) exactly.
+func sameAddress(a, b string) bool {
+	if strings.HasPrefix(a, "0x") || strings.HasPrefix(a, "0X") {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
 }
 
 // checkOrder finds, on each chain, a checkpoint anchored after a bigger

@@ -12,10 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/evlog/audit"
 	"github.com/keeperhq/keeper/logsvc"
 	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/store"
 )
 
 // anchoredLog is a log of 315 entries whose checkpoints of 5 and 305
@@ -236,4 +238,41 @@ func TestAnAuditOfALiveLogReadsTheCheckpointAgainWhenAChainIsAhead(t *testing.T)
 	assert.True(t, r.OK(), all)
 	assert.EqualValues(t, 335, r.Latest.Size)
 	assert.Equal(t, int32(2), reads.Load())
+}
+
+func TestTheAuditCatchesAnAnchorKeeperListsThatAnotherAccountSent(t *testing.T) {
+	f := anchoredLog(t)
+	ctx := context.Background()
+	cp, err := f.st.LatestCheckpoint(ctx)
+	require.NoError(t, err)
+	// Someone else's account posts the log's checkpoint, and keeper's list
+	// names that transaction as its own anchor.
+	other := newFixture(t)
+	ref := receipt.CheckpointRef{KeyHash: f.signer.Key().Hash, Size: cp.Size, Root: cp.Root}
+	for _, chain := range bothChains {
+		tx := other.sendUnlisted(t, chain, ref)
+		b, ok, err := f.st.FormBatch(ctx, chain, 100_000)
+		require.NoError(t, err)
+		require.True(t, ok)
+		_, err = f.st.BatchCheckpoint(ctx, b.ID, cp.Size)
+		require.NoError(t, err)
+		require.NoError(t, f.st.MarkSubmitted(ctx, b.ID, cp.Root, tx))
+		require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: tx, Block: 1, Account: chains.AccountOf(f.chains[chain])}))
+	}
+	r := f.audit(t, f.serve(t))
+	ks, all := kinds(r)
+	assert.Equal(t, []string{audit.KindAnchor, audit.KindAnchor}, ks, all)
+	assert.Contains(t, all, "etherlink: keeper lists tx")
+	assert.Contains(t, all, "which was not sent by the anchoring account")
+	assert.Contains(t, all, "solana: keeper lists tx")
+	assert.Contains(t, all, "which was not paid by the anchoring account")
+
+	t.Run("or an account other than the one pinned", func(t *testing.T) {
+		r := f.audit(t, f.serve(t), func(o *audit.Options) {
+			o.Chains[0].Accounts = []string{chains.AccountOf(other.chains["etherlink"])}
+		})
+		ks, all := kinds(r)
+		assert.Contains(t, all, "not an anchoring account")
+		assert.NotContains(t, ks, audit.KindOrder, all)
+	})
 }
