@@ -342,7 +342,12 @@ func askAll(ctx context.Context, lookup Lookup, urls []string, ref string) []ans
 		if len(urls) > 1 {
 			out[i].name = fmt.Sprintf("endpoint %d (%s)", i+1, out[i].name)
 		}
-		wg.Go(func() { out[i].tx, out[i].err = lookup(ctx, u, ref) })
+		wg.Go(func() {
+			out[i].tx, out[i].err = lookup(ctx, u, ref)
+			if p := &out[i].tx.Payload; p.Checkpoint == nil && p.Root == ([32]byte{}) {
+				p.Root = out[i].tx.Root // a Lookup that fills only Root, as before payloads
+			}
+		})
 	}
 	wg.Wait()
 	return out
