@@ -1,6 +1,7 @@
 package receipttest
 
 import (
+	"crypto/ecdsa"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -31,8 +32,9 @@ type World struct {
 	// another node of the EVM chain, on a fork.
 	EVMURL, ForkURL, SolanaURL string
 	// Keeper and Intruder are EVM accounts: the one that anchored and
-	// another, funded.
+	// another, funded. KeeperKey is Keeper's key, to anchor more.
 	Keeper, Intruder common.Address
+	KeeperKey        *ecdsa.PrivateKey
 	// Transactions a forged receipt could name instead of the genuine ones:
 	// the same payloads sent by other accounts (EVM, Solana), and a payload
 	// naming another log key sent by keeper's account.
@@ -77,7 +79,7 @@ func NewWorld(t testing.TB) *World {
 	w.EVMURL = evm.URL()
 	keeperKey, err := crypto.LoadECDSA(evm.KeyFile())
 	require.NoError(t, err)
-	w.Keeper = crypto.PubkeyToAddress(keeperKey.PublicKey)
+	w.Keeper, w.KeeperKey = crypto.PubkeyToAddress(keeperKey.PublicKey), keeperKey
 
 	sol, err := devnet.Start(ctx, devnet.Options{SlotTime: 20 * time.Millisecond})
 	require.NoError(t, err)
