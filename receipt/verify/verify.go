@@ -183,100 +183,25 @@ func checkLog(r receipt.Receipt, o Options) (logView, string, error) {
 
 func shortKey(k evlog.Key) string { return fmt.Sprintf("%s+%08x", k.Name, k.Hash) }
 
-// Anchor checks one anchor of r.
+// Anchor checks one anchor of r: what the receipt proves by itself, then
+// what the chain's endpoints say.
 func Anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options) Result {
 	res := Result{Chain: a.Chain, Network: a.Network}
-	fail := func(check, format string, args ...any) Result {
-		res.Check, res.Reason = check, fmt.Sprintf(format, args...)
+	lv, f := offChain(r, a, o)
+	res.Warning = lv.warning
+	var answers []answer
+	if f == nil {
+		answers, f = ask(ctx, a, o)
+	}
+	if f == nil {
+		f = judge(a, answers, lv)
+	}
+	if f != nil {
+		res.Check, res.Reason = f.check, f.reason
 		return res
 	}
-	var lv logView
-	switch {
-	case r.Version == receipt.Version && r.Log == nil:
-		return fail(CheckCheckpoint, "a version 3 receipt without its log part")
-	case r.Version == receipt.Version:
-		var check string
-		var err error
-		lv, check, err = checkLog(r, o)
-		res.Warning = lv.warning
-		if err != nil {
-			return fail(check, "%v", err)
-		}
-	}
-	if a.Kind == receipt.AnchorCheckpoint {
-		if uint64(a.TreeSize) <= r.Log.Index {
-			return fail(CheckSize, "the anchored checkpoint has %d entries; the evidence is entry %d", a.TreeSize, r.Log.Index)
-		}
-		if err := a.CheckConsistency(lv.head); err != nil {
-			return fail(CheckConsistency, "%v (the receipt's checkpoint does not extend the anchored one)", err)
-		}
-	} else if err := r.CheckProof(a); err != nil {
-		return fail(CheckProof, "%v (digest, leaf index, path and root do not fit together)", err)
-	}
-	lookups := o.Lookups
-	if lookups == nil {
-		lookups = Lookups
-	}
-	lookup, ok := lookups[a.Chain]
-	if !ok {
-		if a.Chain == "stub" {
-			return fail(CheckChain, "stub anchors live only inside the keeper process that made them; there is no chain to check")
-		}
-		return fail(CheckChain, "this verifier does not know chain %q", a.Chain)
-	}
-	urls := o.endpoints(a.Chain)
-	if len(urls) == 0 {
-		return fail(CheckChain, "no RPC endpoint given for %s", a.Chain)
-	}
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	answers := askAll(ctx, lookup, urls, a.TxRef)
-	for _, an := range answers {
-		got, err, url := an.tx, an.err, an.name // for messages: providers put API keys in URLs
-		switch {
-		case err != nil && got.Network == "":
-			return fail(CheckTransaction, "could not read %s from %s: %v", a.TxRef, url, err)
-		case a.Network != "" && got.Network != a.Network:
-			return fail(CheckNetwork, "the node at %s is on %s, the anchor is on %s", url, got.Network, a.Network)
-		case err != nil:
-			return fail(CheckTransaction, "could not read %s from %s: %v", a.TxRef, url, err)
-		}
-	}
-	if check, why := disagreement(answers); check != "" {
-		return fail(check, "%s", why)
-	}
-	got, url := answers[0].tx, answers[0].name
-	if !got.Found {
-		return fail(CheckTransaction, "%s is not on %s (asked %s)", a.TxRef, got.Network, url)
-	}
-	if why := payloadMismatch(a, got.Payload, lv); why != "" {
-		return fail(CheckPayload, "transaction %s %s", a.TxRef, why)
-	}
-	switch {
-	case a.Account != "" && !sameAccount(got.Sender, a.Account):
-		return fail(CheckAccount, "transaction %s was sent by %s, the receipt's anchoring account is %s", a.TxRef, got.Sender, a.Account)
-	case a.Account == "" && a.Kind == receipt.AnchorCheckpoint:
-		return fail(CheckAccount, "the anchor names no account: anyone could have sent transaction %s", a.TxRef)
-	case !got.Succeeded:
-		return fail(CheckStatus, "transaction %s failed on chain: %s", a.TxRef, got.Detail)
-	}
-	for _, an := range answers {
-		if !an.tx.Final {
-			return fail(CheckFinality, "transaction %s is included (block %d) but not final yet at %s: %s", a.TxRef, an.tx.Block, an.name, an.tx.Detail)
-		}
-	}
-	switch {
-	case a.Block != 0 && got.Block != a.Block:
-		return fail(CheckBlock, "transaction %s is in block %d, the receipt says %d", a.TxRef, got.Block, a.Block)
-	case a.BlockHash != "" && got.BlockHash != a.BlockHash:
-		return fail(CheckBlock, "block %d's hash is %s, the receipt says %s", got.Block, got.BlockHash, a.BlockHash)
-	}
-	res.OK = true
-	res.Network = got.Network
+	got := answers[0].tx
+	res.OK, res.Network = true, got.Network
 	agree := ""
 	if len(answers) > 1 {
 		agree = fmt.Sprintf(" (%d endpoints agree)", len(answers))
@@ -288,6 +213,116 @@ func Anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options)
 		res.Detail = fmt.Sprintf("%s tx %s, block %d, final; root %s… holds leaf %d of %d%s", got.Network, a.TxRef, got.Block, a.Root[:16], a.LeafIndex, a.TreeSize, agree)
 	}
 	return res
+}
+
+// failure is a failed check and why.
+type failure struct{ check, reason string }
+
+func failed(check, format string, args ...any) *failure {
+	return &failure{check: check, reason: fmt.Sprintf(format, args...)}
+}
+
+// offChain makes the checks that need no chain: a version 3 receipt's log
+// checks, then the anchor's consistency with its checkpoint (or a batch
+// anchor's proof).
+func offChain(r receipt.Receipt, a receipt.Anchor, o Options) (logView, *failure) {
+	var lv logView
+	if r.Version == receipt.Version {
+		if r.Log == nil {
+			return lv, failed(CheckCheckpoint, "a version 3 receipt without its log part")
+		}
+		var check string
+		var err error
+		if lv, check, err = checkLog(r, o); err != nil {
+			return lv, failed(check, "%v", err)
+		}
+	}
+	if a.Kind != receipt.AnchorCheckpoint {
+		if err := r.CheckProof(a); err != nil {
+			return lv, failed(CheckProof, "%v (digest, leaf index, path and root do not fit together)", err)
+		}
+		return lv, nil
+	}
+	if uint64(a.TreeSize) <= r.Log.Index {
+		return lv, failed(CheckSize, "the anchored checkpoint has %d entries; the evidence is entry %d", a.TreeSize, r.Log.Index)
+	}
+	if err := a.CheckConsistency(lv.head); err != nil {
+		return lv, failed(CheckConsistency, "%v (the receipt's checkpoint does not extend the anchored one)", err)
+	}
+	return lv, nil
+}
+
+// ask asks every endpoint of the anchor's chain about its transaction. Each
+// must answer, from the anchor's network, and all must agree.
+func ask(ctx context.Context, a receipt.Anchor, o Options) ([]answer, *failure) {
+	lookups := o.Lookups
+	if lookups == nil {
+		lookups = Lookups
+	}
+	lookup, ok := lookups[a.Chain]
+	if !ok {
+		if a.Chain == "stub" {
+			return nil, failed(CheckChain, "stub anchors live only inside the keeper process that made them; there is no chain to check")
+		}
+		return nil, failed(CheckChain, "this verifier does not know chain %q", a.Chain)
+	}
+	urls := o.endpoints(a.Chain)
+	if len(urls) == 0 {
+		return nil, failed(CheckChain, "no RPC endpoint given for %s", a.Chain)
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	answers := askAll(ctx, lookup, urls, a.TxRef)
+	for _, an := range answers {
+		got, err, name := an.tx, an.err, an.name // the name, not the URL: providers put API keys in URLs
+		switch {
+		case err != nil && got.Network == "":
+			return nil, failed(CheckTransaction, "could not read %s from %s: %v", a.TxRef, name, err)
+		case a.Network != "" && got.Network != a.Network:
+			return nil, failed(CheckNetwork, "the node at %s is on %s, the anchor is on %s", name, got.Network, a.Network)
+		case err != nil:
+			return nil, failed(CheckTransaction, "could not read %s from %s: %v", a.TxRef, name, err)
+		}
+	}
+	if check, why := disagreement(answers); check != "" {
+		return nil, failed(check, "%s", why)
+	}
+	return answers, nil
+}
+
+// judge checks the endpoints' (agreeing) answers against the anchor.
+func judge(a receipt.Anchor, answers []answer, lv logView) *failure {
+	got := answers[0].tx
+	if !got.Found {
+		return failed(CheckTransaction, "%s is not on %s (asked %s)", a.TxRef, got.Network, answers[0].name)
+	}
+	if why := payloadMismatch(a, got.Payload, lv); why != "" {
+		return failed(CheckPayload, "transaction %s %s", a.TxRef, why)
+	}
+	switch {
+	case a.Account != "" && !sameAccount(got.Sender, a.Account):
+		return failed(CheckAccount, "transaction %s was sent by %s, the receipt's anchoring account is %s", a.TxRef, got.Sender, a.Account)
+	case a.Account == "" && a.Kind == receipt.AnchorCheckpoint:
+		return failed(CheckAccount, "the anchor names no account: anyone could have sent transaction %s", a.TxRef)
+	case !got.Succeeded:
+		return failed(CheckStatus, "transaction %s failed on chain: %s", a.TxRef, got.Detail)
+	}
+	for _, an := range answers {
+		if !an.tx.Final {
+			return failed(CheckFinality, "transaction %s is included (block %d) but not final yet at %s: %s", a.TxRef, an.tx.Block, an.name, an.tx.Detail)
+		}
+	}
+	switch {
+	case a.Block != 0 && got.Block != a.Block:
+		return failed(CheckBlock, "transaction %s is in block %d, the receipt says %d", a.TxRef, got.Block, a.Block)
+	case a.BlockHash != "" && got.BlockHash != a.BlockHash:
+		return failed(CheckBlock, "block %d's hash is %s, the receipt says %s", got.Block, got.BlockHash, a.BlockHash)
+	}
+	return nil
 }
 
 // payloadMismatch says how the payload differs from what the anchor
