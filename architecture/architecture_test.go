@@ -85,6 +85,12 @@ var rules = []rule{
 		transitive: true,
 	},
 	{
+		name:       "the evidence log's formats and monitor link nothing of keeper's server: verifiers and monitors import them",
+		from:       []string{"evlog/..."},
+		to:         append([]string{"retry/...", "outbound/..."}, server...),
+		transitive: true,
+	},
+	{
 		name:       "the Go client links nothing of keeper's server, only the receipt format: other programs import it",
 		from:       []string{"client/..."},
 		to:         server,

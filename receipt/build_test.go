@@ -17,7 +17,7 @@ import (
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/receipt/receipttest"
+	"github.com/keeperhq/keeper/dev/receipttest"
 )
 
 const origin = "keeper.example.org/log"

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/receipt/receipttest"
+	"github.com/keeperhq/keeper/dev/receipttest"
 	"github.com/keeperhq/keeper/receipt/verify"
 )
 

@@ -19,7 +19,7 @@ import (
 
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/receipt/receipttest"
+	"github.com/keeperhq/keeper/dev/receipttest"
 	"github.com/keeperhq/keeper/receipt/webpage"
 )
 
