@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/keeperhq/keeper/dev/receipttest"
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/dev/receipttest"
 )
 
 const origin = "keeper.example.org/log"
