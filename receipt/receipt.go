@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/keeperhq/keeper/evlog"
@@ -271,12 +272,28 @@ func (r Receipt) salt() ([]byte, error) {
 	return b, nil
 }
 
-// CheckProof recomputes a batch anchor's root from the receipt's leaf and
-// the anchor's path and compares it with the anchor's root. It checks
-// nothing on chain.
+// CheckProof checks an anchor's proofs offline: for a batch anchor, that
+// the receipt's leaf and the anchor's path give the anchor's root; for a
+// checkpoint anchor, that the anchored tree holds the entry's index, that
+// the inclusion proof gives the receipt checkpoint's root and that the
+// anchored tree is consistent with it. It checks neither the checkpoint's
+// signature (that needs the log's key) nor anything on chain.
 func (r Receipt) CheckProof(a Anchor) error {
 	if a.Kind == AnchorCheckpoint {
-		return fmt.Errorf("proof: a checkpoint anchor is proved by the log's inclusion proof and its consistency proof")
+		if r.Log == nil {
+			return fmt.Errorf("proof: a checkpoint anchor in a receipt with no log")
+		}
+		c, err := CheckpointBody(r.Log.Checkpoint)
+		if err != nil {
+			return fmt.Errorf("proof: %w", err)
+		}
+		if uint64(a.TreeSize) <= r.Log.Index {
+			return fmt.Errorf("proof: the anchored tree of %d entries does not hold index %d", a.TreeSize, r.Log.Index)
+		}
+		if err := r.CheckInclusion(c); err != nil {
+			return err
+		}
+		return a.CheckConsistency(c)
 	}
 	leaf, err := r.Leaf()
 	if err != nil {
@@ -294,6 +311,16 @@ func (r Receipt) CheckProof(a Anchor) error {
 		return fmt.Errorf("proof: %w", err)
 	}
 	return nil
+}
+
+// CheckpointBody reads a signed checkpoint's body without checking its
+// signature: the text before the blank line that ends it.
+func CheckpointBody(signed string) (evlog.Checkpoint, error) {
+	body, _, ok := strings.Cut(signed, "\n\n")
+	if !ok {
+		return evlog.Checkpoint{}, fmt.Errorf("checkpoint: not a signed note")
+	}
+	return evlog.ParseBody(body + "\n")
 }
 
 // Entry is the receipt's evidence log entry, evlog.EntryOf(salt, digest).
