@@ -98,7 +98,7 @@ func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
 		ev, err := st.GetEvidence(context.Background(), id)
 		require.NoError(t, err)
 		r := receiptFor(t, node.APIAddr(), ev.ID)
-		assert.Equal(t, receipt.Version, r.Version)
+		assert.Equal(t, receipt.Version, r.Version, "anchors of log checkpoints: version 3")
 		networks := map[string]string{}
 		for _, a := range r.Anchors {
 			networks[a.Chain] = a.Network

@@ -22,7 +22,7 @@ import (
 func TestRecordedHistoriesReplay(t *testing.T) {
 	files, err := filepath.Glob("testdata/histories/*.json")
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(files), 37, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch on each revision of AnchorBatch, a completed and a quarantined epoch and one quarantined by its intents, "+
+	require.GreaterOrEqual(t, len(files), 41, "the corpus holds a confirmed, a retried, a resubmitted and a dead-lettered batch on each revision of AnchorBatch (and on revision 2 with the evidence log), a completed and a quarantined epoch and one quarantined by its intents, "+
 		"the WalletSync and Backfill of a completed, an abandoned and a re-added wallet from before and after WalletSync finished while a network waits, "+
 		"and of a retried wallet and a wallet on two networks one of which retried, and webhook deliveries before and after the receiver signals (delivered after retries, failed, and a 410 gone)")
 	for _, f := range files {

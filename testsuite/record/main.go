@@ -61,8 +61,11 @@ type scenario struct {
 // revision existed, and files 15–18 on revision 1: batches a keeper of that
 // time started still replay on them, so they are kept as recorded and never
 // written again. On revision 2 the retried submit fails both its local
-// attempts and succeeds as an activity.
-const anchorFirst = 34
+// attempts and succeeds as an activity. Files 34–37 hold revision 2 before
+// the evidence log; since it, files 38–41 (the workflow is the same, its
+// batches commit to log checkpoints: SubmitAnchor's result carries a
+// checkpoint's root).
+const anchorFirst = 38
 
 var scenarios = []scenario{
 	{"anchor_batch_confirmed", func(*stub.Chain) {}},
@@ -141,7 +144,7 @@ func recordAnchors(ctx context.Context, node *app.Node, chain *stub.Chain, outDi
 		if err := waitClosed(ctx, node.Client, wid); err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
-		name := strings.Replace(sc.name, "anchor_batch", fmt.Sprintf("anchor_batch_revision_%d", workflows.AnchorRevision), 1)
+		name := strings.Replace(sc.name, "anchor_batch", fmt.Sprintf("anchor_batch_revision_%d_log", workflows.AnchorRevision), 1)
 		path := filepath.Join(outDir, fmt.Sprintf("%02d_%s.json", anchorFirst+i, name))
 		if err := writeHistory(ctx, node.Client, wid, path); err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
