@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/config"
@@ -67,6 +68,9 @@ func makeLogKey(path, origin string) (made bool, err error) {
 	return true, nil
 }
 
+// firstLogRound bounds the sequencer's first round at start.
+const firstLogRound = 10 * time.Second
+
 // startLog starts the node's evidence log sequencer (workers sign the log).
 func (n *Node) startLog(ctx context.Context) (*logsvc.Sequencer, error) {
 	signer, made, err := LogSigner(n.Cfg)
@@ -79,6 +83,12 @@ func (n *Node) startLog(ctx context.Context) (*logsvc.Sequencer, error) {
 	}
 	seq := &logsvc.Sequencer{Store: n.Store, Signer: signer, Interval: n.Cfg.Log.CheckpointInterval, Logger: n.Logger.With("component", "evidence-log"),
 		Anchored: anchoredCheckpoints(n.Chains)}
+	// The first round reads the chains' latest anchors back (a lost store is
+	// caught before anything is signed), as part of starting; a chain that
+	// does not answer in time leaves it to the rounds that follow.
+	first, cancel := context.WithTimeout(ctx, firstLogRound)
+	seq.Step(first)
+	cancel()
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()

@@ -60,27 +60,34 @@ var ErrInconsistent = errors.New("the log is not consistent with a checkpoint an
 func (q *Sequencer) Run(ctx context.Context) {
 	t := time.NewTicker(q.Interval)
 	defer t.Stop()
-	var failing bool
 	for {
-		_, err := q.Sync(ctx)
-		if err != nil && ctx.Err() == nil {
-			q.lastErr.Store(&err)
-		} else if err == nil {
-			q.lastErr.Store(nil)
-		}
-		switch {
-		case err != nil && ctx.Err() == nil && !failing:
-			q.Logger.Error("evidence log: cannot append or sign", "error", err)
-			failing = true
-		case err == nil && failing:
-			q.Logger.Info("evidence log: appending and signing again")
-			failing = false
-		}
+		q.Step(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// Step is one round of Run: Sync, with its error kept for Err and logged
+// when the log starts or stops failing.
+func (q *Sequencer) Step(ctx context.Context) {
+	_, err := q.Sync(ctx)
+	if err != nil && ctx.Err() != nil {
+		return
+	}
+	was := q.lastErr.Load() != nil
+	if err != nil {
+		q.lastErr.Store(&err)
+	} else {
+		q.lastErr.Store(nil)
+	}
+	switch {
+	case err != nil && !was:
+		q.Logger.Error("evidence log: cannot append or sign", "error", err)
+	case err == nil && was:
+		q.Logger.Info("evidence log: appending and signing again")
 	}
 }
 

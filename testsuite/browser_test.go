@@ -92,10 +92,8 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 	}
 	waitConfirmed(t, st, 6, 40*time.Second)
 	genuine := receiptJSON(t, api, id)
-	require.Equal(t, json.Number("2"), genuine["version"], "keeper issues version 2: each anchor names its network and block hash")
-	for _, a := range anchorsOf(genuine) {
-		require.NotEmpty(t, a["path"], "the file shares its batch: its proof has a path")
-	}
+	require.Equal(t, json.Number("3"), genuine["version"], "keeper issues version 3: the evidence's place in the log, anchored on each chain")
+	require.NotEmpty(t, genuine["log"].(map[string]any)["inclusion"], "the file shares its log: its inclusion proof has hashes")
 	t.Logf("receipt %s: version %v, digest %s, anchors on %d chains", id, genuine["version"], sum, len(anchorsOf(genuine)))
 
 	pageURL := api + "/verify"
@@ -110,6 +108,9 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 		return out
 	}
 	everyCheck := func(r map[string]any, chain string) string {
+		if r["version"] == json.Number("3") {
+			return "checkpoint inclusion size consistency network transaction payload account status finality block"
+		}
 		checks := "proof transaction payload status finality block"
 		if anchorOf(r, chain)["network"] != nil {
 			checks = "proof network transaction payload status finality block"
@@ -139,21 +140,21 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 		}
 	})
 
-	t.Run("flipped bit in the path", func(t *testing.T) {
+	t.Run("flipped bit in the inclusion proof", func(t *testing.T) {
 		r := clone(t, genuine)
-		path := anchorOf(r, "solana")["path"].([]any)
+		path := r["log"].(map[string]any)["inclusion"].([]any)
 		h, err := hex.DecodeString(path[0].(string))
 		require.NoError(t, err)
 		h[31] ^= 0x01
 		path[0] = hex.EncodeToString(h)
-		out := run(t, "flipped bit in path", pageURL, original, r, nil)
+		out := run(t, "flipped bit in proof", pageURL, original, r, nil)
 		assert.Equal(t, "fail", out.Result)
-		assert.Equal(t, "proof", out.Check)
-		result, check, _ := out.chain(t, "solana")
-		assert.Equal(t, "fail", result)
-		assert.Equal(t, "proof", check)
-		result, _, _ = out.chain(t, "etherlink")
-		assert.Equal(t, "ok", result, "the other chain's proof is untouched")
+		assert.Equal(t, "inclusion", out.Check)
+		for _, chain := range both {
+			result, check, _ := out.chain(t, chain)
+			assert.Equal(t, "fail", result, "the entry is in neither chain's anchored log")
+			assert.Equal(t, "inclusion", check)
+		}
 	})
 
 	t.Run("another network", func(t *testing.T) {

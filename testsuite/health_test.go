@@ -29,7 +29,7 @@ func TestAWorkerIsReadyOnItsOwnAddressWhileItPollsItsTaskQueuesAndNotOnceTempora
 
 	ready, checks := readyz(t, w.HealthAddr())
 	assert.True(t, ready, "%v", checks)
-	assert.Equal(t, map[string]string{"store": "ok", "temporal": "ok", "worker": "ok", "chain:stub": "ok"}, checks)
+	assert.Equal(t, map[string]string{"store": "ok", "temporal": "ok", "worker": "ok", "log": "ok", "chain:stub": "ok"}, checks)
 	for _, path := range []string{"/health", "/metrics"} {
 		resp, err := http.Get("http://" + w.HealthAddr() + path)
 		require.NoError(t, err)
