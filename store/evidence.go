@@ -73,7 +73,6 @@ type AnchorState struct {
 	BatchID   int64
 	LeafIndex int
 	TreeSize  int
-	Path      [][32]byte
 	Root      [32]byte
 	TxRef     string
 	Block     uint64
@@ -205,8 +204,9 @@ func statusRank(s Status) int {
 
 // loadAnchors reads an evidence's anchors from its outbox rows and their
 // batches, and derives from them what is stored nowhere else: the
-// evidence's status, attempts, last error and last change, and each
-// confirmed anchor's audit path (from its batch's tree).
+// evidence's status, attempts, last error and last change. Proofs are not
+// the store's: receipt.Build computes them from the log's stored hashes
+// and the batches' leaves (Inclusion, Consistency, BatchLeafHashes).
 func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error {
 	rows, err := q.QueryContext(ctx, `SELECT o.chain, COALESCE(o.batch_id, 0), COALESCE(o.leaf_index, 0), COALESCE(b.state, ''),
 			COALESCE(b.size, 0), b.root, COALESCE(b.tx_ref, ''), COALESCE(b.block, 0), COALESCE(b.block_time, 0),
@@ -257,24 +257,6 @@ func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error 
 	}
 	ev.Anchors = withPendingLanes(ev.Anchors, ev.Chains)
 	ev.Status = evidenceStatus(ev.Anchors)
-	for i := range ev.Anchors {
-		a := &ev.Anchors[i]
-		if a.Status != StatusConfirmed || a.LogSize > 0 {
-			continue
-		}
-		tree, err := s.batchTree(ctx, q, a.BatchID)
-		if err != nil {
-			return err
-		}
-		path, err := tree.Path(a.LeafIndex)
-		if err != nil {
-			return fmt.Errorf("batch %d: %w", a.BatchID, err)
-		}
-		a.Path = make([][32]byte, len(path))
-		for j, h := range path {
-			a.Path[j] = h
-		}
-	}
 	return nil
 }
 

@@ -163,3 +163,20 @@ func TestALogKeepsTheKeyItWasFirstSignedWith(t *testing.T) {
 		assert.Equal(t, k1, key)
 	})
 }
+
+// pathOf is a batch anchor's audit path, from its batch's leaf hashes as
+// receipt.Build reads them.
+func pathOf(t *testing.T, st *store.Store, a store.AnchorState) []merkle.Hash {
+	t.Helper()
+	leaves, err := st.BatchLeafHashes(context.Background(), a.BatchID)
+	require.NoError(t, err)
+	hs := make([]merkle.Hash, len(leaves))
+	for i, h := range leaves {
+		hs[i] = h
+	}
+	tree, err := merkle.FromLeafHashes(hs)
+	require.NoError(t, err)
+	path, err := tree.Path(a.LeafIndex)
+	require.NoError(t, err)
+	return path
+}
