@@ -372,6 +372,7 @@ type IntakeReport struct {
 	ErrorsBy     map[string]int `json:"errors_by_status,omitempty"`
 	Latency      Latency        `json:"latency"`
 	Load1        float64        `json:"load_average_1m"`
+	Log          *LogReport     `json:"log,omitempty"` // the intake phase's evidence in the log (not set inside an anchoring phase's report)
 }
 
 func intakeSummary(l load, target float64) IntakeReport {
@@ -404,6 +405,10 @@ func intake(ctx context.Context, o Options, st *stack, ld *loader) (*IntakeRepor
 	if err != nil {
 		return nil, err
 	}
+	lp, err := startLogPhase(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 	l := ld.openLoop(ctx, o.Rate, o.Duration)
 	rep := intakeSummary(l, o.Rate)
 	after, err := st.store.LastSeq(ctx)
@@ -412,6 +417,9 @@ func intake(ctx context.Context, o Options, st *stack, ld *loader) (*IntakeRepor
 	}
 	// Let anchoring catch up before the next phase measures its own.
 	if _, err := drain(ctx, st.store, window{before, after}, o.Drain); err != nil {
+		return nil, err
+	}
+	if rep.Log, err = lp.finish(ctx, window{before, after}); err != nil {
 		return nil, err
 	}
 	return &rep, nil
