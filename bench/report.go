@@ -113,6 +113,10 @@ func (r *Report) evaluate(d *DeploymentReport) {
 		add("Temporal actions per evidence", "≤ 0.05 at saturation", fmt.Sprintf("%.4f", b.ActionsPerEv), b.ActionsPerEv, b.ActionsPerEv <= 0.05 && b.SettledEvidence > 0)
 		add("chain transactions per evidence", "≤ 0.01 at saturation", fmt.Sprintf("%.4f", b.ChainTxsPerEv), b.ChainTxsPerEv, b.ChainTxsPerEv <= 0.01 && b.SettledEvidence > 0)
 	}
+	if tl := d.Tiles; tl != nil {
+		add("tile reads/s", "≥ 5,000/s served over HTTP", fmt.Sprintf("%.0f/s, %d errors", tl.ReadsPerSec, tl.Errors), tl.ReadsPerSec,
+			tl.ReadsPerSec >= 5000 && tl.Errors == 0)
+	}
 	if d.Batched != nil && d.PerEvidence != nil {
 		add("batched / per-evidence", "≥ 25×", fmt.Sprintf("%.1f× (%.0f/s vs %.1f/s)", d.Ratio, d.Batched.ConfirmedPerSec, d.PerEvidence.ConfirmedPerSec), d.Ratio, d.Ratio >= 25)
 	}

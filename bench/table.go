@@ -36,6 +36,7 @@ func (r *Report) WriteTable(out io.Writer) {
 	t := &table{out: out, w: tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)}
 	r.intakeSection(t)
 	r.anchoringSections(t)
+	r.tilesSection(t)
 	for _, d := range r.Deployments {
 		r.lowLoadSection(t, d)
 		r.cadenceSection(t, d)
@@ -125,6 +126,35 @@ func (r *Report) intakeSection(t *table) {
 		{"intake → in a signed checkpoint p50 / p99 / max", func(in *IntakeReport) string { return logLatency(in.Log) }},
 		{"log bytes / evidence", func(in *IntakeReport) string { return logBytes(in.Log) }},
 		{"load average (1 min)", func(in *IntakeReport) string { return fmt.Sprintf("%.2f", in.Load1) }},
+	})
+}
+
+func (r *Report) tilesSection(t *table) {
+	var heads []string
+	var vals []*TilesReport
+	for _, d := range r.Deployments {
+		if d.Tiles != nil {
+			heads, vals = append(heads, d.Name), append(vals, d.Tiles)
+		}
+	}
+	if len(vals) == 0 {
+		return
+	}
+	columns(t, "TILES (GET /log/tile/…)", heads, vals, []row[TilesReport]{
+		{"clients, back to back", func(tl *TilesReport) string { return fmt.Sprintf("%d for %.0f s", tl.Clients, tl.DurationS) }},
+		{"log read", func(tl *TilesReport) string {
+			return fmt.Sprintf("%d entries: %d full level-0 tiles at random, %.0f %% partial (%s)", tl.LogSize, tl.FullTiles, tl.PartialShare*100, strings.Join(tl.PartialTiles, ", "))
+		}},
+		{"reads/s", func(tl *TilesReport) string {
+			return fmt.Sprintf("%.0f (%d reads, %d errors%s)", tl.ReadsPerSec, tl.Reads, tl.Errors, errorsBy(tl.ErrorsBy))
+		}},
+		{"latency p50 / p99 / max", func(tl *TilesReport) string {
+			return fmt.Sprintf("%s / %s / %s", ms(tl.Latency.P50), ms(tl.Latency.P99), ms(tl.Latency.Max))
+		}},
+		{"CPU s / 1,000 reads, keeper", func(tl *TilesReport) string {
+			return fmt.Sprintf("%.3f (%.0f s in all)", tl.CPUPer1000, tl.CPUSeconds)
+		}},
+		{"load average (1 min)", func(tl *TilesReport) string { return fmt.Sprintf("%.2f", tl.Load1) }},
 	})
 }
 
