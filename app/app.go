@@ -29,6 +29,7 @@ import (
 	"github.com/keeperhq/keeper/codec"
 	"github.com/keeperhq/keeper/config"
 	"github.com/keeperhq/keeper/dispatch"
+	"github.com/keeperhq/keeper/logsvc"
 	"github.com/keeperhq/keeper/redact"
 	"github.com/keeperhq/keeper/retry"
 	"github.com/keeperhq/keeper/starter"
@@ -54,14 +55,15 @@ type Node struct {
 	Chains map[string]chains.Adapter
 	Logger *slog.Logger
 
-	api      *starter.API
-	http     *http.Server
-	listener net.Listener
-	worker   sdkworker.Worker
-	watcher  *activities.Watcher // completes ConfirmAnchor attempts (with worker)
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	stopOnce sync.Once
+	api       *starter.API
+	http      *http.Server
+	listener  net.Listener
+	worker    sdkworker.Worker
+	watcher   *activities.Watcher              // completes ConfirmAnchor attempts (with worker)
+	sequencer atomic.Pointer[logsvc.Sequencer] // appends to the evidence log and signs it (with worker)
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	stopOnce  sync.Once
 
 	sharedStore bool
 
@@ -188,6 +190,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 			return nil, err
 		}
 		anchor.Log = seq
+		n.sequencer.Store(seq)
 		ns := co.Namespace
 		if ns == "" {
 			ns = client.DefaultNamespace

@@ -32,6 +32,11 @@ func (n *Node) readinessChecks() []starter.Check {
 				return errors.New("not polling its task queues: the workers have not started, or are stopping")
 			}
 			return nil
+		}}, starter.Check{Name: "log", Ping: func(context.Context) error {
+			if seq := n.sequencer.Load(); seq != nil {
+				return seq.Err()
+			}
+			return nil
 		}})
 	}
 	for name, c := range n.Chains {

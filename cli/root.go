@@ -32,7 +32,7 @@ func Root(extra map[string]app.ChainMaker) *cobra.Command {
 	root.AddCommand(
 		nodeCmd("worker", "Run a Temporal worker (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS and API key from the environment)", app.Roles{Worker: true}, extra),
 		nodeCmd("api", "Run the HTTP API and dispatcher against a Temporal cluster (TEMPORAL_* environment)", app.Roles{API: true}, extra),
-		submitCmd(), statusCmd(), receiptCmd(), verifyCmd(), configCmd(), backfillCmd(), healthcheckCmd(), redriveCmd(),
+		submitCmd(), statusCmd(), receiptCmd(), verifyCmd(), configCmd(), backfillCmd(), healthcheckCmd(), redriveCmd(), logCmd(),
 	)
 	return root
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/receipt/receipttest"
 	"github.com/keeperhq/keeper/receipt/verify"
 )
 
@@ -58,7 +59,7 @@ func genuineReceipt(t *testing.T) (receipt.Receipt, merkle.Hash) {
 	}
 	root := tree.Root()
 	return receipt.Receipt{
-		Version: receipt.Version, EvidenceID: "ev_000000000000000000000001", Digest: hex.EncodeToString(digest[:]),
+		Version: receipt.VersionSalted, EvidenceID: "ev_000000000000000000000001", Digest: hex.EncodeToString(digest[:]),
 		Salt: hex.EncodeToString(salt), Tree: receipt.TreeRFC6962,
 		Anchors: []receipt.Anchor{{Chain: "fake", Network: "fake:1", LeafIndex: 2, TreeSize: 5, Path: receipt.HexPath(hexPath),
 			Root: hex.EncodeToString(root[:]), TxRef: "tx-1", Block: 42, BlockHash: "0xb42", Finality: "finalized",
@@ -186,4 +187,129 @@ func TestVerifyOfFILEReceiptJSONChecksTheFileBesideIt(t *testing.T) {
 	out, err = verifyAt(t, r, filepath.Join(dir, "ev_000000000000000000000001.receipt.json"))
 	require.NoError(t, err, out)
 	assert.NotContains(t, out, "file ")
+}
+
+// runKeeper runs the keeper command line with args and returns what it
+// printed.
+func runKeeper(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := Root(nil)
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+// TestVerifyOfAVersionThreeReceiptOnTheLocalChains runs `keeper verify` on
+// a receipt anchored for real on the local EVM chain and Solana devnet
+// (receipttest.World): with the log key pinned by flag, file or environment,
+// or taken from the receipt with a warning; as JSON or as a tlog-proof; and
+// against forgeries: a transaction another account sent, two endpoints on
+// two forks, another log's key.
+func TestVerifyOfAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
+	w := receipttest.NewWorld(t)
+	t.Setenv(LogKeyEnv, "")
+	dir := t.TempDir()
+	original := filepath.Join(dir, "contract.txt")
+	require.NoError(t, os.WriteFile(original, []byte(w.File), 0o600))
+	genuine := filepath.Join(dir, "contract.txt.receipt.json")
+	require.NoError(t, os.WriteFile(genuine, w.Receipt, 0o600))
+	rpc := []string{"--rpc", "etherlink=" + w.EVMURL, "--rpc", "solana=" + w.SolanaURL}
+	verifyV3 := func(t *testing.T, path string, flags ...string) (string, error) {
+		t.Helper()
+		return runKeeper(t, append(append([]string{"verify", path}, rpc...), flags...)...)
+	}
+	forged := func(t *testing.T, change func(r *receipt.Receipt)) string {
+		r, err := receipt.Parse(w.Receipt)
+		require.NoError(t, err)
+		change(&r)
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), "forged.json")
+		require.NoError(t, os.WriteFile(path, b, 0o600))
+		return path
+	}
+
+	t.Run("a genuine receipt verifies against the pinned key", func(t *testing.T) {
+		out, err := verifyV3(t, genuine, "--log-key", w.Log.VKey)
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "(receipt version 3)")
+		assert.Contains(t, out, "file       ok    "+original)
+		assert.Contains(t, out, "etherlink  ok    eip155:42793 tx ")
+		assert.Contains(t, out, "sent by "+w.Keeper.Hex())
+		assert.Contains(t, out, "verified on 2 chain(s)")
+		assert.NotContains(t, out, "warning")
+	})
+
+	t.Run("the key is pinned from a file or the environment too", func(t *testing.T) {
+		keyFile := filepath.Join(t.TempDir(), "log.vkey")
+		require.NoError(t, os.WriteFile(keyFile, []byte(w.Log.VKey+"\n"), 0o600))
+		out, err := verifyV3(t, genuine, "--log-key", keyFile)
+		require.NoError(t, err, out)
+		assert.NotContains(t, out, "warning")
+
+		t.Setenv(LogKeyEnv, w.Log.VKey)
+		out, err = verifyV3(t, genuine)
+		require.NoError(t, err, out)
+		assert.NotContains(t, out, "warning")
+	})
+
+	t.Run("without a pinned key the receipt's own key is used, with a warning", func(t *testing.T) {
+		out, err := verifyV3(t, genuine)
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "warning: no log key pinned")
+		assert.Contains(t, out, "(its /log/key), with --log-key or $KEEPER_LOG_PUBLIC_KEY")
+	})
+
+	t.Run("another log's key fails every anchor", func(t *testing.T) {
+		other, err := receipttest.NewLog(receipttest.Origin)
+		require.NoError(t, err)
+		out, err := verifyV3(t, genuine, "--log-key", other.VKey)
+		require.Error(t, err)
+		assert.Contains(t, out, "etherlink  FAIL  checkpoint: ")
+		assert.Contains(t, out, "solana     FAIL  checkpoint: ")
+	})
+
+	t.Run("a log key that is none is refused in one line", func(t *testing.T) {
+		_, err := verifyV3(t, genuine, "--log-key", "PRIVATE+KEY+keeper.test/log+0000+secret")
+		require.Error(t, err)
+		assert.Equal(t, "--log-key: neither a log key (ORIGIN+HASH+KEY, as /log/key serves it) nor a readable file holding one", err.Error())
+	})
+
+	t.Run("a transaction another account sent fails", func(t *testing.T) {
+		path := forged(t, func(r *receipt.Receipt) { r.Anchors[0].TxRef = w.EVMByIntruder })
+		out, err := verifyV3(t, path, "--log-key", w.Log.VKey)
+		require.Error(t, err)
+		assert.Contains(t, out, "etherlink  FAIL  account: transaction "+w.EVMByIntruder+" was sent by "+w.Intruder.Hex()+
+			", the receipt's anchoring account is "+w.Keeper.Hex())
+		assert.Contains(t, out, "solana     ok")
+		assert.Equal(t, "verify: 1 of 2 anchors failed", err.Error())
+	})
+
+	t.Run("two endpoints that disagree fail", func(t *testing.T) {
+		out, err := verifyV3(t, genuine, "--log-key", w.Log.VKey, "--rpc", "etherlink="+w.ForkURL)
+		require.Error(t, err)
+		assert.Contains(t, out, "etherlink  FAIL  endpoints: endpoint 1 ("+w.EVMURL+") and endpoint 2 ("+w.ForkURL+") disagree on its block")
+		assert.Contains(t, out, "solana     ok")
+
+		// Two endpoints of one node agree.
+		out, err = verifyV3(t, genuine, "--log-key", w.Log.VKey, "--rpc", "etherlink="+strings.Replace(w.EVMURL, "127.0.0.1", "localhost", 1))
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "(2 endpoints agree)")
+	})
+
+	t.Run("a tlog-proof beside its file verifies as the receipt does", func(t *testing.T) {
+		r, err := receipt.Parse(w.Receipt)
+		require.NoError(t, err)
+		proof, err := r.TLogProof()
+		require.NoError(t, err)
+		path := filepath.Join(dir, "contract.txt.tlog-proof")
+		require.NoError(t, os.WriteFile(path, []byte(proof), 0o600))
+		out, err := verifyV3(t, path, "--log-key", w.Log.VKey)
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "file       ok    "+original)
+		assert.Contains(t, out, "verified on 2 chain(s)")
+	})
 }

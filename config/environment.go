@@ -23,8 +23,9 @@ type EnvNote struct {
 }
 
 // otherNames are KEEPER_ variables read outside the knob table: the API
-// client commands' (`keeper submit`, `status`, `receipt`).
-var otherNames = []string{"KEEPER_API_URL"}
+// client commands' (`keeper submit`, `status`, `receipt`) and `keeper
+// verify`'s pinned log key.
+var otherNames = []string{"KEEPER_API_URL", "KEEPER_LOG_PUBLIC_KEY"}
 
 // seedChains maps seed 000's KEEPER_PROVIDER values to KEEPER_CHAINS.
 var seedChains = map[string]string{"stub": "stub", "etherlink": "etherlink", "solana": "solana", "multi": "etherlink,solana"}

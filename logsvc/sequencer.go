@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/mod/sumdb/tlog"
@@ -39,6 +40,16 @@ type Sequencer struct {
 
 	mu      sync.Mutex // one append and signature at a time in this process
 	checked bool       // the chains' checkpoints were read and matched
+	lastErr atomic.Pointer[error]
+}
+
+// Err is why the last append or signature failed, nil when it succeeded:
+// a worker whose log cannot sign is not ready (its batches cannot anchor).
+func (q *Sequencer) Err() error {
+	if p := q.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // ErrInconsistent is returned when the log's tree does not extend a
@@ -52,6 +63,11 @@ func (q *Sequencer) Run(ctx context.Context) {
 	var failing bool
 	for {
 		_, err := q.Sync(ctx)
+		if err != nil && ctx.Err() == nil {
+			q.lastErr.Store(&err)
+		} else if err == nil {
+			q.lastErr.Store(nil)
+		}
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
 			q.Logger.Error("evidence log: cannot append or sign", "error", err)

@@ -17,118 +17,66 @@ import (
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/receipt/receipttest"
 )
 
 const origin = "keeper.example.org/log"
-
-// tlogSource is a ProofSource kept by golang.org/x/mod/sumdb/tlog over an
-// in-memory hash store, numbered as keeper's log stores its hashes.
-type tlogSource struct {
-	hashes  []tlog.Hash
-	size    uint64
-	batches map[int64][][32]byte
-}
-
-func (s *tlogSource) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
-	out := make([]tlog.Hash, len(indexes))
-	for i, x := range indexes {
-		if x < 0 || x >= int64(len(s.hashes)) {
-			return nil, fmt.Errorf("no stored hash %d", x)
-		}
-		out[i] = s.hashes[x]
-	}
-	return out, nil
-}
-
-func (s *tlogSource) append(t testing.TB, entry [32]byte) uint64 {
-	hs, err := tlog.StoredHashes(int64(s.size), entry[:], s)
-	require.NoError(t, err)
-	s.hashes = append(s.hashes, hs...)
-	s.size++
-	return s.size - 1
-}
-
-func (s *tlogSource) root(t testing.TB, size uint64) [32]byte {
-	h, err := tlog.TreeHash(int64(size), s)
-	require.NoError(t, err)
-	return h
-}
-
-func (s *tlogSource) Inclusion(_ context.Context, index, size uint64) ([][32]byte, error) {
-	p, err := tlog.ProveRecord(int64(size), int64(index), s)
-	return convert(p), err
-}
-
-func (s *tlogSource) Consistency(_ context.Context, m, n uint64) ([][32]byte, error) {
-	p, err := tlog.ProveTree(int64(n), int64(m), s)
-	return convert(p), err
-}
-
-func (s *tlogSource) BatchLeafHashes(_ context.Context, id int64) ([][32]byte, error) {
-	leaves, ok := s.batches[id]
-	if !ok {
-		return nil, fmt.Errorf("no batch %d", id)
-	}
-	return leaves, nil
-}
-
-func convert(in []tlog.Hash) [][32]byte {
-	out := make([][32]byte, len(in))
-	for i, h := range in {
-		out[i] = h
-	}
-	return out
-}
 
 // world is a log of 40 entries with signed checkpoints at sizes 20, 30 and
 // 40, an evidence at index 17, and a three-leaf batch from before the log
 // holding the same evidence as leaf 1 (batch 7).
 type world struct {
-	src    *tlogSource
-	signer *evlog.Signer
+	src    *receipttest.Log // proofs from tlog
 	vkey   string
 	digest [32]byte
 	salt   []byte
 	notes  map[uint64][]byte
+	batch7 [][32]byte
 }
 
 const evidenceIndex = 17
 
 func newWorld(t testing.TB) *world {
-	skey, vkey, err := evlog.GenerateKey(origin)
+	src, err := receipttest.NewLog(origin)
 	require.NoError(t, err)
-	signer, err := evlog.NewSigner(skey, origin)
-	require.NoError(t, err)
-	w := &world{src: &tlogSource{batches: map[int64][][32]byte{}}, signer: signer, vkey: vkey,
-		digest: sha256.Sum256([]byte("the evidence")), salt: bytes.Repeat([]byte{0x5a}, receipt.SaltSize), notes: map[uint64][]byte{}}
+	w := &world{src: src, vkey: src.VKey, digest: sha256.Sum256([]byte("the evidence")), salt: bytes.Repeat([]byte{0x5a}, receipt.SaltSize)}
 	for i := range 40 {
 		entry := sha256.Sum256(fmt.Appendf(nil, "another evidence %d", i))
 		if i == evidenceIndex {
 			entry = evlog.EntryOf(w.salt, w.digest)
 		}
-		w.src.append(t, entry)
+		_, err := src.Append(entry)
+		require.NoError(t, err)
 		if size := uint64(i + 1); size%10 == 0 && size >= 20 {
-			w.notes[size], err = signer.Sign(evlog.Checkpoint{Origin: origin, Size: size, Root: w.src.root(t, size)})
+			_, err := src.Checkpoint(size)
 			require.NoError(t, err)
 		}
 	}
-	w.src.batches[7] = [][32]byte{
+	w.notes = src.Checkpoints()
+	w.batch7 = [][32]byte{
 		merkle.LeafHash(receipt.Leaf(bytes.Repeat([]byte{1}, receipt.SaltSize), sha256.Sum256([]byte("neighbour")))),
 		merkle.LeafHash(receipt.Leaf(w.salt, w.digest)),
 		merkle.LeafHash(receipt.Leaf(bytes.Repeat([]byte{2}, receipt.SaltSize), sha256.Sum256([]byte("another")))),
 	}
+	src.AddBatch(7, w.batch7)
 	return w
+}
+
+func (w *world) root(t testing.TB, size uint64) [32]byte {
+	root, err := w.src.Root(size)
+	require.NoError(t, err)
+	return root
 }
 
 var blockTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func (w *world) checkpointAnchor(t testing.TB, chain string, size uint64) receipt.AnchorRow {
 	return receipt.AnchorRow{Chain: chain, Network: chain + ":1", TxRef: chain + "-tx", Block: 100 + size, BlockTime: blockTime,
-		BlockHash: chain + "-block", Finality: "finalized", Account: chain + "-account", LogSize: size, Root: w.src.root(t, size)}
+		BlockHash: chain + "-block", Finality: "finalized", Account: chain + "-account", LogSize: size, Root: w.root(t, size)}
 }
 
 func (w *world) batchAnchor(t testing.TB, chain string) receipt.AnchorRow {
-	tree, err := merkle.FromLeafHashes(hashesOf(w.src.batches[7]))
+	tree, err := merkle.FromLeafHashes(hashesOf(w.batch7))
 	require.NoError(t, err)
 	return receipt.AnchorRow{Chain: chain, Network: chain + ":1", TxRef: chain + "-batch-tx", Block: 9, BlockTime: blockTime,
 		BlockHash: chain + "-old-block", Finality: "finalized", Account: chain + "-account", Root: tree.Root(), BatchID: 7, LeafIndex: 1, BatchSize: 3}
@@ -251,8 +199,9 @@ func TestBuildIssuesVersionTwoWithoutCheckpointAnchorsAndVersionOneWithoutASalt(
 		"version 2 is written as it always was")
 
 	// Before salts the leaf is the bare digest.
-	w.src.batches[8] = [][32]byte{merkle.LeafHash([]byte("x")), merkle.LeafHash(w.digest[:])}
-	tree, err := merkle.FromLeafHashes(hashesOf(w.src.batches[8]))
+	leaves8 := [][32]byte{merkle.LeafHash([]byte("x")), merkle.LeafHash(w.digest[:])}
+	w.src.AddBatch(8, leaves8)
+	tree, err := merkle.FromLeafHashes(hashesOf(leaves8))
 	require.NoError(t, err)
 	rows = receipt.Rows{EvidenceID: "ev_0", Digest: w.digest, Anchors: []receipt.AnchorRow{{Chain: "etherlink", Network: "eip155:1",
 		TxRef: "0x1", Block: 3, BlockHash: "0xb", Finality: "finalized", Root: tree.Root(), BatchID: 8, LeafIndex: 1, BatchSize: 2}}}
@@ -288,7 +237,7 @@ func TestBuildRefusesRowsThatWouldMakeAReceiptThatDoesNotVerify(t *testing.T) {
 		"no anchors":           {func(r *receipt.Rows) { r.Anchors = nil }, "no anchors"},
 		"no checkpoint stored": {func(r *receipt.Rows) { r.Checkpoints = map[uint64][]byte{20: w.notes[20]} }, "no signed checkpoint of size 30"},
 		"checkpoint by other key": {func(r *receipt.Rows) {
-			r.Checkpoints = map[uint64][]byte{30: mustSign(t, other, w.src.root(t, 30), 30)}
+			r.Checkpoints = map[uint64][]byte{30: mustSign(t, other, w.root(t, 30), 30)}
 		}, "signature"},
 		"checkpoint of other size": {func(r *receipt.Rows) { r.Checkpoints = map[uint64][]byte{30: w.notes[40]} },
 			"the checkpoint stored for size 30 is of size 40"},

@@ -93,3 +93,30 @@ func TestParseTLogProofRefusesWhatIsNotKeepersProof(t *testing.T) {
 	_, err = v2.TLogProof()
 	assert.Error(t, err, "a version 2 receipt has no log to prove")
 }
+
+// FuzzParseTLogProof reads arbitrary text as a tlog-proof: no panic, and a
+// proof that parses writes back to one that parses to the same receipt.
+func FuzzParseTLogProof(f *testing.F) {
+	w := newWorld(f)
+	r, err := receipt.Build(context.Background(), w.rows(w.checkpointAnchor(f, "etherlink", 20), w.batchAnchor(f, "solana")), w.src)
+	require.NoError(f, err)
+	proof, err := r.TLogProof()
+	require.NoError(f, err)
+	f.Add([]byte(proof))
+	f.Add([]byte("c2sp.org/tlog-proof@v1\nindex 0\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := receipt.ParseTLogProof(data)
+		if err != nil {
+			return
+		}
+		again, err := r.TLogProof()
+		if err != nil {
+			t.Fatalf("a parsed proof does not write back: %v", err)
+		}
+		back, err := receipt.ParseTLogProof([]byte(again))
+		if err != nil {
+			t.Fatalf("a written proof does not parse: %v", err)
+		}
+		assert.Equal(t, r, back)
+	})
+}

@@ -336,6 +336,9 @@ func view(ev store.Evidence) evidenceView {
 	for _, a := range ev.Anchors {
 		v.Anchors = append(v.Anchors, anchorView{Chain: a.Chain, Status: a.Status, BatchID: a.BatchID, TxRef: a.TxRef, Block: a.Block})
 	}
+	if ev.Status == store.StatusConfirmed {
+		v.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"
+	}
 	return v
 }
 

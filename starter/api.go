@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/keeperhq/keeper/ledger"
+	"github.com/keeperhq/keeper/logsvc"
 	"github.com/keeperhq/keeper/outbound"
 	"github.com/keeperhq/keeper/receipt/webpage"
 	"github.com/keeperhq/keeper/store"
@@ -88,6 +89,9 @@ type API struct {
 	// Codec, when its Handler is set, serves the payload codec under /codec.
 	Codec CodecOptions
 
+	// Log serves the evidence log under /log/ (nil: logsvc.Handler over Store).
+	Log http.Handler
+
 	// VerifyNetworks names the endpoints /verify prefills (nil: none).
 	VerifyNetworks webpage.Networks
 
@@ -147,10 +151,26 @@ func (a *API) routes() []route {
 		{"/v1/dead-letters/redrive", map[string]http.HandlerFunc{"POST": a.redrive}},
 		{"/verify", map[string]http.HandlerFunc{"GET": webpage.Handler(a.VerifyNetworks).ServeHTTP}},
 	}
+	routes = append(routes, a.logRoutes()...)
 	routes = append(routes, a.epochRoutes()...)
 	routes = append(routes, a.walletRoutes()...)
 	routes = append(routes, a.webhookRoutes()...)
 	return append(routes, a.codecRoutes()...)
+}
+
+// logRoutes serve the evidence log as C2SP tlog-tiles (docs/log.md): public,
+// like the chains it is anchored on.
+func (a *API) logRoutes() []route {
+	h := a.Log
+	if h == nil {
+		h = logsvc.Handler(a.Store)
+	}
+	get := map[string]http.HandlerFunc{"GET": h.ServeHTTP}
+	var out []route
+	for _, p := range []string{"/log/checkpoint", "/log/key", "/log/anchors", "/log/anchors.json", "/log/checkpoints/{size}", "/log/tile/{path...}"} {
+		out = append(out, route{p, get})
+	}
+	return out
 }
 
 // cleanPaths answers paths with "..", "." or "//" segments with a JSON 400

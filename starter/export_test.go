@@ -1,6 +1,9 @@
 package starter
 
-import "sort"
+import (
+	"sort"
+	"strings"
+)
 
 // RouteTable lists the API's routes as configured: each path pattern and the
 // methods it serves.
@@ -9,9 +12,12 @@ func (a *API) RouteTable() map[string][]string {
 	table := map[string][]string{}
 	for _, r := range a.routes() {
 		for m := range r.methods {
-			table[r.pattern] = append(table[r.pattern], m)
+			// OpenAPI has no wildcard: the description names a tile's
+			// path (several segments) as one parameter.
+			p := strings.ReplaceAll(r.pattern, "{path...}", "{path}")
+			table[p] = append(table[p], m)
 		}
-		sort.Strings(table[r.pattern])
+		sort.Strings(table[strings.ReplaceAll(r.pattern, "{path...}", "{path}")])
 	}
 	return table
 }

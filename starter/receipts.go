@@ -60,6 +60,5 @@ func (a *API) withReceipt(ctx context.Context, v *evidenceView, ev store.Evidenc
 		return err
 	}
 	v.Receipt = &r
-	v.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"
 	return nil
 }

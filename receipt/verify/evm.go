@@ -3,11 +3,13 @@ package verify
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/keeperhq/keeper/receipt"
@@ -28,15 +30,13 @@ type evmReceipt struct {
 	Status      *hexutil.Uint64 `json:"status"`
 }
 
-type evmTx struct {
-	Input hexutil.Bytes `json:"input"`
-}
-
 // EVM asks an EVM node (EtherLink) about transaction ref (hex hash, 0x
 // optional): its chain (eth_chainId, as "eip155:<id>"), whether it exists,
-// the root its calldata carries, whether it succeeded, its block, and
-// whether that block is canonical and final: at or below the node's
-// `finalized` block, or EVMConfirmations deep where the node lacks the tag.
+// what its calldata commits to, who sent it (recovered from its signature,
+// after checking that the transaction the node returned hashes to ref),
+// whether it succeeded, its block, and whether that block is canonical and
+// final: at or below the node's `finalized` block, or EVMConfirmations deep
+// where the node lacks the tag.
 func EVM(ctx context.Context, rpcURL, ref string) (Tx, error) {
 	tx, err := evmLookup(ctx, rpcURL, ref)
 	if err != nil {
@@ -59,13 +59,13 @@ func evmLookup(ctx context.Context, rpcURL, ref string) (Tx, error) {
 
 	var (
 		chainID     hexutil.Big
-		tx          *evmTx
+		rawTx       json.RawMessage
 		rcpt        *evmReceipt
 		latest, fin *evmHeader
 	)
 	elems := []rpc.BatchElem{
 		{Method: "eth_chainId", Result: &chainID},
-		{Method: "eth_getTransactionByHash", Args: []any{h}, Result: &tx},
+		{Method: "eth_getTransactionByHash", Args: []any{h}, Result: &rawTx},
 		{Method: "eth_getTransactionReceipt", Args: []any{h}, Result: &rcpt},
 		{Method: "eth_getBlockByNumber", Args: []any{"latest", false}, Result: &latest},
 		{Method: "eth_getBlockByNumber", Args: []any{"finalized", false}, Result: &fin},
@@ -85,15 +85,32 @@ func evmLookup(ctx context.Context, rpcURL, ref string) (Tx, error) {
 			return v, fmt.Errorf("etherlink: verify %s: %s: %w", h.Hex(), e.Method, e.Error)
 		}
 	}
-	if tx == nil {
+	if len(rawTx) == 0 || string(rawTx) == "null" {
 		v.Detail = fmt.Sprintf("transaction %s is not known to the node", h.Hex())
 		return v, nil
 	}
 	v.Found = true
-	if v.Root, err = receipt.ParseEVMCalldata(tx.Input); err != nil {
+	var tx types.Transaction
+	if err := tx.UnmarshalJSON(rawTx); err != nil {
+		return v, fmt.Errorf("etherlink: verify %s: the node's transaction does not decode: %w", h.Hex(), err)
+	}
+	// The sender is recovered from the signature of the transaction the
+	// node returned, so that transaction must be the one asked for: a node
+	// could otherwise answer with another transaction the anchoring account
+	// signed.
+	if tx.Hash() != h {
+		return v, fmt.Errorf("etherlink: verify %s: the node returned transaction %s instead", h.Hex(), tx.Hash().Hex())
+	}
+	sender, err := types.Sender(types.LatestSignerForChainID(chainID.ToInt()), &tx)
+	if err != nil {
+		return v, fmt.Errorf("etherlink: verify %s: cannot recover the sender: %w", h.Hex(), err)
+	}
+	v.Sender = sender.Hex()
+	if v.Payload, err = receipt.ParseEVMPayload(tx.Data()); err != nil {
 		v.Detail = fmt.Sprintf("transaction %s is not a keeper anchor", h.Hex())
 		return v, fmt.Errorf("etherlink: verify %s: %w", h.Hex(), err)
 	}
+	v.Root = v.Payload.Root
 	if rcpt == nil {
 		v.Detail = "pending: not yet included in a block"
 		return v, nil

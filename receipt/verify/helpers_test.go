@@ -100,7 +100,7 @@ func anchorOnLocalChain(file string) (raw []byte, rpcURL string, stop func(), er
 		hashes[i] = h
 	}
 	raw, err = json.Marshal(receipt.Receipt{
-		Version: receipt.Version, EvidenceID: "ev_example", Digest: hex.EncodeToString(digest[:]), Salt: hex.EncodeToString(salt),
+		Version: receipt.VersionSalted, EvidenceID: "ev_example", Digest: hex.EncodeToString(digest[:]), Salt: hex.EncodeToString(salt),
 		Tree: receipt.TreeRFC6962,
 		Anchors: []receipt.Anchor{{
 			Chain: "etherlink", Network: receipt.EVMNetwork(c.ChainID()), LeafIndex: 1, TreeSize: 3,

@@ -17,7 +17,9 @@ import (
 var SolanaMemoProgram = sol.MustPublicKeyFromBase58("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr")
 
 // Solana asks a Solana node about the transaction with the given signature:
-// its cluster (getGenesisHash), the root in its keeper memo (getTransaction),
+// its cluster (getGenesisHash), what its keeper memo commits to and its fee
+// payer (getTransaction; the transaction must carry that signature first
+// and every signature must verify, so the node cannot answer with another),
 // whether it succeeded, its slot and that slot's blockhash (getBlock), and
 // whether it is finalized (getSignatureStatuses, searching history).
 func Solana(ctx context.Context, rpcURL, signature string) (Tx, error) {
@@ -72,14 +74,25 @@ func solanaLookup(ctx context.Context, rpcURL, signature string) (Tx, error) {
 	if tx == nil || err != nil {
 		return v, fmt.Errorf("solana: getTransaction: cannot decode transaction %s", signature)
 	}
-	roots := memoRoots(tx)
-	switch len(roots) {
+	if len(tx.Signatures) == 0 || tx.Signatures[0] != sig {
+		return v, fmt.Errorf("solana: getTransaction %s: the node returned another transaction", signature)
+	}
+	if err := tx.VerifySignatures(); err != nil {
+		return v, fmt.Errorf("solana: getTransaction %s: %w", signature, err)
+	}
+	// The fee payer is the first account, and a signer whenever the
+	// transaction has a signature at all.
+	if tx.Message.Header.NumRequiredSignatures > 0 && len(tx.Message.AccountKeys) > 0 {
+		v.Sender = tx.Message.AccountKeys[0].String()
+	}
+	payloads := memoPayloads(tx)
+	switch len(payloads) {
 	case 0:
 		v.Detail = joinDetail(v.Detail, "no keeper anchor memo in the transaction")
 	case 1:
-		v.Root = roots[0]
+		v.Payload, v.Root = payloads[0], payloads[0].Root
 	default:
-		v.Detail = joinDetail(v.Detail, fmt.Sprintf("%d keeper anchor memos in one transaction", len(roots)))
+		v.Detail = joinDetail(v.Detail, fmt.Sprintf("%d keeper anchor memos in one transaction", len(payloads)))
 	}
 
 	noRewards := false
@@ -107,18 +120,18 @@ func solanaLookup(ctx context.Context, rpcURL, signature string) (Tx, error) {
 	return v, nil
 }
 
-// memoRoots are the roots of the transaction's keeper anchor memos.
-func memoRoots(tx *sol.Transaction) [][32]byte {
-	var roots [][32]byte
+// memoPayloads are the transaction's keeper anchor memos, read.
+func memoPayloads(tx *sol.Transaction) []receipt.Payload {
+	var out []receipt.Payload
 	for _, ix := range tx.Message.Instructions {
 		if int(ix.ProgramIDIndex) >= len(tx.Message.AccountKeys) || !tx.Message.AccountKeys[ix.ProgramIDIndex].Equals(SolanaMemoProgram) {
 			continue
 		}
-		if r, err := receipt.ParseSolanaMemo(string(ix.Data)); err == nil {
-			roots = append(roots, r)
+		if p, err := receipt.ParseSolanaPayload(string(ix.Data)); err == nil {
+			out = append(out, p)
 		}
 	}
-	return roots
+	return out
 }
 
 func joinDetail(a, b string) string {

@@ -1,10 +1,16 @@
 // Package verify checks a keeper receipt against the chains themselves,
-// without trusting keeper: the Merkle proof from the evidence to the
-// anchored root, then, over each chain's public JSON-RPC, that the node is on
-// the receipt's network, that the transaction exists, carries that root,
-// succeeded, is final, and sits in the receipt's block. It depends on
-// nothing of keeper's server: other Go programs import it to check receipts
-// they were handed (`keeper verify` is one of them).
+// without trusting keeper. For a version 3 receipt: the checkpoint's
+// signature by the log's key (pinned by the caller; else the receipt's own,
+// with a warning), the evidence's inclusion in it, and per anchor that the
+// checkpoint it committed to holds the evidence and is extended by the
+// receipt's; then, over each chain's public JSON-RPC, that the node is on
+// the receipt's network, that the transaction exists, commits to that
+// checkpoint, was sent by the anchor's account, succeeded, is final, and
+// sits in the receipt's block. Versions 1 and 2 prove a leaf of a batch
+// root instead. Given several endpoints for a chain, every one is asked and
+// all must agree. It depends on nothing of keeper's server: other Go
+// programs import it to check receipts they were handed (`keeper verify` is
+// one of them).
 package verify
 
 import (
@@ -13,9 +19,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/redact"
 )
@@ -23,26 +32,37 @@ import (
 // The checks, in the order they are made. A Result that failed names one.
 const (
 	CheckDigest      = "digest"      // the original file hashes to the receipt's digest
-	CheckProof       = "proof"       // leaf, index, path and root fit together
+	CheckCheckpoint  = "checkpoint"  // v3: the log's key signed the receipt's checkpoint, whose origin is the key's
+	CheckInclusion   = "inclusion"   // v3: the evidence's entry is in that checkpoint at the receipt's index
+	CheckProof       = "proof"       // v1, v2 and v3 batch anchors: leaf, index, path and root fit together
+	CheckSize        = "size"        // v3: the anchored checkpoint holds the entry (tree_size > index)
+	CheckConsistency = "consistency" // v3: the receipt's checkpoint extends the anchored one
 	CheckChain       = "chain"       // the verifier can read this chain at all
-	CheckNetwork     = "network"     // the node is on the anchor's network (v2)
+	CheckNetwork     = "network"     // every endpoint is on the anchor's network (v2, v3)
+	CheckEndpoints   = "endpoints"   // every endpoint asked says the same of the transaction
 	CheckTransaction = "transaction" // the node has the transaction
-	CheckPayload     = "payload"     // the transaction carries the anchor's root
+	CheckPayload     = "payload"     // the transaction carries the anchor's root (v3: its checkpoint, by this log's key)
+	CheckAccount     = "account"     // v3: the anchor's account sent (signed and paid for) the transaction
 	CheckStatus      = "status"      // it succeeded
 	CheckFinality    = "finality"    // its block is final
-	CheckBlock       = "block"       // it is in the anchor's block (number and, v2, hash)
+	CheckBlock       = "block"       // it is in the anchor's block (number and, v2 and v3, hash)
 )
 
 // Tx is what a chain's node says about an anchor transaction.
 type Tx struct {
-	Network   string   // CAIP-2 id of the node's chain ("eip155:42793", "solana:…")
-	Found     bool     // the node has the transaction
-	Succeeded bool     // included and executed without error
-	Final     bool     // its block is canonical and final
-	Root      [32]byte // the root its payload carries (zero when none)
-	Block     uint64   // block number or slot (0 while pending)
-	BlockHash string   // that block's hash, spelled as the chain spells it
-	Detail    string   // a human-readable account of the above
+	Network   string          // CAIP-2 id of the node's chain ("eip155:42793", "solana:…")
+	Found     bool            // the node has the transaction
+	Succeeded bool            // included and executed without error
+	Final     bool            // its block is canonical and final
+	Payload   receipt.Payload // what its payload commits to (zero when none)
+	Root      [32]byte        // Payload.Root
+	// Sender is the account that signed the transaction and paid for it,
+	// recovered from the transaction itself (not the node's word for it):
+	// an EVM address (checksummed 0x hex), a Solana fee payer (base58).
+	Sender    string
+	Block     uint64 // block number or slot (0 while pending)
+	BlockHash string // that block's hash, spelled as the chain spells it
+	Detail    string // a human-readable account of the above
 }
 
 // Lookup asks the node at rpcURL about one transaction. A transaction the
@@ -56,15 +76,35 @@ var Lookups = map[string]Lookup{
 	"solana":    Solana,
 }
 
-// Options say where to ask.
+// Options say where to ask and whom to trust.
 type Options struct {
-	// RPC maps a chain name to its JSON-RPC endpoint. A chain without one
-	// fails with CheckChain.
+	// RPC maps a chain name to its JSON-RPC endpoint.
 	RPC map[string]string
+	// Endpoints maps a chain name to several endpoints, asked with RPC's:
+	// every one must answer, and all must agree on the transaction, its
+	// block and block hash, its payload and its sender. A chain with no
+	// endpoint in either fails with CheckChain.
+	Endpoints map[string][]string
+	// LogKey is the evidence log's verifier key (note vkey, as served at
+	// /log/key), pinned by whoever verifies. Empty: the key the receipt
+	// carries is used, and every Result of a version 3 receipt says so in
+	// Warning.
+	LogKey string
 	// Lookups replaces the package's Lookups (tests, other chains).
 	Lookups map[string]Lookup
 	// Timeout bounds each anchor's lookups; default 30 s.
 	Timeout time.Duration
+}
+
+// endpoints are the URLs to ask about chain, RPC's first, without repeats.
+func (o Options) endpoints(chain string) []string {
+	var out []string
+	for _, u := range append([]string{o.RPC[chain]}, o.Endpoints[chain]...) {
+		if u != "" && !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // Result is the outcome for one anchor of a receipt.
@@ -75,6 +115,9 @@ type Result struct {
 	Check   string // the check that failed (one of the Check constants)
 	Reason  string // why it failed
 	Detail  string // what was checked, when OK
+	// Warning says what the result rests on that the verifier did not
+	// pin: a version 3 receipt checked with the log key it carries itself.
+	Warning string
 }
 
 // Failed is the failure as one line: "check: reason" ("" when OK).
@@ -85,9 +128,15 @@ func (r Result) Failed() string {
 	return r.Check + ": " + r.Reason
 }
 
+// KeyWarning is Result.Warning for a version 3 receipt checked without a
+// pinned log key.
+const KeyWarning = "no log key pinned: the checkpoint was checked with the key the receipt carries, " +
+	"which proves only that the receipt agrees with itself; pin the log's key (its /log/key)"
+
 // Receipt checks every anchor of r and returns one Result per anchor, in the
 // receipt's order. The receipt is trusted for nothing: each anchor passes
-// only if its chain confirms it.
+// only if its chain confirms it (and, in version 3, the log's key signed
+// the checkpoint that holds the evidence).
 func Receipt(ctx context.Context, r receipt.Receipt, o Options) []Result {
 	out := make([]Result, 0, len(r.Anchors))
 	for _, a := range r.Anchors {
@@ -96,16 +145,116 @@ func Receipt(ctx context.Context, r receipt.Receipt, o Options) []Result {
 	return out
 }
 
-// Anchor checks one anchor of r.
+// logView is what the receipt's log part proved: the key its checkpoint was
+// checked with, and the checkpoint.
+type logView struct {
+	key     evlog.Key
+	head    evlog.Checkpoint
+	warning string
+}
+
+// checkLog makes the receipt-wide checks of a version 3 receipt: the
+// checkpoint's signature and origin, then the entry's inclusion.
+func checkLog(r receipt.Receipt, o Options) (logView, string, error) {
+	var v logView
+	vkey := o.LogKey
+	if vkey == "" {
+		vkey, v.warning = r.Log.Key, KeyWarning
+	}
+	if vkey == "" {
+		return v, CheckCheckpoint, fmt.Errorf("no log key: the receipt carries none, so pin the log's key")
+	}
+	key, err := evlog.ParseKey(vkey)
+	if err != nil {
+		return v, CheckCheckpoint, err
+	}
+	v.key = key
+	if r.Log.Origin != key.Name {
+		return v, CheckCheckpoint, fmt.Errorf("the receipt's log is %q, the key is for %q", r.Log.Origin, key.Name)
+	}
+	if v.head, err = key.Open([]byte(r.Log.Checkpoint)); err != nil {
+		return v, CheckCheckpoint, fmt.Errorf("%v (key %s)", err, shortKey(key))
+	}
+	if err := r.CheckInclusion(v.head); err != nil {
+		return v, CheckInclusion, fmt.Errorf("entry %d is not in checkpoint %d: %v", r.Log.Index, v.head.Size, err)
+	}
+	return v, "", nil
+}
+
+func shortKey(k evlog.Key) string { return fmt.Sprintf("%s+%08x", k.Name, k.Hash) }
+
+// Anchor checks one anchor of r: what the receipt proves by itself, then
+// what the chain's endpoints say.
 func Anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options) Result {
 	res := Result{Chain: a.Chain, Network: a.Network}
-	fail := func(check, format string, args ...any) Result {
-		res.Check, res.Reason = check, fmt.Sprintf(format, args...)
+	lv, f := offChain(r, a, o)
+	res.Warning = lv.warning
+	var answers []answer
+	if f == nil {
+		answers, f = ask(ctx, a, o)
+	}
+	if f == nil {
+		f = judge(a, answers, lv)
+	}
+	if f != nil {
+		res.Check, res.Reason = f.check, f.reason
 		return res
 	}
-	if err := r.CheckProof(a); err != nil {
-		return fail(CheckProof, "%v (digest, leaf index, path and root do not fit together)", err)
+	got := answers[0].tx
+	res.OK, res.Network = true, got.Network
+	agree := ""
+	if len(answers) > 1 {
+		agree = fmt.Sprintf(" (%d endpoints agree)", len(answers))
 	}
+	if a.Kind == receipt.AnchorCheckpoint {
+		res.Detail = fmt.Sprintf("%s tx %s, block %d, final, sent by %s; commits to checkpoint %d, which the receipt's (%d) extends; entry %d%s",
+			got.Network, a.TxRef, got.Block, got.Sender, a.TreeSize, lv.head.Size, r.Log.Index, agree)
+	} else {
+		res.Detail = fmt.Sprintf("%s tx %s, block %d, final; root %s… holds leaf %d of %d%s", got.Network, a.TxRef, got.Block, a.Root[:16], a.LeafIndex, a.TreeSize, agree)
+	}
+	return res
+}
+
+// failure is a failed check and why.
+type failure struct{ check, reason string }
+
+func failed(check, format string, args ...any) *failure {
+	return &failure{check: check, reason: fmt.Sprintf(format, args...)}
+}
+
+// offChain makes the checks that need no chain: a version 3 receipt's log
+// checks, then the anchor's consistency with its checkpoint (or a batch
+// anchor's proof).
+func offChain(r receipt.Receipt, a receipt.Anchor, o Options) (logView, *failure) {
+	var lv logView
+	if r.Version == receipt.Version {
+		if r.Log == nil {
+			return lv, failed(CheckCheckpoint, "a version 3 receipt without its log part")
+		}
+		var check string
+		var err error
+		if lv, check, err = checkLog(r, o); err != nil {
+			return lv, failed(check, "%v", err)
+		}
+	}
+	if a.Kind != receipt.AnchorCheckpoint {
+		if err := r.CheckProof(a); err != nil {
+			return lv, failed(CheckProof, "%v (digest, leaf index, path and root do not fit together)", err)
+		}
+		return lv, nil
+	}
+	if uint64(a.TreeSize) <= r.Log.Index {
+		return lv, failed(CheckSize, "the anchored checkpoint has %d entries; the evidence is entry %d", a.TreeSize, r.Log.Index)
+	}
+	if err := a.CheckConsistency(lv.head); err != nil {
+		return lv, failed(CheckConsistency, "%v (the receipt's checkpoint does not extend the anchored one)", err)
+	}
+	return lv, nil
+}
+
+// ask asks every endpoint of the anchor's chain about its transaction. Each
+// must answer, from the anchor's network, and all must agree.
+func ask(ctx context.Context, a receipt.Anchor, o Options) ([]answer, *failure) {
 	lookups := o.Lookups
 	if lookups == nil {
 		lookups = Lookups
@@ -113,13 +262,13 @@ func Anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options)
 	lookup, ok := lookups[a.Chain]
 	if !ok {
 		if a.Chain == "stub" {
-			return fail(CheckChain, "stub anchors live only inside the keeper process that made them; there is no chain to check")
+			return nil, failed(CheckChain, "stub anchors live only inside the keeper process that made them; there is no chain to check")
 		}
-		return fail(CheckChain, "this verifier does not know chain %q", a.Chain)
+		return nil, failed(CheckChain, "this verifier does not know chain %q", a.Chain)
 	}
-	url := o.RPC[a.Chain]
-	if url == "" {
-		return fail(CheckChain, "no RPC endpoint given for %s", a.Chain)
+	urls := o.endpoints(a.Chain)
+	if len(urls) == 0 {
+		return nil, failed(CheckChain, "no RPC endpoint given for %s", a.Chain)
 	}
 	timeout := o.Timeout
 	if timeout <= 0 {
@@ -127,33 +276,166 @@ func Anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	got, err := lookup(ctx, url, a.TxRef)
-	want, _ := a.RootBytes()   // CheckProof parsed it
-	url = redact.Endpoint(url) // for messages: providers put API keys in URLs
-	switch {
-	case err != nil && got.Network == "":
-		return fail(CheckTransaction, "could not read %s from %s: %v", a.TxRef, url, err)
-	case a.Network != "" && got.Network != a.Network:
-		return fail(CheckNetwork, "the node at %s is on %s, the anchor is on %s", url, got.Network, a.Network)
-	case err != nil:
-		return fail(CheckTransaction, "could not read %s from %s: %v", a.TxRef, url, err)
-	case !got.Found:
-		return fail(CheckTransaction, "%s is not on %s (asked %s)", a.TxRef, got.Network, url)
-	case got.Root != want:
-		return fail(CheckPayload, "transaction %s carries root %x, the receipt says %s", a.TxRef, got.Root, a.Root)
-	case !got.Succeeded:
-		return fail(CheckStatus, "transaction %s failed on chain: %s", a.TxRef, got.Detail)
-	case !got.Final:
-		return fail(CheckFinality, "transaction %s is included (block %d) but not final yet: %s", a.TxRef, got.Block, got.Detail)
-	case a.Block != 0 && got.Block != a.Block:
-		return fail(CheckBlock, "transaction %s is in block %d, the receipt says %d", a.TxRef, got.Block, a.Block)
-	case a.BlockHash != "" && got.BlockHash != a.BlockHash:
-		return fail(CheckBlock, "block %d's hash is %s, the receipt says %s", got.Block, got.BlockHash, a.BlockHash)
+	answers := askAll(ctx, lookup, urls, a.TxRef)
+	for _, an := range answers {
+		got, err, name := an.tx, an.err, an.name // the name, not the URL: providers put API keys in URLs
+		switch {
+		case err != nil && got.Network == "":
+			return nil, failed(CheckTransaction, "could not read %s from %s: %v", a.TxRef, name, err)
+		case a.Network != "" && got.Network != a.Network:
+			return nil, failed(CheckNetwork, "the node at %s is on %s, the anchor is on %s", name, got.Network, a.Network)
+		case err != nil:
+			return nil, failed(CheckTransaction, "could not read %s from %s: %v", a.TxRef, name, err)
+		}
 	}
-	res.OK = true
-	res.Network = got.Network
-	res.Detail = fmt.Sprintf("%s tx %s, block %d, final; root %s… holds leaf %d of %d", got.Network, a.TxRef, got.Block, a.Root[:16], a.LeafIndex, a.TreeSize)
-	return res
+	if check, why := disagreement(answers); check != "" {
+		return nil, failed(check, "%s", why)
+	}
+	return answers, nil
+}
+
+// judge checks the endpoints' (agreeing) answers against the anchor.
+func judge(a receipt.Anchor, answers []answer, lv logView) *failure {
+	got := answers[0].tx
+	if !got.Found {
+		return failed(CheckTransaction, "%s is not on %s (asked %s)", a.TxRef, got.Network, answers[0].name)
+	}
+	if why := payloadMismatch(a, got.Payload, lv); why != "" {
+		return failed(CheckPayload, "transaction %s %s", a.TxRef, why)
+	}
+	switch {
+	case a.Account != "" && !sameAccount(got.Sender, a.Account):
+		return failed(CheckAccount, "transaction %s was sent by %s, the receipt's anchoring account is %s", a.TxRef, got.Sender, a.Account)
+	case a.Account == "" && a.Kind == receipt.AnchorCheckpoint:
+		return failed(CheckAccount, "the anchor names no account: anyone could have sent transaction %s", a.TxRef)
+	case !got.Succeeded:
+		return failed(CheckStatus, "transaction %s failed on chain: %s", a.TxRef, got.Detail)
+	}
+	for _, an := range answers {
+		if !an.tx.Final {
+			return failed(CheckFinality, "transaction %s is included (block %d) but not final yet at %s: %s", a.TxRef, an.tx.Block, an.name, an.tx.Detail)
+		}
+	}
+	switch {
+	case a.Block != 0 && got.Block != a.Block:
+		return failed(CheckBlock, "transaction %s is in block %d, the receipt says %d", a.TxRef, got.Block, a.Block)
+	case a.BlockHash != "" && got.BlockHash != a.BlockHash:
+		return failed(CheckBlock, "block %d's hash is %s, the receipt says %s", got.Block, got.BlockHash, a.BlockHash)
+	}
+	return nil
+}
+
+// payloadMismatch says how the payload differs from what the anchor
+// committed to ("" when it does not): a checkpoint anchor's payload must
+// name the log's key, the anchor's size and root; any other anchor's must
+// be its batch root.
+func payloadMismatch(a receipt.Anchor, p receipt.Payload, lv logView) string {
+	root, _ := a.RootBytes() // Parse checked it
+	if a.Kind != receipt.AnchorCheckpoint {
+		if p.Checkpoint != nil || p.Root != root {
+			return fmt.Sprintf("carries %s, the receipt says batch root %s", describe(p), a.Root)
+		}
+		return ""
+	}
+	want := receipt.CheckpointRef{KeyHash: lv.key.Hash, Size: uint64(a.TreeSize), Root: root}
+	if p.Checkpoint == nil || *p.Checkpoint != want {
+		return fmt.Sprintf("carries %s, the receipt says checkpoint %d with root %s of the log whose key hash is %08x",
+			describe(p), a.TreeSize, a.Root, lv.key.Hash)
+	}
+	return ""
+}
+
+func describe(p receipt.Payload) string {
+	if p.Checkpoint == nil {
+		return fmt.Sprintf("batch root %x", p.Root)
+	}
+	return fmt.Sprintf("checkpoint %d with root %x of the log whose key hash is %08x", p.Checkpoint.Size, p.Root, p.Checkpoint.KeyHash)
+}
+
+// sameAccount compares accounts as their chains spell them: EVM addresses
+// in any letter case, anything else exactly.
+func sameAccount(a, b string) bool {
+	if strings.HasPrefix(a, "0x") && strings.HasPrefix(b, "0x") {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+// answer is one endpoint's lookup.
+type answer struct {
+	name string // the endpoint, redacted, and its place when there are several
+	tx   Tx
+	err  error
+}
+
+// askAll asks every endpoint at once.
+func askAll(ctx context.Context, lookup Lookup, urls []string, ref string) []answer {
+	out := make([]answer, len(urls))
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		out[i].name = redact.Endpoint(u)
+		if len(urls) > 1 {
+			out[i].name = fmt.Sprintf("endpoint %d (%s)", i+1, out[i].name)
+		}
+		wg.Go(func() {
+			out[i].tx, out[i].err = lookup(ctx, u, ref)
+			if p := &out[i].tx.Payload; p.Checkpoint == nil && p.Root == ([32]byte{}) {
+				p.Root = out[i].tx.Root // a Lookup that fills only Root, as before payloads
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// disagreement names the first two endpoints whose answers differ in what
+// the receipt rests on: whether the transaction exists, its block and
+// block hash, its payload, its sender and its outcome.
+func disagreement(answers []answer) (check, why string) {
+	first := answers[0]
+	for _, an := range answers[1:] {
+		a, b := first.tx, an.tx
+		var what, x, y string
+		switch {
+		case a.Found != b.Found:
+			what, x, y = "the transaction", foundWord(a.Found), foundWord(b.Found)
+		case a.Block != b.Block:
+			what, x, y = "its block", fmt.Sprint(a.Block), fmt.Sprint(b.Block)
+		case a.BlockHash != b.BlockHash:
+			what, x, y = "its block hash", a.BlockHash, b.BlockHash
+		case !samePayload(a.Payload, b.Payload):
+			what, x, y = "its payload", describe(a.Payload), describe(b.Payload)
+		case a.Sender != b.Sender:
+			what, x, y = "its sender", a.Sender, b.Sender
+		case a.Succeeded != b.Succeeded:
+			what, x, y = "its outcome", succeededWord(a.Succeeded), succeededWord(b.Succeeded)
+		default:
+			continue
+		}
+		return CheckEndpoints, fmt.Sprintf("%s and %s disagree on %s: %s says %s, %s says %s", first.name, an.name, what, first.name, x, an.name, y)
+	}
+	return "", ""
+}
+
+func samePayload(a, b receipt.Payload) bool {
+	if (a.Checkpoint == nil) != (b.Checkpoint == nil) {
+		return false
+	}
+	return a.Root == b.Root && (a.Checkpoint == nil || *a.Checkpoint == *b.Checkpoint)
+}
+
+func foundWord(found bool) string {
+	if found {
+		return "it exists"
+	}
+	return "it does not exist"
+}
+
+func succeededWord(ok bool) string {
+	if ok {
+		return "it succeeded"
+	}
+	return "it failed"
 }
 
 // File checks that the original file hashes (SHA-256) to the receipt's

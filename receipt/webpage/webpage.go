@@ -1,9 +1,13 @@
 // Package webpage is the receipt verification page: one self-contained HTML
 // file (inline CSS and JavaScript, nothing fetched but the JSON-RPC calls to
 // the endpoints its user picks) that hashes a file in the browser and checks
-// its receipt's anchors against the chains themselves, as `keeper verify`
-// does. keeper serves it at /verify with the endpoints of the chains it is
-// configured with prefilled; saved to disk, the page works the same.
+// its receipt against the chains themselves, as `keeper verify` does: for a
+// version 3 receipt (JSON or tlog-proof) the checkpoint's Ed25519 signature
+// by the log key the user pastes (WebCrypto), the inclusion and consistency
+// proofs, and per anchor the payload and the sending account as the chain's
+// node reports them. keeper serves it at /verify with the endpoints of the
+// chains it is configured with prefilled; saved to disk, the page works the
+// same.
 package webpage
 
 import (

@@ -1,0 +1,526 @@
+// Package audit is the evidence log's monitor (`keeper log audit`): it
+// reads the checkpoints keeper's anchoring accounts committed to on each
+// chain, straight from the chains, and the log's own checkpoints and tiles,
+// and reports every way the two disagree: a checkpoint not signed by the
+// log's key, two checkpoints of one size that differ, a checkpoint that is
+// not consistent with an earlier one or with the latest, a smaller tree
+// anchored after a bigger one, tiles or entries that do not rebuild the
+// signed root, and anchors keeper lists that the chain does not hold.
+//
+// Nothing the log serves is trusted: checkpoints are opened with the pinned
+// key, every hash is read through tlog.TileHashReader (which checks the
+// tiles against the latest signed root), and consistency is proved with
+// tlog.ProveTree and checked with tlog.CheckTree.
+package audit
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/receipt"
+)
+
+// DefaultScanBlocks is how many EVM blocks back from the head a monitor
+// looks for an anchoring account's transactions that keeper does not list.
+const DefaultScanBlocks = 10_000
+
+// Chain is a chain to audit: its name as keeper's anchors spell it
+// ("etherlink", "solana"), a JSON-RPC endpoint, and the anchoring accounts
+// (empty: the ones keeper lists for the chain).
+type Chain struct {
+	Name     string
+	RPC      string
+	Accounts []string
+}
+
+// Options configure Run.
+type Options struct {
+	Log *evlog.Client
+	// Key is the log's pinned verifier key; nil: the key the log serves,
+	// which trusts the log for it (Report.KeyFromLog says so).
+	Key *evlog.Key
+	// Chains to read, with their endpoints and accounts.
+	Chains []Chain
+	// DefaultRPC, when set, is the endpoint of a chain keeper lists anchors
+	// on that Chains does not name ("": none). Chains left without an
+	// endpoint are reported as not audited (Report.Warnings).
+	DefaultRPC func(chain string) string
+	// ScanBlocks bounds the EVM blocks scanned back from the head for
+	// nonces keeper's list does not account for; default DefaultScanBlocks.
+	ScanBlocks uint64
+}
+
+// The kinds of finding.
+const (
+	KindSignature = "signature" // a checkpoint the log serves is not signed by its key
+	KindKey       = "key"       // an anchor or the log names another key
+	KindFork      = "fork"      // checkpoints that cannot be of one append-only log
+	KindOrder     = "order"     // a smaller tree anchored after a bigger one on a chain
+	KindMissing   = "missing"   // the log does not serve a checkpoint a chain holds
+	KindTiles     = "tiles"     // hash tiles that do not rebuild the signed root
+	KindEntries   = "entries"   // entries that do not hash to the tree's leaves
+	KindAnchor    = "anchor"    // an anchor keeper lists that the chain does not bear out
+	KindNonce     = "nonce"     // an EVM account's transactions that were not all examined
+)
+
+// Finding is one disagreement.
+type Finding struct {
+	Kind   string
+	Chain  string // "" for the log's own
+	Detail string
+}
+
+func (f Finding) String() string {
+	if f.Chain == "" {
+		return f.Kind + ": " + f.Detail
+	}
+	return f.Kind + ": " + f.Chain + ": " + f.Detail
+}
+
+// Report is what an audit found.
+type Report struct {
+	Latest      evlog.Checkpoint // the log's latest checkpoint (verified)
+	Key         evlog.Key
+	KeyFromLog  bool           // the key was read from the log, not pinned
+	Checkpoints int            // distinct anchored checkpoints checked against the log
+	Leaves      uint64         // leaves of the latest tree rebuilt from hash tiles and entries
+	Anchors     map[string]int // checkpoint anchors read per chain
+	Findings    []Finding
+	Warnings    []string
+}
+
+// OK reports whether the audit found nothing.
+func (r *Report) OK() bool { return len(r.Findings) == 0 }
+
+func (r *Report) find(kind, chain, format string, args ...any) {
+	r.Findings = append(r.Findings, Finding{Kind: kind, Chain: chain, Detail: fmt.Sprintf(format, args...)})
+}
+
+// Anchored is one anchor transaction read from a chain that commits to a
+// checkpoint (a keeper-v3 payload sent by an anchoring account).
+type Anchored struct {
+	Chain   string
+	Account string
+	TxRef   string
+	Block   uint64 // block number or slot
+	Index   int    // position within the block: chain order is (Block, Index)
+	Ref     receipt.CheckpointRef
+}
+
+func (a Anchored) String() string {
+	return fmt.Sprintf("tx %s (block %d) commits to %d entries", a.TxRef, a.Block, a.Ref.Size)
+}
+
+// reader lists the checkpoint anchors one account sent on one chain and
+// checks the ones keeper lists against the chain.
+type reader interface {
+	read(ctx context.Context, account string, listed []evlog.Anchor, r *Report) ([]Anchored, error)
+	close()
+}
+
+// readers make a chain's reader by its name.
+var readers = map[string]func(ctx context.Context, c Chain, o Options) (reader, error){
+	"etherlink": newEVMReader,
+	"solana":    newSolanaReader,
+}
+
+// Run audits the log. An error means the audit could not be made (the log
+// or a chain could not be read); what it found is in the report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.ScanBlocks == 0 {
+		o.ScanBlocks = DefaultScanBlocks
+	}
+	r := &Report{Anchors: map[string]int{}}
+	if ok, err := r.openLatest(ctx, o); err != nil || !ok {
+		return r, err
+	}
+	listed, err := o.Log.Anchors(ctx)
+	if errors.Is(err, evlog.ErrNotFound) {
+		r.Warnings = append(r.Warnings, "the log lists no anchors ("+evlog.AnchorsPath+"): only the chains' own history is read")
+	} else if err != nil {
+		return r, err
+	}
+	anchored, err := readChains(ctx, o, listed, r)
+	if err != nil {
+		return r, err
+	}
+	if err := r.catchUp(ctx, o.Log, anchored); err != nil {
+		return r, err
+	}
+	hr := o.Log.HashReader(ctx, r.Latest.Size, r.Latest.Root)
+	checkOrder(anchored, r)
+	if err := checkAnchored(ctx, o.Log, hr, anchored, r); err != nil {
+		return r, err
+	}
+	if err := checkLeaves(ctx, o.Log, r); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// openLatest reads the key and the latest checkpoint, and reports whether
+// the checkpoint is signed with the key: every later check stands on it.
+func (r *Report) openLatest(ctx context.Context, o Options) (bool, error) {
+	served, err := o.Log.Key(ctx)
+	switch {
+	case o.Key != nil:
+		r.Key = *o.Key
+		if err == nil && served.Text != o.Key.Text {
+			r.find(KindKey, "", "the log serves the key %s, not the pinned %s", served.Text, o.Key.Text)
+		}
+	case err != nil:
+		return false, fmt.Errorf("the log's key: %w", err)
+	default:
+		r.Key, r.KeyFromLog = served, true
+	}
+	signed, err := o.Log.Checkpoint(ctx)
+	if err != nil {
+		return false, fmt.Errorf("the log's checkpoint: %w", err)
+	}
+	c, err := r.Key.Open(signed)
+	if err != nil {
+		r.find(KindSignature, "", "the latest checkpoint: %v", err)
+		return false, nil
+	}
+	r.Latest = c
+	return true, nil
+}
+
+// catchUp reads the latest checkpoint again when a chain holds a bigger
+// one: a live log signs and anchors while the chains are read. The newer
+// checkpoint must extend the one read first.
+func (r *Report) catchUp(ctx context.Context, log *evlog.Client, anchored []Anchored) error {
+	behind := false
+	for _, a := range anchored {
+		behind = behind || (a.Ref.KeyHash == r.Key.Hash && a.Ref.Size > r.Latest.Size)
+	}
+	if !behind {
+		return nil
+	}
+	signed, err := log.Checkpoint(ctx)
+	if err != nil {
+		return fmt.Errorf("the log's checkpoint: %w", err)
+	}
+	c, err := r.Key.Open(signed)
+	if err != nil {
+		r.find(KindSignature, "", "the latest checkpoint, read again: %v", err)
+		return nil
+	}
+	if c.Size <= r.Latest.Size {
+		return nil
+	}
+	hr := log.HashReader(ctx, c.Size, c.Root)
+	if err := consistent(hr, r.Latest.Size, r.Latest.Root, c.Size, c.Root); err != nil {
+		r.find(KindFork, "", "the latest checkpoint (%d entries) is not consistent with the one read a moment before (%d entries): %v", c.Size, r.Latest.Size, err)
+		return nil
+	}
+	r.Latest = c
+	return nil
+}
+
+// readChains reads every account's anchors on every chain.
+func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report) ([]Anchored, error) {
+	byChain := map[string][]evlog.Anchor{}
+	for _, a := range listed {
+		byChain[a.Chain] = append(byChain[a.Chain], a)
+	}
+	chainList := slices.Clone(o.Chains)
+	for _, name := range slices.Sorted(maps.Keys(byChain)) {
+		named := slices.ContainsFunc(chainList, func(c Chain) bool { return c.Name == name })
+		if _, known := readers[name]; known && !named && o.DefaultRPC != nil {
+			if url := o.DefaultRPC(name); url != "" {
+				chainList = append(chainList, Chain{Name: name, RPC: url})
+			}
+		}
+	}
+	configured := map[string]bool{}
+	var out []Anchored
+	for _, c := range chainList {
+		configured[c.Name] = true
+		newReader, ok := readers[c.Name]
+		if !ok {
+			return nil, fmt.Errorf("cannot audit chain %q: only %s", c.Name, strings.Join(slices.Sorted(maps.Keys(readers)), " and "))
+		}
+		accounts := accountsOf(c, byChain[c.Name], r)
+		if len(accounts) == 0 {
+			r.Warnings = append(r.Warnings, c.Name+": keeper lists no anchor and no account was given (--account): nothing to read")
+			continue
+		}
+		rd, err := newReader(ctx, c, o)
+		if err != nil {
+			return nil, err
+		}
+		defer rd.close()
+		for _, acct := range accounts {
+			var mine []evlog.Anchor
+			for _, a := range byChain[c.Name] {
+				if sameAddress(a.Account, acct) {
+					mine = append(mine, a)
+				}
+			}
+			got, err := rd.read(ctx, acct, mine, r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.Name, err)
+			}
+			r.Anchors[c.Name] += len(got)
+			out = append(out, got...)
+		}
+	}
+	for name, as := range byChain {
+		if configured[name] {
+			continue
+		}
+		why := "no RPC endpoint for the chain"
+		if _, known := readers[name]; !known {
+			why = "the audit reads " + strings.Join(slices.Sorted(maps.Keys(readers)), " and ")
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d anchor(s) keeper lists were not audited (%s)", name, len(as), why))
+	}
+	return out, nil
+}
+
+// accountsOf is the chain's anchoring accounts: the ones given, else the
+// ones keeper lists. An anchor keeper lists from another account than the
+// ones given is a finding.
+func accountsOf(c Chain, listed []evlog.Anchor, r *Report) []string {
+	if len(c.Accounts) == 0 {
+		var out []string
+		for _, a := range listed {
+			if a.Account != "" && !slices.Contains(out, a.Account) {
+				out = append(out, a.Account)
+			}
+		}
+		return out
+	}
+	for _, a := range listed {
+		if !slices.ContainsFunc(c.Accounts, func(x string) bool { return sameAddress(x, a.Account) }) {
+			r.find(KindAnchor, c.Name, "keeper lists tx %s as sent by %s, not an anchoring account (%s)", a.TxRef, a.Account, strings.Join(c.Accounts, ", "))
+		}
+	}
+	return c.Accounts
+}
+
+// sameAddress compares accounts: EVM addresses in any letter case, others
+// (Solana's base58) exactly.
+func sameAddress(a, b string) bool {
+	if strings.HasPrefix(a, "0x") || strings.HasPrefix(a, "0X") {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+// checkOrder finds, on each chain, a checkpoint anchored after a bigger
+// one: a log only grows, so its anchors' sizes never go down.
+func checkOrder(anchored []Anchored, r *Report) {
+	byChain := map[string][]Anchored{}
+	for _, a := range anchored {
+		byChain[a.Chain] = append(byChain[a.Chain], a)
+	}
+	for _, chain := range slices.Sorted(maps.Keys(byChain)) {
+		as := byChain[chain]
+		slices.SortStableFunc(as, func(a, b Anchored) int {
+			return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Index, b.Index))
+		})
+		var top *Anchored
+		for i := range as {
+			a := &as[i]
+			if a.Ref.KeyHash != r.Key.Hash {
+				continue
+			}
+			if top != nil && a.Ref.Size < top.Ref.Size {
+				r.find(KindOrder, chain, "%s after %s: a smaller tree anchored after a bigger one", a, top)
+			}
+			if top == nil || a.Ref.Size >= top.Ref.Size {
+				top = a
+			}
+		}
+	}
+}
+
+// checkAnchored checks every distinct checkpoint the chains hold: signed by
+// the log's key (the log serves it, and its root is the chain's), one root
+// per size, and each consistent with the next smaller one and with the
+// latest, proved from the tiles of the latest tree.
+func checkAnchored(ctx context.Context, log *evlog.Client, hr tlog.HashReader, anchored []Anchored, r *Report) error {
+	bySize := map[uint64][]Anchored{}
+	for _, a := range anchored {
+		if a.Ref.KeyHash != r.Key.Hash {
+			r.find(KindKey, a.Chain, "%s signed with key hash %08x, not the log's %08x", a, a.Ref.KeyHash, r.Key.Hash)
+			continue
+		}
+		if a.Ref.Size == 0 {
+			continue
+		}
+		bySize[a.Ref.Size] = append(bySize[a.Ref.Size], a)
+	}
+	type point struct {
+		size uint64
+		root [32]byte
+		by   Anchored
+	}
+	var chain []point // the checkpoints checked, by size
+	for _, size := range slices.Sorted(maps.Keys(bySize)) {
+		as := bySize[size]
+		root := as[0].Ref.Root
+		forked := false
+		for _, a := range as[1:] {
+			if a.Ref.Root != root {
+				r.find(KindFork, a.Chain, "%s with root %x, and %s on %s with root %x: two trees of one size", a, a.Ref.Root[:8], as[0], as[0].Chain, root[:8])
+				forked = true
+			}
+		}
+		r.Checkpoints++
+		signed, err := log.CheckpointAt(ctx, size)
+		switch {
+		case errors.Is(err, evlog.ErrNotFound):
+			r.find(KindMissing, as[0].Chain, "%s, and the log serves no checkpoint of that size (%s)", as[0], evlog.CheckpointAtPath(size))
+		case err != nil:
+			return err
+		default:
+			c, err := r.Key.Open(signed)
+			switch {
+			case err != nil:
+				r.find(KindSignature, as[0].Chain, "%s: %v", evlog.CheckpointAtPath(size), err)
+			case c.Size != size:
+				r.find(KindFork, as[0].Chain, "%s is a checkpoint of %d entries", evlog.CheckpointAtPath(size), c.Size)
+			case c.Root != root:
+				r.find(KindFork, as[0].Chain, "%s with root %x, and the log's signed checkpoint of that size has root %x", as[0], root[:8], c.Root[:8])
+			}
+		}
+		if forked {
+			continue
+		}
+		if size > r.Latest.Size {
+			r.find(KindMissing, as[0].Chain, "%s, beyond the log's latest checkpoint of %d entries", as[0], r.Latest.Size)
+			continue
+		}
+		p := point{size, root, as[0]}
+		if len(chain) > 0 {
+			prev := chain[len(chain)-1]
+			if err := consistent(hr, prev.size, prev.root, size, root); err != nil {
+				r.find(KindFork, p.by.Chain, "%s is not consistent with %s on %s: %v", p.by, prev.by, prev.by.Chain, err)
+			}
+		}
+		if err := consistent(hr, size, root, r.Latest.Size, r.Latest.Root); err != nil {
+			r.find(KindFork, p.by.Chain, "%s is not consistent with the log's latest checkpoint (%d entries): %v", p.by, r.Latest.Size, err)
+			continue
+		}
+		chain = append(chain, p)
+	}
+	return nil
+}
+
+// consistent proves that the tree of size n with root h is a prefix of the
+// tree of size t with root th, from hashes of the latest tree.
+func consistent(hr tlog.HashReader, n uint64, h [32]byte, t uint64, th [32]byte) error {
+	if n == t {
+		if h != th {
+			return errors.New("another root")
+		}
+		return nil
+	}
+	p, err := tlog.ProveTree(int64(t), int64(n), hr)
+	if err != nil {
+		return fmt.Errorf("no proof from the log's tiles: %w", err)
+	}
+	return tlog.CheckTree(p, int64(t), th, int64(n), h)
+}
+
+// checkLeaves rebuilds the latest checkpoint's root twice: from the
+// level-0 hash tiles, and from the entry bundles (each leaf the hash of its
+// entry, SHA-256(0x00 ‖ entry)), and compares the two leaf by leaf.
+func checkLeaves(ctx context.Context, log *evlog.Client, r *Report) error {
+	size := r.Latest.Size
+	var fromTiles, fromEntries rootBuilder
+	var rewritten []uint64
+	for n := uint64(0); n*evlog.TileWidth < size; n++ {
+		width := int(min(size-n*evlog.TileWidth, evlog.TileWidth))
+		ht := evlog.Tile{Level: 0, N: n, Width: width}
+		b, err := log.Tile(ctx, ht)
+		if errors.Is(err, evlog.ErrNotFound) {
+			r.find(KindTiles, "", "%s is not served, and the latest checkpoint covers it", ht.Path())
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(b) < width*tlog.HashSize {
+			r.find(KindTiles, "", "%s is %d bytes, want %d", ht.Path(), len(b), width*tlog.HashSize)
+			return nil
+		}
+		entries, err := log.EntryBundle(ctx, n, width)
+		if errors.Is(err, evlog.ErrNotFound) {
+			r.find(KindEntries, "", "%s is not served, and the latest checkpoint covers it", evlog.Tile{Level: evlog.EntriesLevel, N: n, Width: width}.Path())
+			return nil
+		}
+		if err != nil {
+			r.find(KindEntries, "", "%v", err)
+			return nil
+		}
+		for i := range width {
+			var leaf tlog.Hash
+			copy(leaf[:], b[i*tlog.HashSize:])
+			fromTiles.add(leaf)
+			h := tlog.RecordHash(entries[i][:])
+			fromEntries.add(h)
+			if h != leaf {
+				rewritten = append(rewritten, n*evlog.TileWidth+uint64(i))
+			}
+		}
+	}
+	r.Leaves = size
+	tilesOK := fromTiles.root() == r.Latest.Root
+	if !tilesOK {
+		r.find(KindTiles, "", "the level-0 hash tiles do not rebuild the latest checkpoint's root (%d entries)", size)
+	}
+	switch len(rewritten) {
+	case 0:
+	case 1:
+		r.find(KindEntries, "", "entry %d in the entry bundles does not hash to its leaf in the hash tiles: the entry was rewritten", rewritten[0])
+	default:
+		r.find(KindEntries, "", "entries %d, … (%d in all) in the entry bundles do not hash to their leaves in the hash tiles: they were rewritten", rewritten[0], len(rewritten))
+	}
+	if fromEntries.root() != r.Latest.Root && tilesOK && len(rewritten) == 0 {
+		r.find(KindEntries, "", "the entry bundles do not rebuild the latest checkpoint's root")
+	}
+	return nil
+}
+
+// rootBuilder computes the RFC 6962 root of a stream of leaf hashes with
+// one hash per level: the perfect subtrees of the leaves so far, largest
+// first.
+type rootBuilder struct {
+	stack []tlog.Hash
+	sizes []uint64
+}
+
+func (b *rootBuilder) add(leaf tlog.Hash) {
+	b.stack, b.sizes = append(b.stack, leaf), append(b.sizes, 1)
+	for n := len(b.stack); n >= 2 && b.sizes[n-1] == b.sizes[n-2]; n = len(b.stack) {
+		b.stack[n-2] = tlog.NodeHash(b.stack[n-2], b.stack[n-1])
+		b.sizes[n-2] *= 2
+		b.stack, b.sizes = b.stack[:n-1], b.sizes[:n-1]
+	}
+}
+
+// root folds the subtrees right to left, as RFC 6962 splits a tree at its
+// largest power of two.
+func (b *rootBuilder) root() tlog.Hash {
+	if len(b.stack) == 0 {
+		return sha256.Sum256(nil)
+	}
+	h := b.stack[len(b.stack)-1]
+	for i := len(b.stack) - 2; i >= 0; i-- {
+		h = tlog.NodeHash(b.stack[i], h)
+	}
+	return h
+}

@@ -1,0 +1,190 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	sol "github.com/gagliardetto/solana-go"
+	"github.com/gagliardetto/solana-go/rpc"
+
+	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/receipt"
+)
+
+// solanaPage is how many signatures one getSignaturesForAddress answers
+// (the RPC's most).
+const solanaPage = 1000
+
+// solanaReader reads Solana: an account's whole finalized history
+// (getSignaturesForAddress, paged), and each transaction whose memo
+// carries a checkpoint and whose fee payer is the account (getTransaction).
+type solanaReader struct {
+	name    string
+	client  *rpc.Client
+	network string
+}
+
+func newSolanaReader(ctx context.Context, c Chain, _ Options) (reader, error) {
+	client := rpc.New(c.RPC)
+	genesis, err := client.GetGenesisHash(ctx)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("%s: getGenesisHash: %w", c.Name, err)
+	}
+	return &solanaReader{name: c.Name, client: client, network: receipt.SolanaNetwork(genesis.String())}, nil
+}
+
+func (s *solanaReader) close() { s.client.Close() }
+
+func (s *solanaReader) read(ctx context.Context, account string, listed []evlog.Anchor, r *Report) ([]Anchored, error) {
+	pk, err := sol.PublicKeyFromBase58(account)
+	if err != nil {
+		return nil, fmt.Errorf("account %q is not a Solana address", account)
+	}
+	byRef := map[string]evlog.Anchor{}
+	for _, a := range listed {
+		if a.Network != "" && a.Network != s.network {
+			r.find(KindAnchor, s.name, "keeper lists tx %s on network %s, and the node is on %s", a.TxRef, a.Network, s.network)
+		}
+		byRef[strings.TrimPrefix(a.TxRef, "solana:")] = a
+	}
+	history, err := s.history(ctx, pk)
+	if err != nil {
+		return nil, err
+	}
+	var out []Anchored
+	seen := map[string]bool{}
+	for i, h := range history {
+		ref := h.Signature.String()
+		a, isListed := byRef[ref]
+		seen[ref] = true
+		if h.Err != nil {
+			if isListed {
+				r.find(KindAnchor, s.name, "keeper lists tx %s, which failed", ref)
+			}
+			continue
+		}
+		// The memo the node reports picks the candidates; the transaction decides.
+		if !isListed && (h.Memo == nil || !strings.Contains(*h.Memo, receipt.PayloadPrefixCheckpoint)) {
+			continue
+		}
+		got, err := s.anchorsOf(ctx, pk, h.Signature, len(history)-i, isListed, r)
+		if err != nil {
+			return nil, err
+		}
+		if isListed {
+			checkListedSolana(s.name, a, got, r)
+		}
+		out = append(out, got...)
+	}
+	for ref, a := range byRef {
+		if seen[ref] {
+			continue
+		}
+		sig, err := sol.SignatureFromBase58(ref)
+		if err != nil {
+			r.find(KindAnchor, s.name, "keeper lists %q, which is not a transaction signature", a.TxRef)
+			continue
+		}
+		got, err := s.anchorsOf(ctx, pk, sig, 0, true, r)
+		if err != nil {
+			return nil, err
+		}
+		if len(got) > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: tx %s is not in %s's finalized history yet; audited on its own", s.name, ref, pk))
+			checkListedSolana(s.name, a, got, r)
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// history is the account's finalized transactions, newest first.
+func (s *solanaReader) history(ctx context.Context, pk sol.PublicKey) ([]*rpc.TransactionSignature, error) {
+	var out []*rpc.TransactionSignature
+	var before sol.Signature
+	for {
+		limit := solanaPage
+		page, err := s.client.GetSignaturesForAddressWithOpts(ctx, pk, &rpc.GetSignaturesForAddressOpts{
+			Limit: &limit, Before: before, Commitment: rpc.CommitmentFinalized})
+		if err != nil {
+			return nil, fmt.Errorf("getSignaturesForAddress %s: %w", pk, err)
+		}
+		out = append(out, page...)
+		if len(page) < limit {
+			return out, nil
+		}
+		before = page[len(page)-1].Signature
+	}
+}
+
+// anchorsOf reads one transaction and returns the checkpoints its memos
+// commit to when the account paid for it. listed transactions that are
+// missing, failed or paid by another account are findings.
+func (s *solanaReader) anchorsOf(ctx context.Context, pk sol.PublicKey, sig sol.Signature, index int, listed bool, r *Report) ([]Anchored, error) {
+	maxVersion := uint64(0)
+	res, err := s.client.GetTransaction(ctx, sig, &rpc.GetTransactionOpts{
+		Encoding: sol.EncodingBase64, Commitment: rpc.CommitmentFinalized, MaxSupportedTransactionVersion: &maxVersion})
+	if errors.Is(err, rpc.ErrNotFound) {
+		if listed {
+			r.find(KindAnchor, s.name, "keeper lists tx %s, which the node does not have (finalized)", sig)
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getTransaction %s: %w", sig, err)
+	}
+	var tx *sol.Transaction
+	if res.Transaction != nil {
+		tx, err = res.Transaction.GetTransaction()
+	}
+	if tx == nil || err != nil {
+		return nil, fmt.Errorf("getTransaction %s: cannot decode the transaction", sig)
+	}
+	if res.Meta == nil || res.Meta.Err != nil {
+		if listed {
+			r.find(KindAnchor, s.name, "keeper lists tx %s, which failed", sig)
+		}
+		return nil, nil
+	}
+	keys := tx.Message.AccountKeys
+	if len(keys) == 0 || !keys[0].Equals(pk) {
+		if listed {
+			r.find(KindAnchor, s.name, "keeper lists tx %s, which was not paid by the anchoring account %s", sig, pk)
+		}
+		return nil, nil
+	}
+	var out []Anchored
+	for _, ix := range tx.Message.Instructions {
+		if int(ix.ProgramIDIndex) >= len(keys) || !keys[ix.ProgramIDIndex].Equals(sol.MemoProgramID) {
+			continue
+		}
+		p, err := receipt.ParseSolanaPayload(string(ix.Data))
+		if err != nil || p.Checkpoint == nil {
+			continue
+		}
+		out = append(out, Anchored{Chain: s.name, Account: pk.String(), TxRef: sig.String(), Block: res.Slot, Index: index, Ref: *p.Checkpoint})
+	}
+	if len(out) == 0 && listed {
+		r.find(KindAnchor, s.name, "keeper lists tx %s as an anchor, and it commits to no checkpoint", sig)
+	}
+	return out, nil
+}
+
+// checkListedSolana compares an anchor keeper lists with what its
+// transaction commits to on chain.
+func checkListedSolana(chain string, a evlog.Anchor, got []Anchored, r *Report) {
+	for _, g := range got {
+		if g.Ref.Size == a.Size {
+			if g.Block != a.Block {
+				r.find(KindAnchor, chain, "keeper lists tx %s in slot %d, and it is in slot %d", a.TxRef, a.Block, g.Block)
+			}
+			return
+		}
+	}
+	if len(got) > 0 {
+		r.find(KindAnchor, chain, "keeper lists tx %s as an anchor of %d entries, and it commits to %d", a.TxRef, a.Size, got[0].Ref.Size)
+	}
+}
