@@ -39,6 +39,7 @@ type AnchorReport struct {
 	StoredEvidence        int           `json:"stored_evidence"`     // evidence the phase stored
 	BytesPerEvidence      float64       `json:"store_bytes_per_evidence"`
 	BytesPerEvidenceChain float64       `json:"store_bytes_per_evidence_and_chain"`
+	Log                   *LogReport    `json:"log,omitempty"`
 	Series                []Point       `json:"series"`
 	Load1                 float64       `json:"load_average_1m"`
 }
@@ -63,6 +64,10 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 		return nil, err
 	}
 	size0, err := s.Size(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lp, err := startLogPhase(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +107,14 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	if err != nil {
 		return nil, err
 	}
+	logRep, err := lp.finish(ctx, window{before, after})
+	if err != nil {
+		return nil, err
+	}
 
 	rep := &AnchorReport{
 		Mode: mode, BatchMaxItems: st.cfg.BatchMaxItems, Clients: clients, Intake: intakeSummary(l, o.AnchorRate),
-		Drained: drained,
+		Drained: drained, Log: logRep,
 	}
 	evs, bs, t, err := phaseTimeline(ctx, st, window{before, after}, l)
 	if err != nil {

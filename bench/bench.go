@@ -33,10 +33,16 @@ const (
 	PhaseBatched     = "batched"      // as much as intake accepts for Duration, default batching
 	PhasePerEvidence = "per-evidence" // the same with KEEPER_BATCH_MAX_ITEMS=1, on a second stack
 	PhaseBulk        = "bulk"         // as much as POST /v1/evidence/batch accepts for Duration, BulkSize evidence a request
+	PhaseTiles       = "tiles"        // TileClients reading the log's tiles from /log/ back to back for TileFor
 )
 
 // AllPhases is every phase, in run order.
-var AllPhases = []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched, PhaseBulk, PhasePerEvidence}
+var AllPhases = []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched, PhaseBulk, PhaseTiles, PhasePerEvidence}
+
+// DefaultPhases are the phases a run without --phases measures: all but
+// tiles, which reads the log rather than anchoring evidence and is asked
+// for by name.
+var DefaultPhases = []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched, PhaseBulk, PhasePerEvidence}
 
 // DeploymentPhases are the phases deployments measured side by side run
 // unless told otherwise: intake latency and batched throughput.
@@ -45,7 +51,7 @@ var DeploymentPhases = []string{PhaseIntake, PhaseBatched}
 // Options configure a run.
 type Options struct {
 	Config       config.Config // the node's configuration (chains, batching, timeouts)
-	Phases       []string      // default AllPhases; with Deployments, DeploymentPhases
+	Phases       []string      // default DefaultPhases; with Deployments, DeploymentPhases
 	Duration     time.Duration // intake, batched and per-evidence phases each; default 60s
 	Rate         float64       // intake phase arrival rate, requests/s; default 1000
 	Concurrency  int           // clients of the anchoring phases; default 32
@@ -56,6 +62,8 @@ type Options struct {
 	LowLoadFor   time.Duration // default 30s
 	CadenceRates []float64     // cadence phase arrival rates, evidence/s; default 1, 10, 100, 1000
 	CadenceFor   time.Duration // cadence phase, each rate; default 30s
+	TileClients  int           // tiles phase: clients reading back to back; default 16
+	TileFor      time.Duration // tiles phase: for this long; default 20s
 	Drain        time.Duration // longest wait for a phase's evidence to confirm; default 2m
 	Dir          string        // where the stacks live; empty = a temporary directory, removed after
 	API          string        // host:port of a running keeper API: only the intake phase runs, against it
@@ -71,7 +79,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if len(o.Phases) == 0 {
-		o.Phases = AllPhases
+		o.Phases = DefaultPhases
 		if len(o.Deployments) > 0 {
 			o.Phases = DeploymentPhases
 		}
@@ -102,6 +110,12 @@ func (o *Options) defaults() {
 	}
 	if o.CadenceFor <= 0 {
 		o.CadenceFor = 30 * time.Second
+	}
+	if o.TileClients <= 0 {
+		o.TileClients = 16
+	}
+	if o.TileFor <= 0 {
+		o.TileFor = 20 * time.Second
 	}
 	if o.Drain <= 0 {
 		o.Drain = 2 * time.Minute
@@ -190,8 +204,8 @@ func (o *Options) check() error {
 // runDeployment runs the phases on one deployment: a stack for all but
 // per-evidence, which gets a second one.
 func (r *Report) runDeployment(ctx context.Context, o Options, d *DeploymentReport, name, dir string, mem *memorySampler) error {
-	if o.has(PhaseLowLoad) || o.has(PhaseCadence) || o.has(PhaseIntake) || o.has(PhaseBatched) || o.has(PhaseBulk) {
-		if err := r.runStack(ctx, o, d, name, filepath.Join(dir, "batched"), o.Config, []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched, PhaseBulk}, mem); err != nil {
+	if o.has(PhaseLowLoad) || o.has(PhaseCadence) || o.has(PhaseIntake) || o.has(PhaseBatched) || o.has(PhaseBulk) || o.has(PhaseTiles) {
+		if err := r.runStack(ctx, o, d, name, filepath.Join(dir, "batched"), o.Config, []string{PhaseLowLoad, PhaseCadence, PhaseIntake, PhaseBatched, PhaseBulk, PhaseTiles}, mem); err != nil {
 			return err
 		}
 	}
@@ -283,6 +297,15 @@ func (r *Report) runStack(ctx context.Context, o Options, d *DeploymentReport, n
 				return err
 			}
 			d.Intake = rep
+		case PhaseTiles:
+			fmt.Fprintf(o.Progress, "bench: %s: tiles, %d clients reading for %v\n", d.Name, o.TileClients, o.TileFor)
+			bulk := newBulkLoader(st.apis, run, token, cfg.Chains, o.BulkSize)
+			rep, err := tiles(ctx, o, st, bulk)
+			bulk.close()
+			if err != nil {
+				return err
+			}
+			d.Tiles = rep
 		case PhaseBatched, PhasePerEvidence, PhaseBulk:
 			l, clients := ld, o.Concurrency
 			if p == PhaseBulk {
@@ -372,6 +395,7 @@ type IntakeReport struct {
 	ErrorsBy     map[string]int `json:"errors_by_status,omitempty"`
 	Latency      Latency        `json:"latency"`
 	Load1        float64        `json:"load_average_1m"`
+	Log          *LogReport     `json:"log,omitempty"` // the intake phase's evidence in the log (not set inside an anchoring phase's report)
 }
 
 func intakeSummary(l load, target float64) IntakeReport {
@@ -404,6 +428,10 @@ func intake(ctx context.Context, o Options, st *stack, ld *loader) (*IntakeRepor
 	if err != nil {
 		return nil, err
 	}
+	lp, err := startLogPhase(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 	l := ld.openLoop(ctx, o.Rate, o.Duration)
 	rep := intakeSummary(l, o.Rate)
 	after, err := st.store.LastSeq(ctx)
@@ -412,6 +440,9 @@ func intake(ctx context.Context, o Options, st *stack, ld *loader) (*IntakeRepor
 	}
 	// Let anchoring catch up before the next phase measures its own.
 	if _, err := drain(ctx, st.store, window{before, after}, o.Drain); err != nil {
+		return nil, err
+	}
+	if rep.Log, err = lp.finish(ctx, window{before, after}); err != nil {
 		return nil, err
 	}
 	return &rep, nil

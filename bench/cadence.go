@@ -29,6 +29,7 @@ type CadenceRow struct {
 	IntakeToConfirmed  Latency            `json:"intake_to_confirmed"`
 	FinalityMS         float64            `json:"finality_ms"`
 	ConfirmedP99Target float64            `json:"confirmed_p99_target_ms"` // finality + the longest interval + 1 s
+	Log                *LogReport         `json:"log,omitempty"`
 }
 
 // cadence runs the steady rates one after another on the stack.
@@ -48,6 +49,10 @@ func cadence(ctx context.Context, o Options, st *stack, ld *loader) (*CadenceRep
 func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float64) (*CadenceRow, error) {
 	s := st.store
 	before, err := s.LastSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lp, err := startLogPhase(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +81,9 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 		return nil, err
 	}
 	hb1 := st.heartbeats()
+	if row.Log, err = lp.finish(ctx, window{before, after}); err != nil {
+		return nil, err
+	}
 	evs, bs, t, err := phaseTimeline(ctx, st, window{before, after}, l)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,7 @@ type DeploymentReport struct {
 	Batched     *AnchorReport  `json:"batched,omitempty"`
 	PerEvidence *AnchorReport  `json:"per_evidence,omitempty"`
 	Bulk        *AnchorReport  `json:"bulk,omitempty"`
+	Tiles       *TilesReport   `json:"tiles,omitempty"`
 	Ratio       float64        `json:"batched_over_per_evidence,omitempty"`
 }
 

@@ -99,6 +99,7 @@ func (r *Report) evaluate(d *DeploymentReport) {
 			fmt.Sprintf("%.2f ms at %.0f req/s, %d errors", in.Latency.P99, in.AchievedRate, in.Errors), in.Latency.P99,
 			in.Latency.P99 <= p99 && in.Errors == 0 && in.AchievedRate >= 0.98*in.TargetRate)
 		add("intake p95", "< 100 ms", fmt.Sprintf("%.2f ms", in.Latency.P95), in.Latency.P95, in.Latency.P95 < 100)
+		checkpointTarget(add, fmt.Sprintf("intake at %.0f/s", in.TargetRate), in.TargetRate, in.Log)
 	}
 	if b := d.Bulk; b != nil && r.Settings.AnchorRate == 0 {
 		add("bulk confirmed/s", "≥ 50,000/s sustained", fmt.Sprintf("%.0f/s", b.ConfirmedPerSec), b.ConfirmedPerSec, b.ConfirmedPerSec >= 50000 && b.Drained)
@@ -111,6 +112,10 @@ func (r *Report) evaluate(d *DeploymentReport) {
 		}
 		add("Temporal actions per evidence", "≤ 0.05 at saturation", fmt.Sprintf("%.4f", b.ActionsPerEv), b.ActionsPerEv, b.ActionsPerEv <= 0.05 && b.SettledEvidence > 0)
 		add("chain transactions per evidence", "≤ 0.01 at saturation", fmt.Sprintf("%.4f", b.ChainTxsPerEv), b.ChainTxsPerEv, b.ChainTxsPerEv <= 0.01 && b.SettledEvidence > 0)
+	}
+	if tl := d.Tiles; tl != nil {
+		add("tile reads/s", "≥ 5,000/s served over HTTP", fmt.Sprintf("%.0f/s, %d errors", tl.ReadsPerSec, tl.Errors), tl.ReadsPerSec,
+			tl.ReadsPerSec >= 5000 && tl.Errors == 0)
 	}
 	if d.Batched != nil && d.PerEvidence != nil {
 		add("batched / per-evidence", "≥ 25×", fmt.Sprintf("%.1f× (%.0f/s vs %.1f/s)", d.Ratio, d.Batched.ConfirmedPerSec, d.PerEvidence.ConfirmedPerSec), d.Ratio, d.Ratio >= 25)
@@ -136,6 +141,7 @@ func (r *Report) evaluate(d *DeploymentReport) {
 				add(fmt.Sprintf("cadence at %g/s: tx per chain per minute", row.Rate), fmt.Sprintf("≤ 60 ÷ interval + 1 = %.0f", ceiling),
 					fmt.Sprintf("%.1f at most", worst), worst, met && row.Confirmed > 0)
 			}
+			checkpointTarget(add, fmt.Sprintf("cadence at %g/s", row.Rate), row.Rate, row.Log)
 			add(fmt.Sprintf("cadence at %g/s: intake → confirmed p99", row.Rate), fmt.Sprintf("≤ finality + interval + 1 s = %.1f s", row.ConfirmedP99Target/1000),
 				fmt.Sprintf("%.2f s", row.IntakeToConfirmed.P99/1000), row.IntakeToConfirmed.P99,
 				row.IntakeToConfirmed.N > 0 && row.IntakeToConfirmed.P99 <= row.ConfirmedP99Target)
@@ -144,6 +150,19 @@ func (r *Report) evaluate(d *DeploymentReport) {
 	if g, ok := r.growth(d.Name, rssOf); ok && d.singleProcess() {
 		add("memory flat", "≤ 10 % growth after warm-up", fmt.Sprintf("%+.1f %%", g), g, g <= 10)
 	}
+}
+
+// checkpointTarget adds issue 28's log target where the phase's arrival
+// rate was the target's 1,000 evidence/s: p99 from intake to being in a
+// signed checkpoint ≤ 1.5 s, every evidence in one.
+func checkpointTarget(add func(name, goal, measured string, v float64, met bool), phase string, rate float64, l *LogReport) {
+	if l == nil || rate < 990 || rate > 1010 {
+		return
+	}
+	p99 := l.IntakeToCheckpoint.P99
+	add(phase+": intake → in a signed checkpoint p99", fmt.Sprintf("≤ 1.5 s at 1,000 evidence/s (checkpoint interval %s)", secs(l.CheckpointIntervalMS)),
+		fmt.Sprintf("%s (%d of %d in a checkpoint)", secs(p99), l.InCheckpoint, l.Evidence), p99,
+		l.Evidence > 0 && l.InCheckpoint == l.Evidence && p99 <= 1500)
 }
 
 // MemoryGrowth compares the batched phase's RSS while the load ran: the

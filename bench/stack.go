@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"time"
@@ -35,6 +36,7 @@ type stack struct {
 	procs      []*child        // multi-process: keeper's processes
 	postgres   bool            // the store or Temporal is on a PostgreSQL server of this machine, whose CPU counts
 	cleanup    []func()        // run by stop, last first (dropping fresh databases)
+	rawDB      *sql.DB         // the store read directly, for the log's figures (logDB)
 
 	// Single-process only.
 	srv  *devserver.Server

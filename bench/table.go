@@ -36,6 +36,7 @@ func (r *Report) WriteTable(out io.Writer) {
 	t := &table{out: out, w: tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)}
 	r.intakeSection(t)
 	r.anchoringSections(t)
+	r.tilesSection(t)
 	for _, d := range r.Deployments {
 		r.lowLoadSection(t, d)
 		r.cadenceSection(t, d)
@@ -122,7 +123,38 @@ func (r *Report) intakeSection(t *table) {
 		{"… p99.9 / max (n)", func(in *IntakeReport) string {
 			return fmt.Sprintf("%s / %s (%d)", ms(in.Latency.P999), ms(in.Latency.Max), in.Latency.N)
 		}},
+		{"intake → in a signed checkpoint p50 / p99 / max", func(in *IntakeReport) string { return logLatency(in.Log) }},
+		{"log bytes / evidence", func(in *IntakeReport) string { return logBytes(in.Log) }},
 		{"load average (1 min)", func(in *IntakeReport) string { return fmt.Sprintf("%.2f", in.Load1) }},
+	})
+}
+
+func (r *Report) tilesSection(t *table) {
+	var heads []string
+	var vals []*TilesReport
+	for _, d := range r.Deployments {
+		if d.Tiles != nil {
+			heads, vals = append(heads, d.Name), append(vals, d.Tiles)
+		}
+	}
+	if len(vals) == 0 {
+		return
+	}
+	columns(t, "TILES (GET /log/tile/…)", heads, vals, []row[TilesReport]{
+		{"clients, back to back", func(tl *TilesReport) string { return fmt.Sprintf("%d for %.0f s", tl.Clients, tl.DurationS) }},
+		{"log read", func(tl *TilesReport) string {
+			return fmt.Sprintf("%d entries: %d full level-0 tiles at random, %.0f %% partial (%s)", tl.LogSize, tl.FullTiles, tl.PartialShare*100, strings.Join(tl.PartialTiles, ", "))
+		}},
+		{"reads/s", func(tl *TilesReport) string {
+			return fmt.Sprintf("%.0f (%d reads, %d errors%s)", tl.ReadsPerSec, tl.Reads, tl.Errors, errorsBy(tl.ErrorsBy))
+		}},
+		{"latency p50 / p99 / max", func(tl *TilesReport) string {
+			return fmt.Sprintf("%s / %s / %s", ms(tl.Latency.P50), ms(tl.Latency.P99), ms(tl.Latency.Max))
+		}},
+		{"CPU s / 1,000 reads, keeper", func(tl *TilesReport) string {
+			return fmt.Sprintf("%.3f (%.0f s in all)", tl.CPUPer1000, tl.CPUSeconds)
+		}},
+		{"load average (1 min)", func(tl *TilesReport) string { return fmt.Sprintf("%.2f", tl.Load1) }},
 	})
 }
 
@@ -200,6 +232,7 @@ func anchorRows() []row[AnchorReport] {
 		{"intake → confirmed p50 / p99", func(a *AnchorReport) string {
 			return fmt.Sprintf("%s / %s", secs(a.IntakeToConfirmed.P50), secs(a.IntakeToConfirmed.P99))
 		}},
+		{"intake → in a signed checkpoint p50 / p99 / max", func(a *AnchorReport) string { return logLatency(a.Log) }},
 		{"batches, mean size", func(a *AnchorReport) string { return fmt.Sprintf("%d, %.1f", a.Batches, a.MeanBatchSize) }},
 		{"Temporal actions / evidence", func(a *AnchorReport) string {
 			return fmt.Sprintf("%.4f (%d over %d)", a.ActionsPerEv, a.Actions.Total, a.SettledEvidence)
@@ -210,6 +243,7 @@ func anchorRows() []row[AnchorReport] {
 		{"store bytes / evidence (and chain)", func(a *AnchorReport) string {
 			return fmt.Sprintf("%.0f (%.0f): %s over %d", a.BytesPerEvidence, a.BytesPerEvidenceChain, mib(a.StoreBytes), a.StoredEvidence)
 		}},
+		{"log bytes / evidence", func(a *AnchorReport) string { return logBytes(a.Log) }},
 		{"CPU s / 1,000 evidence, keeper", func(a *AnchorReport) string {
 			return fmt.Sprintf("%.2f (%.0f s in all)", a.CPUPer1000, a.CPUSeconds)
 		}},
@@ -263,7 +297,7 @@ func (r *Report) cadenceSection(t *table, d *DeploymentReport) {
 	if c == nil || len(c.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(t.w, "CADENCE%s\tevidence/s\tfor\tconfirmed\ttx per evidence\ttx per chain per min (ceiling)\tactions per evidence\tintake → confirmed p50 / p99 (target p99)\n", r.suffix(d))
+	fmt.Fprintf(t.w, "CADENCE%s\tevidence/s\tfor\tconfirmed\ttx per evidence\ttx per chain per min (ceiling)\tactions per evidence\tintake → confirmed p50 / p99 (target p99)\tintake → in a signed checkpoint p50 / p99 / max\tlog bytes / evidence\n", r.suffix(d))
 	for _, row := range c.Rows {
 		var per []string
 		for _, ch := range r.Chains {
@@ -271,8 +305,9 @@ func (r *Report) cadenceSection(t *table, d *DeploymentReport) {
 				per = append(per, fmt.Sprintf("%s %.1f (%.0f)", ch.Name, n, row.CeilingPerMin[ch.Name]))
 			}
 		}
-		fmt.Fprintf(t.w, "  \t%g\t%.0f s\t%d of %d\t%.4f\t%s\t%.2f\t%s / %s (%s)\n", row.Rate, row.DurationS, row.Confirmed, row.Accepted,
-			row.TxsPerEv, strings.Join(per, ", "), row.ActionsPerEv, secs(row.IntakeToConfirmed.P50), secs(row.IntakeToConfirmed.P99), secs(row.ConfirmedP99Target))
+		fmt.Fprintf(t.w, "  \t%g\t%.0f s\t%d of %d\t%.4f\t%s\t%.2f\t%s / %s (%s)\t%s\t%s\n", row.Rate, row.DurationS, row.Confirmed, row.Accepted,
+			row.TxsPerEv, strings.Join(per, ", "), row.ActionsPerEv, secs(row.IntakeToConfirmed.P50), secs(row.IntakeToConfirmed.P99), secs(row.ConfirmedP99Target),
+			logLatency(row.Log), logBytes(row.Log))
 	}
 	t.section()
 }
@@ -304,6 +339,24 @@ func (r *Report) memorySection(t *table) {
 		fmt.Fprintf(t.w, "  %sgrowth\t%s\t\n", r.prefix(d.Name), growth)
 	}
 	t.section()
+}
+
+// logLatency is a phase's intake → checkpoint latency, and how many of its
+// evidence made it into a checkpoint.
+func logLatency(l *LogReport) string {
+	if l == nil {
+		return "–"
+	}
+	c := l.IntakeToCheckpoint
+	return fmt.Sprintf("%s / %s / %s (%d of %d; interval %s, %d checkpoints)", secs(c.P50), secs(c.P99), secs(c.Max), l.InCheckpoint, l.Evidence,
+		secs(l.CheckpointIntervalMS), l.Checkpoints)
+}
+
+func logBytes(l *LogReport) string {
+	if l == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f (%s over %d)", l.BytesPerEvidence, mib(l.Bytes), l.Evidence)
 }
 
 func mib(b int64) string {

@@ -41,6 +41,9 @@ measure only intake on a keeper already running) and measures, in one run:
                 confirmed/s, latencies, Temporal actions, chain transactions, CPU, RSS
   bulk          the same through POST /v1/evidence/batch, --bulk-size evidence a
                 request from --bulk-clients clients
+  tiles         (only when --phases names it) --tile-clients clients read the log's
+                tiles from /log/ back to back for --tile-for (full level-0 tiles at
+                random, a tenth partial ones); the log is first grown to 16,384 entries
   per-evidence  the same on a second stack with KEEPER_BATCH_MAX_ITEMS=1
 
 --deployments measures several deployments one after another, each on fresh stacks and
@@ -106,11 +109,13 @@ the report carries the load average.`,
 	f.IntVar(&o.BulkClients, "bulk-clients", 4, "bulk phase: concurrent clients posting POST /v1/evidence/batch back to back")
 	f.IntVar(&o.BulkSize, "bulk-size", 1000, "bulk phase: evidence per request (at most 1,000)")
 	f.Float64Var(&o.AnchorRate, "anchor-rate", 0, "anchoring phases: cap on requests per second (0 = as fast as intake answers)")
-	f.StringVar(&phases, "phases", strings.Join(bench.AllPhases, ","), "phases to run (comma-separated): "+strings.Join(bench.AllPhases, ", "))
+	f.StringVar(&phases, "phases", strings.Join(bench.DefaultPhases, ","), "phases to run (comma-separated): "+strings.Join(bench.AllPhases, ", "))
 	f.DurationVar(&o.LowLoadEvery, "low-load-every", 500*time.Millisecond, "low-load phase: one evidence this often")
 	f.DurationVar(&o.LowLoadFor, "low-load-for", 30*time.Second, "low-load phase: for this long")
 	f.Float64SliceVar(&o.CadenceRates, "cadence-rates", []float64{1, 10, 100, 1000}, "cadence phase: steady arrival rates, evidence/s, one after another")
 	f.DurationVar(&o.CadenceFor, "cadence-for", 30*time.Second, "cadence phase: each rate for this long")
+	f.IntVar(&o.TileClients, "tile-clients", 16, "tiles phase: concurrent clients reading the log's tiles back to back")
+	f.DurationVar(&o.TileFor, "tile-for", 20*time.Second, "tiles phase: for this long")
 	f.DurationVar(&o.Drain, "drain", 2*time.Minute, "longest wait for a phase's evidence to be confirmed")
 	f.StringVar(&o.Dir, "dir", "", "keep the stacks' data here (default: a temporary directory, removed afterwards)")
 	f.StringVar(&o.API, "api", "", "host:port of a running keeper API to measure instead (intake phase only: --phases intake)")
