@@ -103,13 +103,15 @@ func (q *Sequencer) Sync(ctx context.Context) (store.LogCheckpoint, error) {
 		size uint64
 		root [32]byte
 	)
+	// Take in what waits now, not what keeps arriving meanwhile: under a
+	// steady stream, chasing the tail would put off the checkpoint.
 	for {
-		n, r, grown, err := q.Store.AppendLog(ctx, DefaultAppendMax)
+		n, r, taken, err := q.Store.AppendLog(ctx, DefaultAppendMax)
 		if err != nil {
 			return store.LogCheckpoint{}, err
 		}
 		size, root = n, r
-		if !grown {
+		if taken < DefaultAppendMax {
 			break
 		}
 	}
@@ -176,12 +178,12 @@ func (q *Sequencer) checkAnchored(ctx context.Context) error {
 		if r.Size > size {
 			// The evidence behind it may still be waiting: take it in first.
 			for size < r.Size {
-				n, _, grown, err := q.Store.AppendLog(ctx, DefaultAppendMax)
+				n, _, taken, err := q.Store.AppendLog(ctx, DefaultAppendMax)
 				if err != nil {
 					return err
 				}
 				size = n
-				if !grown {
+				if taken == 0 {
 					break
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -74,11 +75,11 @@ func (c *logHashCache) put(ids []int64, hs []tlog.Hash) {
 
 // AppendLog takes up to max evidence committed since the last append into
 // the log, in one transaction, and returns the log's size and root after it
-// (grown false when nothing was waiting).
-func (s *Store) AppendLog(ctx context.Context, max int) (size uint64, root [32]byte, grown bool, err error) {
+// and how many it took (0 when nothing was waiting).
+func (s *Store) AppendLog(ctx context.Context, max int) (size uint64, root [32]byte, taken int, err error) {
 	watermark, err := s.intakeWatermark(ctx)
 	if err != nil {
-		return 0, root, false, fmt.Errorf("store: append to the log: %w", err)
+		return 0, root, 0, fmt.Errorf("store: append to the log: %w", err)
 	}
 	var written map[int64]tlog.Hash
 	err = s.tx(ctx, func(tx *txn) error {
@@ -93,14 +94,14 @@ func (s *Store) AppendLog(ctx context.Context, max int) (size uint64, root [32]b
 		if err != nil {
 			return err
 		}
-		type taken struct {
+		type newEntry struct {
 			seq   int64
 			entry [32]byte
 		}
-		var evs []taken
+		var evs []newEntry
 		for rows.Next() {
 			var (
-				t            taken
+				t            newEntry
 				salt, digest []byte
 			)
 			if err := rows.Scan(&t.seq, &salt, &digest); err != nil {
@@ -129,7 +130,7 @@ func (s *Store) AppendLog(ctx context.Context, max int) (size uint64, root [32]b
 					written[first+int64(j)] = h
 				}
 			}
-			if err := insertEntries(ctx, tx, n, evs, func(t taken) (int64, []byte) { return t.seq, t.entry[:] }); err != nil {
+			if err := insertEntries(ctx, tx, n, evs, func(t newEntry) (int64, []byte) { return t.seq, t.entry[:] }); err != nil {
 				return err
 			}
 			if err := insertHashes(ctx, tx, written); err != nil {
@@ -140,7 +141,7 @@ func (s *Store) AppendLog(ctx context.Context, max int) (size uint64, root [32]b
 			if _, err := tx.ExecContext(ctx, `UPDATE log_state SET size = ?, seq = ? WHERE id = 1`, n, seq); err != nil {
 				return err
 			}
-			grown = true
+			taken = len(evs)
 		}
 		size = uint64(n)
 		if n > 0 {
@@ -153,7 +154,7 @@ func (s *Store) AppendLog(ctx context.Context, max int) (size uint64, root [32]b
 		return nil
 	})
 	if err != nil {
-		return 0, [32]byte{}, false, fmt.Errorf("store: append to the log: %w", err)
+		return 0, [32]byte{}, 0, fmt.Errorf("store: append to the log: %w", err)
 	}
 	ids := make([]int64, 0, len(written))
 	hs := make([]tlog.Hash, 0, len(written))
@@ -161,7 +162,7 @@ func (s *Store) AppendLog(ctx context.Context, max int) (size uint64, root [32]b
 		ids, hs = append(ids, id), append(hs, h)
 	}
 	s.logHashes.put(ids, hs)
-	return size, root, grown, nil
+	return size, root, taken, nil
 }
 
 // logChunk is how many rows one INSERT of the log writes.
@@ -183,11 +184,17 @@ func insertEntries[T any](ctx context.Context, tx *txn, first int64, evs []T, ro
 	return nil
 }
 
+// insertHashes writes the stored hashes above the leaves, in id order (the
+// table's key): a leaf's hash is SHA-256(0x00 ‖ entry), read from its entry
+// instead (readLogHashes), so the log stores each leaf once.
 func insertHashes(ctx context.Context, tx *txn, hs map[int64]tlog.Hash) error {
 	ids := make([]int64, 0, len(hs))
 	for id := range hs {
-		ids = append(ids, id)
+		if level, _ := tlog.SplitStoredHashIndex(id); level > 0 {
+			ids = append(ids, id)
+		}
 	}
+	slices.Sort(ids)
 	for start := 0; start < len(ids); start += logChunk {
 		part := ids[start:min(start+logChunk, len(ids))]
 		args := make([]any, 0, 2*len(part))
@@ -250,8 +257,19 @@ func (s *Store) logReader(ctx context.Context, q querier, pending map[int64]tlog
 
 func readLogHashes(ctx context.Context, q querier, ids []int64) ([]tlog.Hash, error) {
 	byID := make(map[int64]tlog.Hash, len(ids))
-	for start := 0; start < len(ids); start += logChunk {
-		part := ids[start:min(start+logChunk, len(ids))]
+	var leaves, inner []int64
+	for _, id := range ids {
+		if level, _ := tlog.SplitStoredHashIndex(id); level == 0 {
+			leaves = append(leaves, id)
+		} else {
+			inner = append(inner, id)
+		}
+	}
+	if err := readLeafHashes(ctx, q, leaves, byID); err != nil {
+		return nil, err
+	}
+	for start := 0; start < len(inner); start += logChunk {
+		part := inner[start:min(start+logChunk, len(inner))]
 		args := make([]any, len(part))
 		for i, id := range part {
 			args[i] = id
@@ -287,6 +305,39 @@ func readLogHashes(ctx context.Context, q querier, ids []int64) ([]tlog.Hash, er
 		out[i] = h
 	}
 	return out, nil
+}
+
+// readLeafHashes reads the leaf hashes of the stored hash ids given (all of
+// level 0) from their entries into byID.
+func readLeafHashes(ctx context.Context, q querier, ids []int64, byID map[int64]tlog.Hash) error {
+	for start := 0; start < len(ids); start += logChunk {
+		part := ids[start:min(start+logChunk, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			_, n := tlog.SplitStoredHashIndex(id)
+			args[i] = n
+		}
+		rows, err := q.QueryContext(ctx, `SELECT idx, entry FROM log_entries WHERE idx IN (`+strings.TrimSuffix(strings.Repeat(`?, `, len(part)), ", ")+`)`, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var (
+				n int64
+				e []byte
+			)
+			if err := rows.Scan(&n, &e); err != nil {
+				rows.Close()
+				return err
+			}
+			byID[tlog.StoredHashIndex(0, n)] = tlog.RecordHash(e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LogHashes reads stored hashes of the log by their tlog.StoredHashIndex.

@@ -72,9 +72,9 @@ func TestTheLogTakesEveryEvidenceOnceInIntakeOrderWhileIntakeGoesOn(t *testing.T
 		close(stop)
 		wg.Wait()
 		for {
-			_, _, grown, err := nodes[0].AppendLog(ctx, 1000)
+			_, _, taken, err := nodes[0].AppendLog(ctx, 1000)
 			require.NoError(t, err)
-			if !grown {
+			if taken == 0 {
 				break
 			}
 		}
