@@ -282,13 +282,14 @@ type OptionalDuration struct {
 }
 
 // DevCadence gives `keeper dev` (and `keeper bench`) its quick feel: unless
-// KEEPER_ANCHOR_INTERVAL was set (explicit), a chain anchors about once per
-// local block.
-func (c *Config) DevCadence(explicit bool) {
-	if !explicit && os.Getenv("KEEPER_ANCHOR_INTERVAL") == "" {
+// set in the environment or by a flag (explicit reports whether a flag was
+// given), a chain anchors about once per local block and the log signs a
+// checkpoint twice a second.
+func (c *Config) DevCadence(explicit func(flag string) bool) {
+	if !explicit("anchor-interval") && os.Getenv("KEEPER_ANCHOR_INTERVAL") == "" {
 		c.AnchorInterval = DevAnchorInterval
 	}
-	if os.Getenv("KEEPER_LOG_CHECKPOINT_INTERVAL") == "" {
+	if !explicit("log-checkpoint-interval") && os.Getenv("KEEPER_LOG_CHECKPOINT_INTERVAL") == "" {
 		c.Log.CheckpointInterval = DevLogCheckpointInterval
 	}
 }

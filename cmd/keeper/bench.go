@@ -231,7 +231,7 @@ func benchStart(cmd *cobra.Command, cfg *config.Config, loadErr error) (context.
 	if !cmd.Flags().Changed("log-level") {
 		cfg.LogLevel = "error"
 	}
-	cfg.DevCadence(cmd.Flags().Changed("anchor-interval"))
+	cfg.DevCadence(cmd.Flags().Changed)
 	cfg.DevURLs(cmd.Flags().Changed("webhook-allow-private"))
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	return ctx, stop, nil

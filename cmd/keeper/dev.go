@@ -30,7 +30,7 @@ func devCmd() *cobra.Command {
 			// Its worker and API would need a client certificate of their own.
 			return fmt.Errorf("TLS on the Temporal frontend is for `keeper devserver`; run `keeper worker` and `keeper api` against it")
 		}
-		cfg.DevCadence(cmd.Flags().Changed("anchor-interval"))
+		cfg.DevCadence(cmd.Flags().Changed)
 		cfg.DevURLs(cmd.Flags().Changed("webhook-allow-private"))
 		log := cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
 		stopPprof, err := cli.StartPprof(cfg.PprofAddr, log)
