@@ -136,10 +136,16 @@ func (s *AnchorBatchSuite) TestConfirmsBatchAndRecordsVerifiableReceipts() {
 		a := ev.Anchors[0]
 		s.Equal(res.TxRef, a.TxRef)
 		s.Equal(7, a.TreeSize)
-		path := make([]merkle.Hash, len(a.Path))
-		for i, h := range a.Path {
-			path[i] = h
+		leaves, err := s.store.BatchLeafHashes(context.Background(), a.BatchID)
+		s.Require().NoError(err)
+		hs := make([]merkle.Hash, len(leaves))
+		for i, h := range leaves {
+			hs[i] = h
 		}
+		tree, err := merkle.FromLeafHashes(hs)
+		s.Require().NoError(err)
+		path, err := tree.Path(a.LeafIndex)
+		s.Require().NoError(err)
 		s.Len(ev.Salt, store.SaltSize, "every evidence has its salt")
 		s.NoError(merkle.Verify(receipt.Leaf(ev.Salt, ev.Digest), a.LeafIndex, a.TreeSize, path, a.Root), "evidence %s", ev.ID)
 		s.Equal("stub:local", a.Network)
