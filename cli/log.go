@@ -27,8 +27,32 @@ func logCmd() *cobra.Command {
 		Use:   "log",
 		Short: "The evidence log: mirror it as static files, audit it against the chains",
 	}
-	cmd.AddCommand(logExportCmd(), logAuditCmd())
+	cmd.AddCommand(logExportCmd(), logAuditCmd(), logKeygenCmd())
 	return cmd
+}
+
+func logKeygenCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "keygen [FILE]",
+		Short: "Make the evidence log's signing key for KEEPER_LOG_ORIGIN in FILE (default: KEEPER_LOG_KEY_FILE, else the data directory's) and print its verifier key; never overwrites a key",
+		Args:  cobra.MaximumNArgs(1),
+	}
+	return Configured(cmd, false, func(_ context.Context, cmd *cobra.Command, cfg *config.Config) error {
+		if f := cmd.Flags().Arg(0); f != "" {
+			cfg.Log.KeyFile = f
+		}
+		path := cfg.LogKeyFileOrDefault()
+		signer, made, err := app.LogSigner(*cfg)
+		if err != nil {
+			return err
+		}
+		if !made {
+			return fmt.Errorf("%s already holds a log key (verifier key %s): a new key is a new log, so keeper never replaces one", path, signer.Key().Text)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote the signing key of %s to %s (mode 0600: give it to every worker as KEEPER_LOG_KEY_FILE, and back it up)\nverifier key (publish it; auditors pin it):\n%s\n",
+			cfg.Log.Origin, path, signer.Key().Text)
+		return nil
+	})
 }
 
 func logExportCmd() *cobra.Command {

@@ -161,3 +161,38 @@ func TestLogExportFollowMirrorsTheLogAsItGrows(t *testing.T) {
 	assert.Contains(t, out.String(), "exported the log of 3 entries")
 	assert.Contains(t, out.String(), "exported the log of 4 entries")
 }
+
+// TestLogKeygenWritesAKeyOnceAndPrintsItsVerifierKey: the key file an
+// operator hands every worker, made for the configured origin, private to
+// its owner; a second run refuses to replace it (a new key is a new log).
+func TestLogKeygenWritesAKeyOnceAndPrintsItsVerifierKey(t *testing.T) {
+	t.Setenv("KEEPER_LOG_ORIGIN", "keeper.example.org/log")
+	file := filepath.Join(t.TempDir(), "secrets", "log.key")
+	keygen := func() (string, error) {
+		root := cli.Root(nil)
+		var out, errOut bytes.Buffer
+		root.SetArgs([]string{"log", "keygen", file})
+		root.SetOut(&out)
+		root.SetErr(&errOut)
+		err := root.Execute()
+		return out.String(), err
+	}
+	out, err := keygen()
+	require.NoError(t, err)
+	fi, err := os.Stat(file)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	skey, err := os.ReadFile(file)
+	require.NoError(t, err)
+	signer, err := evlog.NewSigner(string(skey), "keeper.example.org/log")
+	require.NoError(t, err)
+	assert.Contains(t, out, signer.Key().Text+"\n", "the verifier key of the key written")
+	assert.NotContains(t, out, "PRIVATE", "the private key is never printed")
+
+	_, err = keygen()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "already holds a log key")
+	again, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, skey, again, "the key is kept")
+}
