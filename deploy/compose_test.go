@@ -21,6 +21,7 @@ type composeFile struct {
 		Environment map[string]string `json:"environment"`
 		Secrets     []string          `json:"secrets"`
 		Command     any               `json:"command"`
+		Volumes     []string          `json:"volumes"`
 	} `json:"services"`
 	Secrets map[string]struct {
 		File string `json:"file"`
@@ -42,6 +43,16 @@ func TestComposeRunsTheTemporalServerKeeperEmbedsAfterAdminToolsSetUpItsSchemas(
 	assert.Equal(t, "temporalio/admin-tools:"+version, c.Services["temporal-schema"].Image)
 	assert.Equal(t, "temporalio/admin-tools:"+version, c.Services["temporal-namespace"].Image)
 	assert.Equal(t, "postgres12", c.Services["temporal"].Environment["DB"])
+	// The server does not start without its dynamic config file.
+	dc := c.Services["temporal"].Environment["DYNAMIC_CONFIG_FILE_PATH"]
+	require.Contains(t, c.Services["temporal"].Volumes, "./deploy/temporal/dynamicconfig.yaml:"+dc+":ro")
+	raw, err = os.ReadFile("temporal/dynamicconfig.yaml")
+	require.NoError(t, err)
+	var settings map[string][]struct {
+		Value       any            `json:"value"`
+		Constraints map[string]any `json:"constraints"`
+	}
+	require.NoError(t, yaml.UnmarshalStrict(raw, &settings), "the dynamic config is in the server's format")
 	assert.Equal(t, "service_completed_successfully", c.Services["temporal"].DependsOn["temporal-schema"].Condition, "the schemas are set up before the server starts")
 	assert.Equal(t, "service_healthy", c.Services["temporal-schema"].DependsOn["postgres"].Condition)
 	assert.Equal(t, "service_healthy", c.Services["temporal-namespace"].DependsOn["temporal"].Condition)
