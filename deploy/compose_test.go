@@ -1,0 +1,87 @@
+package deploy
+
+import (
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+// composeFile is the part of docker-compose.yml this test reads; the YAML
+// anchors and merge keys are resolved by the decoder.
+type composeFile struct {
+	Services map[string]struct {
+		Image     string `json:"image"`
+		DependsOn map[string]struct {
+			Condition string `json:"condition"`
+		} `json:"depends_on"`
+		Environment map[string]string `json:"environment"`
+		Secrets     []string          `json:"secrets"`
+		Command     any               `json:"command"`
+		Volumes     []string          `json:"volumes"`
+	} `json:"services"`
+	Secrets map[string]struct {
+		File string `json:"file"`
+	} `json:"secrets"`
+}
+
+func TestComposeRunsTheTemporalServerKeeperEmbedsAfterAdminToolsSetUpItsSchemas(t *testing.T) {
+	raw, err := os.ReadFile("../docker-compose.yml")
+	require.NoError(t, err)
+	var c composeFile
+	require.NoError(t, yaml.Unmarshal(raw, &c))
+	gomod, err := os.ReadFile("../go.mod")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^\s*go\.temporal\.io/server v(\S+)`).FindSubmatch(gomod)
+	require.NotNil(t, m, "go.mod requires the Temporal server keeper dev embeds")
+	version := string(m[1])
+
+	assert.Equal(t, "temporalio/server:"+version, c.Services["temporal"].Image, "the server keeper dev embeds, on its supported image")
+	assert.Equal(t, "temporalio/admin-tools:"+version, c.Services["temporal-schema"].Image)
+	assert.Equal(t, "temporalio/admin-tools:"+version, c.Services["temporal-namespace"].Image)
+	assert.Equal(t, "postgres12", c.Services["temporal"].Environment["DB"])
+	// The server does not start without its dynamic config file.
+	dc := c.Services["temporal"].Environment["DYNAMIC_CONFIG_FILE_PATH"]
+	require.Contains(t, c.Services["temporal"].Volumes, "./deploy/temporal/dynamicconfig.yaml:"+dc+":ro")
+	raw, err = os.ReadFile("temporal/dynamicconfig.yaml")
+	require.NoError(t, err)
+	var settings map[string][]struct {
+		Value       any            `json:"value"`
+		Constraints map[string]any `json:"constraints"`
+	}
+	require.NoError(t, yaml.UnmarshalStrict(raw, &settings), "the dynamic config is in the server's format")
+	assert.Equal(t, "service_completed_successfully", c.Services["temporal"].DependsOn["temporal-schema"].Condition, "the schemas are set up before the server starts")
+	assert.Equal(t, "service_healthy", c.Services["temporal-schema"].DependsOn["postgres"].Condition)
+	assert.Equal(t, "service_healthy", c.Services["temporal-namespace"].DependsOn["temporal"].Condition)
+	// Both databases the server's environment names get their schema.
+	script := c.Services["temporal-schema"].Command.([]any)[0].(string)
+	for _, db := range []string{c.Services["temporal"].Environment["DBNAME"], c.Services["temporal"].Environment["VISIBILITY_DBNAME"]} {
+		assert.Contains(t, script, db)
+	}
+	assert.Contains(t, script, "setup-schema")
+	assert.Contains(t, script, "update-schema")
+	assert.Regexp(t, `^temporalio/ui:2\.55\.`, c.Services["temporal-ui"].Image, "the Web UI keeper dev embeds")
+
+	for _, name := range []string{"keeper-worker", "keeper-api"} {
+		svc := c.Services[name]
+		assert.Equal(t, "service_completed_successfully", svc.DependsOn["temporal-namespace"].Condition, "%s starts once its namespace exists", name)
+		assert.Equal(t, "etherlink-testnet", defaults(svc.Environment["KEEPER_EVM_NETWORK"]), "%s: EtherLink's current testnet, Shadownet (127823)", name)
+		assert.Contains(t, defaults(svc.Environment["KEEPER_EVM_RPC_URL"]), "shadownet", name)
+		assert.NotContains(t, svc.Environment, "KEEPER_EVM_CHAIN_ID", "%s: the preset gives the chain id", name)
+		assert.NotEmpty(t, svc.Environment["KEEPER_LOG_ORIGIN"], name)
+	}
+	// Both worker replicas sign the log with the one key of the secret.
+	worker := c.Services["keeper-worker"]
+	assert.Equal(t, "/run/secrets/log_key", worker.Environment["KEEPER_LOG_KEY_FILE"])
+	assert.Contains(t, worker.Secrets, "log_key")
+	assert.NotEmpty(t, c.Secrets["log_key"].File)
+}
+
+// defaults is what compose makes of a value when the shell sets none of its
+// variables: ${NAME:-default} becomes default.
+func defaults(v string) string {
+	return regexp.MustCompile(`\$\{[A-Z0-9_]+:-([^}]*)\}`).ReplaceAllString(v, "$1")
+}
