@@ -24,6 +24,11 @@ type AnchorMetrics struct {
 	DeadLetters   *prometheus.CounterVec   // keeper_dead_letters_total{chain}
 	Waits         *prometheus.GaugeVec     // keeper_anchor_finality_waits{chain}
 	Orphans       *prometheus.CounterVec   // keeper_anchor_orphaned_confirms_total{chain}
+
+	// OnConfirmed, when set, is told the chain of each batch confirmed
+	// here (the worker reads its signer's balance after it). Set it before
+	// the worker starts.
+	OnConfirmed func(chain string)
 }
 
 // Batch and transaction outcomes (the outcome label). A dropped transaction
@@ -119,8 +124,12 @@ func (m *AnchorMetrics) BatchStarted(chain string, size int) {
 }
 
 func (m *AnchorMetrics) batch(chain, outcome string) {
-	if m != nil {
-		m.Batches.WithLabelValues(chain, outcome).Inc()
+	if m == nil {
+		return
+	}
+	m.Batches.WithLabelValues(chain, outcome).Inc()
+	if outcome == OutcomeConfirmed && m.OnConfirmed != nil {
+		m.OnConfirmed(chain)
 	}
 }
 
