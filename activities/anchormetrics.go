@@ -85,6 +85,12 @@ func NewAnchorMetrics(chainNames ...string) *AnchorMetrics {
 		for _, o := range []string{OutcomeSubmitted, OutcomeFinal, OutcomeFailed} {
 			m.Transactions.WithLabelValues(c, o)
 		}
+		// The anchoring activities' series start at 0 too, so rate() sees
+		// the first retry and dashboards find every series (deploy/grafana).
+		for _, act := range []string{"SubmitAnchor", "ConfirmAnchor", "RecordReceipts"} {
+			m.Attempts.WithLabelValues(c, act)
+			m.Retries.WithLabelValues(c, act)
+		}
 		m.Dropped.WithLabelValues(c)
 		m.DeadLetters.WithLabelValues(c)
 		m.Waits.WithLabelValues(c)
