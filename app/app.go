@@ -75,6 +75,7 @@ type Node struct {
 	upstream              *activities.UpstreamMetrics
 	anchorMetrics         *activities.AnchorMetrics
 	webhookMetrics        *activities.WebhookMetrics
+	balances              *signerBalances // the signers' balances (with worker: balance.go)
 	temporalMetrics       client.MetricsHandler
 	temporalMetricsCloser io.Closer
 	metricsHTTP           *http.Server
@@ -180,6 +181,12 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		if err := worker.EnsureSearchAttributes(ctx, n.Client, co.Namespace, n.Logger); err != nil {
 			n.Logger.Warn("search attributes not verified", "error", err)
 		}
+		// The signers' balances: read once now (bounded, so a chain that does
+		// not answer delays the start by balanceStartTimeout at most), then
+		// after confirmed batches only (README, Polling budget).
+		n.balances.readAll(ctx, balanceStartTimeout)
+		n.anchorMetrics.OnConfirmed = n.balances.Confirmed
+		n.wg.Go(func() { n.balances.run(runCtx, balanceEvery) })
 		anchor := &activities.Anchor{
 			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchorMetrics,
 			Backoff: anchorSchedule(cfg),

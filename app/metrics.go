@@ -84,6 +84,8 @@ func (n *Node) registerMetrics() {
 		}
 	}
 	n.registry.MustRegister(rpcs)
+	n.balances = newSignerBalances(n.Chains, n.Logger)
+	n.registry.MustRegister(n.balances)
 	n.temporalMetrics, n.temporalMetricsCloser = telemetry.TemporalMetrics(n.registry, n.Logger)
 }
 

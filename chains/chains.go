@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/keeperhq/keeper/receipt"
@@ -170,4 +171,12 @@ func IsPaced(a Adapter) bool {
 // whose store was lost checks its log against them before it signs again.
 type AnchorReader interface {
 	LatestCheckpoints(ctx context.Context) ([]receipt.CheckpointRef, error)
+}
+
+// Funded is implemented by adapters whose anchors are paid from one
+// account: the EVM signer, the Solana fee payer. Balance is that account's
+// balance in the chain's smallest unit (wei, lamports), so an operator sees
+// the fee account run dry before the first anchor fails for want of funds.
+type Funded interface {
+	Balance(ctx context.Context) (*big.Int, error)
 }

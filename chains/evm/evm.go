@@ -175,7 +175,10 @@ type Adapter struct {
 	closeOne sync.Once
 }
 
-var _ chains.Adapter = (*Adapter)(nil)
+var (
+	_ chains.Adapter = (*Adapter)(nil)
+	_ chains.Funded  = (*Adapter)(nil)
+)
 
 // New dials the node, checks its chain id and starts the status poller.
 // Configuration errors, and a node on another chain, are retry.Permanent.
@@ -381,4 +384,14 @@ func (a *Adapter) fail(err error) error {
 // errAttr is a log attribute for an error, scrubbed.
 func (a *Adapter) errAttr(err error) slog.Attr {
 	return slog.String("error", a.scrub.text(err.Error()))
+}
+
+// Balance implements chains.Funded: the signer's balance in wei at the
+// node's latest block (eth_getBalance).
+func (a *Adapter) Balance(ctx context.Context) (*big.Int, error) {
+	var b hexutil.Big
+	if err := a.rc.CallContext(ctx, &b, "eth_getBalance", a.from, "latest"); err != nil {
+		return nil, a.fail(fmt.Errorf("etherlink: eth_getBalance: %w", err))
+	}
+	return (*big.Int)(&b), nil
 }

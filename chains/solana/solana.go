@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -40,6 +41,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
+	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/chains/poller"
 	"github.com/keeperhq/keeper/chains/rpcpool"
 	"github.com/keeperhq/keeper/receipt"
@@ -375,3 +377,17 @@ func (a *Adapter) lockBatch(id int64) func() {
 		a.mu.Unlock()
 	}
 }
+
+// Balance implements chains.Funded: the fee payer's balance in lamports, at
+// the confirmed commitment (getBalance).
+func (a *Adapter) Balance(ctx context.Context) (*big.Int, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.RPCTimeout)
+	defer cancel()
+	out, err := a.client.GetBalance(ctx, a.pub, rpc.CommitmentConfirmed)
+	if err != nil {
+		return nil, a.rpcErr("getBalance", err)
+	}
+	return new(big.Int).SetUint64(out.Value), nil
+}
+
+var _ chains.Funded = (*Adapter)(nil)
