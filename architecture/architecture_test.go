@@ -2,10 +2,13 @@ package architecture
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -341,4 +344,32 @@ func TestTheDevStackCheckCatchesTheDevStack(t *testing.T) {
 		"github.com/ethereum/go-ethereum/p2p/netutil", "github.com/ethereum/go-ethereum/p2p/discover",
 		"github.com/cockroachdb/pebble", "std:net",
 	}))
+}
+
+// maxProductionSize is the most the production binary may weigh stripped,
+// in bytes (issue 29); it weighed 46.8 MB when this was written.
+const maxProductionSize = 60_000_000
+
+// The dependency check above reads the package graph; this one builds the
+// binary, stripped as the Dockerfile builds it, and reads the modules it
+// records (what `go version -m` prints), so that the two agree.
+func TestTheProductionBinaryIsSmallAndRecordsNoModuleOfTheDevStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the production binary")
+	}
+	bin := filepath.Join(t.TempDir(), "keeper")
+	cmd := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, module+"/"+production)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+
+	info, err := buildinfo.ReadFile(bin)
+	require.NoError(t, err)
+	assert.Equal(t, module+"/"+production, info.Path)
+	require.NotEmpty(t, info.Deps)
+	for _, d := range info.Deps {
+		assert.False(t, matchAny(devStack, d.Path), "the production binary records module %s %s", d.Path, d.Version)
+	}
+	st, err := os.Stat(bin)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, st.Size(), int64(maxProductionSize), "the production binary weighs %.1f MB stripped", float64(st.Size())/1e6)
 }
