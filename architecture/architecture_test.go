@@ -2,10 +2,13 @@ package architecture
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -36,10 +39,48 @@ type rule struct {
 	transitive bool
 }
 
-// Simulators and test aids live under dev/; only the keeper binary, the
-// benchmark, the replay recorder and tests may link them. Only devserver
+// Simulators and test aids live under dev/; only the dev binary (cmd/keeper),
+// the benchmark, the replay recorder and tests may link them. Only devserver
 // and those same packages may link the Temporal server.
-var devOnly = []string{"dev/...", "devserver/...", "cmd/...", "bench/...", "testsuite/...", "architecture/..."}
+var devOnly = []string{"dev/...", "devserver/...", "cmd/keeper", "bench/...", "testsuite/...", "architecture/..."}
+
+// production is the main package of the binary the Dockerfile builds and
+// operators deploy.
+const production = "cmd/keeperd"
+
+// devStack is what `keeper dev` and `keeper bench` need and the production
+// binary must not link, at any depth: the Temporal server and its Web UI,
+// keeper's simulators and benchmark, the benchmark's plots, and the
+// go-ethereum node behind the local EtherLink-like chain (its blockchain,
+// EVM, state, databases, miner and peer-to-peer stack). The JSON-RPC
+// client's packages (ethclient, rpc, core/types, crypto) are production's.
+var devStack = []string{
+	"go.temporal.io/server/...", "github.com/temporalio/ui-server/...",
+	"dev/...", "devserver/...", "bench/...", "cmd/keeper",
+	"gonum.org/...",
+	"github.com/ethereum/go-ethereum/node/...", "github.com/ethereum/go-ethereum/eth/...", "github.com/ethereum/go-ethereum/miner/...",
+	"github.com/ethereum/go-ethereum/p2p/...", "github.com/ethereum/go-ethereum/core", "github.com/ethereum/go-ethereum/core/vm/...",
+	"github.com/ethereum/go-ethereum/core/state/...", "github.com/ethereum/go-ethereum/core/rawdb/...", "github.com/ethereum/go-ethereum/core/txpool/...",
+	"github.com/ethereum/go-ethereum/consensus/...", "github.com/ethereum/go-ethereum/ethdb/...", "github.com/ethereum/go-ethereum/trie/...",
+	"github.com/ethereum/go-ethereum/triedb/...", "github.com/ethereum/go-ethereum/internal/ethapi/...",
+	"github.com/cockroachdb/pebble/...", "github.com/syndtr/goleveldb/...",
+}
+
+// devStackAllowed are packages under devStack's patterns that production
+// may link: go-ethereum's JSON-RPC client checks hosts with p2p/netutil,
+// a leaf of the standard library only.
+var devStackAllowed = []string{"github.com/ethereum/go-ethereum/p2p/netutil"}
+
+// devStackLinks lists the packages of deps that belong to the dev stack.
+func devStackLinks(deps []string) []string {
+	var out []string
+	for _, d := range deps {
+		if matchAny(devStack, d) && !matchAny(devStackAllowed, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 // server is keeper's server side: what a program that only talks to keeper
 // or checks its receipts should not link.
@@ -249,4 +290,86 @@ func TestTheRulesCatchAForbiddenImport(t *testing.T) {
 		"store → chains: the records layer links no chain adapter, scanner, workflow or activity",
 		"workflows → store: workflows know nothing of keeper's records, chains or the libraries activities use: they import activities for its types and method values only",
 	}, violations(graph, rules))
+}
+
+// find returns the package of the module at path, failing the test when
+// there is none (a rename must rename the test's name for it too).
+func find(t *testing.T, pkgs []pkg, path string) pkg {
+	t.Helper()
+	for _, p := range pkgs {
+		if p.Path == path {
+			return p
+		}
+	}
+	require.FailNow(t, "no package "+path)
+	return pkg{}
+}
+
+func TestTheProductionBinaryLinksNothingOfTheDevStack(t *testing.T) {
+	pkgs := load(t)
+	prod := find(t, pkgs, production)
+	// It is the serving binary: a production main that lost its commands
+	// would pass the check below by linking nothing.
+	for _, want := range []string{"cli", "app", "worker", "starter", "chains/evm", "chains/solana", "receipt/verify", "go.temporal.io/sdk/client"} {
+		assert.Contains(t, prod.Deps, want)
+	}
+	assert.Empty(t, devStackLinks(prod.Deps), "%s links the dev stack (docs/architecture.md)", production)
+
+	// Every pattern names something the dev binary links, so that a pattern
+	// gone stale (a package renamed upstream) cannot hide what replaced it.
+	dev := find(t, pkgs, "cmd/keeper")
+	for _, pattern := range devStack {
+		if pattern == "cmd/keeper" {
+			continue // the dev binary itself
+		}
+		assert.True(t, slices.ContainsFunc(dev.Deps, func(d string) bool { return match(pattern, d) }), "no package of cmd/keeper matches %s", pattern)
+	}
+}
+
+func TestTheDevStackCheckCatchesTheDevStack(t *testing.T) {
+	assert.Equal(t, []string{
+		"go.temporal.io/server/temporal",
+		"github.com/temporalio/ui-server/v2/server",
+		"dev/stub",
+		"gonum.org/v1/plot",
+		"github.com/ethereum/go-ethereum/core",
+		"github.com/ethereum/go-ethereum/p2p/discover",
+		"github.com/cockroachdb/pebble",
+	}, devStackLinks([]string{
+		"go.temporal.io/server/temporal", "go.temporal.io/sdk/client",
+		"github.com/temporalio/ui-server/v2/server",
+		"dev/stub", "devcodec", "app",
+		"gonum.org/v1/plot",
+		"github.com/ethereum/go-ethereum/core", "github.com/ethereum/go-ethereum/core/types", "github.com/ethereum/go-ethereum/ethclient",
+		"github.com/ethereum/go-ethereum/p2p/netutil", "github.com/ethereum/go-ethereum/p2p/discover",
+		"github.com/cockroachdb/pebble", "std:net",
+	}))
+}
+
+// maxProductionSize is the most the production binary may weigh stripped,
+// in bytes (issue 29); it weighed 46.8 MB when this was written.
+const maxProductionSize = 60_000_000
+
+// The dependency check above reads the package graph; this one builds the
+// binary, stripped as the Dockerfile builds it, and reads the modules it
+// records (what `go version -m` prints), so that the two agree.
+func TestTheProductionBinaryIsSmallAndRecordsNoModuleOfTheDevStack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the production binary")
+	}
+	bin := filepath.Join(t.TempDir(), "keeper")
+	cmd := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, module+"/"+production)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+
+	info, err := buildinfo.ReadFile(bin)
+	require.NoError(t, err)
+	assert.Equal(t, module+"/"+production, info.Path)
+	require.NotEmpty(t, info.Deps)
+	for _, d := range info.Deps {
+		assert.False(t, matchAny(devStack, d.Path), "the production binary records module %s %s", d.Path, d.Version)
+	}
+	st, err := os.Stat(bin)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, st.Size(), int64(maxProductionSize), "the production binary weighs %.1f MB stripped", float64(st.Size())/1e6)
 }

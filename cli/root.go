@@ -1,6 +1,8 @@
 // Package cli holds keeper's commands that need no embedded Temporal server:
 // `keeper worker`, `keeper api`, the API client commands (`submit`,
-// `status`, `receipt`) and `keeper config`. cmd/keeper adds `dev`.
+// `status`, `receipt`) and `keeper config`. It is the production binary's
+// whole tree (cmd/keeperd), so it links nothing of the dev stack; cmd/keeper
+// adds `dev`, `devserver`, `devchains` and `bench`.
 package cli
 
 import (
