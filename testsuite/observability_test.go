@@ -13,6 +13,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -152,7 +153,7 @@ func scrape(t *testing.T, url string) metricFamilies {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.UTF8Validation)
 	m, err := p.TextToMetricFamilies(resp.Body)
 	require.NoError(t, err)
 	return m
