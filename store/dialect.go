@@ -183,6 +183,22 @@ func (p *pool) begin(ctx context.Context) (*txn, error) {
 	return &txn{tx: tx, d: p.d}, nil
 }
 
+// snapshot begins a read-only transaction whose queries all see one state of
+// the database: on SQLite a deferred transaction on a reader (its snapshot
+// is taken at its first read, WAL mode), on PostgreSQL REPEATABLE READ.
+// Roll it back when done.
+func (p *pool) snapshot(ctx context.Context) (*txn, error) {
+	var opts *sql.TxOptions
+	if p.d.postgres {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := p.db.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &txn{tx: tx, d: p.d}, nil
+}
+
 // txn is a transaction whose queries are written with ? placeholders.
 type txn struct {
 	tx *sql.Tx

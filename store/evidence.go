@@ -360,13 +360,21 @@ func (s *Store) statusIs(st Status, cs []laneCursor) (string, []any) {
 // PendingCount is the number of evidence not yet in any batch on some chain:
 // those waiting on a lane, and those with an outbox row waiting.
 func (s *Store) PendingCount(ctx context.Context) (int, error) {
-	cs, err := cursors(ctx, s.r, "")
+	// The cursors and the rows are read in one snapshot: with cursors read
+	// before a batch moved them and rows read after, evidence just batched
+	// would still count as pending.
+	tx, err := s.r.snapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.tx.Rollback()
+	cs, err := cursors(ctx, tx, "")
 	if err != nil {
 		return 0, err
 	}
 	tail, args := pendingTail(cs)
 	var n int
-	err = s.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM evidence e WHERE `+tail+`)
+	err = tx.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM evidence e WHERE `+tail+`)
 		+ (SELECT COUNT(DISTINCT o.evidence_seq) FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
 			WHERE o.batch_id IS NULL AND NOT `+tail+`)`, append(args, args...)...).Scan(&n)
 	return n, err
