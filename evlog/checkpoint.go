@@ -7,11 +7,9 @@
 package evlog
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -80,15 +78,6 @@ func ParseKey(vkey string) (Key, error) {
 	return Key{Text: vkey, Name: v.Name(), Hash: v.KeyHash(), verifier: v}, nil
 }
 
-// KeyHashOf is the key hash a verifier key names, or 0 when it is not one.
-func KeyHashOf(vkey string) uint32 {
-	k, err := ParseKey(vkey)
-	if err != nil {
-		return 0
-	}
-	return k.Hash
-}
-
 // Open checks a signed checkpoint against the key: a signature by it, and
 // an origin equal to the key's name. It returns the checkpoint body.
 func (k Key) Open(signed []byte) (Checkpoint, error) {
@@ -104,30 +93,6 @@ func (k Key) Open(signed []byte) (Checkpoint, error) {
 		return Checkpoint{}, fmt.Errorf("evlog: checkpoint origin %q is not the key's %q", c.Origin, k.Name)
 	}
 	return c, nil
-}
-
-// SignerHashes returns the key hashes of the signature lines of a note.
-func SignerHashes(signed []byte) ([]uint32, error) {
-	i := bytes.LastIndex(signed, []byte("\n\n"))
-	if i < 0 {
-		return nil, errors.New("evlog: not a signed note")
-	}
-	var out []uint32
-	for _, line := range strings.Split(strings.TrimSuffix(string(signed[i+2:]), "\n"), "\n") {
-		if !strings.HasPrefix(line, "— ") {
-			return nil, fmt.Errorf("evlog: malformed signature line %q", shorten(line))
-		}
-		fields := strings.Fields(strings.TrimPrefix(line, "— "))
-		if len(fields) != 2 {
-			return nil, fmt.Errorf("evlog: malformed signature line %q", shorten(line))
-		}
-		sig, err := base64.StdEncoding.DecodeString(fields[1])
-		if err != nil || len(sig) < 5 {
-			return nil, fmt.Errorf("evlog: malformed signature line %q", shorten(line))
-		}
-		out = append(out, binary.BigEndian.Uint32(sig))
-	}
-	return out, nil
 }
 
 // Signer signs checkpoints with a log's private key.

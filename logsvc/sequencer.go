@@ -99,21 +99,9 @@ func (q *Sequencer) Sync(ctx context.Context) (store.LogCheckpoint, error) {
 	if err := q.checkAnchored(ctx); err != nil {
 		return store.LogCheckpoint{}, err
 	}
-	var (
-		size uint64
-		root [32]byte
-	)
-	// Take in what waits now, not what keeps arriving meanwhile: under a
-	// steady stream, chasing the tail would put off the checkpoint.
-	for {
-		n, r, taken, err := q.Store.AppendLog(ctx, DefaultAppendMax)
-		if err != nil {
-			return store.LogCheckpoint{}, err
-		}
-		size, root = n, r
-		if taken < DefaultAppendMax {
-			break
-		}
+	size, root, err := q.appendWaiting(ctx)
+	if err != nil {
+		return store.LogCheckpoint{}, err
 	}
 	latest, err := q.Store.LatestCheckpoint(ctx)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -132,6 +120,18 @@ func (q *Sequencer) Sync(ctx context.Context) (store.LogCheckpoint, error) {
 		return store.LogCheckpoint{}, err
 	}
 	return c, nil
+}
+
+// appendWaiting takes into the log what waits now, not what keeps
+// arriving meanwhile: under a steady stream, chasing the tail would put off
+// the checkpoint. It returns the log's size and root.
+func (q *Sequencer) appendWaiting(ctx context.Context) (uint64, [32]byte, error) {
+	for {
+		n, r, taken, err := q.Store.AppendLog(ctx, DefaultAppendMax)
+		if err != nil || taken < DefaultAppendMax {
+			return n, r, err
+		}
+	}
 }
 
 // CheckpointFor returns a checkpoint holding at least need entries: the
@@ -177,15 +177,8 @@ func (q *Sequencer) checkAnchored(ctx context.Context) error {
 		}
 		if r.Size > size {
 			// The evidence behind it may still be waiting: take it in first.
-			for size < r.Size {
-				n, _, taken, err := q.Store.AppendLog(ctx, DefaultAppendMax)
-				if err != nil {
-					return err
-				}
-				size = n
-				if taken == 0 {
-					break
-				}
+			if size, _, err = q.appendWaiting(ctx); err != nil {
+				return err
 			}
 			if size < r.Size {
 				return fmt.Errorf("%w: a chain holds a checkpoint of %d entries and this store's log has %d: the store was lost or restored from an older backup; restore the newest one", ErrInconsistent, r.Size, size)

@@ -8,6 +8,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 
 	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/receipt/verify"
 )
 
 // anchoredLookback bounds how many of the payer's latest transactions
@@ -41,11 +42,8 @@ func (a *Adapter) LatestCheckpoints(ctx context.Context) ([]receipt.CheckpointRe
 		if err != nil {
 			continue
 		}
-		for _, ix := range tx.Message.Instructions {
-			if int(ix.ProgramIDIndex) >= len(tx.Message.AccountKeys) || !tx.Message.AccountKeys[ix.ProgramIDIndex].Equals(MemoProgramID) {
-				continue
-			}
-			if p, err := ParseMemo(string(ix.Data)); err == nil && p.Checkpoint != nil {
+		for _, p := range verify.MemoPayloads(tx) {
+			if p.Checkpoint != nil {
 				return []receipt.CheckpointRef{*p.Checkpoint}, nil
 			}
 		}

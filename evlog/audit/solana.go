@@ -11,6 +11,7 @@ import (
 
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/receipt/verify"
 )
 
 // solanaPage is how many signatures one getSignaturesForAddress answers
@@ -157,12 +158,8 @@ func (s *solanaReader) anchorsOf(ctx context.Context, pk sol.PublicKey, sig sol.
 		return nil, nil
 	}
 	var out []Anchored
-	for _, ix := range tx.Message.Instructions {
-		if int(ix.ProgramIDIndex) >= len(keys) || !keys[ix.ProgramIDIndex].Equals(sol.MemoProgramID) {
-			continue
-		}
-		p, err := receipt.ParseSolanaPayload(string(ix.Data))
-		if err != nil || p.Checkpoint == nil {
+	for _, p := range verify.MemoPayloads(tx) {
+		if p.Checkpoint == nil {
 			continue
 		}
 		out = append(out, Anchored{Chain: s.name, Account: pk.String(), TxRef: sig.String(), Block: res.Slot, Index: index, Ref: *p.Checkpoint})

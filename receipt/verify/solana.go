@@ -85,7 +85,7 @@ func solanaLookup(ctx context.Context, rpcURL, signature string) (Tx, error) {
 	if tx.Message.Header.NumRequiredSignatures > 0 && len(tx.Message.AccountKeys) > 0 {
 		v.Sender = tx.Message.AccountKeys[0].String()
 	}
-	payloads := memoPayloads(tx)
+	payloads := MemoPayloads(tx)
 	switch len(payloads) {
 	case 0:
 		v.Detail = joinDetail(v.Detail, "no keeper anchor memo in the transaction")
@@ -120,8 +120,9 @@ func solanaLookup(ctx context.Context, rpcURL, signature string) (Tx, error) {
 	return v, nil
 }
 
-// memoPayloads are the transaction's keeper anchor memos, read.
-func memoPayloads(tx *sol.Transaction) []receipt.Payload {
+// MemoPayloads are the keeper anchor payloads a Solana transaction's SPL
+// Memo instructions carry, read (other memos are left out).
+func MemoPayloads(tx *sol.Transaction) []receipt.Payload {
 	var out []receipt.Payload
 	for _, ix := range tx.Message.Instructions {
 		if int(ix.ProgramIDIndex) >= len(tx.Message.AccountKeys) || !tx.Message.AccountKeys[ix.ProgramIDIndex].Equals(SolanaMemoProgram) {
