@@ -22,9 +22,11 @@ const module = "github.com/keeperhq/keeper"
 
 // pkg is one package of the module as `go list` sees it, without its tests.
 type pkg struct {
-	Path    string   // import path relative to the module ("store", "chains/evm")
-	Imports []string // direct imports (module-relative where inside the module)
-	Deps    []string // every package it links, transitively
+	Path     string   // import path relative to the module ("internal/store", "internal/chains/evm")
+	Main     bool     // a command: nothing can import it
+	TestOnly bool     // tests and a doc.go only (testsuite, architecture, deploy): nothing to import
+	Imports  []string // direct imports (module-relative where inside the module)
+	Deps     []string // every package it links, transitively
 }
 
 // rule forbids packages matching from to import (or, with transitive, to
@@ -42,7 +44,7 @@ type rule struct {
 // Simulators and test aids live under dev/; only the dev binary (cmd/keeper),
 // the benchmark, the replay recorder and tests may link them. Only devserver
 // and those same packages may link the Temporal server.
-var devOnly = []string{"dev/...", "devserver/...", "cmd/keeper", "bench/...", "testsuite/...", "architecture/..."}
+var devOnly = []string{"internal/dev/...", "internal/devserver/...", "cmd/keeper", "internal/bench/...", "testsuite/...", "architecture/..."}
 
 // production is the main package of the binary the Dockerfile builds and
 // operators deploy.
@@ -56,7 +58,7 @@ const production = "cmd/keeperd"
 // client's packages (ethclient, rpc, core/types, crypto) are production's.
 var devStack = []string{
 	"go.temporal.io/server/...", "github.com/temporalio/ui-server/...",
-	"dev/...", "devserver/...", "bench/...", "cmd/keeper",
+	"internal/dev/...", "internal/devserver/...", "internal/bench/...", "cmd/keeper",
 	"gonum.org/...",
 	"github.com/ethereum/go-ethereum/node/...", "github.com/ethereum/go-ethereum/eth/...", "github.com/ethereum/go-ethereum/miner/...",
 	"github.com/ethereum/go-ethereum/p2p/...", "github.com/ethereum/go-ethereum/core", "github.com/ethereum/go-ethereum/core/vm/...",
@@ -84,32 +86,32 @@ func devStackLinks(deps []string) []string {
 
 // server is keeper's server side: what a program that only talks to keeper
 // or checks its receipts should not link.
-var server = []string{"store/...", "chains/...", "activities/...", "workflows/...", "starter/...", "dispatch/...", "app/...", "worker/...",
-	"config/...", "telemetry/...", "codec/...", "cli/...", "backfill/...", "rewards/...", "ledger/...", "dev/...", "devserver/..."}
+var server = []string{"internal/store/...", "internal/chains/...", "internal/activities/...", "internal/workflows/...", "internal/starter/...", "internal/dispatch/...", "internal/node/...", "internal/worker/...",
+	"internal/config/...", "internal/telemetry/...", "internal/codec/...", "internal/cli/...", "internal/backfill/...", "internal/rewards/...", "internal/settlement/...", "internal/dev/...", "internal/devserver/..."}
 
 var rules = []rule{
 	{
 		name: "workflows know nothing of keeper's records, chains or the libraries activities use: they import activities for its types and method values only",
-		from: []string{"workflows/..."},
-		to:   []string{"store/...", "chains/...", "backfill/...", "ledger/...", "rewards/...", "merkle/...", "dev/...", "starter/...", "dispatch/...", "app/..."},
+		from: []string{"internal/workflows/..."},
+		to:   []string{"internal/store/...", "internal/chains/...", "internal/backfill/...", "internal/settlement/...", "internal/rewards/...", "merkle/...", "internal/dev/...", "internal/starter/...", "internal/dispatch/...", "internal/node/..."},
 	},
 	{
 		name:       "the records layer links no chain adapter, scanner, workflow or activity",
-		from:       []string{"store/..."},
-		to:         []string{"chains/...", "backfill/...", "workflows/...", "activities/...", "dev/...", "starter/...", "dispatch/..."},
+		from:       []string{"internal/store/..."},
+		to:         []string{"internal/chains/...", "internal/backfill/...", "internal/workflows/...", "internal/activities/...", "internal/dev/...", "internal/starter/...", "internal/dispatch/..."},
 		transitive: true,
 	},
 	{
 		name:       "chain adapters and scanners link no store",
-		from:       []string{"chains/...", "backfill/..."},
-		to:         []string{"store/...", "activities/...", "workflows/..."},
+		from:       []string{"internal/chains/...", "internal/backfill/..."},
+		to:         []string{"internal/store/...", "internal/activities/...", "internal/workflows/..."},
 		transitive: true,
 	},
 	{
 		name:       "production packages link no simulator",
 		from:       []string{"..."},
 		except:     devOnly,
-		to:         []string{"dev/..."},
+		to:         []string{"internal/dev/..."},
 		transitive: true,
 	},
 	{
@@ -122,13 +124,13 @@ var rules = []rule{
 	{
 		name:       "the receipt format and its verifier link nothing of keeper's server: other programs import receipt/verify to check receipts",
 		from:       []string{"receipt/..."},
-		to:         append([]string{"retry/...", "outbound/..."}, server...),
+		to:         append([]string{"internal/retry/...", "internal/urlpolicy/..."}, server...),
 		transitive: true,
 	},
 	{
 		name:       "the evidence log's formats and monitor link nothing of keeper's server: verifiers and monitors import them",
 		from:       []string{"evlog/..."},
-		to:         append([]string{"retry/...", "outbound/..."}, server...),
+		to:         append([]string{"internal/retry/...", "internal/urlpolicy/..."}, server...),
 		transitive: true,
 	},
 	{
@@ -140,19 +142,19 @@ var rules = []rule{
 	{
 		name:       "only tests link the OpenAPI conformance check and kin-openapi",
 		from:       []string{"..."},
-		except:     []string{"starter/openapitest"},
-		to:         []string{"starter/openapitest", "github.com/getkin/..."},
+		except:     []string{"internal/starter/openapitest"},
+		to:         []string{"internal/starter/openapitest", "github.com/getkin/..."},
 		transitive: true,
 	},
 	{
-		name:       "the retry rules, the redactor, the outbound URL policy and webhook signing are leaves",
-		from:       []string{"retry/...", "redact/...", "outbound/...", "webhook/..."},
+		name:       "the retry rules, the redactor, the URL policy and webhook signing are leaves",
+		from:       []string{"internal/retry/...", "internal/redact/...", "internal/urlpolicy/...", "internal/webhooksign/..."},
 		to:         []string{"..."},
 		transitive: true,
 	},
 	{
 		name:       "the Idempotency-Key header and problem details are leaves: the Go client, the API and the ledger share them",
-		from:       []string{"idemkey/...", "problem/..."},
+		from:       []string{"internal/idemkey/...", "internal/problem/..."},
 		to:         []string{"..."},
 		transitive: true,
 	},
@@ -208,7 +210,7 @@ func violations(pkgs []pkg, rules []rule) []string {
 // load lists the module's packages (tests excluded) with `go list`.
 func load(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", module+"/...")
+	cmd := exec.Command("go", "list", "-json=ImportPath,Name,GoFiles,Imports,Deps", module+"/...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -230,6 +232,8 @@ func load(t *testing.T) []pkg {
 	for {
 		var raw struct {
 			ImportPath    string
+			Name          string
+			GoFiles       []string
 			Imports, Deps []string
 		}
 		if err := dec.Decode(&raw); err == io.EOF {
@@ -237,7 +241,7 @@ func load(t *testing.T) []pkg {
 		} else {
 			require.NoError(t, err)
 		}
-		p := pkg{Path: rel(raw.ImportPath)}
+		p := pkg{Path: rel(raw.ImportPath), Main: raw.Name == "main", TestOnly: len(raw.GoFiles) == 0 || len(raw.GoFiles) == 1 && raw.GoFiles[0] == "doc.go"}
 		for _, i := range raw.Imports {
 			p.Imports = append(p.Imports, rel(i))
 		}
@@ -256,39 +260,72 @@ func TestKeepersPackagesFollowTheImportRules(t *testing.T) {
 		paths[i] = p.Path
 	}
 	// The rules name real packages: a rename that empties a rule fails here.
-	for _, want := range []string{"workflows", "activities", "store", "chains/evm", "chains/solana", "backfill/evmscan", "app", "worker", "starter", "dispatch", "retry", "redact", "dev/stub", "devserver"} {
+	for _, want := range []string{"internal/workflows", "internal/activities", "internal/store", "internal/chains/evm", "internal/chains/solana", "internal/backfill/evmscan", "internal/node", "internal/worker", "internal/starter", "internal/dispatch", "internal/retry", "internal/redact", "internal/dev/stub", "internal/devserver"} {
 		assert.Contains(t, paths, want)
 	}
 	assert.Empty(t, violations(pkgs, rules), "forbidden imports (docs/architecture.md)")
 }
 
+// public are the packages other programs may import: the Go client, the wire
+// types it shares with the API, the receipt format and its verifier, the
+// Merkle tree receipts name, and the evidence log's formats and monitor.
+// Everything else is keeper's own and lives under internal/, where the go
+// command refuses it to other modules.
+var public = []string{"api", "client", "receipt", "receipt/verify", "merkle", "evlog", "evlog/audit"}
+
+func TestEveryPackageButThePublicOnesIsInternal(t *testing.T) {
+	pkgs := load(t)
+	var outside []string
+	for _, p := range pkgs {
+		if p.Main || p.TestOnly || match("internal/...", p.Path) || matchAny(public, p.Path) {
+			continue
+		}
+		outside = append(outside, p.Path)
+	}
+	assert.Empty(t, outside, "importable packages outside internal/ that are not in the public list (docs/architecture.md)")
+	for _, want := range public {
+		if want == "api" {
+			continue // the wire types' package, once it exists
+		}
+		assert.Contains(t, pathsOf(pkgs), want, "a public package the list names is gone")
+	}
+}
+
+func pathsOf(pkgs []pkg) []string {
+	out := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		out[i] = p.Path
+	}
+	return out
+}
+
 func TestTheServingPackagesLinkNoSimulatorAndNoTemporalServer(t *testing.T) {
 	for _, p := range load(t) {
-		if !matchAny([]string{"app", "worker", "starter", "dispatch", "activities", "workflows", "store", "chains/...", "backfill/...", "cli"}, p.Path) {
+		if !matchAny([]string{"internal/node", "internal/worker", "internal/starter", "internal/dispatch", "internal/activities", "internal/workflows", "internal/store", "internal/chains/...", "internal/backfill/...", "internal/cli"}, p.Path) {
 			continue
 		}
 		for _, d := range p.Deps {
-			assert.False(t, match("dev/...", d) || match("devserver", d) || match("go.temporal.io/server/...", d), "%s links %s", p.Path, d)
+			assert.False(t, match("internal/dev/...", d) || match("internal/devserver", d) || match("go.temporal.io/server/...", d), "%s links %s", p.Path, d)
 		}
 	}
 }
 
 func TestTheRulesCatchAForbiddenImport(t *testing.T) {
 	graph := []pkg{
-		{Path: "workflows", Imports: []string{"activities", "store"}, Deps: []string{"activities", "store"}},
-		{Path: "store", Imports: []string{"retry"}, Deps: []string{"retry", "chains"}},
-		{Path: "chains/evm", Imports: []string{"chains"}, Deps: []string{"chains", "store"}},
-		{Path: "app", Imports: []string{"worker"}, Deps: []string{"worker", "dev/stub", "go.temporal.io/server/temporal"}},
-		{Path: "cmd/keeper", Imports: []string{"dev/stub"}, Deps: []string{"dev/stub", "go.temporal.io/server/temporal"}},
-		{Path: "retry", Deps: []string{"std:errors", "chains"}},
+		{Path: "internal/workflows", Imports: []string{"internal/activities", "internal/store"}, Deps: []string{"internal/activities", "internal/store"}},
+		{Path: "internal/store", Imports: []string{"internal/retry"}, Deps: []string{"internal/retry", "internal/chains"}},
+		{Path: "internal/chains/evm", Imports: []string{"internal/chains"}, Deps: []string{"internal/chains", "internal/store"}},
+		{Path: "internal/node", Imports: []string{"internal/worker"}, Deps: []string{"internal/worker", "internal/dev/stub", "go.temporal.io/server/temporal"}},
+		{Path: "cmd/keeper", Imports: []string{"internal/dev/stub"}, Deps: []string{"internal/dev/stub", "go.temporal.io/server/temporal"}},
+		{Path: "internal/retry", Deps: []string{"std:errors", "internal/chains"}},
 	}
 	assert.Equal(t, []string{
-		"app → dev/stub: production packages link no simulator",
-		"app → go.temporal.io/server/temporal: only devserver, cmd/keeper, bench and tests link the Temporal server",
-		"chains/evm → store: chain adapters and scanners link no store",
-		"retry → chains: the retry rules, the redactor, the outbound URL policy and webhook signing are leaves",
-		"store → chains: the records layer links no chain adapter, scanner, workflow or activity",
-		"workflows → store: workflows know nothing of keeper's records, chains or the libraries activities use: they import activities for its types and method values only",
+		"internal/chains/evm → internal/store: chain adapters and scanners link no store",
+		"internal/node → go.temporal.io/server/temporal: only devserver, cmd/keeper, bench and tests link the Temporal server",
+		"internal/node → internal/dev/stub: production packages link no simulator",
+		"internal/retry → internal/chains: the retry rules, the redactor, the URL policy and webhook signing are leaves",
+		"internal/store → internal/chains: the records layer links no chain adapter, scanner, workflow or activity",
+		"internal/workflows → internal/store: workflows know nothing of keeper's records, chains or the libraries activities use: they import activities for its types and method values only",
 	}, violations(graph, rules))
 }
 
@@ -310,7 +347,7 @@ func TestTheProductionBinaryLinksNothingOfTheDevStack(t *testing.T) {
 	prod := find(t, pkgs, production)
 	// It is the serving binary: a production main that lost its commands
 	// would pass the check below by linking nothing.
-	for _, want := range []string{"cli", "app", "worker", "starter", "chains/evm", "chains/solana", "receipt/verify", "go.temporal.io/sdk/client"} {
+	for _, want := range []string{"internal/cli", "internal/node", "internal/worker", "internal/starter", "internal/chains/evm", "internal/chains/solana", "receipt/verify", "go.temporal.io/sdk/client"} {
 		assert.Contains(t, prod.Deps, want)
 	}
 	assert.Empty(t, devStackLinks(prod.Deps), "%s links the dev stack (docs/architecture.md)", production)
@@ -330,7 +367,7 @@ func TestTheDevStackCheckCatchesTheDevStack(t *testing.T) {
 	assert.Equal(t, []string{
 		"go.temporal.io/server/temporal",
 		"github.com/temporalio/ui-server/v2/server",
-		"dev/stub",
+		"internal/dev/stub",
 		"gonum.org/v1/plot",
 		"github.com/ethereum/go-ethereum/core",
 		"github.com/ethereum/go-ethereum/p2p/discover",
@@ -338,7 +375,7 @@ func TestTheDevStackCheckCatchesTheDevStack(t *testing.T) {
 	}, devStackLinks([]string{
 		"go.temporal.io/server/temporal", "go.temporal.io/sdk/client",
 		"github.com/temporalio/ui-server/v2/server",
-		"dev/stub", "devcodec", "app",
+		"internal/dev/stub", "devcodec", "internal/node",
 		"gonum.org/v1/plot",
 		"github.com/ethereum/go-ethereum/core", "github.com/ethereum/go-ethereum/core/types", "github.com/ethereum/go-ethereum/ethclient",
 		"github.com/ethereum/go-ethereum/p2p/netutil", "github.com/ethereum/go-ethereum/p2p/discover",

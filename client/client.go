@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/keeperhq/keeper/idemkey"
+	"github.com/keeperhq/keeper/internal/idemkey"
 )
 
 // Defaults of a Client made by New.

@@ -19,10 +19,10 @@ import (
 	"go.temporal.io/sdk/client"
 
 	keeper "github.com/keeperhq/keeper/client"
+	"github.com/keeperhq/keeper/internal/starter"
+	"github.com/keeperhq/keeper/internal/starter/openapitest"
+	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/merkle"
-	"github.com/keeperhq/keeper/starter"
-	"github.com/keeperhq/keeper/starter/openapitest"
-	"github.com/keeperhq/keeper/store"
 )
 
 // noTemporal starts no workflow, as a Temporal that took the start would.

@@ -24,7 +24,7 @@ import (
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/internal/config"
 )
 
 // manifests is the Kubernetes example: every object of every file in

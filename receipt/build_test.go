@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/keeperhq/keeper/dev/receipttest"
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/internal/dev/receipttest"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 )

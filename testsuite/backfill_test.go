@@ -21,15 +21,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/dev/devchain"
-	"github.com/keeperhq/keeper/dev/devnet"
-	"github.com/keeperhq/keeper/dev/testchain"
-	"github.com/keeperhq/keeper/devserver"
-	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/workflows"
+	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/devchain"
+	"github.com/keeperhq/keeper/internal/dev/devnet"
+	"github.com/keeperhq/keeper/internal/dev/testchain"
+	"github.com/keeperhq/keeper/internal/devserver"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // fiveThousandBlocks starts a local EVM chain holding a wallet history of
@@ -66,10 +66,10 @@ func backfillConfig(dir, evmURL, solanaURL string) config.Config {
 // startBackfillNode starts a node whose anchoring runs on the stub chain
 // (the tests here only backfill) and whose backfill scans the configured
 // endpoints.
-func startBackfillNode(t *testing.T, srv *devserver.Server, cfg config.Config, st *store.Store) *app.Node {
+func startBackfillNode(t *testing.T, srv *devserver.Server, cfg config.Config, st *store.Store) *node.Node {
 	t.Helper()
 	_, chs := stubChains(cfg)
-	return startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs)
+	return startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, st, chs)
 }
 
 type walletStatus struct {

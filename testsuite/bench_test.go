@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/bench"
+	"github.com/keeperhq/keeper/internal/bench"
 )
 
 // TestBenchSmokeProducesACompleteReport runs `keeper bench` with tiny numbers

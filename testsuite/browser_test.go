@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/merkle"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/internal/config"
 )
 
 // idleWindow: the README's figure is per minute, so .ci/run counts a

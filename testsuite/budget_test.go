@@ -19,10 +19,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/dev/localnet"
-	"github.com/keeperhq/keeper/dev/stub"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/localnet"
+	"github.com/keeperhq/keeper/internal/dev/stub"
+	"github.com/keeperhq/keeper/internal/node"
 )
 
 // The polling budget (README, Polling budget): what keeper asks each chain's
@@ -59,7 +59,7 @@ func TestAnIdleKeeperDevMakesAtMostTheBudgetedRPCRequestsPerChain(t *testing.T) 
 // server, API and worker, both local chains on free ports) with cfg, each
 // chain reached through a counting proxy, and returns once it runs, its
 // start-up requests counted away.
-func startCounted(t *testing.T, cfg config.Config) (*app.Node, *rpcCounter, *rpcCounter) {
+func startCounted(t *testing.T, cfg config.Config) (*node.Node, *rpcCounter, *rpcCounter) {
 	t.Helper()
 	srv := startServer(t, cfg.DataDir)
 	cfg.HTTPAddr = "127.0.0.1:0"
@@ -70,9 +70,9 @@ func startCounted(t *testing.T, cfg config.Config) (*app.Node, *rpcCounter, *rpc
 	evm, sol := newRPCCounter(t, cfg.EVM.RPCURL), newRPCCounter(t, cfg.Solana.RPCURL)
 	cfg.EVM.RPCURL, cfg.Solana.RPCURL = evm.url, sol.url
 
-	n, err := app.Start(context.Background(), app.Options{
-		Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: testLogger(t),
-		ExtraChains:   map[string]app.ChainMaker{stub.Name: stub.Make},
+	n, err := node.Start(context.Background(), node.Options{
+		Config: cfg, Roles: node.Roles{API: true, Worker: true}, Logger: testLogger(t),
+		ExtraChains:   map[string]node.ChainMaker{stub.Name: stub.Make},
 		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
 	})
 	require.NoError(t, err)

@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/solana"
-	"github.com/keeperhq/keeper/dev/rpcfault"
+	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/chains/solana"
+	"github.com/keeperhq/keeper/internal/dev/rpcfault"
 )
 
 // The minute of 30 % RPC faults runs in a step of its own in .ci/run (build

@@ -20,16 +20,16 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/solana"
-	"github.com/keeperhq/keeper/cli"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/dev/devchain"
-	"github.com/keeperhq/keeper/dev/devnet"
-	"github.com/keeperhq/keeper/dev/rpcfault"
-	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/workflows"
+	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/chains/solana"
+	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/devchain"
+	"github.com/keeperhq/keeper/internal/dev/devnet"
+	"github.com/keeperhq/keeper/internal/dev/rpcfault"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // The chain-fault suite: keeper anchoring on the local chains while they
@@ -62,7 +62,7 @@ type faultOptions struct {
 type faultStack struct {
 	cfg      config.Config
 	st       *store.Store
-	node     *app.Node
+	node     *node.Node
 	chains   []string
 	evm      *devchain.Chain
 	sol      *devnet.Devnet
@@ -120,7 +120,7 @@ func startFaultStack(t *testing.T, o faultOptions) *faultStack {
 	if o.tune != nil {
 		o.tune(s)
 	}
-	chs, err := app.NewChains(ctx, s.cfg, nil, testLogger(t))
+	chs, err := node.NewChains(ctx, s.cfg, nil, testLogger(t))
 	require.NoError(t, err)
 	if a, ok := chs[evm.Name].(*evm.Adapter); ok {
 		s.evmAd = a
@@ -131,7 +131,7 @@ func startFaultStack(t *testing.T, o faultOptions) *faultStack {
 		t.Cleanup(a.Close)
 	}
 	s.st = openStore(t, dir)
-	s.node = startNode(t, srv, s.cfg, app.Roles{API: true, Worker: true}, s.st, chs)
+	s.node = startNode(t, srv, s.cfg, node.Roles{API: true, Worker: true}, s.st, chs)
 	return s
 }
 

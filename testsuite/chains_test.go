@@ -13,15 +13,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/solana"
-	"github.com/keeperhq/keeper/cli"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/dev/localnet"
+	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/chains/solana"
+	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/localnet"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/store"
 )
 
 // TestThousandEvidenceOnBothLocalChainsConfirmAndVerify anchors 1,000
@@ -117,7 +117,7 @@ func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
 // startOnLocalChains starts one keeper node (API and worker) on the embedded
 // Temporal server and both local chains, with fast blocks and polls; mutate,
 // when set, adjusts the configuration first.
-func startOnLocalChains(t *testing.T, mutate func(*config.Config)) (*app.Node, config.Config, *store.Store, map[string]chains.Adapter) {
+func startOnLocalChains(t *testing.T, mutate func(*config.Config)) (*node.Node, config.Config, *store.Store, map[string]chains.Adapter) {
 	t.Helper()
 	dir := tempDir(t)
 	srv := startServer(t, dir)
@@ -133,9 +133,9 @@ func startOnLocalChains(t *testing.T, mutate func(*config.Config)) (*app.Node, c
 	require.NoError(t, err)
 	t.Cleanup(net.Stop)
 	st := openStore(t, dir)
-	chs, err := app.NewChains(context.Background(), cfg, nil, testLogger(t))
+	chs, err := node.NewChains(context.Background(), cfg, nil, testLogger(t))
 	require.NoError(t, err)
-	return startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs), cfg, st, chs
+	return startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, st, chs), cfg, st, chs
 }
 
 func receiptFor(t *testing.T, apiAddr, id string) receipt.Receipt {

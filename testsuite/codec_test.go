@@ -25,11 +25,11 @@ import (
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/cli"
-	"github.com/keeperhq/keeper/devserver"
-	"github.com/keeperhq/keeper/worker"
-	"github.com/keeperhq/keeper/workflows"
+	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/devserver"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/worker"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // TestWithACodecKeyFileTemporalHoldsOnlyCiphertextAndKeeperWorksAsBefore
@@ -60,7 +60,7 @@ func TestWithACodecKeyFileTemporalHoldsOnlyCiphertextAndKeeperWorksAsBefore(t *t
 	chain, ch := stubChains(cfg)
 	chain.FailStatus(1)
 	st := openStore(t, dir)
-	node, err := app.Start(ctx, app.Options{Config: cfg, Roles: app.Roles{API: true, Worker: true}, Store: st, Chains: ch, Logger: log,
+	node, err := node.Start(ctx, node.Options{Config: cfg, Roles: node.Roles{API: true, Worker: true}, Store: st, Chains: ch, Logger: log,
 		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()}})
 	require.NoError(t, err)
 	t.Cleanup(node.Kill)

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
 )
 
 // TestCrashAndRestartLosesNothing runs keeper as separate processes (Temporal
@@ -96,7 +96,7 @@ func TestCrashAndRestartLosesNothing(t *testing.T) {
 	t.Logf("kills: %v (%d in all); posted %d, accepted %d, refused %d", kills, len(kinds), posted.Load(), posted.Load()-refused.Load(), refused.Load())
 
 	// Everything accepted must confirm.
-	st, err := store.Open(context.Background(), app.StoreFile(dir))
+	st, err := store.Open(context.Background(), node.StoreFile(dir))
 	require.NoError(t, err)
 	defer st.Close()
 	var ids []string

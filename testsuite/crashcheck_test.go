@@ -20,10 +20,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/keeperhq/keeper/dev/localnet"
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/internal/dev/localnet"
+	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/receipt/verify"
-	"github.com/keeperhq/keeper/store"
 )
 
 // crashRNG is the crash tests' random source: seeded from the clock, or from

@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/internal/config"
 )
 
 // composeFile is the part of docker-compose.yml the deployment test reads;

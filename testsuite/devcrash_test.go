@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
 )
 
 // TestKeeperDevSurvivesSIGKILL runs `keeper dev` (the embedded Temporal
@@ -98,7 +98,7 @@ func TestKeeperDevSurvivesSIGKILL(t *testing.T) {
 	require.Len(t, ids, total, "every evidence got a 2xx (retried with its idempotency key), one id per key")
 
 	// After the last restart everything accepted confirms within 3 minutes.
-	st, err := store.Open(context.Background(), app.StoreFile(dir))
+	st, err := store.Open(context.Background(), node.StoreFile(dir))
 	require.NoError(t, err)
 	defer st.Close()
 	deadline := lastRestart.Add(3 * time.Minute)

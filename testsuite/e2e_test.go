@@ -16,12 +16,12 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/dev/stub"
-	"github.com/keeperhq/keeper/devserver"
+	"github.com/keeperhq/keeper/internal/dev/stub"
+	"github.com/keeperhq/keeper/internal/devserver"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/worker"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/worker"
 )
 
 // postMany posts n evidence from 16 concurrent clients with priorities 1–10
@@ -117,16 +117,16 @@ func TestTwoThousandConcurrentEvidenceAllConfirmInFewBatches(t *testing.T) {
 	cfg := testConfig(dir)
 	st := openStore(t, dir)
 	chain, chs := stubChains(cfg)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs)
+	nd := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, st, chs)
 
 	start := time.Now()
-	ids := postMany(t, node.APIAddr(), t.Name(), 2000, nil)
+	ids := postMany(t, nd.APIAddr(), t.Name(), 2000, nil)
 	posted := time.Since(start)
 	end := waitConfirmed(t, st, 2000, 3*time.Minute)
 	elapsed := end.Sub(start)
 
 	batches := checkBatches(t, st, chain, ids)
-	checkReceipts(t, node.APIAddr(), ids)
+	checkReceipts(t, nd.APIAddr(), ids)
 	assert.Less(t, batches, 200, "batching must make far fewer batches than evidence")
 	t.Logf("2000 evidence: posted in %v, all confirmed after %v (%.0f evidence/s), %d batches", posted.Round(time.Millisecond), elapsed.Round(time.Millisecond), 2000/elapsed.Seconds(), batches)
 
@@ -148,8 +148,8 @@ func TestWorkerKilledMidwayLosesNothing(t *testing.T) {
 	cfg := testConfig(dir)
 	st := openStore(t, dir)
 	chain, chs := stubChains(cfg)
-	api := startNode(t, srv, cfg, app.Roles{API: true}, st, chs)
-	w1 := startNode(t, srv, cfg, app.Roles{Worker: true}, st, chs)
+	api := startNode(t, srv, cfg, node.Roles{API: true}, st, chs)
+	w1 := startNode(t, srv, cfg, node.Roles{Worker: true}, st, chs)
 
 	var restarted sync.Once
 	ids := postMany(t, api.APIAddr(), t.Name(), 1000, func(done int) {
@@ -158,7 +158,7 @@ func TestWorkerKilledMidwayLosesNothing(t *testing.T) {
 				w1.Kill()
 				go func() {
 					time.Sleep(500 * time.Millisecond)
-					startNode(t, srv, cfg, app.Roles{Worker: true}, st, chs)
+					startNode(t, srv, cfg, node.Roles{Worker: true}, st, chs)
 				}()
 			})
 		}
@@ -174,22 +174,22 @@ func TestRestartOnSameDataDirectoryCompletesInFlightBatches(t *testing.T) {
 	cfg := testConfig(dir)
 	cfg.StubConfirmDelay = 3 * time.Second // keep batches in flight when we stop
 	srv := startServer(t, dir)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, nil, nil)
-	ids := postMany(t, node.APIAddr(), t.Name(), 300, nil)
+	nd := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, nil, nil)
+	ids := postMany(t, nd.APIAddr(), t.Name(), 300, nil)
 	require.Eventually(t, func() bool {
-		return countByStatus(t, node.Store)[store.StatusSubmitted] > 0
+		return countByStatus(t, nd.Store)[store.StatusSubmitted] > 0
 	}, time.Minute, 20*time.Millisecond)
-	before := countByStatus(t, node.Store)
+	before := countByStatus(t, nd.Store)
 	require.Less(t, before[store.StatusConfirmed], 300, "the stop must happen while work is in flight")
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	require.NoError(t, node.Shutdown(ctx))
+	require.NoError(t, nd.Shutdown(ctx))
 	require.NoError(t, srv.Stop())
 
 	cfg.StubConfirmDelay = 300 * time.Millisecond
 	srv2 := startServer(t, dir)
-	node2 := startNode(t, srv2, cfg, app.Roles{API: true, Worker: true}, nil, nil)
+	node2 := startNode(t, srv2, cfg, node.Roles{API: true, Worker: true}, nil, nil)
 	waitConfirmed(t, node2.Store, 300, 3*time.Minute)
 	checkReceipts(t, node2.APIAddr(), ids)
 	t.Logf("stopped with %v; after restart all 300 confirmed", before)
@@ -200,14 +200,14 @@ func TestRestartOnSameDataDirectoryCompletesInFlightBatches(t *testing.T) {
 func TestShutdownIsCleanWithAnOpenConnectionThatNeverSentARequest(t *testing.T) {
 	dir := tempDir(t)
 	srv := startServer(t, dir)
-	node := startNode(t, srv, testConfig(dir), app.Roles{API: true, Worker: true}, nil, nil)
-	conn, err := net.Dial("tcp", node.APIAddr())
+	nd := startNode(t, srv, testConfig(dir), node.Roles{API: true, Worker: true}, nil, nil)
+	conn, err := net.Dial("tcp", nd.APIAddr())
 	require.NoError(t, err)
 	defer conn.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	require.NoError(t, node.Shutdown(ctx))
+	require.NoError(t, nd.Shutdown(ctx))
 }
 
 // nopLogger silences the SDK client in tests.
@@ -229,8 +229,8 @@ func TestIntakeQueuesWhileTemporalIsDownAndDrainsWhenItIsBack(t *testing.T) {
 	require.NoError(t, err)
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	api, err := app.Start(context.Background(), app.Options{
-		Config: cfg, Roles: app.Roles{API: true}, Store: st, Chains: chs, Logger: testLogger(t),
+	api, err := node.Start(context.Background(), node.Options{
+		Config: cfg, Roles: node.Roles{API: true}, Store: st, Chains: chs, Logger: testLogger(t),
 		ClientOptions: client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", port), Namespace: "default"},
 	})
 	require.NoError(t, err)
@@ -247,7 +247,7 @@ func TestIntakeQueuesWhileTemporalIsDownAndDrainsWhenItIsBack(t *testing.T) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Stop() })
-	startNode(t, srv, cfg, app.Roles{Worker: true}, st, chs)
+	startNode(t, srv, cfg, node.Roles{Worker: true}, st, chs)
 
 	waitConfirmed(t, st, 50, 2*time.Minute)
 	checkReceipts(t, api.APIAddr(), ids)

@@ -19,10 +19,10 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/ledger"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/rewards"
+	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/rewards"
 )
 
 // epochManifest is the part of GET /rewarder/epochs/{id} the tests read.
@@ -102,12 +102,12 @@ func ledgerIntents(t testing.TB, baseURL, epoch string) (map[string]string, int)
 	for {
 		resp, err := http.Get(baseURL + "/ledger/v1/epochs/" + epoch + "/intents?limit=1000&after=" + after)
 		require.NoError(t, err)
-		var page ledger.IntentPage
+		var page settlement.IntentPage
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&page))
 		resp.Body.Close()
 		for _, r := range page.Items {
 			require.NotContains(t, held, r.Account, "the ledger holds one intent per account")
-			require.Equal(t, ledger.Key(epoch, r.Account), r.IdempotencyKey)
+			require.Equal(t, settlement.Key(epoch, r.Account), r.IdempotencyKey)
 			held[r.Account] = r.Amount
 		}
 		replays += page.Replays
@@ -133,7 +133,7 @@ func TestAnEpochIsComputedPaidAndItsCommitmentAnchored(t *testing.T) {
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
 	_, chs := stubChains(cfg)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, nil, chs)
+	node := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, nil, chs)
 	hc := &http.Client{Timeout: 10 * time.Second}
 
 	code, hdr, body, err := computeEpoch(hc, node.APIAddr(), "2026-11", usageBody("1000000000000000000000", 200))
@@ -169,7 +169,7 @@ func TestAQuarantinedEpochEmitsNoIntentsAndIsCounted(t *testing.T) {
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
 	_, chs := stubChains(cfg)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, nil, chs)
+	node := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, nil, chs)
 	source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `[{"account":"alice","units":"3"},{"account":"alice","units":"4"}]`)
 	}))
@@ -198,7 +198,7 @@ func TestTwentyConcurrentComputeRequestsMakeOneWorkflowRun(t *testing.T) {
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
 	_, chs := stubChains(cfg)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, nil, chs)
+	node := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, nil, chs)
 	hc := &http.Client{Timeout: 10 * time.Second}
 	body := usageBody("5000", 50)
 
@@ -240,7 +240,7 @@ func TestTheThirdConcurrentEpochIsRefusedWhileTwoAreInFlight(t *testing.T) {
 	cfg := testConfig(dir)
 	cfg.Epochs.MaxInFlight = 2
 	_, chs := stubChains(cfg)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, nil, chs)
+	node := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, nil, chs)
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
@@ -324,15 +324,15 @@ func TestAWorkerKilledDuringEmitIntentsLeavesEachIntentInTheLedgerOnce(t *testin
 	cfg.Epochs.Heartbeat = time.Second
 	st := openStore(t, dir)
 	_, chs := stubChains(cfg)
-	led := &crashableLedger{inner: (&ledger.Server{Store: st}).Handler(), crashAt: 1200, crashed: make(chan struct{}), closing: make(chan struct{})}
+	led := &crashableLedger{inner: (&settlement.Server{Store: st}).Handler(), crashAt: 1200, crashed: make(chan struct{}), closing: make(chan struct{})}
 	ledgerSrv := httptest.NewServer(led)
 	t.Cleanup(ledgerSrv.Close)
 	t.Cleanup(func() { close(led.closing) }) // runs first
 
-	api := startNode(t, srv, cfg, app.Roles{API: true}, st, chs)
+	api := startNode(t, srv, cfg, node.Roles{API: true}, st, chs)
 	w1cfg := cfg
 	w1cfg.Epochs.LedgerURL = ledgerSrv.URL + "/w1"
-	w1 := startNode(t, srv, w1cfg, app.Roles{Worker: true}, st, chs)
+	w1 := startNode(t, srv, w1cfg, node.Roles{Worker: true}, st, chs)
 
 	const accounts = 3000
 	body := usageBody("987654321987654321", accounts)
@@ -346,7 +346,7 @@ func TestAWorkerKilledDuringEmitIntentsLeavesEachIntentInTheLedgerOnce(t *testin
 	w1.Kill()
 	w2cfg := cfg
 	w2cfg.Epochs.LedgerURL = ledgerSrv.URL + "/w2"
-	startNode(t, srv, w2cfg, app.Roles{Worker: true}, st, chs)
+	startNode(t, srv, w2cfg, node.Roles{Worker: true}, st, chs)
 
 	m := waitEpoch(t, api.APIAddr(), "crash", finished)
 	require.Equal(t, "completed", m.Status, m.Reason)
@@ -381,7 +381,7 @@ func TestAnEpochThatMissesItsDeadlineFailsAndRunsAgainWhenAskedAgain(t *testing.
 	cfg := testConfig(dir)
 	cfg.Epochs.UpstreamTimeout = time.Minute
 	_, chs := stubChains(cfg)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, nil, chs)
+	node := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, nil, chs)
 	var hang atomic.Bool
 	hang.Store(true)
 	closing := make(chan struct{})

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/app"
+	"github.com/keeperhq/keeper/internal/node"
 )
 
 // TestAWorkerIsReadyOnItsOwnAddressWhileItPollsItsTaskQueuesAndNotOnceTemporalIsGone
@@ -23,7 +23,7 @@ func TestAWorkerIsReadyOnItsOwnAddressWhileItPollsItsTaskQueuesAndNotOnceTempora
 	cfg := testConfig(dir)
 	st := openStore(t, dir)
 	_, chs := stubChains(cfg)
-	w := startNode(t, srv, cfg, app.Roles{Worker: true}, st, chs)
+	w := startNode(t, srv, cfg, node.Roles{Worker: true}, st, chs)
 	require.Empty(t, w.APIAddr(), "a worker has no API")
 	require.NotEmpty(t, w.HealthAddr())
 
@@ -55,7 +55,7 @@ func TestKeeperDevsReadinessCountsItsWorkersAndServesNoSecondAddress(t *testing.
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
 	_, chs := stubChains(cfg)
-	n := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, nil, chs)
+	n := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, nil, chs)
 	assert.Empty(t, n.HealthAddr(), "the API's address serves /health and /readyz")
 	ready, checks := readyz(t, n.APIAddr())
 	assert.True(t, ready, "%v", checks)

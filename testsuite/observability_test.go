@@ -20,8 +20,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.temporal.io/sdk/client"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/cli"
+	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/node"
 )
 
 // TestAnAnchoringRoundShowsInMetricsTracesAndLogs anchors one evidence on a
@@ -39,8 +39,8 @@ func TestAnAnchoringRoundShowsInMetricsTracesAndLogs(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
 	var logs syncBuffer
-	node, err := app.Start(context.Background(), app.Options{
-		Config: cfg, Roles: app.Roles{API: true, Worker: true}, Chains: ch, TracerProvider: tp,
+	node, err := node.Start(context.Background(), node.Options{
+		Config: cfg, Roles: node.Roles{API: true, Worker: true}, Chains: ch, TracerProvider: tp,
 		Logger:        cli.NewLogger(&logs, "info", "json"),
 		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
 	})

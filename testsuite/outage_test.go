@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/workflows"
+	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // An RPC provider down for longer than 20 attempts' worth of backoff (the

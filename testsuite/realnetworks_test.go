@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/solana"
-	"github.com/keeperhq/keeper/dev/rpcfault"
-	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/chains/solana"
+	"github.com/keeperhq/keeper/internal/dev/rpcfault"
+	"github.com/keeperhq/keeper/internal/store"
 )
 
 // Real networks' behaviour (README, Going to mainnet), each reproduced on the

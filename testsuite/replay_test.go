@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/keeperhq/keeper/workflows"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // TestRecordedHistoriesReplay replays histories recorded from real runs

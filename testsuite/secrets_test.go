@@ -23,11 +23,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/chains/solana"
-	"github.com/keeperhq/keeper/dev/localnet"
-	"github.com/keeperhq/keeper/devserver"
-	"github.com/keeperhq/keeper/worker"
+	"github.com/keeperhq/keeper/internal/chains/solana"
+	"github.com/keeperhq/keeper/internal/dev/localnet"
+	"github.com/keeperhq/keeper/internal/devserver"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/worker"
 )
 
 // syncBuffer collects every log line of a run.
@@ -75,7 +75,7 @@ func TestNoSecretReachesLogsOrWorkflowPayloads(t *testing.T) {
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	node, err := app.Start(ctx, app.Options{Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: log, TracerProvider: tp,
+	node, err := node.Start(ctx, node.Options{Config: cfg, Roles: node.Roles{API: true, Worker: true}, Logger: log, TracerProvider: tp,
 		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()}})
 	require.NoError(t, err)
 	t.Cleanup(node.Kill)

@@ -20,13 +20,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/dev/stub"
-	"github.com/keeperhq/keeper/devserver"
-	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/worker"
+	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/stub"
+	"github.com/keeperhq/keeper/internal/devserver"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/worker"
 )
 
 // testConfig is keeper's default configuration with timings cut down so a
@@ -72,11 +72,11 @@ func startServer(t testing.TB, dataDir string) *devserver.Server {
 }
 
 // startNode starts a keeper node against srv.
-func startNode(t testing.TB, srv *devserver.Server, cfg config.Config, roles app.Roles, st *store.Store, ch map[string]chains.Adapter) *app.Node {
+func startNode(t testing.TB, srv *devserver.Server, cfg config.Config, roles node.Roles, st *store.Store, ch map[string]chains.Adapter) *node.Node {
 	t.Helper()
-	n, err := app.Start(context.Background(), app.Options{
+	n, err := node.Start(context.Background(), node.Options{
 		Config: cfg, Roles: roles, Store: st, Chains: ch, Logger: testLogger(t),
-		ExtraChains:   map[string]app.ChainMaker{stub.Name: stub.Make}, // as the keeper binary
+		ExtraChains:   map[string]node.ChainMaker{stub.Name: stub.Make}, // as the keeper binary
 		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
 	})
 	require.NoError(t, err)
@@ -86,7 +86,7 @@ func startNode(t testing.TB, srv *devserver.Server, cfg config.Config, roles app
 
 func openStore(t testing.TB, dataDir string) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), app.StoreFile(dataDir))
+	st, err := store.Open(context.Background(), node.StoreFile(dataDir))
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st

@@ -13,14 +13,14 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/dev/devnet"
-	"github.com/keeperhq/keeper/dev/stub"
-	"github.com/keeperhq/keeper/dev/testchain"
-	"github.com/keeperhq/keeper/workflows"
+	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/devnet"
+	"github.com/keeperhq/keeper/internal/dev/stub"
+	"github.com/keeperhq/keeper/internal/dev/testchain"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 const deployment = "keeper"
@@ -150,7 +150,7 @@ func TestPinnedAnchorsFinishOnTheirBuildWhileNewAnchorsRunOnThePromotedBuild(t *
 	cfg := testConfig(dir)
 	cfg.BatchMaxItems = 1 // one AnchorBatch per evidence
 	chain := newHeldChain(cfg)
-	a := startNode(t, srv, versioned(cfg, "build-a"), app.Roles{API: true, Worker: true}, st, chain.adapters())
+	a := startNode(t, srv, versioned(cfg, "build-a"), node.Roles{API: true, Worker: true}, st, chain.adapters())
 	c := a.Client
 
 	// The deployment's first version becomes current without an operator.
@@ -174,7 +174,7 @@ func TestPinnedAnchorsFinishOnTheirBuildWhileNewAnchorsRunOnThePromotedBuild(t *
 	}
 
 	// Build B rolls out and is promoted while A's anchors wait for finality.
-	startNode(t, srv, versioned(cfg, "build-b"), app.Roles{Worker: true}, st, chain.adapters())
+	startNode(t, srv, versioned(cfg, "build-b"), node.Roles{Worker: true}, st, chain.adapters())
 	promote(t, c, "build-b")
 	postStub("after", 2)
 	require.Eventually(t, func() bool { return len(chain.batches()) == 5 }, time.Minute, 50*time.Millisecond)
@@ -216,7 +216,7 @@ func TestAWalletBackfillWaitingToRetryMovesToThePromotedBuild(t *testing.T) {
 	cfg.Backfill.MaxRetries = 1000 // retries until the fault is cleared
 	cfg.Backfill.RetryBase, cfg.Backfill.RetryCap = 200*time.Millisecond, 200*time.Millisecond
 	_, chs := stubChains(cfg)
-	a := startNode(t, srv, versioned(cfg, "build-a"), app.Roles{API: true, Worker: true}, st, chs)
+	a := startNode(t, srv, versioned(cfg, "build-a"), node.Roles{API: true, Worker: true}, st, chs)
 	c := a.Client
 	require.Eventually(t, func() bool { return current(t, c) == "build-a" }, 2*time.Minute, 250*time.Millisecond)
 
@@ -234,7 +234,7 @@ func TestAWalletBackfillWaitingToRetryMovesToThePromotedBuild(t *testing.T) {
 	require.Equal(t, "build-a", build)
 	require.Equal(t, enums.VERSIONING_BEHAVIOR_AUTO_UPGRADE, behavior)
 
-	startNode(t, srv, versioned(cfg, "build-b"), app.Roles{Worker: true}, st, chs)
+	startNode(t, srv, versioned(cfg, "build-b"), node.Roles{Worker: true}, st, chs)
 	promote(t, c, "build-b")
 	// Its next retry runs on build B; then the fault clears and it completes there.
 	require.Eventually(t, func() bool { build, _ := runVersion(t, c, fill); return build == "build-b" }, time.Minute, 50*time.Millisecond)

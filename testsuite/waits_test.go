@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/store"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
 )
 
 // Waiting for finality holds no activity slot: one worker with the default
@@ -29,7 +29,7 @@ func TestFiveThousandBatchesAwaitFinalityOnOneWorker(t *testing.T) {
 	st := openStore(t, dir)
 	chain, chs := stubChains(cfg)
 	chain.HoldFinality(true)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs)
+	node := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, st, chs)
 
 	start := time.Now()
 	ids := postMany(t, node.APIAddr(), t.Name(), n, nil)

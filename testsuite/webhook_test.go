@@ -15,11 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"github.com/keeperhq/keeper/activities"
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/webhook"
-	"github.com/keeperhq/keeper/workflows"
+	"github.com/keeperhq/keeper/internal/activities"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/webhooksign"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // killingReceiver is a webhook endpoint whose first post never gets an
@@ -36,7 +36,7 @@ type killingReceiver struct {
 
 func (r *killingReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
-	id := req.Header.Get(webhook.HeaderID)
+	id := req.Header.Get(webhooksign.HeaderID)
 	r.mu.Lock()
 	if !r.first {
 		r.first = true
@@ -62,14 +62,14 @@ func TestWebhookWorkerKilledMidDeliveryLosesNothing(t *testing.T) {
 	cfg.Webhook.Timeout = time.Second // the killed attempt is made again 2 s on
 	st := openStore(t, dir)
 	_, chs := stubChains(cfg)
-	api := startNode(t, srv, cfg, app.Roles{API: true}, st, chs)
-	w1 := startNode(t, srv, cfg, app.Roles{Worker: true}, st, chs)
+	api := startNode(t, srv, cfg, node.Roles{API: true}, st, chs)
+	w1 := startNode(t, srv, cfg, node.Roles{Worker: true}, st, chs)
 
 	recv := &killingReceiver{ok: map[string]int{}, types: map[string]string{}}
 	killed := make(chan struct{})
 	recv.onFirst = func() {
 		w1.Kill()
-		startNode(t, srv, cfg, app.Roles{Worker: true}, st, chs)
+		startNode(t, srv, cfg, node.Roles{Worker: true}, st, chs)
 		close(killed)
 	}
 	hook := httptest.NewServer(recv)
@@ -158,7 +158,7 @@ func TestADeliveryThatFailsManyTimesKeepsItsWorkflowHistorySmall(t *testing.T) {
 	cfg.PollInterval = 100 * time.Millisecond
 	st := openStore(t, dir)
 	_, chs := stubChains(cfg)
-	node := startNode(t, srv, cfg, app.Roles{API: true, Worker: true}, st, chs)
+	node := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, st, chs)
 	recv := &failingReceiver{}
 	hook := httptest.NewServer(recv)
 	defer hook.Close()

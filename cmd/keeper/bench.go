@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/keeperhq/keeper/bench"
-	"github.com/keeperhq/keeper/cli"
-	"github.com/keeperhq/keeper/config"
+	"github.com/keeperhq/keeper/internal/bench"
+	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/config"
 )
 
 func benchCmd() *cobra.Command {

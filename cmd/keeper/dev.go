@@ -11,13 +11,13 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/cli"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/dev/localnet"
-	"github.com/keeperhq/keeper/devserver"
-	"github.com/keeperhq/keeper/redact"
-	"github.com/keeperhq/keeper/worker"
+	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/localnet"
+	"github.com/keeperhq/keeper/internal/devserver"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/redact"
+	"github.com/keeperhq/keeper/internal/worker"
 )
 
 func devCmd() *cobra.Command {
@@ -57,8 +57,8 @@ func devCmd() *cobra.Command {
 			defer local.Stop()
 		}
 
-		node, err := app.Start(ctx, app.Options{
-			Config: *cfg, Roles: app.Roles{API: true, Worker: true}, ExtraChains: devChains, Logger: log,
+		node, err := node.Start(ctx, node.Options{
+			Config: *cfg, Roles: node.Roles{API: true, Worker: true}, ExtraChains: devChains, Logger: log,
 			ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
 		})
 		if err != nil {

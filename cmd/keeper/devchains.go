@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/keeperhq/keeper/cli"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/dev/localnet"
+	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/localnet"
 )
 
 func devchainsCmd() *cobra.Command {

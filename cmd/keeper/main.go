@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/cli"
-	"github.com/keeperhq/keeper/dev/stub"
+	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/dev/stub"
+	"github.com/keeperhq/keeper/internal/node"
 )
 
 // devChains are the simulated chains this binary offers besides the real
 // ones: KEEPER_CHAINS=stub anchors in process.
-var devChains = map[string]app.ChainMaker{stub.Name: stub.Make}
+var devChains = map[string]node.ChainMaker{stub.Name: stub.Make}
 
 func main() {
 	root := cli.Root(devChains)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/keeperhq/keeper/cli"
+	"github.com/keeperhq/keeper/internal/cli"
 )
 
 // root is keeper's command tree with no extra chains: KEEPER_CHAINS names

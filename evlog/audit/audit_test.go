@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/chains"
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/evlog/audit"
-	"github.com/keeperhq/keeper/logsvc"
+	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/logsvc"
+	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/store"
 )
 
 // anchoredLog is a log of 315 entries whose checkpoints of 5 and 305

@@ -23,16 +23,16 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/chains/evm"
-	"github.com/keeperhq/keeper/chains/solana"
-	"github.com/keeperhq/keeper/dev/devchain"
-	"github.com/keeperhq/keeper/dev/devnet"
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/evlog/audit"
-	"github.com/keeperhq/keeper/logsvc"
+	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/chains/solana"
+	"github.com/keeperhq/keeper/internal/dev/devchain"
+	"github.com/keeperhq/keeper/internal/dev/devnet"
+	"github.com/keeperhq/keeper/internal/logsvc"
+	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/store"
 )
 
 const testOrigin = "keeper.test/log"

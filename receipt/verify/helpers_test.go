@@ -14,7 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 
-	"github.com/keeperhq/keeper/dev/devchain"
+	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/receipt/verify"

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/dev/receipttest"
+	"github.com/keeperhq/keeper/internal/dev/receipttest"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/receipt/verify"
 )

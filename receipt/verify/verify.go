@@ -25,8 +25,8 @@ import (
 	"time"
 
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/internal/redact"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/redact"
 )
 
 // The checks, in the order they are made. A Result that failed names one.

@@ -14,19 +14,19 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/keeperhq/keeper/activities"
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/backfill"
-	"github.com/keeperhq/keeper/backfill/solscan"
-	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/dev/devnet"
-	"github.com/keeperhq/keeper/dev/stub"
-	"github.com/keeperhq/keeper/dev/testchain"
-	"github.com/keeperhq/keeper/devserver"
-	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/worker"
-	"github.com/keeperhq/keeper/workflows"
+	"github.com/keeperhq/keeper/internal/activities"
+	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/solscan"
+	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/devnet"
+	"github.com/keeperhq/keeper/internal/dev/stub"
+	"github.com/keeperhq/keeper/internal/dev/testchain"
+	"github.com/keeperhq/keeper/internal/devserver"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/worker"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // walletScenario is one recorded wallet backfill on a local Solana devnet:
@@ -81,7 +81,7 @@ var walletScenarios = []walletScenario{
 // recordWallets records the wallet scenarios with a backfill node of their
 // own (the anchoring node has no backfill network), then a wallet on two
 // networks beside the anchoring node.
-func recordWallets(ctx context.Context, srv *devserver.Server, anchoring *app.Node, dir, outDir string) error {
+func recordWallets(ctx context.Context, srv *devserver.Server, anchoring *node.Node, dir, outDir string) error {
 	d, err := devnet.Start(ctx, devnet.Options{SlotTime: 10 * time.Millisecond})
 	if err != nil {
 		return err
@@ -97,8 +97,8 @@ func recordWallets(ctx context.Context, srv *devserver.Server, anchoring *app.No
 		cfg.DataDir, cfg.HTTPAddr, cfg.Chains = filepath.Join(dir, "wallets-"+sc.name), "127.0.0.1:0", []string{backfill.Solana}
 		cfg.Solana.RPCURL = d.URL()
 		cfg.Backfill.RetryBase, cfg.Backfill.RetryCap, cfg.Backfill.Heartbeat = sc.retry, sc.retry, time.Second
-		node, err := app.Start(ctx, app.Options{
-			Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: quiet,
+		node, err := node.Start(ctx, node.Options{
+			Config: cfg, Roles: node.Roles{API: true, Worker: true}, Logger: quiet,
 			Chains:        map[string]chains.Adapter{stub.Name: stub.New(0)},
 			ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
 		})
@@ -137,7 +137,7 @@ func recordWallets(ctx context.Context, srv *devserver.Server, anchoring *app.No
 // completes. keeper configures one Solana network, so a backfill worker of
 // this function's own scans both, beside the anchoring node (which runs
 // none), and the workflow is started as the wallet dispatcher would.
-func recordTwoNetworks(ctx context.Context, node *app.Node, first *devnet.Devnet, outDir string, file int) error {
+func recordTwoNetworks(ctx context.Context, node *node.Node, first *devnet.Devnet, outDir string, file int) error {
 	const other = "solana-other"
 	second, err := devnet.Start(ctx, devnet.Options{SlotTime: 10 * time.Millisecond})
 	if err != nil {

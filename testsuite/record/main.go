@@ -29,15 +29,15 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/chains"
-	"github.com/keeperhq/keeper/config"
-	"github.com/keeperhq/keeper/dev/stub"
-	"github.com/keeperhq/keeper/devserver"
-	"github.com/keeperhq/keeper/ledger"
-	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/worker"
-	"github.com/keeperhq/keeper/workflows"
+	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/stub"
+	"github.com/keeperhq/keeper/internal/devserver"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/settlement"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/worker"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 func main() {
@@ -96,8 +96,8 @@ func run(outDir, only string) error {
 	cfg.AllowPrivateURLs, cfg.PollInterval = true, 200*time.Millisecond // webhook receivers on 127.0.0.1, started soon
 	cfg.Webhook.RetryBase, cfg.Webhook.RetryCap, cfg.Webhook.RetryWindow = 100*time.Millisecond, 200*time.Millisecond, 6*time.Second
 	chain := stub.New(cfg.StubConfirmDelay)
-	node, err := app.Start(ctx, app.Options{
-		Config: cfg, Roles: app.Roles{API: true, Worker: true}, Logger: quiet,
+	node, err := node.Start(ctx, node.Options{
+		Config: cfg, Roles: node.Roles{API: true, Worker: true}, Logger: quiet,
 		Chains:        map[string]chains.Adapter{stub.Name: chain},
 		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
 	})
@@ -129,7 +129,7 @@ func run(outDir, only string) error {
 }
 
 // recordAnchors records one AnchorBatch per scenario.
-func recordAnchors(ctx context.Context, node *app.Node, chain *stub.Chain, outDir string) error {
+func recordAnchors(ctx context.Context, node *node.Node, chain *stub.Chain, outDir string) error {
 	for i, sc := range scenarios {
 		sc.faults(chain)
 		id, err := postEvidence(node.APIAddr(), sc.name)
@@ -168,7 +168,7 @@ var epochScenarios = []struct {
 	}},
 }
 
-func recordEpochs(ctx context.Context, node *app.Node, outDir string, done int) error {
+func recordEpochs(ctx context.Context, node *node.Node, outDir string, done int) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -213,9 +213,9 @@ const epochIntentsFile = 22
 
 // recordEpochIntents records an epoch quarantined because the built-in
 // ledger refuses one of its intents (it holds the key for another amount).
-func recordEpochIntents(ctx context.Context, node *app.Node, outDir string) error {
+func recordEpochIntents(ctx context.Context, node *node.Node, outDir string) error {
 	const name, epoch = "epoch_compute_intents_quarantined", "recorded-intents-quarantined"
-	if _, _, err := node.Store.RecordIntent(ctx, store.LedgerIntent{IdempotencyKey: ledger.Key(epoch, "bob"), Epoch: epoch, Account: "bob", Amount: "1"}); err != nil {
+	if _, _, err := node.Store.RecordIntent(ctx, store.LedgerIntent{IdempotencyKey: settlement.Key(epoch, "bob"), Epoch: epoch, Account: "bob", Amount: "1"}); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	resp, err := http.Post("http://"+node.APIAddr()+"/rewarder/epochs/"+epoch+"/compute", "application/json",

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/keeperhq/keeper/activities"
-	"github.com/keeperhq/keeper/app"
-	"github.com/keeperhq/keeper/store"
-	"github.com/keeperhq/keeper/workflows"
+	"github.com/keeperhq/keeper/internal/activities"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // webhookScenarios are recorded DeliverWebhook runs: one delivered after
@@ -39,7 +39,7 @@ var webhookScenarios = []struct {
 // written again.
 const webhookFirst = 19
 
-func recordWebhooks(ctx context.Context, node *app.Node, outDir string, first int) error {
+func recordWebhooks(ctx context.Context, node *node.Node, outDir string, first int) error {
 	for i, sc := range webhookScenarios {
 		var mu sync.Mutex
 		posts := 0
@@ -72,7 +72,7 @@ func recordWebhooks(ctx context.Context, node *app.Node, outDir string, first in
 
 // recordWebhook subscribes url to evidence.confirmed, posts one evidence and
 // records the history of its delivery's workflow.
-func recordWebhook(ctx context.Context, node *app.Node, url, outDir string, n int, name, want string) error {
+func recordWebhook(ctx context.Context, node *node.Node, url, outDir string, n int, name, want string) error {
 	body, _ := json.Marshal(map[string]any{"url": url, "events": []string{store.EventEvidenceConfirmed}})
 	resp, err := http.Post("http://"+node.APIAddr()+"/v1/webhooks", "application/json", bytes.NewReader(body))
 	if err != nil {

@@ -1,0 +1,355 @@
+// Package activities holds keeper's activity implementations: everything that
+// touches the store, a chain or the file system. Activities are methods on
+// structs holding their dependencies; workflows reference them through nil
+// pointers.
+package activities
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/retry"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/merkle"
+	"github.com/keeperhq/keeper/receipt"
+)
+
+// Anchor holds the anchoring activities' dependencies.
+type Anchor struct {
+	Store       *store.Store
+	Chains      map[string]chains.Adapter
+	Backoff     retry.Schedule // submit and confirm attempts (retry.Anchor)
+	ConfirmPoll time.Duration  // how often ConfirmAnchor asks the chain
+	Metrics     *AnchorMetrics // nil counts nothing
+	Logger      *slog.Logger
+	// Watcher, when set, completes ConfirmAnchor attempts asynchronously;
+	// nil: each attempt waits for finality in its activity slot.
+	Watcher *Watcher
+	// Log, when set, is the evidence log: each batch's anchor commits to a
+	// checkpoint of it. nil: each batch anchors its own Merkle root (the
+	// format of receipts before version 3).
+	Log LogCheckpoints
+}
+
+// LogCheckpoints is the evidence log as anchoring needs it (logsvc.Sequencer).
+type LogCheckpoints interface {
+	// Sync takes the evidence waiting into the log and signs a checkpoint.
+	Sync(ctx context.Context) (store.LogCheckpoint, error)
+	// CheckpointFor returns a signed checkpoint of at least need entries.
+	CheckpointFor(ctx context.Context, need uint64) (store.LogCheckpoint, error)
+	// KeyHash is the hash of the key that signs the log.
+	KeyHash() uint32
+}
+
+// BatchRef names a batch in activity inputs: ids only, never digests.
+type BatchRef struct {
+	BatchID int64
+	Chain   string
+	// PriorAttempts is how many attempts of the step ran before this
+	// activity (a submit that goes on after its local attempts,
+	// workflows.RevisionOutlastOutages): its attempts are numbered after
+	// them, so the schedule's delay and the attempts users see go on.
+	PriorAttempts int32 `json:",omitempty"`
+}
+
+// SubmitResult is what SubmitAnchor recorded.
+type SubmitResult struct {
+	Root  string // hex
+	TxRef string
+}
+
+// ConfirmResult is where the batch's transaction became final, or that it
+// was dropped and must be submitted again.
+type ConfirmResult struct {
+	Dropped   bool
+	Detail    string
+	TxRef     string
+	Block     uint64
+	BlockTime time.Time
+	BlockHash string // as the chain spells it
+	Finality  string // the rule that made it final ("finalized", "confirmations:N")
+}
+
+// DeadLetterInput ends a batch.
+type DeadLetterInput struct {
+	BatchID int64
+	Error   string
+}
+
+func (a *Anchor) adapter(chain string) (chains.Adapter, error) {
+	ad, ok := a.Chains[chain]
+	if !ok {
+		return nil, retry.Permanent(fmt.Errorf("chain %q is not configured on this worker", chain))
+	}
+	return ad, nil
+}
+
+// SubmitAnchor computes the batch's Merkle root and has the chain adapter
+// broadcast one transaction for it. A retry (after a crash or a transient
+// error) rebroadcasts the transaction the adapter journaled, never a second one.
+func (a *Anchor) SubmitAnchor(ctx context.Context, in BatchRef) (SubmitResult, error) {
+	attempt := a.countAttempt(ctx, in.Chain, in.PriorAttempts)
+	res, err := a.submit(ctx, in)
+	if err != nil {
+		err = fmt.Errorf("submit batch %d on %s: %w", in.BatchID, in.Chain, err)
+		a.recordAttempt(ctx, in, attempt, err)
+		return SubmitResult{}, anchorFailure(a.Backoff, err, attempt)
+	}
+	a.Metrics.transaction(in.Chain, OutcomeSubmitted)
+	a.log(ctx, in).Info("anchor submitted", "tx", res.TxRef, "root", res.Root)
+	return res, nil
+}
+
+func (a *Anchor) submit(ctx context.Context, in BatchRef) (SubmitResult, error) {
+	ad, err := a.adapter(in.Chain)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	an, err := a.anchorOf(ctx, in.BatchID)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	root := an.Root
+	sctx, span := chainSpan(ctx, "submit", in)
+	ref, err := ad.Submit(sctx, an, Journal(a.Store))
+	endSpan(span, err)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	if err := a.Store.MarkSubmitted(ctx, in.BatchID, root, ref); err != nil {
+		return SubmitResult{}, err
+	}
+	return SubmitResult{Root: hex.EncodeToString(root[:]), TxRef: ref}, nil
+}
+
+// anchorOf is what the batch's transaction carries: the checkpoint of the
+// evidence log the batch commits to, fixed by its first submit, or, for a
+// batch whose first transaction predates the log (or a worker without it),
+// the batch's own Merkle root.
+func (a *Anchor) anchorOf(ctx context.Context, batchID int64) (chains.Anchor, error) {
+	size, err := a.Store.BatchLogSize(ctx, batchID)
+	if err != nil {
+		return chains.Anchor{}, err
+	}
+	if size == 0 {
+		legacy := a.Log == nil
+		if !legacy {
+			txs, err := a.Store.Transactions(ctx, batchID)
+			if err != nil {
+				return chains.Anchor{}, err
+			}
+			legacy = len(txs) > 0
+		}
+		if legacy {
+			tree, err := a.tree(ctx, batchID)
+			if err != nil {
+				return chains.Anchor{}, err
+			}
+			return chains.Anchor{BatchID: batchID, Root: tree.Root()}, nil
+		}
+		need, missing, err := a.Store.BatchLogSpan(ctx, batchID)
+		if err != nil {
+			return chains.Anchor{}, err
+		}
+		if missing > 0 {
+			if _, err := a.Log.Sync(ctx); err != nil {
+				return chains.Anchor{}, err
+			}
+			if need, missing, err = a.Store.BatchLogSpan(ctx, batchID); err != nil {
+				return chains.Anchor{}, err
+			}
+			if missing > 0 {
+				return chains.Anchor{}, fmt.Errorf("%d of batch %d's evidence are not in the evidence log yet", missing, batchID)
+			}
+		}
+		if need == 0 {
+			return chains.Anchor{}, retry.Permanent(fmt.Errorf("batch %d has no evidence", batchID))
+		}
+		cp, err := a.Log.CheckpointFor(ctx, need)
+		if err != nil {
+			return chains.Anchor{}, err
+		}
+		if size, err = a.Store.BatchCheckpoint(ctx, batchID, cp.Size); err != nil {
+			return chains.Anchor{}, err
+		}
+	}
+	cp, err := a.Store.CheckpointAt(ctx, size)
+	if err != nil {
+		return chains.Anchor{}, err
+	}
+	return chains.Anchor{BatchID: batchID, Root: cp.Root,
+		Checkpoint: &receipt.CheckpointRef{KeyHash: a.Log.KeyHash(), Size: cp.Size, Root: cp.Root}}, nil
+}
+
+func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) {
+	leaves, err := a.Store.BatchLeaves(ctx, batchID)
+	if err != nil {
+		return nil, err
+	}
+	if len(leaves) == 0 {
+		return nil, retry.Permanent(fmt.Errorf("batch %d has no evidence", batchID))
+	}
+	return merkle.Build(leaves)
+}
+
+// ConfirmAnchor waits until the batch's transaction is final on its chain.
+// With a finality watcher (every worker keeper runs) it records the wait and
+// returns at once, holding no activity slot: the watcher completes the
+// attempt later (docs/anchoring.md, "Waiting for finality"). An attempt
+// scheduled with a heartbeat timeout (a batch started by a keeper before
+// the watcher) waits in its slot, heartbeating, as it was scheduled to. A
+// dropped transaction is reported, not failed: the workflow submits again.
+func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult, error) {
+	attempt := a.countAttempt(ctx, in.Chain, 0)
+	if a.Watcher != nil && activity.GetInfo(ctx).HeartbeatTimeout == 0 {
+		_, err := a.adapter(in.Chain)
+		if err == nil {
+			err = a.Watcher.register(ctx, in, attempt)
+		}
+		if err != nil {
+			return a.settle(ctx, in, attempt, ConfirmResult{}, err)
+		}
+		return ConfirmResult{}, activity.ErrResultPending
+	}
+	res, err := a.confirm(ctx, in, Journal(a.Store), func(ref string) { activity.RecordHeartbeat(ctx, ref) })
+	return a.settle(ctx, in, attempt, res, err)
+}
+
+// settle turns the outcome of waiting for a batch's finality into
+// ConfirmAnchor's result, counting and logging it.
+func (a *Anchor) settle(ctx context.Context, in BatchRef, attempt int32, res ConfirmResult, err error) (ConfirmResult, error) {
+	if err != nil {
+		err = fmt.Errorf("confirm batch %d on %s: %w", in.BatchID, in.Chain, err)
+		a.recordAttempt(ctx, in, attempt, err)
+		return ConfirmResult{}, anchorFailure(a.Backoff, err, attempt)
+	}
+	if res.Dropped {
+		a.Metrics.dropped(in.Chain)
+		a.log(ctx, in).Warn("anchor transaction dropped", "tx", res.TxRef, "detail", res.Detail)
+		return res, nil
+	}
+	since := a.sinceFirstBroadcast(ctx, in.BatchID)
+	a.Metrics.final(in.Chain, since)
+	a.log(ctx, in).Info("anchor final", "tx", res.TxRef, "block", res.Block, "since_submit", since.Round(time.Millisecond).String())
+	return res, nil
+}
+
+// confirm asks the chain until the batch's transaction is final, dropped or
+// failed, reading the batch's records from j and calling beat (when set)
+// after each answer that it is pending.
+func (a *Anchor) confirm(ctx context.Context, in BatchRef, j chains.Journal, beat func(ref string)) (ConfirmResult, error) {
+	ad, err := a.adapter(in.Chain)
+	if err != nil {
+		return ConfirmResult{}, err
+	}
+	// An adapter whose Status waits for its poller's next round is asked
+	// again at once, so finality is seen on the first round after it; the
+	// others are asked every ConfirmPoll.
+	paced := chains.IsPaced(ad)
+	poll := time.NewTicker(a.ConfirmPoll)
+	defer poll.Stop()
+	for {
+		sctx, span := chainSpan(ctx, "status", in)
+		st, err := ad.Status(sctx, in.BatchID, j)
+		span.SetAttributes(attribute.String("keeper.tx_state", st.State.String()))
+		endSpan(span, err)
+		if err != nil {
+			return ConfirmResult{}, err
+		}
+		switch st.State {
+		case chains.Final:
+			return ConfirmResult{TxRef: st.Ref, Block: st.Block, BlockTime: st.BlockTime, BlockHash: st.BlockHash, Finality: st.Finality}, nil
+		case chains.Dropped:
+			return ConfirmResult{Dropped: true, Detail: st.Detail, TxRef: st.Ref}, nil
+		case chains.Failed:
+			a.Metrics.transaction(in.Chain, OutcomeFailed)
+			return ConfirmResult{}, retry.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
+		}
+		if beat != nil {
+			beat(st.Ref)
+		}
+		if paced {
+			if err := ctx.Err(); err != nil {
+				return ConfirmResult{}, err
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ConfirmResult{}, ctx.Err()
+		case <-poll.C:
+		}
+	}
+}
+
+// RecordReceipts marks the batch confirmed by its final transaction, with
+// the network its chain adapter's node is on, making its evidence's receipts
+// available (each audit path is computed from the batch's leaves when the
+// receipt is read).
+func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResult) error {
+	attempt := a.countAttempt(ctx, in.Chain, 0)
+	ad, err := a.adapter(in.Chain)
+	if err != nil {
+		return anchorFailure(a.Backoff, err, attempt)
+	}
+	network, err := chains.NetworkOf(ctx, ad)
+	if err != nil {
+		return anchorFailure(a.Backoff, fmt.Errorf("record receipts of batch %d on %s: %w", in.BatchID, in.Chain, err), attempt)
+	}
+	err = a.Store.ConfirmBatch(ctx, in.BatchID, store.Confirmation{TxRef: c.TxRef, Block: c.Block, BlockTime: c.BlockTime,
+		Network: network, BlockHash: c.BlockHash, Finality: c.Finality, Account: chains.AccountOf(ad)})
+	if err != nil {
+		return anchorFailure(a.Backoff, err, attempt)
+	}
+	a.Metrics.batch(in.Chain, OutcomeConfirmed)
+	a.log(ctx, in).Info("receipts recorded", "tx", c.TxRef)
+	return nil
+}
+
+// sinceFirstBroadcast is how long ago the batch's first transaction was
+// journaled, just before its first broadcast (0 when unknown).
+func (a *Anchor) sinceFirstBroadcast(ctx context.Context, batchID int64) time.Duration {
+	recs, err := a.Store.Transactions(ctx, batchID)
+	if err != nil || len(recs) == 0 {
+		return 0
+	}
+	return time.Since(recs[0].CreatedAt)
+}
+
+// DeadLetter marks a batch's evidence dead-lettered with the error that ended it.
+func (a *Anchor) DeadLetter(ctx context.Context, in DeadLetterInput) error {
+	b, err := a.Store.GetBatch(ctx, in.BatchID)
+	if err != nil {
+		return err
+	}
+	if err := a.Store.DeadLetterBatch(ctx, in.BatchID, in.Error); err != nil {
+		return err
+	}
+	a.Metrics.deadLetter(b.Chain, b.Size)
+	a.log(ctx, BatchRef{BatchID: b.ID, Chain: b.Chain}).Error("batch dead-lettered", "evidence", b.Size, "error", in.Error)
+	return nil
+}
+
+// countAttempt counts this activity attempt in the metrics and returns its
+// number (1 for the first), after the step's prior attempts.
+func (a *Anchor) countAttempt(ctx context.Context, chain string, prior int32) int32 {
+	info := activity.GetInfo(ctx)
+	n := prior + info.Attempt
+	a.Metrics.attempt(chain, info.ActivityType.Name, n)
+	return n
+}
+
+func (a *Anchor) recordAttempt(ctx context.Context, in BatchRef, attempt int32, err error) {
+	log := a.log(ctx, in)
+	log.Warn("attempt failed", "error", err, "permanent", retry.IsPermanent(err))
+	if rerr := a.Store.RecordAttempt(ctx, in.BatchID, int(attempt), err.Error()); rerr != nil {
+		log.Warn("record attempt", "error", rerr)
+	}
+}

@@ -1,0 +1,419 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/redact"
+	"github.com/keeperhq/keeper/internal/retry"
+	"github.com/keeperhq/keeper/internal/store"
+)
+
+// Backfill holds the wallet-backfill activities' dependencies.
+type Backfill struct {
+	Store    *store.Store
+	Scanners map[string]backfill.Scanner // by network
+	RPCURLs  []string                    // endpoints to keep out of stored errors (they often carry API keys)
+	Logger   *slog.Logger
+}
+
+// BackfillRef names one (wallet, network) item: ids only, never transfers.
+type BackfillRef struct {
+	Wallet  string
+	Network string
+}
+
+// ScanResult is what a completed scan covered.
+type ScanResult struct {
+	Target    uint64 // last block or slot scanned
+	Scanned   uint64 // blocks or signatures
+	Transfers int    // rows stored for the network
+}
+
+// ErrTypeScanFailed is a scan attempt that failed for a reason worth a
+// later retry. Scan failures are non-retryable for Temporal's activity retry:
+// the Backfill workflow applies the backfill schedule itself (docs/retries.md,
+// backfill). Only timeouts (a worker that stopped heartbeating) are retried
+// by Temporal, at once, from the last checkpoint.
+const ErrTypeScanFailed = "ScanFailed"
+
+// ScanNetwork scans the item's history from its checkpoint to the finalized
+// head fixed when the run began, storing each chunk's transfers together with
+// the checkpoint after them, and heartbeating that checkpoint. At the end it
+// reads the wallet's balances from the chain (before the start of the history
+// and at its end) and marks the item COMPLETED.
+func (a *Backfill) ScanNetwork(ctx context.Context, ref BackfillRef) (ScanResult, error) {
+	res, err := a.scan(ctx, ref)
+	switch {
+	case err == nil:
+		return res, nil
+	case ctx.Err() != nil:
+		// Cancelled (worker stopping, heartbeat timeout): let Temporal run the
+		// attempt again from the checkpoint.
+		return ScanResult{}, err
+	}
+	msg := a.redact(err.Error())
+	if retry.IsPermanent(err) {
+		return ScanResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypePermanent, nil)
+	}
+	return ScanResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeScanFailed, nil)
+}
+
+func (a *Backfill) scan(ctx context.Context, ref BackfillRef) (ScanResult, error) {
+	sc, ok := a.Scanners[ref.Network]
+	if !ok {
+		return ScanResult{}, retry.Permanent(fmt.Errorf("network %q is not configured on this worker", ref.Network))
+	}
+	wallet, err := sc.ParseAddress(ref.Wallet)
+	if err != nil {
+		return ScanResult{}, err
+	}
+	row, err := a.Store.BeginScan(ctx, wallet, ref.Network)
+	if errors.Is(err, store.ErrNotFound) {
+		return ScanResult{}, retry.Permanent(err)
+	}
+	if err != nil {
+		return ScanResult{}, err
+	}
+	if row.Target == 0 {
+		if row.Target, err = sc.Finalized(ctx); err != nil {
+			return ScanResult{}, err
+		}
+		if err := a.Store.SetScanTarget(ctx, wallet, ref.Network, row.Target); err != nil {
+			return ScanResult{}, err
+		}
+	}
+	job := backfill.Job{Wallet: wallet, Start: row.Start, Target: row.Target, From: backfill.Cursor{Block: row.Checkpoint, Sig: row.Cursor}, Scanned: row.Scanned}
+	if activity.HasHeartbeatDetails(ctx) {
+		var hb backfill.Cursor
+		if activity.GetHeartbeatDetails(ctx, &hb) == nil {
+			activityLogger(ctx, a.Logger, "wallet", wallet, "chain", ref.Network).Info("backfill resumes after an interrupted attempt",
+				"heartbeat_checkpoint", hb.Block, "stored_checkpoint", row.Checkpoint)
+		}
+	}
+
+	hb := newHeartbeater(ctx, job.From)
+	defer hb.stop()
+	emit := func(ch backfill.Chunk) error {
+		if err := a.Store.SaveChunk(ctx, wallet, ref.Network, chunkRecord(ch)); err != nil {
+			return err
+		}
+		job.From, job.Scanned = ch.Cursor, ch.Scanned
+		hb.beat(ch.Cursor)
+		return nil
+	}
+	// A node keeps the state of recent blocks only: if the end of the scan
+	// fell out of it while scanning, scan on to a newer head and read there.
+	var h store.Holdings
+	for round := 0; ; round++ {
+		if err := sc.Scan(ctx, job, emit); err != nil {
+			return ScanResult{}, err
+		}
+		if h, err = a.holdings(ctx, sc, wallet, job); err != nil {
+			return ScanResult{}, err
+		}
+		if round == 2 || allKnown(h.Closing) {
+			break
+		}
+		head, err := sc.Finalized(ctx)
+		if err != nil {
+			return ScanResult{}, err
+		}
+		if head <= job.Target {
+			break
+		}
+		job.Target = head
+		if err := a.Store.SetScanTarget(ctx, wallet, ref.Network, head); err != nil {
+			return ScanResult{}, err
+		}
+	}
+	if err := a.Store.CompleteScan(ctx, wallet, ref.Network, h); err != nil {
+		return ScanResult{}, err
+	}
+	done, err := a.Store.SyncStatus(ctx, wallet, ref.Network)
+	if err != nil {
+		return ScanResult{}, err
+	}
+	return ScanResult{Target: job.Target, Scanned: done.Scanned, Transfers: done.Transfers}, nil
+}
+
+// holdings reads what the chain says the wallet held of every asset it has
+// transfers of: before the first block (or slot) of its history, and at the
+// end of the scan.
+func (a *Backfill) holdings(ctx context.Context, sc backfill.Scanner, wallet string, job backfill.Job) (store.Holdings, error) {
+	assets, err := a.Store.WalletAssets(ctx, wallet, sc.Network())
+	if err != nil {
+		return store.Holdings{}, err
+	}
+	h := store.Holdings{OpeningAt: max(job.Start, 1) - 1, ClosingAt: job.Target}
+	opening, err := sc.Holdings(ctx, wallet, h.OpeningAt, assets)
+	if err != nil {
+		return store.Holdings{}, err
+	}
+	closing, err := sc.Holdings(ctx, wallet, h.ClosingAt, assets)
+	if err != nil {
+		return store.Holdings{}, err
+	}
+	h.Opening, h.Closing = holdingRecords(opening), holdingRecords(closing)
+	return h, nil
+}
+
+func allKnown(hs []store.Holding) bool {
+	for _, h := range hs {
+		if !h.Known {
+			return false
+		}
+	}
+	return true
+}
+
+// heartbeater heartbeats the latest checkpoint after every chunk and, in
+// between, often enough that a slow chunk is not taken for a dead worker.
+type heartbeater struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	cur  backfill.Cursor
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newHeartbeater(ctx context.Context, cur backfill.Cursor) *heartbeater {
+	h := &heartbeater{ctx: ctx, cur: cur, done: make(chan struct{})}
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 4
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		t := time.NewTicker(max(every, 50*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-h.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				h.mu.Lock()
+				cur := h.cur
+				h.mu.Unlock()
+				activity.RecordHeartbeat(ctx, cur)
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heartbeater) beat(cur backfill.Cursor) {
+	h.mu.Lock()
+	h.cur = cur
+	h.mu.Unlock()
+	activity.RecordHeartbeat(h.ctx, cur)
+}
+
+func (h *heartbeater) stop() {
+	close(h.done)
+	h.wg.Wait()
+}
+
+// RetrySchedule is the backfill retry rule as the workflows carry it in
+// their input (docs/retries.md, backfill): delay = min(Base·2^(retry−1), Cap)
+// plus uniform jitter of up to JitterPct percent of it, the formula of
+// retry.Backfill; after MaxRetries retries the item is ABANDONED. Its fields
+// are what workflow histories hold, so they stay as they are.
+type RetrySchedule struct {
+	MaxRetries int
+	Base       time.Duration // 2 min
+	Cap        time.Duration // 60 min
+	JitterPct  int           // 25
+}
+
+// DefaultRetrySchedule is retry.Backfill's numbers.
+var DefaultRetrySchedule = RetrySchedule{
+	MaxRetries: retry.BackfillMaxRetries, Base: retry.Backfill.Base, Cap: retry.Backfill.Cap, JitterPct: retry.Backfill.JitterPct,
+}
+
+// Schedule is r's delays as a retry.Schedule.
+func (r RetrySchedule) Schedule() retry.Schedule {
+	s := retry.Backfill
+	s.Base, s.Cap, s.JitterPct = r.Base, r.Cap, r.JitterPct
+	return s
+}
+
+// Delay is the wait before retry n (1-based), without jitter.
+func (r RetrySchedule) Delay(n int) time.Duration { return r.Schedule().Delay(n) }
+
+// FailInput reports a failed scan attempt. Now is the workflow's clock, so
+// the stored next retry time agrees with the timer the workflow sets.
+type FailInput struct {
+	Ref       BackfillRef
+	Error     string
+	Permanent bool
+	Now       time.Time
+	Schedule  RetrySchedule
+}
+
+// How a backfill item ends: FailOutcome.Status and the workflow's results.
+// The values are in recorded workflow histories; FailScan translates the
+// store's states into them.
+const (
+	BackfillCompleted = "COMPLETED"
+	BackfillFailed    = "FAILED"
+	BackfillAbandoned = "ABANDONED"
+)
+
+// FailOutcome is what became of the item.
+type FailOutcome struct {
+	Status      string // BackfillFailed (waiting for a retry, or for good when Wait is 0) or BackfillAbandoned
+	RetryCount  int
+	Wait        time.Duration // until the next retry; 0: none
+	NextRetryAt time.Time
+}
+
+// FailScan records a failed attempt (a local activity: quick, and it must
+// not wait for a slot behind long scans). It computes the backfill schedule's
+// jittered delay for the retry (docs/retries.md, backfill), so the workflow
+// only sleeps for what it is told.
+func (a *Backfill) FailScan(ctx context.Context, in FailInput) (FailOutcome, error) {
+	row, wait, err := a.Store.FailScan(ctx, in.Ref.Wallet, in.Ref.Network, store.ScanFailure{
+		Error: in.Error, Permanent: in.Permanent, Now: in.Now, MaxRetries: in.Schedule.MaxRetries, Delay: in.Schedule.Schedule().Next,
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return FailOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePermanent, err)
+	}
+	if err != nil {
+		return FailOutcome{}, err
+	}
+	activityLogger(ctx, a.Logger, "wallet", in.Ref.Wallet, "chain", in.Ref.Network).Warn("backfill attempt failed", "status", row.Status,
+		"retry", row.RetryCount, "next_retry_in", wait, "error", in.Error)
+	return FailOutcome{Status: backfillOutcome(row.Status), RetryCount: row.RetryCount, Wait: wait, NextRetryAt: row.NextRetryAt}, nil
+}
+
+// backfillOutcome is the outcome for an item's stored state.
+func backfillOutcome(s store.SyncState) string {
+	switch s {
+	case store.SyncCompleted:
+		return BackfillCompleted
+	case store.SyncFailed:
+		return BackfillFailed
+	case store.SyncAbandoned:
+		return BackfillAbandoned
+	}
+	return string(s)
+}
+
+// WalletSummary is how a wallet's balances came out. Its fields are in
+// recorded workflow histories: add, never rename.
+type WalletSummary struct {
+	Assets       int
+	Reconciled   int
+	Unreconciled int
+	Unchecked    int
+	Stale        int  // of a network waiting for its retry: its last computed balances, awaiting recalculation
+	Busy         bool // a network was PENDING or RUNNING: nothing was finished
+}
+
+// FinishWallet reclassifies a wallet's transfers and recalculates and
+// reconciles its balances, on the networks that are done, once none is
+// PENDING or RUNNING (docs/backfill.md, "Finish"); while one is, it finishes
+// nothing and answers Busy.
+func (a *Backfill) FinishWallet(ctx context.Context, wallet string) (WalletSummary, error) {
+	bals, err := a.Store.FinishWallet(ctx, wallet, FinishRules)
+	if errors.Is(err, store.ErrWalletBusy) {
+		return WalletSummary{Busy: true}, nil
+	}
+	if err != nil {
+		return WalletSummary{}, err
+	}
+	out := WalletSummary{Assets: len(bals)}
+	for _, b := range bals {
+		switch {
+		case b.Stale:
+			out.Stale++
+		case b.Reconciled == nil:
+			out.Unchecked++
+		case *b.Reconciled:
+			out.Reconciled++
+		default:
+			out.Unreconciled++
+		}
+	}
+	return out, nil
+}
+
+// FinishRules are backfill's rules for finishing a wallet over the store's
+// rows (store.FinishWallet runs them in its transaction): backfill.Classify
+// classifies the transfers and backfill.Reconcile recalculates and
+// reconciles the balances.
+func FinishRules(rows store.FinishRows) store.FinishResults {
+	moves := make([]backfill.Move, len(rows.Transfers))
+	for i, t := range rows.Transfers {
+		moves[i] = backfill.Move{Network: t.Network, Transfer: transferOf(t.TransferRecord)}
+	}
+	var out store.FinishResults
+	for _, c := range backfill.Classify(moves) {
+		out.Classes = append(out.Classes, store.TxClass{Network: c.Network, Tx: c.Tx, Class: c.Class})
+	}
+	bals := make([]backfill.Balance, len(rows.Balances))
+	for i, b := range rows.Balances {
+		bals[i] = backfill.Balance{Network: b.Network, OpeningAt: b.OpeningAt,
+			Opening:   backfill.Holding{Asset: b.Asset, Amount: b.Opening, Known: b.OpeningKnown},
+			Closing:   backfill.Holding{Asset: b.Asset, Amount: b.Chain, Known: b.Chain != nil},
+			Completed: rows.Status[b.Network] == store.SyncCompleted}
+	}
+	for i, r := range backfill.Reconcile(moves, bals) {
+		b := rows.Balances[i]
+		b.Computed, b.Reconciled, b.Detail = r.Computed, r.Reconciled, r.Detail
+		out.Balances = append(out.Balances, b)
+	}
+	return out
+}
+
+// chunkRecord is what the store keeps of a scanner's chunk.
+func chunkRecord(ch backfill.Chunk) store.Chunk {
+	out := store.Chunk{Transfers: make([]store.TransferRecord, len(ch.Transfers)), Checkpoint: ch.Cursor.Block, Cursor: ch.Cursor.Sig,
+		Scanned: ch.Scanned, Total: ch.Total}
+	for i, t := range ch.Transfers {
+		out.Transfers[i] = store.TransferRecord{Tx: t.Tx, Kind: string(t.Kind), Index: t.Index, Asset: t.Asset, From: t.From, To: t.To,
+			Amount: t.Amount, Direction: string(t.Direction), Block: t.Block, BlockTime: t.BlockTime}
+	}
+	return out
+}
+
+// transferOf is a stored transfer in backfill's terms.
+func transferOf(r store.TransferRecord) backfill.Transfer {
+	return backfill.Transfer{Tx: r.Tx, Kind: backfill.Kind(r.Kind), Index: r.Index, Asset: r.Asset, From: r.From, To: r.To,
+		Amount: r.Amount, Direction: backfill.Direction(r.Direction), Block: r.Block, BlockTime: r.BlockTime}
+}
+
+// holdingRecords are what the store keeps of the chain's holdings.
+func holdingRecords(hs []backfill.Holding) []store.Holding {
+	if hs == nil {
+		return nil
+	}
+	out := make([]store.Holding, len(hs))
+	for i, h := range hs {
+		out[i] = store.Holding{Asset: h.Asset, Amount: h.Amount, Known: h.Known}
+	}
+	return out
+}
+
+// redact replaces the configured endpoints in msg by their scheme and host.
+func (a *Backfill) redact(msg string) string {
+	for _, raw := range a.RPCURLs {
+		if short := redact.Endpoint(raw); short != raw {
+			msg = strings.ReplaceAll(msg, raw, short)
+		}
+	}
+	return msg
+}

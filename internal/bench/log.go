@@ -1,0 +1,245 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/keeperhq/keeper/internal/node"
+)
+
+// LogReport is what the evidence log did with one phase's evidence: how
+// long each took from intake to being in a signed checkpoint, and what the
+// log's own tables grew by. It is read from keeper's store after the phase,
+// so it measures what the store recorded, not what a client saw.
+type LogReport struct {
+	CheckpointIntervalMS float64 `json:"checkpoint_interval_ms"` // KEEPER_LOG_CHECKPOINT_INTERVAL of the stack
+	Evidence             int     `json:"evidence"`               // the phase's evidence
+	InCheckpoint         int     `json:"in_checkpoint"`          // of them, in a signed checkpoint by the end
+	// IntakeToCheckpoint is, per evidence, its created_at (intake) to the
+	// created_at of the first checkpoint signed whose size exceeds its log
+	// index: both stamped in milliseconds by the store's process.
+	IntakeToCheckpoint Latency `json:"intake_to_checkpoint"`
+	Checkpoints        int     `json:"checkpoints"` // signed from the phase's first intake until its last evidence was in one
+	// Bytes is how much the log's tables (log_entries, log_hashes,
+	// log_checkpoints, log_state, their indexes) grew over the phase:
+	// SQLite pages (dbstat), PostgreSQL pg_total_relation_size.
+	Bytes            int64   `json:"bytes_growth"`
+	BytesPerEvidence float64 `json:"bytes_per_evidence"`
+}
+
+// logTables are the evidence log's tables (store migration 12).
+var logTables = []string{"log_entries", "log_hashes", "log_checkpoints", "log_state"}
+
+// logDB is a read-only view of the stack's store for the log's figures,
+// which the store does not export: opened on first use, closed with the
+// stack.
+func (s *stack) logDB() (*sql.DB, bool, error) {
+	if s.rawDB != nil {
+		return s.rawDB, s.cfg.StoreURL != "", nil
+	}
+	var (
+		db  *sql.DB
+		err error
+	)
+	if s.cfg.StoreURL != "" {
+		db, err = sql.Open("pgx", s.cfg.StoreURL)
+	} else {
+		db, err = sql.Open("sqlite", "file:"+node.StoreFile(s.cfg.DataDir)+"?mode=ro&_pragma=busy_timeout(10000)")
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("bench: open keeper's store to read its log: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	s.rawDB = db
+	s.cleanup = append(s.cleanup, func() { db.Close() })
+	return db, s.cfg.StoreURL != "", nil
+}
+
+// logBytes is the bytes the log's tables and their indexes take.
+func (s *stack) logBytes(ctx context.Context) (int64, error) {
+	db, postgres, err := s.logDB()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	if postgres {
+		q := `SELECT CAST(COALESCE(SUM(pg_total_relation_size(c.oid)), 0) AS BIGINT)
+			FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
+			WHERE ns.nspname = current_schema() AND c.relkind = 'r' AND c.relname IN ('log_entries', 'log_hashes', 'log_checkpoints', 'log_state')`
+		if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			return 0, fmt.Errorf("bench: size of the log's tables: %w", err)
+		}
+		return n, nil
+	}
+	// Every b-tree of the log's tables (the tables and their indexes), each
+	// measured alone: dbstat reads only the b-tree its name constraint
+	// names, where a constraint on several would read the whole file.
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE rootpage > 0 AND tbl_name IN ('log_entries', 'log_hashes', 'log_checkpoints', 'log_state')`)
+	if err != nil {
+		return 0, fmt.Errorf("bench: the log's b-trees: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		names = append(names, name)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, name := range names {
+		var b int64
+		if err := db.QueryRowContext(ctx, `SELECT COALESCE(SUM(pgsize), 0) FROM dbstat('main', 1) WHERE name = ?`, name).Scan(&b); err != nil {
+			return 0, fmt.Errorf("bench: size of %s: %w", name, err)
+		}
+		n += b
+	}
+	return n, nil
+}
+
+// checkpointTime is when a checkpoint of a size was signed.
+type checkpointTime struct {
+	size int64
+	at   int64 // Unix ms
+}
+
+// logLatency reads, for the evidence of w, how long each took from intake
+// to the first checkpoint that holds it.
+func (s *stack) logLatency(ctx context.Context, w window, rep *LogReport) error {
+	db, postgres, err := s.logDB()
+	if err != nil {
+		return err
+	}
+	signed, err := checkpointTimes(ctx, db)
+	if err != nil {
+		return err
+	}
+	cps := earliestCovering(signed)
+	arg := func(i int) string {
+		if postgres {
+			return "$" + strconv.Itoa(i)
+		}
+		return "?"
+	}
+	rows, err := db.QueryContext(ctx, `SELECT e.created_at, COALESCE(l.idx, -1) FROM evidence e LEFT JOIN log_entries l ON l.evidence_seq = e.seq
+		WHERE e.seq > `+arg(1)+` AND e.seq <= `+arg(2), w.after, w.upto)
+	if err != nil {
+		return fmt.Errorf("bench: the phase's log indexes: %w", err)
+	}
+	defer rows.Close()
+	var (
+		ds          []time.Duration
+		first, last int64 = -1, -1 // the phase's first intake; when its last evidence was in a checkpoint (Unix ms)
+	)
+	for rows.Next() {
+		var created, idx int64
+		if err := rows.Scan(&created, &idx); err != nil {
+			return err
+		}
+		rep.Evidence++
+		if first < 0 || created < first {
+			first = created
+		}
+		if idx < 0 {
+			continue
+		}
+		if at, ok := firstHolding(cps, idx); ok {
+			ds = append(ds, nonNegative(time.Duration(at-created)*time.Millisecond))
+			last = max(last, at)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rep.InCheckpoint = len(ds)
+	rep.IntakeToCheckpoint = summarize(ds)
+	for _, c := range signed {
+		if c.at >= first && c.at <= last {
+			rep.Checkpoints++
+		}
+	}
+	return nil
+}
+
+// checkpointTimes lists every signed checkpoint by size.
+func checkpointTimes(ctx context.Context, db *sql.DB) ([]checkpointTime, error) {
+	rows, err := db.QueryContext(ctx, `SELECT size, created_at FROM log_checkpoints ORDER BY size`)
+	if err != nil {
+		return nil, fmt.Errorf("bench: the log's checkpoints: %w", err)
+	}
+	defer rows.Close()
+	var cps []checkpointTime
+	for rows.Next() {
+		var c checkpointTime
+		if err := rows.Scan(&c.size, &c.at); err != nil {
+			return nil, err
+		}
+		cps = append(cps, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return cps, nil
+}
+
+// earliestCovering replaces each checkpoint's time, in a list sorted by
+// size, with the earliest time among it and the larger ones: a larger
+// checkpoint signed first (two signers) holds the smaller's indexes too.
+func earliestCovering(cps []checkpointTime) []checkpointTime {
+	cps = slices.Clone(cps)
+	for i := len(cps) - 2; i >= 0; i-- {
+		cps[i].at = min(cps[i].at, cps[i+1].at)
+	}
+	return cps
+}
+
+// firstHolding is when index idx was first in a signed checkpoint: the
+// time of the smallest checkpoint larger than idx, in cps as
+// earliestCovering left it.
+func firstHolding(cps []checkpointTime, idx int64) (int64, bool) {
+	i := sort.Search(len(cps), func(i int) bool { return cps[i].size > idx })
+	if i == len(cps) {
+		return 0, false
+	}
+	return cps[i].at, true
+}
+
+// logPhase measures one phase's log: call start before its load and finish
+// once its evidence has settled.
+type logPhase struct {
+	st     *stack
+	bytes0 int64
+}
+
+func startLogPhase(ctx context.Context, st *stack) (*logPhase, error) {
+	b, err := st.logBytes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &logPhase{st: st, bytes0: b}, nil
+}
+
+func (p *logPhase) finish(ctx context.Context, w window) (*LogReport, error) {
+	rep := &LogReport{CheckpointIntervalMS: msOf(p.st.cfg.Log.CheckpointInterval)}
+	if err := p.st.logLatency(ctx, w, rep); err != nil {
+		return nil, err
+	}
+	b, err := p.st.logBytes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.Bytes = b - p.bytes0
+	if rep.Evidence > 0 {
+		rep.BytesPerEvidence = round2(float64(rep.Bytes) / float64(rep.Evidence))
+	}
+	return rep, nil
+}

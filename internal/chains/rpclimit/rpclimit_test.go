@@ -1,0 +1,87 @@
+package rpclimit_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/internal/chains/rpclimit"
+)
+
+func post(t *testing.T, c *http.Client, url string) int {
+	t.Helper()
+	resp, err := c.Post(url, "application/json", bytes.NewReader([]byte(`{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}`)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Clients of one endpoint share its rate: two clients sending 30 requests
+// together at 20 a second need at least half a second beyond the first
+// second's burst.
+func TestClientsOfOneEndpointShareItsRate(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
+	defer srv.Close()
+	a := &http.Client{Transport: rpclimit.For(srv.URL, 20).Transport(http.DefaultTransport)}
+	b := &http.Client{Transport: rpclimit.For(srv.URL, 1000).Transport(http.DefaultTransport)}
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, c := range []*http.Client{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 15 {
+				assert.Equal(t, http.StatusOK, post(t, c, srv.URL))
+			}
+		}()
+	}
+	wg.Wait()
+	assert.EqualValues(t, 30, n.Load())
+	assert.GreaterOrEqual(t, time.Since(start), 450*time.Millisecond, "20 of the 30 go at once, the other 10 at 20 a second")
+}
+
+// A 429 pauses the endpoint for its Retry-After and the request is sent
+// again; the caller sees the answer that followed.
+func TestA429PausesTheEndpointForItsRetryAfterAndIsRetried(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		times []time.Time
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		times = append(times, time.Now())
+		first := len(times) == 1
+		mu.Unlock()
+		if first {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+	l := rpclimit.New(0)
+	c := &http.Client{Transport: l.Transport(http.DefaultTransport)}
+
+	assert.Equal(t, http.StatusOK, post(t, c, srv.URL))
+	require.Len(t, times, 2)
+	assert.GreaterOrEqual(t, times[1].Sub(times[0]), 990*time.Millisecond, "the retry waited for Retry-After")
+	assert.EqualValues(t, 1, l.Throttled())
+}
+
+func TestRetryAfterReadsSecondsAndDatesWithinAMinute(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	assert.Equal(t, 3*time.Second, rpclimit.RetryAfter("3", now))
+	assert.Equal(t, 10*time.Second, rpclimit.RetryAfter(now.Add(10*time.Second).Format(http.TimeFormat), now))
+	assert.Equal(t, time.Minute, rpclimit.RetryAfter("86400", now), "capped")
+	assert.Equal(t, time.Second, rpclimit.RetryAfter("", now))
+	assert.Equal(t, time.Second, rpclimit.RetryAfter("soon", now))
+	assert.Zero(t, rpclimit.RetryAfter(now.Add(-time.Hour).Format(http.TimeFormat), now))
+}

@@ -1,0 +1,102 @@
+package cli_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/internal/activities"
+	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/evmscan"
+	"github.com/keeperhq/keeper/internal/starter"
+	"github.com/keeperhq/keeper/internal/store"
+)
+
+const cliWallet = "0x52908400098527886e0f7030069857d2e4169ee7"
+
+func newWalletServer(t *testing.T) *server {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	api := &starter.API{Store: st, Chains: []string{"etherlink"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Logger: log,
+		Wallets: &starter.Wallets{Networks: []starter.WalletNetwork{{Name: "etherlink", Unit: "blocks", Parse: evmscan.ParseAddress}}}}
+	srv := httptest.NewServer(api.Handler())
+	t.Cleanup(srv.Close)
+	return &server{st: st, url: srv.URL}
+}
+
+// complete plays a whole backfill of cliWallet on the store, as the
+// workflows would.
+func complete(t *testing.T, st *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := st.BeginScan(ctx, cliWallet, "etherlink")
+	require.NoError(t, err)
+	require.NoError(t, st.SaveChunk(ctx, cliWallet, "etherlink", store.Chunk{Checkpoint: 10, Scanned: 10, Total: 10,
+		Transfers: []store.TransferRecord{{Tx: "0x01", Kind: string(backfill.KindNative), Asset: store.NativeAsset, From: "0xa", To: cliWallet, Amount: big.NewInt(42), Direction: string(backfill.In), Block: 3}}}))
+	require.NoError(t, st.CompleteScan(ctx, cliWallet, "etherlink", store.Holdings{ClosingAt: 9,
+		Opening: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(0), Known: true}},
+		Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(42), Known: true}}}))
+	_, err = st.FinishWallet(ctx, cliWallet, activities.FinishRules)
+	require.NoError(t, err)
+}
+
+func TestBackfillAddPrintsTheWalletPendingAndAgainSaysNothingRestarted(t *testing.T) {
+	s := newWalletServer(t)
+	out, _, err := keeper(t, "backfill", "add", "0x52908400098527886E0F7030069857D2E4169EE7", "--api", s.url)
+	require.NoError(t, err)
+	assert.Contains(t, out, "wallet "+cliWallet+"  PENDING")
+	assert.Contains(t, out, "etherlink  PENDING")
+
+	out, _, err = keeper(t, "backfill", "add", cliWallet, "--api", s.url)
+	require.NoError(t, err)
+	assert.Contains(t, out, "already being backfilled")
+
+	_, _, err = keeper(t, "backfill", "add", "0x1234", "--api", s.url)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "invalid_address")
+}
+
+func TestBackfillStatusRefreshesUntilDoneThenShowsReconciledBalances(t *testing.T) {
+	s := newWalletServer(t)
+	_, _, err := keeper(t, "backfill", "add", cliWallet, "--api", s.url)
+	require.NoError(t, err)
+	out, _, err := keeper(t, "backfill", "status", cliWallet, "--api", s.url, "--once")
+	require.NoError(t, err)
+	assert.Contains(t, out, "[------------------------]   0.0%")
+
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		complete(t, s.st)
+	}()
+	out, _, err = keeper(t, "backfill", "status", cliWallet, "--api", s.url, "--interval", "10ms")
+	require.NoError(t, err)
+	frames := strings.Split(out, "wallet ")
+	assert.Contains(t, frames[len(frames)-1], "COMPLETED [########################] 100.0%  10/10 blocks, 1 transfers, checkpoint block 9")
+	assert.Contains(t, out, "42  reconciled with the chain at 9")
+	assert.Contains(t, out, "every balance reconciles with the chain")
+	assert.Equal(t, 1, strings.Count(out, "COMPLETED ["), "a frame is printed when something changed")
+}
+
+func TestBackfillStatusFailsWhenANetworkWasAbandoned(t *testing.T) {
+	s := newWalletServer(t)
+	_, _, err := keeper(t, "backfill", "add", cliWallet, "--api", s.url)
+	require.NoError(t, err)
+	_, _, err = s.st.FailScan(context.Background(), cliWallet, "etherlink", store.ScanFailure{Error: "node gone", Now: time.Now(), MaxRetries: 0})
+	require.NoError(t, err)
+	out, _, err := keeper(t, "backfill", "status", cliWallet, "--api", s.url)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ABANDONED: node gone")
+	assert.Contains(t, out, "last error: node gone")
+}

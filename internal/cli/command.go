@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/keeperhq/keeper/internal/config"
+)
+
+// ConfiguredRun is the body of a command that works on keeper's configuration.
+type ConfiguredRun func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error
+
+// Configured makes cmd run on keeper's configuration: the environment, then
+// cmd's flags (bound here). A configuration that does not load, an
+// environment holding a seed's setting keeper names otherwise
+// (config.CheckEnvironment), or with validate one that fails Validate, ends
+// the command before run; other KEEPER_ variables keeper does not read are
+// logged as warnings. run gets a context that SIGINT and SIGTERM cancel.
+func Configured(cmd *cobra.Command, validate bool, run ConfiguredRun) *cobra.Command {
+	cfg, loadErr := config.Load(nil)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		notes, envErr := config.CheckEnvironment(os.Environ())
+		if err := errors.Join(envErr, loadErr); err != nil {
+			return err
+		}
+		format := cfg.LogFormat
+		if format == "" {
+			format = "text"
+			if cmd.Name() == "worker" || cmd.Name() == "api" {
+				format = "json" // as their own logs
+			}
+		}
+		log := NewLogger(cmd.ErrOrStderr(), cfg.LogLevel, format)
+		for _, n := range notes {
+			if n.Debug {
+				log.Debug(n.Message, "variable", n.Name)
+			} else {
+				log.Warn(n.Message, "variable", n.Name)
+			}
+		}
+		cfg.NetworkPresets(cmd.Flags().Changed)
+		if validate {
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+		}
+		ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return run(ctx, cmd, &cfg)
+	}
+	cfg.BindFlags(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,282 @@
+package cli
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/evlog/audit"
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/logsvc"
+	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
+)
+
+func logCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "log",
+		Short: "The evidence log: mirror it as static files, audit it against the chains",
+	}
+	cmd.AddCommand(logExportCmd(), logAuditCmd(), logKeygenCmd())
+	return cmd
+}
+
+func logKeygenCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "keygen [FILE]",
+		Short: "Make the evidence log's signing key for KEEPER_LOG_ORIGIN in FILE (default: KEEPER_LOG_KEY_FILE, else the data directory's) and print its verifier key; never overwrites a key",
+		Args:  cobra.MaximumNArgs(1),
+	}
+	return Configured(cmd, false, func(_ context.Context, cmd *cobra.Command, cfg *config.Config) error {
+		if f := cmd.Flags().Arg(0); f != "" {
+			cfg.Log.KeyFile = f
+		}
+		path := cfg.LogKeyFileOrDefault()
+		signer, made, err := node.LogSigner(*cfg)
+		if err != nil {
+			return err
+		}
+		if !made {
+			return fmt.Errorf("%s already holds a log key (verifier key %s): a new key is a new log, so keeper never replaces one", path, signer.Key().Text)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote the signing key of %s to %s (mode 0600: give it to every worker as KEEPER_LOG_KEY_FILE, and back it up)\nverifier key (publish it; auditors pin it):\n%s\n",
+			cfg.Log.Origin, path, signer.Key().Text)
+		return nil
+	})
+}
+
+func logExportCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "export DIR",
+		Short: "Write the log from keeper's store to DIR as static files (checkpoint, key, tile/…, checkpoints/, anchors.json) that any web server or bucket can serve",
+		Args:  cobra.ExactArgs(1),
+	}
+	follow := cmd.Flags().Bool("follow", false, "keep mirroring: export again every --interval until interrupted")
+	interval := cmd.Flags().Duration("interval", 0, "with --follow, the time between exports (default: KEEPER_LOG_CHECKPOINT_INTERVAL)")
+	return Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+		dir := cmd.Flags().Arg(0)
+		st, err := node.OpenStore(ctx, *cfg)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		out := cmd.OutOrStdout()
+		if !*follow {
+			res, err := logsvc.Export(ctx, st, dir)
+			if errors.Is(err, store.ErrNotFound) {
+				return errors.New("the log has no checkpoint yet: nothing to export")
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "exported the log of %d entries to %s (%d files written)\n", res.Size, dir, res.Files)
+			return nil
+		}
+		every := *interval
+		if every <= 0 {
+			every = cfg.Log.CheckpointInterval
+		}
+		return followExport(ctx, st, dir, every, out, cmd.ErrOrStderr())
+	})
+}
+
+// followExport exports every interval until ctx ends; a failed export is
+// reported and tried again at the next one.
+func followExport(ctx context.Context, st *store.Store, dir string, every time.Duration, out, errOut io.Writer) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var last uint64
+	var lastErr string
+	for {
+		res, err := logsvc.Export(ctx, st, dir)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, store.ErrNotFound):
+			if lastErr == "" {
+				fmt.Fprintln(errOut, "the log has no checkpoint yet: waiting for the first")
+				lastErr = "waiting"
+			}
+		case err != nil:
+			if err.Error() != lastErr {
+				fmt.Fprintf(errOut, "export failed (trying again every %s): %v\n", every, err)
+				lastErr = err.Error()
+			}
+		default:
+			lastErr = ""
+			if res.Size != last {
+				fmt.Fprintf(out, "%s exported the log of %d entries to %s (%d files written)\n", time.Now().UTC().Format(time.RFC3339), res.Size, dir, res.Files)
+				last = res.Size
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func logAuditCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Monitor the log: check every checkpoint the anchoring accounts committed to on each chain against the log's signed checkpoints and tiles (exit 0 only when nothing is found)",
+		Args:  cobra.NoArgs,
+	}
+	api := os.Getenv("KEEPER_API_URL")
+	if api == "" {
+		api = "http://127.0.0.1:8081"
+	}
+	logFlag := cmd.Flags().String("log", strings.TrimSuffix(api, "/")+"/log", "the log: its URL (keeper's /log, or a mirror) or a directory `keeper log export` wrote (default from KEEPER_API_URL)")
+	rpcFlags := cmd.Flags().StringArray("rpc", nil, "CHAIN=URL: the JSON-RPC endpoint of a chain to read (etherlink, solana), repeatable; chains keeper lists anchors on default to KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL or the local dev chains")
+	keyFlag := cmd.Flags().String("log-key", "", "the log's verifier key (vkey text, or a file holding it); without it the key the log serves is used, with a warning")
+	accountFlags := cmd.Flags().StringArray("account", nil, "CHAIN=ADDRESS: an anchoring account to audit (EVM 0x address, Solana fee payer), repeatable; default: the accounts keeper lists")
+	scan := cmd.Flags().Uint64("scan-blocks", audit.DefaultScanBlocks, "EVM blocks read back from the head to find the anchoring account's transactions keeper does not list")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		o := audit.Options{ScanBlocks: *scan, DefaultRPC: func(chain string) string {
+			if def, ok := defaultRPC[chain]; ok {
+				return def()
+			}
+			return ""
+		}}
+		if *scan == 0 {
+			return errors.New("--scan-blocks must be at least 1")
+		}
+		var err error
+		if o.Chains, err = auditChains(*rpcFlags, *accountFlags); err != nil {
+			return err
+		}
+		if *keyFlag != "" {
+			k, err := readLogKey(*keyFlag)
+			if err != nil {
+				return err
+			}
+			o.Key = &k
+		}
+		if o.Log, err = evlog.NewClient(*logFlag, nil); err != nil {
+			return fmt.Errorf("--log: %w", err)
+		}
+		r, err := audit.Run(cmd.Context(), o)
+		if r != nil {
+			printAudit(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.Log.Location(), r)
+		}
+		if err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+		if n := len(r.Findings); n > 0 {
+			return fmt.Errorf("audit: %d finding(s)", n)
+		}
+		return nil
+	}
+	return cmd
+}
+
+// auditChains reads --rpc CHAIN=URL and --account CHAIN=ADDRESS; a chain
+// with an account and no --rpc takes its default endpoint.
+func auditChains(rpcs, accounts []string) ([]audit.Chain, error) {
+	var out []audit.Chain
+	index := map[string]int{}
+	add := func(name, url string) (int, error) {
+		if i, ok := index[name]; ok {
+			if url != "" {
+				if out[i].RPC != "" && out[i].RPC != url {
+					return 0, fmt.Errorf("--rpc: %s is given twice; the audit reads one endpoint a chain", name)
+				}
+				out[i].RPC = url
+			}
+			return i, nil
+		}
+		index[name] = len(out)
+		out = append(out, audit.Chain{Name: name, RPC: url})
+		return len(out) - 1, nil
+	}
+	for _, f := range rpcs {
+		name, url, ok := strings.Cut(f, "=")
+		if !ok || name == "" || url == "" || strings.Contains(name, "/") {
+			return nil, fmt.Errorf("--rpc %s: write CHAIN=URL (etherlink=https://…, solana=https://…)", f)
+		}
+		if _, err := add(name, url); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range accounts {
+		name, acct, ok := strings.Cut(f, "=")
+		if !ok || name == "" || acct == "" {
+			return nil, fmt.Errorf("--account %s: write CHAIN=ADDRESS", f)
+		}
+		i, err := add(name, "")
+		if err != nil {
+			return nil, err
+		}
+		out[i].Accounts = append(out[i].Accounts, acct)
+	}
+	for i, c := range out {
+		if c.RPC != "" {
+			continue
+		}
+		def, ok := defaultRPC[c.Name]
+		if !ok {
+			return nil, fmt.Errorf("--account %s=…: no endpoint for %s; add --rpc %s=URL", c.Name, c.Name, c.Name)
+		}
+		out[i].RPC = def()
+	}
+	return out, nil
+}
+
+// readLogKey reads a verifier key given as its text or as a file holding it.
+func readLogKey(v string) (evlog.Key, error) {
+	k, err := evlog.ParseKey(v)
+	if err == nil {
+		return k, nil
+	}
+	b, ferr := os.ReadFile(v)
+	if ferr != nil {
+		return evlog.Key{}, fmt.Errorf("--log-key: neither a verifier key (<origin>+<hash>+<key>) nor a readable file")
+	}
+	k, err = evlog.ParseKey(string(b))
+	if err != nil {
+		return evlog.Key{}, fmt.Errorf("--log-key %s: %w", v, err)
+	}
+	return k, nil
+}
+
+// printAudit prints the report: what was read and checked, then one line
+// per warning (to errOut) and per finding.
+func printAudit(out, errOut io.Writer, location string, r *audit.Report) {
+	if r.Key.Text == "" {
+		return // the audit ended before it read the log
+	}
+	if r.KeyFromLog {
+		fmt.Fprintf(errOut, "warning: the log's key was read from the log itself (%s); pin it with --log-key\n", r.Key.Text)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintln(errOut, "warning: "+w)
+	}
+	fmt.Fprintf(out, "log %s at %s\n", r.Key.Name, location)
+	if r.Latest.Size > 0 {
+		fmt.Fprintf(out, "  latest checkpoint: %d entries, root %s\n", r.Latest.Size, base64.StdEncoding.EncodeToString(r.Latest.Root[:]))
+	}
+	for _, chain := range slices.Sorted(maps.Keys(r.Anchors)) {
+		fmt.Fprintf(out, "  %s: %d checkpoint anchor(s) read from the chain\n", chain, r.Anchors[chain])
+	}
+	fmt.Fprintf(out, "  %d anchored checkpoint(s) checked against the log\n", r.Checkpoints)
+	if r.Leaves > 0 {
+		fmt.Fprintf(out, "  the latest root rebuilt from its %d leaves in the hash tiles and in the entry bundles\n", r.Leaves)
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintln(out, "FINDING "+f.String())
+	}
+	if r.OK() {
+		fmt.Fprintln(out, "no findings")
+	}
+}

@@ -1,0 +1,578 @@
+// Package devchain runs a local EVM chain for keeper dev and for tests: a
+// go-ethereum node (in memory, or on disk) serving real HTTP JSON-RPC on 127.0.0.1, with
+// EtherLink's chain id, transactions with a tip of 0 accepted and mined (as
+// EtherLink's sequencer, which ignores tips), a funded dev key kept in a file, a block every
+// BlockTime, a `finalized` block that lags the head, and fault injection
+// (pause mining, drop the mempool, reorganise recent blocks).
+//
+// # Why not ethclient/simulated.Backend
+//
+// go-ethereum's simulated backend drives its node with catalyst's
+// SimulatedBeacon, whose finality rule is "the last multiple of 32 at or below
+// the head": every 32nd block is finalized the moment it is sealed, so a
+// transaction landing in such a block is final at once, which no real node
+// does. simulated.Backend also hides the node (no way to learn the port chosen
+// for port 0) and the blockchain (no way to set finality). devchain therefore
+// assembles the same parts the simulated backend does (node.New, eth.New with
+// the dev genesis, the filter API) and seals blocks the way the simulated beacon
+// does (miner.BuildPayload, then insert and make canonical), but marks
+// finalized = head − FinalityDepth (and safe = head − FinalityDepth/2) after
+// every block, as a consensus client would.
+//
+// The chain lives in memory unless Options.Persist keeps it in Dir/chain; in
+// memory a restart begins again at genesis (the dev key file is reused, so the
+// same address is funded again, but transactions journaled before the restart
+// are gone with their nonces). Block timestamps are whole seconds and must grow
+// by at least one per block, so with BlockTime under a second the chain's clock
+// runs ahead of the wall clock.
+//
+// # Surviving a kill
+//
+// By default geth keeps the state of its recent blocks in memory (the path
+// scheme holds 128 diff layers and a write buffer) and writes it out at a
+// clean shutdown; it also moves finalized blocks to its freezer. Killed, it
+// reopened at the last state on disk, often genesis, truncated the freezer
+// to that block and left the transaction-lookup entries of the later blocks
+// behind, so a lookup could name a block number that now held other blocks:
+// eth_getTransactionByHash crashed its handler and eth_getTransactionReceipt
+// answered "receipt not found", and the sender's nonce went back. A persisted
+// chain is therefore created with the hash scheme in archive mode (every
+// block's state is written with the block) and no snapshot layers, and after
+// every sealed block geth's database log is synced, so a kill loses at most
+// the block being sealed. On open, anything above the head is dropped and so
+// are lookup entries naming blocks that are not canonical (logged). A chain
+// created by an older keeper keeps its path scheme (geth cannot convert it):
+// it still loses its recent blocks when killed, and devchain says so in its
+// log; deleting its directory starts a crash-safe one.
+//
+// Faults for tests: PauseMining/ResumeMining (transactions wait in the pool),
+// Mine (seal blocks on demand, e.g. with BlockTime set to an hour), DropPending
+// (the node forgets its whole pool), Reorg (replace recent non-final blocks,
+// with or without their transactions), FreezeFinality/ThawFinality (the
+// `finalized` block stops while blocks are still sealed, as on an EtherLink
+// node that does not track a rollup node).
+package devchain
+
+import (
+	"github.com/keeperhq/keeper/internal/config"
+
+	"context"
+	"crypto/ecdsa"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/beacon/engine"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/rawdb"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/miner"
+	"github.com/ethereum/go-ethereum/node"
+	"github.com/ethereum/go-ethereum/p2p"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// Defaults.
+const (
+	DefaultChainID       = 42793 // EtherLink mainnet
+	DefaultBlockTime     = 500 * time.Millisecond
+	DefaultFinalityDepth = 32
+	// KeyFileName is the dev key file created in Options.Dir.
+	KeyFileName = config.DevEVMKeyFileName
+)
+
+// legacyPathScheme (tests only) creates new persisted chains with geth's path
+// scheme, as keeper did before persisted chains were made crash-safe.
+var legacyPathScheme bool
+
+// DevBalance is what the dev key (and every Options.Fund address) holds at genesis: 1,000,000 ether.
+var DevBalance = new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(params.Ether))
+
+// Options configure Start.
+type Options struct {
+	// Dir holds the dev key file (KeyFileName, hex, mode 0600). Required. An
+	// existing file is reused, so restarts keep the same funded address.
+	Dir string
+	// Port of the HTTP JSON-RPC server on 127.0.0.1; 0 picks a free port (see URL).
+	Port int
+	// BlockTime between blocks; default 500 ms.
+	BlockTime time.Duration
+	// FinalityDepth: the finalized block is head − FinalityDepth. 0 means the
+	// default (32); a negative value makes every block final when sealed.
+	FinalityDepth int
+	// ChainID; default 42793 (EtherLink mainnet).
+	ChainID uint64
+	// Persist keeps the chain in Dir/chain, so a restart continues it (and
+	// transactions, receipts and nonces survive, as keeper dev needs when it
+	// resumes unfinished batches). Default: in memory, gone at Stop. A
+	// persisted chain must be restarted with the same ChainID and Fund list
+	// (they are its genesis).
+	Persist bool
+	// Fund lists extra addresses funded at genesis with DevBalance.
+	Fund []common.Address
+	// Logger receives sealing errors; default discard.
+	Logger *slog.Logger
+}
+
+// Chain is a running dev chain. Methods are safe for concurrent use.
+type Chain struct {
+	o       Options
+	key     *ecdsa.PrivateKey
+	keyFile string
+	stack   *node.Node
+	eth     *eth.Ethereum
+	url     string
+	depth   uint64
+
+	mu     sync.Mutex // serialises sealing and faults
+	paused bool
+	frozen bool // finality does not move
+
+	stop     chan struct{}
+	loopDone chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start runs a dev chain until Stop. ctx only bounds startup.
+func Start(ctx context.Context, o Options) (*Chain, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		return nil, errors.New("devchain: Options.Dir is required (it holds the dev key file)")
+	}
+	if o.BlockTime <= 0 {
+		o.BlockTime = DefaultBlockTime
+	}
+	if o.ChainID == 0 {
+		o.ChainID = DefaultChainID
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	depth := uint64(0)
+	switch {
+	case o.FinalityDepth == 0:
+		depth = DefaultFinalityDepth
+	case o.FinalityDepth > 0:
+		depth = uint64(o.FinalityDepth)
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("devchain: create %s: %w", o.Dir, err)
+	}
+	keyFile := filepath.Join(o.Dir, KeyFileName)
+	key, err := loadOrCreateKey(keyFile)
+	if err != nil {
+		return nil, err
+	}
+
+	alloc := core.SystemContractAllocs()
+	alloc[crypto.PubkeyToAddress(key.PublicKey)] = types.Account{Balance: DevBalance}
+	for _, a := range o.Fund {
+		alloc[a] = types.Account{Balance: DevBalance}
+	}
+	chainCfg := *params.AllDevChainProtocolChanges // every fork from genesis, as the simulated backend
+	chainCfg.ChainID = new(big.Int).SetUint64(o.ChainID)
+
+	nodeCfg := node.DefaultConfig
+	nodeCfg.DataDir = "" // in memory
+	if o.Persist {
+		nodeCfg.DataDir = filepath.Join(o.Dir, "chain")
+		nodeCfg.KeyStoreDir = filepath.Join(o.Dir, "chain", "keystore")
+	}
+	nodeCfg.IPCPath = ""
+	nodeCfg.P2P = p2p.Config{NoDiscovery: true, MaxPeers: 0}
+	nodeCfg.HTTPHost = "127.0.0.1"
+	nodeCfg.HTTPPort = o.Port
+	nodeCfg.HTTPModules = []string{"eth", "net", "web3", "txpool"}
+	nodeCfg.HTTPVirtualHosts = []string{"localhost", "127.0.0.1"}
+	nodeCfg.HTTPCors = []string{"*"} // the /verify page asks the chain from the browser, served by keeper or from a file
+	nodeCfg.WSHost = ""
+
+	ethCfg := ethconfig.Defaults
+	ethCfg.Genesis = &core.Genesis{
+		Config:   &chainCfg,
+		GasLimit: ethconfig.Defaults.Miner.GasCeil,
+		Alloc:    alloc,
+	}
+	ethCfg.NetworkId = o.ChainID
+	ethCfg.SyncMode = ethconfig.FullSync
+	ethCfg.TxPool.NoLocals = true // a dropped transaction stays dropped (no local re-journaling)
+	ethCfg.LogNoHistory = true
+
+	stack, err := node.New(&nodeCfg)
+	if err != nil {
+		return nil, fmt.Errorf("devchain: node: %w", err)
+	}
+	crashSafe := true
+	if o.Persist {
+		// See "Surviving a kill" in the package documentation.
+		scheme, err := storedStateScheme(stack)
+		if err != nil {
+			stack.Close()
+			return nil, err
+		}
+		if scheme == "" && legacyPathScheme {
+			scheme = rawdb.PathScheme
+		}
+		switch scheme {
+		case "", rawdb.HashScheme:
+			ethCfg.StateScheme = rawdb.HashScheme
+			ethCfg.NoPruning = true  // archive: every block's state is written with the block
+			ethCfg.SnapshotCache = 0 // no snapshot layers held in memory either
+		default:
+			crashSafe = false // a chain created before: keep its scheme (it cannot be converted)
+			ethCfg.StateScheme = scheme
+		}
+	}
+	backend, err := eth.New(stack, &ethCfg)
+	if err != nil {
+		stack.Close()
+		return nil, fmt.Errorf("devchain: eth service: %w", err)
+	}
+	if o.Persist {
+		repairAfterCrash(backend, o.Logger, crashSafe, nodeCfg.DataDir)
+	}
+	fs := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
+	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(fs)}})
+	if err := stack.Start(); err != nil {
+		stack.Close()
+		return nil, fmt.Errorf("devchain: start node (port %d): %w", o.Port, err)
+	}
+	backend.SetSynced()
+	// EtherLink's sequencer ignores the tip, so keeper pays none there: the
+	// pool and the miner take transactions with a tip of 0 (geth's default
+	// floors are 1 wei and 1 mwei).
+	backend.TxPool().SetGasTip(new(big.Int))
+	if err := backend.Miner().SetGasTip(new(big.Int)); err != nil {
+		stack.Close()
+		return nil, fmt.Errorf("devchain: miner tip: %w", err)
+	}
+	if bc := backend.BlockChain(); bc.CurrentFinalBlock() == nil {
+		bc.SetFinalized(bc.Genesis().Header())
+		bc.SetSafe(bc.Genesis().Header())
+	}
+
+	c := &Chain{
+		o:        o,
+		key:      key,
+		keyFile:  keyFile,
+		stack:    stack,
+		eth:      backend,
+		url:      stack.HTTPEndpoint(),
+		depth:    depth,
+		stop:     make(chan struct{}),
+		loopDone: make(chan struct{}),
+	}
+	// Seal a block and let the transaction indexer catch up: on a chain still
+	// at genesis geth answers lookups of unknown transactions with "transaction
+	// indexing is in progress" instead of null.
+	if err := c.Mine(1); err != nil {
+		stack.Close()
+		return nil, err
+	}
+	for deadline := time.Now().Add(5 * time.Second); !backend.BlockChain().TxIndexDone() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	go c.loop()
+	return c, nil
+}
+
+// URL is the HTTP JSON-RPC endpoint, e.g. http://127.0.0.1:8545.
+func (c *Chain) URL() string { return c.url }
+
+// KeyFile is the path of the funded dev key (hex private key).
+func (c *Chain) KeyFile() string { return c.keyFile }
+
+// Address is the funded dev account.
+func (c *Chain) Address() common.Address { return crypto.PubkeyToAddress(c.key.PublicKey) }
+
+// ChainID is the chain id served by eth_chainId.
+func (c *Chain) ChainID() uint64 { return c.o.ChainID }
+
+// Stop stops sealing and shuts the node down. It is idempotent.
+func (c *Chain) Stop() error {
+	c.stopOnce.Do(func() {
+		close(c.stop)
+		<-c.loopDone
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.stopErr = c.stack.Close()
+	})
+	return c.stopErr
+}
+
+func (c *Chain) loop() {
+	defer close(c.loopDone)
+	t := time.NewTicker(c.o.BlockTime)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		if !c.paused {
+			if err := c.seal(); err != nil {
+				c.o.Logger.Warn("devchain: seal block", "error", err)
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
+// seal builds a block on the current head from the pool, makes it canonical
+// and moves finality. c.mu must be held.
+func (c *Chain) seal() error {
+	bc := c.eth.BlockChain()
+	parent := bc.CurrentBlock()
+	if err := c.eth.TxPool().Sync(); err != nil {
+		return fmt.Errorf("sync txpool: %w", err)
+	}
+	ts := uint64(time.Now().Unix())
+	if ts <= parent.Time {
+		ts = parent.Time + 1
+	}
+	var random common.Hash
+	_, _ = crand.Read(random[:])
+	payload, err := c.eth.Miner().BuildPayload(context.Background(), &miner.BuildPayloadArgs{
+		Parent:       parent.Hash(),
+		Timestamp:    ts,
+		FeeRecipient: common.Address{},
+		Random:       random,
+		Withdrawals:  types.Withdrawals{},
+		BeaconRoot:   &common.Hash{},
+		Version:      engine.PayloadV3,
+	}, false)
+	if err != nil {
+		return fmt.Errorf("build payload: %w", err)
+	}
+	env := payload.ResolveFull()
+	if env == nil || env.ExecutionPayload == nil {
+		return errors.New("build payload: no block produced")
+	}
+	var blobHashes []common.Hash
+	for _, raw := range env.ExecutionPayload.Transactions {
+		var tx types.Transaction
+		if err := tx.UnmarshalBinary(raw); err != nil {
+			return fmt.Errorf("decode built transaction: %w", err)
+		}
+		blobHashes = append(blobHashes, tx.BlobHashes()...)
+	}
+	block, err := engine.ExecutableDataToBlock(*env.ExecutionPayload, blobHashes, &common.Hash{}, env.Requests)
+	if err != nil {
+		return fmt.Errorf("assemble block: %w", err)
+	}
+	if _, err := bc.InsertBlockWithoutSetHead(context.Background(), block, false); err != nil {
+		return fmt.Errorf("insert block %d: %w", block.NumberU64(), err)
+	}
+	if _, err := bc.SetCanonical(block); err != nil {
+		return fmt.Errorf("set head %d: %w", block.NumberU64(), err)
+	}
+	if c.o.Persist {
+		// geth writes without syncing and its database buffers the tail of
+		// its log in memory: flush it, so a block a client has seen survives
+		// a kill of the process.
+		if err := c.eth.ChainDb().SyncKeyValue(); err != nil {
+			return fmt.Errorf("sync block %d to disk: %w", block.NumberU64(), err)
+		}
+	}
+	c.markFinality(block.NumberU64())
+	return nil
+}
+
+func (c *Chain) markFinality(head uint64) {
+	if c.frozen {
+		return
+	}
+	bc := c.eth.BlockChain()
+	fin := uint64(0)
+	if head > c.depth {
+		fin = head - c.depth
+	}
+	safe := uint64(0)
+	if head > c.depth/2 {
+		safe = head - c.depth/2
+	}
+	if cur := bc.CurrentFinalBlock(); cur != nil && cur.Number.Uint64() > fin {
+		fin = cur.Number.Uint64() // finality never goes back
+	}
+	if h := bc.GetHeaderByNumber(fin); h != nil {
+		bc.SetFinalized(h)
+	}
+	if safe < fin {
+		safe = fin
+	}
+	if h := bc.GetHeaderByNumber(safe); h != nil {
+		bc.SetSafe(h)
+	}
+}
+
+// Head is the number of the latest block.
+func (c *Chain) Head() uint64 { return c.eth.BlockChain().CurrentBlock().Number.Uint64() }
+
+// Finalized is the number of the finalized block.
+func (c *Chain) Finalized() uint64 {
+	if h := c.eth.BlockChain().CurrentFinalBlock(); h != nil {
+		return h.Number.Uint64()
+	}
+	return 0
+}
+
+// PauseMining stops sealing blocks (transactions stay in the pool) until
+// ResumeMining. Mine still seals on demand.
+func (c *Chain) PauseMining() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.paused = true
+}
+
+// ResumeMining undoes PauseMining.
+func (c *Chain) ResumeMining() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.paused = false
+}
+
+// FreezeFinality stops the `finalized` (and `safe`) block where it is while
+// blocks are still sealed, until ThawFinality.
+func (c *Chain) FreezeFinality() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frozen = true
+}
+
+// ThawFinality undoes FreezeFinality: the next sealed block moves finality
+// to head − FinalityDepth again.
+func (c *Chain) ThawFinality() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.frozen = false
+}
+
+// Mine seals n blocks now, whether or not mining is paused.
+func (c *Chain) Mine(n int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for range n {
+		if err := c.seal(); err != nil {
+			return fmt.Errorf("devchain: %w", err)
+		}
+	}
+	return nil
+}
+
+// DropPending makes the node forget every transaction in its pool, as a node
+// restarted without a persisted mempool would. It returns how many it dropped.
+func (c *Chain) DropPending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropPending()
+}
+
+func (c *Chain) dropPending() int {
+	pool := c.eth.TxPool()
+	_ = pool.Sync()
+	pending, queued := pool.Stats()
+	pool.Clear()
+	return pending + queued
+}
+
+// Reorg replaces the last depth blocks with depth+1 new ones built on their
+// parent, so the chain gets longer and every block hash at those heights
+// changes. With keepTxs the removed blocks' transactions go back to the pool
+// and land again in the new blocks (at new block hashes); without it the pool
+// is emptied after the rewind (those transactions and any others pending are
+// dropped, as if the winning fork never saw them). A reorg may not touch the
+// finalized block.
+func (c *Chain) Reorg(depth int, keepTxs bool) error {
+	if depth <= 0 {
+		return fmt.Errorf("devchain: reorg depth must be positive, got %d", depth)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bc := c.eth.BlockChain()
+	head := bc.CurrentBlock().Number.Uint64()
+	if uint64(depth) > head {
+		return fmt.Errorf("devchain: reorg depth %d exceeds head %d", depth, head)
+	}
+	ancestor := head - uint64(depth)
+	if fin := bc.CurrentFinalBlock(); fin != nil && fin.Number.Uint64() > ancestor {
+		return fmt.Errorf("devchain: reorg to %d would revert finalized block %d", ancestor, fin.Number.Uint64())
+	}
+	parent := bc.GetBlockByNumber(ancestor)
+	if parent == nil {
+		return fmt.Errorf("devchain: block %d not found", ancestor)
+	}
+	if _, err := bc.SetCanonical(parent); err != nil {
+		return fmt.Errorf("devchain: rewind to %d: %w", ancestor, err)
+	}
+	if err := c.eth.TxPool().Sync(); err != nil {
+		return fmt.Errorf("devchain: sync txpool: %w", err)
+	}
+	if !keepTxs {
+		c.dropPending()
+	}
+	for range depth + 1 {
+		if err := c.seal(); err != nil {
+			return fmt.Errorf("devchain: reorg: %w", err)
+		}
+	}
+	return nil
+}
+
+func loadOrCreateKey(path string) (*ecdsa.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		k, perr := crypto.HexToECDSA(strings.TrimPrefix(strings.TrimSpace(string(b)), "0x"))
+		if perr != nil {
+			// Never echo the file's content: it is a private key.
+			return nil, fmt.Errorf("devchain: key file %s does not hold a hex secp256k1 private key", path)
+		}
+		return k, nil
+	case errors.Is(err, os.ErrNotExist):
+	default:
+		return nil, fmt.Errorf("devchain: read key file: %w", err)
+	}
+	k, err := crypto.GenerateKey()
+	if err != nil {
+		return nil, fmt.Errorf("devchain: generate key: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".devchain-key-*")
+	if err != nil {
+		return nil, fmt.Errorf("devchain: write key file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("devchain: write key file: %w", err)
+	}
+	if _, err := tmp.WriteString(hex.EncodeToString(crypto.FromECDSA(k)) + "\n"); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("devchain: write key file: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("devchain: write key file: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, fmt.Errorf("devchain: write key file: %w", err)
+	}
+	return k, nil
+}

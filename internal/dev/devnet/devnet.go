@@ -1,0 +1,546 @@
+// Package devnet is an in-process Solana cluster with a JSON-RPC endpoint
+// that answers with the real RPC's shapes, codes and messages, for keeper's
+// tests and for `keeper dev run`.
+//
+// It keeps a real ledger: ed25519 signatures are verified, recent blockhashes
+// expire after 150 blocks, duplicate signatures are AlreadyProcessed, fees are
+// debited (5000 lamports per signature plus the ComputeBudget priority fee),
+// and the System Program (transfers), ComputeBudget and SPL Memo (v1 and v2)
+// programs execute. A block is produced every SlotTime; a block at slot s is
+// confirmed once the chain reaches slot s+1 and finalized at s+32. Reads use
+// the same default commitment as the real RPC (finalized), so a client that
+// works here has the same commitment handling a real cluster needs.
+//
+// Fault injection (dropped or delayed transactions, skipped slots, paused
+// slot production, failing RPC calls, congestion that leaves out
+// transactions paying too low a compute unit price) and per-method call
+// counters are exported for tests.
+//
+// Differences from a real cluster: HTTP JSON-RPC only (no websocket
+// subscriptions); no forks, so confirmation is by slot distance; the System
+// Program runs Transfer only (other instructions fail with
+// InvalidInstructionData); no address lookup tables, tokens, inner
+// instructions or rewards; program accounts carry no ELF data; Memo compute
+// units approximate the real program's (1500 + 11500 per signer + 9 per
+// byte) and builtins charge 150; the default compute unit limit is 200k per
+// non-ComputeBudget instruction; texts of malformed-parameter errors
+// approximate serde's.
+package devnet
+
+import (
+	"github.com/keeperhq/keeper/internal/config"
+
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gagliardetto/solana-go"
+)
+
+// PayerKeyFileName is the name of the funded fee-payer key file written to
+// Options.Dir.
+const PayerKeyFileName = config.DevSolanaKeyFileName
+
+// LamportsPerSOL is 10^9.
+const LamportsPerSOL = 1_000_000_000
+
+// Defaults.
+const (
+	DefaultSlotTime         = 400 * time.Millisecond
+	DefaultPayerLamports    = 1_000 * LamportsPerSOL
+	DefaultRetryInterval    = 2 * time.Second // the RPC send service's retry rate
+	DefaultStatusCacheSlots = 300             // MAX_CACHE_ENTRIES
+	faucetLamports          = 500_000_000 * LamportsPerSOL
+)
+
+// Options configure a devnet. The zero value is usable.
+type Options struct {
+	// Port to listen on at 127.0.0.1; 0 picks a free port.
+	Port int
+	// SlotTime is the time between slots (default 400ms).
+	SlotTime time.Duration
+	// Dir, if set, is where the funded fee-payer key is kept, as a Solana
+	// CLI key file (JSON array of 64 bytes, mode 0600) named PayerKeyFileName.
+	// An existing file is reused, so the payer address is stable across runs.
+	Dir string
+	// PayerLamports funds the fee payer at genesis (default 1000 SOL).
+	PayerLamports uint64
+	// RetryInterval is how often the RPC node rebroadcasts a transaction the
+	// leader did not take (see LoseDeliveries), until its blockhash expires
+	// or sendTransaction's maxRetries is used up (default 2s).
+	RetryInterval time.Duration
+	// StatusCacheSlots is how far behind the root getSignatureStatuses still
+	// finds a transaction without searchTransactionHistory (default 300).
+	StatusCacheSlots uint64
+	// Seed seeds rate-based RPC faults (0: random).
+	Seed uint64
+	// GenesisHash, when set, is the genesis block's hash, which
+	// getGenesisHash answers: the devnet poses as that cluster (e.g. Solana
+	// devnet's EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG). Zero: a hash
+	// derived from the start time, a new cluster at every start.
+	GenesisHash solana.Hash
+}
+
+// Devnet is a running local cluster. Its methods are safe for concurrent use.
+type Devnet struct {
+	opts    Options
+	url     string
+	srv     *http.Server
+	payer   solana.PrivateKey
+	faucet  solana.PrivateKey
+	keyFile string
+
+	mu           sync.Mutex // guards everything below, down to fmu
+	l            *ledger
+	pending      []*pendingTx
+	pendingBySig map[solana.Signature]*pendingTx
+	paused       bool
+	skip         int
+	dropNext     int
+	loseNext     int
+	delay        time.Duration
+	congestion   uint64 // least compute unit price a block takes (Congest)
+
+	fmu    sync.Mutex // guards faults, calls, rng
+	faults []*faultState
+	calls  map[string]int
+	rng    *rand.Rand
+
+	stopOnce sync.Once
+	done     chan struct{}
+	wg       sync.WaitGroup
+}
+
+// pendingTx is a transaction the RPC node accepted and keeps (re)delivering
+// to the leader until it lands, its blockhash expires or retries run out.
+type pendingTx struct {
+	p           *parsedTx
+	nextAttempt time.Time
+	retriesLeft int // -1: until the blockhash expires
+	lastValid   uint64
+	faultable   bool // sendTransaction traffic (subject to DropNext/LoseDeliveries)
+}
+
+// Start launches a devnet: genesis, the slot clock and the RPC server on
+// 127.0.0.1. It stops when ctx is done or Stop is called.
+func Start(ctx context.Context, opts Options) (*Devnet, error) {
+	if opts.SlotTime <= 0 {
+		opts.SlotTime = DefaultSlotTime
+	}
+	if opts.PayerLamports == 0 {
+		opts.PayerLamports = DefaultPayerLamports
+	}
+	if opts.RetryInterval <= 0 {
+		opts.RetryInterval = DefaultRetryInterval
+	}
+	if opts.StatusCacheSlots == 0 {
+		opts.StatusCacheSlots = DefaultStatusCacheSlots
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	d := &Devnet{
+		opts:         opts,
+		pendingBySig: map[solana.Signature]*pendingTx{},
+		calls:        map[string]int{},
+		rng:          rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		done:         make(chan struct{}),
+	}
+	var err error
+	if opts.Dir != "" {
+		d.keyFile = filepath.Join(opts.Dir, PayerKeyFileName)
+		d.payer, err = loadOrCreateKey(d.keyFile)
+	} else {
+		d.payer, err = solana.NewRandomPrivateKey()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d.faucet, err = solana.NewRandomPrivateKey(); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	d.l = newLedger([]byte(strconv.FormatInt(now.UnixNano(), 10)), now.Unix(), d.restartHeight(), opts.GenesisHash)
+	d.l.credit(d.faucet.PublicKey(), faucetLamports)
+	d.l.credit(d.payer.PublicKey(), opts.PayerLamports)
+
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("solana devnet: listen: %w", err)
+	}
+	d.url = "http://" + ln.Addr().String()
+	d.srv = &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+	d.wg.Add(2)
+	go func() {
+		defer d.wg.Done()
+		if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = err // the listener failed; Stop still works
+		}
+	}()
+	go d.clock()
+	if ctx != nil {
+		go func() {
+			select {
+			case <-ctx.Done():
+				d.Stop()
+			case <-d.done:
+			}
+		}()
+	}
+	return d, nil
+}
+
+// URL is the JSON-RPC endpoint, http://127.0.0.1:PORT.
+func (d *Devnet) URL() string { return d.url }
+
+// Stop shuts the RPC server and the slot clock down. It is idempotent.
+func (d *Devnet) Stop() {
+	d.stopOnce.Do(func() {
+		close(d.done)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := d.srv.Shutdown(ctx); err != nil {
+			_ = d.srv.Close()
+		}
+		d.wg.Wait()
+	})
+}
+
+// Payer is the funded fee-payer key (the one written to FaucetKeyFile).
+func (d *Devnet) Payer() solana.PrivateKey { return d.payer }
+
+// FaucetKeyFile is the path of the funded fee-payer key file, or "" when
+// Options.Dir was not set.
+func (d *Devnet) FaucetKeyFile() string { return d.keyFile }
+
+// Fund credits lamports to an account outside any transaction. An account
+// the ledger has never seen is created at genesis, so every commitment level
+// sees it at once; an existing account is credited at the current slot.
+func (d *Devnet) Fund(pk solana.PublicKey, lamports uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.l.credit(pk, lamports)
+}
+
+// NewFundedKey creates a keypair funded with lamports (see Fund).
+func (d *Devnet) NewFundedKey(lamports uint64) (solana.PrivateKey, error) {
+	k, err := solana.NewRandomPrivateKey()
+	if err != nil {
+		return nil, err
+	}
+	d.Fund(k.PublicKey(), lamports)
+	return k, nil
+}
+
+// Balance returns an account's lamports at the tip (processed).
+func (d *Devnet) Balance(pk solana.PublicKey) uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.l.balanceAt(pk, math.MaxUint64)
+}
+
+// Slot is the slot of the newest block (processed commitment).
+func (d *Devnet) Slot() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.l.tip().slot
+}
+
+// BlockHeight is the height of the newest block (processed commitment).
+func (d *Devnet) BlockHeight() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.l.tip().height
+}
+
+// Pending is how many accepted transactions wait for inclusion.
+func (d *Devnet) Pending() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.pending)
+}
+
+// --- slot control ---
+
+// Pause stops slot production until Resume. Sends are still accepted.
+func (d *Devnet) Pause() { d.mu.Lock(); d.paused = true; d.mu.Unlock() }
+
+// Resume restarts slot production after Pause.
+func (d *Devnet) Resume() { d.mu.Lock(); d.paused = false; d.mu.Unlock() }
+
+// Advance produces n slots at once, paused or not (skips from SkipSlots
+// apply). Handy to age blockhashes or finalize without waiting.
+func (d *Devnet) Advance(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for range n {
+		d.produceSlot(time.Now())
+	}
+}
+
+// SkipSlots makes the next n slots produce no block (the leader missed
+// them): the slot moves on, block height and confirmations do not.
+func (d *Devnet) SkipSlots(n int) { d.mu.Lock(); d.skip += n; d.mu.Unlock() }
+
+// --- transaction faults ---
+
+// DropNext makes the next n sendTransaction calls that pass preflight be
+// answered normally (with the signature) but never included.
+func (d *Devnet) DropNext(n int) { d.mu.Lock(); d.dropNext += n; d.mu.Unlock() }
+
+// ClearDrops cancels what DropNext and LoseDeliveries still had to drop
+// or lose: from now on sends are included again.
+func (d *Devnet) ClearDrops() { d.mu.Lock(); d.dropNext, d.loseNext = 0, 0; d.mu.Unlock() }
+
+// DelayInclusion holds every transaction received from now on out of blocks
+// for at least dur after it arrives (0 restores immediate inclusion).
+func (d *Devnet) DelayInclusion(dur time.Duration) { d.mu.Lock(); d.delay = dur; d.mu.Unlock() }
+
+// LoseDeliveries loses the next n deliveries of sendTransaction traffic to
+// the leader. The RPC node redelivers every Options.RetryInterval while the
+// blockhash is valid, at most maxRetries times when the send set it
+// (maxRetries 0: a lost delivery is never retried).
+func (d *Devnet) LoseDeliveries(n int) { d.mu.Lock(); d.loseNext += n; d.mu.Unlock() }
+
+// clock produces a slot every SlotTime unless paused.
+func (d *Devnet) clock() {
+	defer d.wg.Done()
+	t := time.NewTicker(d.opts.SlotTime)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.done:
+			return
+		case now := <-t.C:
+			d.mu.Lock()
+			if !d.paused {
+				d.produceSlot(now)
+			}
+			d.mu.Unlock()
+		}
+	}
+}
+
+// The devnet keeps its ledger in memory and starts a new one at every start,
+// but a transaction signed against the old ledger carries a
+// lastValidBlockHeight from it, and a client (keeper) waits for the block
+// height to pass it before signing anew. So the block height never goes
+// back: every heightEvery blocks the tip's height is written to heightFile
+// in Options.Dir, and a restart begins above anything the old ledger can
+// have issued (the height written, plus what may have been produced after
+// it, plus the longest validity).
+const (
+	heightFileName = "solana-devnet.height"
+	heightEvery    = 32
+)
+
+func (d *Devnet) heightFile() string {
+	if d.opts.Dir == "" {
+		return ""
+	}
+	return filepath.Join(d.opts.Dir, heightFileName)
+}
+
+// restartHeight is where a new ledger's block heights begin.
+func (d *Devnet) restartHeight() uint64 {
+	f := d.heightFile()
+	if f == "" {
+		return 0
+	}
+	raw, err := os.ReadFile(f)
+	if err != nil {
+		return 0
+	}
+	h, err := strconv.ParseUint(strings.TrimSpace(string(raw)), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return h + heightEvery + maxProcessingAge + 1
+}
+
+// saveHeight records the tip's height (atomically; a failure only makes
+// the next restart begin lower).
+func (d *Devnet) saveHeight(h uint64) {
+	f := d.heightFile()
+	if f == "" {
+		return
+	}
+	tmp := f + ".tmp"
+	if os.WriteFile(tmp, []byte(strconv.FormatUint(h, 10)+"\n"), 0o600) == nil {
+		os.Rename(tmp, f)
+	}
+}
+
+// produceSlot ticks one slot and, unless it is skipped, builds its block
+// from the pending transactions that are due. d.mu must be held.
+func (d *Devnet) produceSlot(now time.Time) {
+	l := d.l
+	l.slot++
+	if d.skip > 0 {
+		d.skip--
+		return
+	}
+	parent := l.tip()
+	b := &block{
+		slot:       l.slot,
+		height:     parent.height + 1,
+		parentSlot: parent.slot,
+		prevHash:   parent.hash,
+		hash:       nextBlockHash(parent.hash, l.slot),
+		time:       now.Unix(),
+		txTotal:    parent.txTotal,
+	}
+	b.congestionFee = congestionFee(b, d.congestion)
+	env := execEnv{
+		hashOK: func(h solana.Hash) bool { return l.hashValidIn(h, math.MaxUint64, b.height) },
+		seen:   func(s solana.Signature) bool { _, ok := l.txs[s]; return ok },
+		state:  newView(func(pk solana.PublicKey) uint64 { return l.balanceAt(pk, math.MaxUint64) }),
+	}
+	keep := make([]*pendingTx, 0, len(d.pending))
+	for _, pt := range d.pending {
+		if now.Before(pt.nextAttempt) {
+			keep = append(keep, pt)
+			continue
+		}
+		if b.height > pt.lastValid {
+			delete(d.pendingBySig, pt.p.sig) // expired: the send service gives up
+			continue
+		}
+		delivered := true
+		if pt.faultable && d.loseNext > 0 {
+			d.loseNext--
+			delivered = false
+		}
+		if pt.faultable && d.congestion > 0 && computeUnitPrice(&pt.p.tx.Message) < d.congestion {
+			delivered = false // the leader fills the block with better-paying transactions
+		}
+		// The leader's sigverify silently discards bad signatures.
+		if delivered && pt.p.sigsOK {
+			if res := execute(pt.p, env); res.committed {
+				for k, v := range res.writes {
+					l.setBalance(k, b.slot, v)
+				}
+				l.record(&txRecord{p: pt.p, block: b, index: len(b.txs), res: res})
+				delete(d.pendingBySig, pt.p.sig)
+				continue
+			}
+		}
+		if pt.retriesLeft == 0 {
+			delete(d.pendingBySig, pt.p.sig)
+			continue
+		}
+		if pt.retriesLeft > 0 {
+			pt.retriesLeft--
+		}
+		pt.nextAttempt = now.Add(d.opts.RetryInterval)
+		keep = append(keep, pt)
+	}
+	d.pending = keep
+	b.txTotal += uint64(len(b.txs))
+	l.blocks = append(l.blocks, b)
+	l.bySlot[b.slot] = b
+	l.byHash[b.hash] = b
+	if b.height%heightEvery == 0 {
+		d.saveHeight(b.height)
+	}
+}
+
+// enqueue hands a transaction to the RPC node's send service. d.mu must be held.
+func (d *Devnet) enqueue(p *parsedTx, lastValid uint64, maxRetries *uint64, faultable bool) {
+	if _, dup := d.pendingBySig[p.sig]; dup {
+		return
+	}
+	if _, landed := d.l.txs[p.sig]; landed {
+		return
+	}
+	if faultable && d.dropNext > 0 {
+		d.dropNext--
+		return
+	}
+	retries := -1
+	if maxRetries != nil {
+		retries = int(min(*maxRetries, math.MaxInt32))
+	}
+	pt := &pendingTx{
+		p:           p,
+		nextAttempt: time.Now().Add(d.delay),
+		retriesLeft: retries,
+		lastValid:   lastValid,
+		faultable:   faultable,
+	}
+	d.pending = append(d.pending, pt)
+	d.pendingBySig[p.sig] = pt
+}
+
+// loadOrCreateKey reads a Solana CLI key file, creating it (mode 0600) with
+// a new key when it does not exist. Creation is atomic and never replaces a
+// file another process wrote first.
+func loadOrCreateKey(path string) (solana.PrivateKey, error) {
+	k, err := readKeyFile(path)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return k, err
+	}
+	if k, err = solana.NewRandomPrivateKey(); err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("solana devnet: key dir: %w", err)
+	}
+	ints := make([]int, len(k))
+	for i, b := range k {
+		ints[i] = int(b)
+	}
+	buf, _ := json.Marshal(ints)
+	tmp, err := os.CreateTemp(dir, ".payer-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("solana devnet: write key file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err = tmp.Chmod(0o600); err == nil {
+		_, err = tmp.Write(buf)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp.Name(), path)
+		if errors.Is(err, os.ErrExist) {
+			return readKeyFile(path)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("solana devnet: write key file: %w", err)
+	}
+	return k, nil
+}
+
+func readKeyFile(path string) (solana.PrivateKey, error) {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("solana devnet: read key file: %w", err)
+	}
+	k, err := solana.PrivateKeyFromSolanaKeygenFileBytes(content)
+	if err != nil {
+		return nil, fmt.Errorf("solana devnet: read key file %s: %w", path, err)
+	}
+	if len(k) != 64 {
+		return nil, fmt.Errorf("solana devnet: key file %s: want 64 bytes, got %d", path, len(k))
+	}
+	return k, nil
+}

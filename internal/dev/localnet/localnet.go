@@ -1,0 +1,125 @@
+// Package localnet starts the local chains `keeper dev` (and `keeper
+// devchains`) anchor on when no real endpoint is configured: an EtherLink-like
+// EVM chain (a go-ethereum node with a dev genesis, sealing blocks on a timer,
+// over HTTP JSON-RPC, its chain kept in the data directory) and a Solana-like
+// devnet (in memory), each with a funded key written to the data directory.
+package localnet
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/devchain"
+	"github.com/keeperhq/keeper/internal/dev/devnet"
+)
+
+// Options choose which local chains to start and where.
+type Options struct {
+	Dir        string // keys live in Dir/chains
+	EVM        bool
+	EVMPort    int // 0 = free port
+	EVMBlock   time.Duration
+	EVMChainID uint64
+	Solana     bool
+	SolanaPort int
+	SolanaSlot time.Duration
+	Logger     *slog.Logger
+}
+
+// Net is the running local chains. Fields are empty for chains not started.
+type Net struct {
+	EVM    *devchain.Chain
+	Solana *devnet.Devnet
+	cancel context.CancelFunc
+}
+
+// KeyDir is where the local chains keep their funded keys.
+func KeyDir(dataDir string) string { return filepath.Join(dataDir, config.DevKeyDir) }
+
+// EVMKeyFile is the local EVM chain's funded dev key (hex).
+func EVMKeyFile(dataDir string) string { return filepath.Join(KeyDir(dataDir), devchain.KeyFileName) }
+
+// SolanaKeyFile is the local devnet's funded fee payer (JSON keypair).
+func SolanaKeyFile(dataDir string) string {
+	return filepath.Join(KeyDir(dataDir), devnet.PayerKeyFileName)
+}
+
+// StartFor starts the local chains the configuration needs (those with no
+// RPC URL or URL list configured) and points cfg at them. It returns nil when none is
+// needed.
+func StartFor(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Net, error) {
+	o := Options{
+		Dir: cfg.DataDir, EVMPort: cfg.EVM.DevPort, EVMBlock: cfg.EVM.DevBlockTime, EVMChainID: uint64(cfg.EVM.ChainID),
+		SolanaPort: cfg.Solana.DevPort, SolanaSlot: cfg.Solana.DevSlotTime, Logger: log,
+		EVM:    cfg.HasChain("etherlink") && !cfg.EVM.HasEndpoint(),
+		Solana: cfg.HasChain("solana") && !cfg.Solana.HasEndpoint(),
+	}
+	if !o.EVM && !o.Solana {
+		return nil, nil
+	}
+	n, err := Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if n.EVM != nil {
+		cfg.EVM.RPCURL = n.EVM.URL()
+	}
+	if n.Solana != nil {
+		cfg.Solana.RPCURL = n.Solana.URL()
+	}
+	return n, nil
+}
+
+// Print says where the local chains listen.
+func (n *Net) Print(out io.Writer, dataDir string) {
+	if n == nil {
+		return
+	}
+	if n.EVM != nil {
+		fmt.Fprintf(out, "  EtherLink (local) %s   (chain id %d, key %s)\n", n.EVM.URL(), n.EVM.ChainID(), EVMKeyFile(dataDir))
+	}
+	if n.Solana != nil {
+		fmt.Fprintf(out, "  Solana (local)    %s   (fee payer %s)\n", n.Solana.URL(), SolanaKeyFile(dataDir))
+	}
+}
+
+// Start starts the chains asked for; Stop stops them.
+func Start(ctx context.Context, o Options) (*Net, error) {
+	n := &Net{}
+	// The devnet lives as long as this context, not the caller's start-up one.
+	life, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	if o.EVM {
+		c, err := devchain.Start(ctx, devchain.Options{Dir: KeyDir(o.Dir), Port: o.EVMPort, BlockTime: o.EVMBlock, ChainID: o.EVMChainID, Persist: true, Logger: o.Logger})
+		if err != nil {
+			n.Stop()
+			return nil, fmt.Errorf("local EVM chain: %w", err)
+		}
+		n.EVM = c
+	}
+	if o.Solana {
+		d, err := devnet.Start(life, devnet.Options{Dir: KeyDir(o.Dir), Port: o.SolanaPort, SlotTime: o.SolanaSlot})
+		if err != nil {
+			n.Stop()
+			return nil, fmt.Errorf("local Solana devnet: %w", err)
+		}
+		n.Solana = d
+	}
+	return n, nil
+}
+
+// Stop stops every chain that was started.
+func (n *Net) Stop() {
+	if n.EVM != nil {
+		n.EVM.Stop()
+	}
+	if n.Solana != nil {
+		n.Solana.Stop()
+	}
+	n.cancel()
+}

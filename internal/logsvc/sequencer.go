@@ -1,0 +1,197 @@
+// Package logsvc runs keeper's evidence log (docs/log.md): the sequencer
+// that appends accepted evidence and signs checkpoints, and the HTTP
+// handler and exporter that serve the log as C2SP tlog-tiles.
+package logsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/receipt"
+)
+
+// DefaultAppendMax bounds the evidence one append takes in, so a long
+// backlog (the first start after an upgrade) is taken in by parts.
+const DefaultAppendMax = 20_000
+
+// Sequencer appends evidence to the log and signs a checkpoint whenever it
+// grew, at least every Interval. Every worker runs one over the shared
+// store; appends are serialized by the store, and two signers with the one
+// key sign a size identically (Ed25519 is deterministic).
+type Sequencer struct {
+	Store    *store.Store
+	Signer   *evlog.Signer
+	Interval time.Duration
+	Logger   *slog.Logger
+	// Anchored, when set, reads the checkpoints the chains hold for this
+	// log (each chain's latest keeper anchor): the log refuses to sign
+	// until its tree is consistent with every one of them (a store lost or
+	// restored from an old backup would otherwise start a second history).
+	Anchored func(ctx context.Context) ([]receipt.CheckpointRef, error)
+
+	mu      sync.Mutex // one append and signature at a time in this process
+	checked bool       // the chains' checkpoints were read and matched
+	lastErr atomic.Pointer[error]
+}
+
+// Err is why the last append or signature failed, nil when it succeeded:
+// a worker whose log cannot sign is not ready (its batches cannot anchor).
+func (q *Sequencer) Err() error {
+	if p := q.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// ErrInconsistent is returned when the log's tree does not extend a
+// checkpoint the chains hold.
+var ErrInconsistent = errors.New("the log is not consistent with a checkpoint anchored on chain")
+
+// Run appends and signs every Interval until ctx ends.
+func (q *Sequencer) Run(ctx context.Context) {
+	t := time.NewTicker(q.Interval)
+	defer t.Stop()
+	for {
+		q.Step(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Step is one round of Run: Sync, with its error kept for Err and logged
+// when the log starts or stops failing.
+func (q *Sequencer) Step(ctx context.Context) {
+	_, err := q.Sync(ctx)
+	if err != nil && ctx.Err() != nil {
+		return
+	}
+	was := q.lastErr.Load() != nil
+	if err != nil {
+		q.lastErr.Store(&err)
+	} else {
+		q.lastErr.Store(nil)
+	}
+	switch {
+	case err != nil && !was:
+		q.Logger.Error("evidence log: cannot append or sign", "error", err)
+	case err == nil && was:
+		q.Logger.Info("evidence log: appending and signing again")
+	}
+}
+
+// Sync takes every evidence waiting into the log, signs a checkpoint of the
+// new size when it grew, and returns the latest checkpoint.
+func (q *Sequencer) Sync(ctx context.Context) (store.LogCheckpoint, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err := q.checkAnchored(ctx); err != nil {
+		return store.LogCheckpoint{}, err
+	}
+	size, root, err := q.appendWaiting(ctx)
+	if err != nil {
+		return store.LogCheckpoint{}, err
+	}
+	latest, err := q.Store.LatestCheckpoint(ctx)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return store.LogCheckpoint{}, err
+	}
+	if size == 0 || (err == nil && latest.Size >= size) {
+		return latest, nil
+	}
+	cp := evlog.Checkpoint{Origin: q.Signer.Origin(), Size: size, Root: root}
+	signed, err := q.Signer.Sign(cp)
+	if err != nil {
+		return store.LogCheckpoint{}, err
+	}
+	c := store.LogCheckpoint{Size: size, Root: root, Note: signed, CreatedAt: time.Now()}
+	if err := q.Store.SaveCheckpoint(ctx, c, q.Signer.Key().Text); err != nil {
+		return store.LogCheckpoint{}, err
+	}
+	return c, nil
+}
+
+// appendWaiting takes into the log what waits now, not what keeps
+// arriving meanwhile: under a steady stream, chasing the tail would put off
+// the checkpoint. It returns the log's size and root.
+func (q *Sequencer) appendWaiting(ctx context.Context) (uint64, [32]byte, error) {
+	for {
+		n, r, taken, err := q.Store.AppendLog(ctx, DefaultAppendMax)
+		if err != nil || taken < DefaultAppendMax {
+			return n, r, err
+		}
+	}
+}
+
+// CheckpointFor returns a checkpoint holding at least need entries: the
+// latest, after taking in whatever waits when the latest is smaller.
+func (q *Sequencer) CheckpointFor(ctx context.Context, need uint64) (store.LogCheckpoint, error) {
+	c, err := q.Store.LatestCheckpoint(ctx)
+	if err == nil && c.Size >= need {
+		return c, nil
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return c, err
+	}
+	if c, err = q.Sync(ctx); err != nil {
+		return c, err
+	}
+	if c.Size < need {
+		return c, fmt.Errorf("evidence log: the latest checkpoint holds %d entries, the batch needs %d", c.Size, need)
+	}
+	return c, nil
+}
+
+// KeyHash is the hash of the log's key, which anchors name.
+func (q *Sequencer) KeyHash() uint32 { return q.Signer.Key().Hash }
+
+// checkAnchored reads the checkpoints the chains hold, once, and fails
+// while the log is smaller than one of them or differs from it.
+func (q *Sequencer) checkAnchored(ctx context.Context) error {
+	if q.checked || q.Anchored == nil {
+		return nil
+	}
+	refs, err := q.Anchored(ctx)
+	if err != nil {
+		return fmt.Errorf("evidence log: read the checkpoints anchored on chain: %w", err)
+	}
+	size, err := q.Store.LogSize(ctx)
+	if err != nil {
+		return err
+	}
+	key := q.Signer.Key().Hash
+	for _, r := range refs {
+		if r.KeyHash != key {
+			continue
+		}
+		if r.Size > size {
+			// The evidence behind it may still be waiting: take it in first.
+			if size, _, err = q.appendWaiting(ctx); err != nil {
+				return err
+			}
+			if size < r.Size {
+				return fmt.Errorf("%w: a chain holds a checkpoint of %d entries and this store's log has %d: the store was lost or restored from an older backup; restore the newest one", ErrInconsistent, r.Size, size)
+			}
+		}
+		h, err := tlog.TreeHash(int64(r.Size), q.Store.LogHashReader(ctx))
+		if err != nil {
+			return err
+		}
+		if h != r.Root {
+			return fmt.Errorf("%w: the chain's checkpoint of %d entries has root %x, this store's log %x", ErrInconsistent, r.Size, r.Root, h)
+		}
+	}
+	q.checked = true
+	return nil
+}

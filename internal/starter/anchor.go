@@ -1,0 +1,663 @@
+package starter
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/keeperhq/keeper/internal/idemkey"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/strictjson"
+	"github.com/keeperhq/keeper/receipt"
+)
+
+// Intake limits.
+const (
+	maxMetadataBytes = 16 << 10
+	maxKeyLen        = 256
+	defaultPriority  = 5
+)
+
+// evidenceRequest is the body of POST /v1/evidence.
+type evidenceRequest struct {
+	Digest         *string         `json:"digest"`
+	Content        *string         `json:"content"`
+	Chains         []string        `json:"chains"`
+	Priority       *int            `json:"priority"`
+	IdempotencyKey *string         `json:"idempotency_key"`
+	Metadata       json.RawMessage `json:"metadata"`
+}
+
+// decodeEvidence parses and validates an intake body against the configured
+// chains. It is pure: nothing is stored until it succeeds. A body in the
+// plain form the scanner reads is read by it; any other goes to strictjson.
+func decodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError) {
+	var f evidenceFields
+	if !utf8.Valid(body) || !f.scanBody(body) {
+		var req evidenceRequest
+		if err := decodeStrict(body, &req); err != nil {
+			return store.NewEvidence{}, err
+		}
+		f = req.fields()
+	}
+	return f.evidence(chains)
+}
+
+// evidenceFields is an intake body's fields as decoded, from an
+// evidenceRequest or by the scanner (evidencescan.go): each optional field with whether it
+// was given (and not null).
+type evidenceFields struct {
+	digest, content, key          []byte
+	hasDigest, hasContent, hasKey bool
+	chains                        [][]byte
+	priority                      int
+	hasPriority                   bool
+	metadata                      []byte // as given; compacted once metadataChecked
+	metadataChecked               bool   // metadata passed checkMetadata (the scan does that)
+}
+
+// fields are the evidenceFields of a body encoding/json decoded.
+func (req *evidenceRequest) fields() evidenceFields {
+	var f evidenceFields
+	if req.Digest != nil {
+		f.digest, f.hasDigest = []byte(*req.Digest), true
+	}
+	if req.Content != nil {
+		f.content, f.hasContent = []byte(*req.Content), true
+	}
+	if req.IdempotencyKey != nil {
+		f.key, f.hasKey = []byte(*req.IdempotencyKey), true
+	}
+	for _, c := range req.Chains {
+		f.chains = append(f.chains, []byte(c))
+	}
+	if req.Priority != nil {
+		f.priority, f.hasPriority = *req.Priority, true
+	}
+	f.metadata = req.Metadata
+	return f
+}
+
+// evidence validates f against the configured chains.
+func (f *evidenceFields) evidence(chains []string) (store.NewEvidence, *apiError) {
+	var ne store.NewEvidence
+	switch {
+	case f.hasDigest && f.hasContent:
+		return ne, badRequest("conflicting_fields", "digest", "give either digest or content, not both")
+	case f.hasDigest:
+		if len(f.digest) != hex.EncodedLen(sha256.Size) {
+			return ne, badRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
+		}
+		if _, err := hex.Decode(ne.Digest[:], f.digest); err != nil {
+			return ne, badRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
+		}
+	case f.hasContent:
+		b := make([]byte, base64.StdEncoding.DecodedLen(len(f.content)))
+		n, err := base64.StdEncoding.Decode(b, f.content)
+		if err != nil {
+			return ne, badRequest("invalid_content", "content", "content must be standard base64")
+		}
+		if n == 0 {
+			return ne, badRequest("invalid_content", "content", "content must not be empty")
+		}
+		ne.Digest = sha256.Sum256(b[:n])
+	default:
+		return ne, badRequest("missing_field", "digest", "digest (hex SHA-256) or content (base64) is required")
+	}
+
+	if len(f.chains) == 0 {
+		return ne, badRequest("missing_field", "chains", "chains must list at least one chain, e.g. [\"stub\"]")
+	}
+	var aerr *apiError
+	if ne.Chains, aerr = pickChains(f.chains, chains); aerr != nil {
+		return ne, aerr
+	}
+
+	ne.Priority = defaultPriority
+	if f.hasPriority {
+		if f.priority < 1 || f.priority > 10 {
+			return ne, badRequest("invalid_priority", "priority", "priority must be an integer from 1 (highest) to 10")
+		}
+		ne.Priority = f.priority
+	}
+	if f.hasKey {
+		k := string(f.key)
+		if aerr := checkKey(k, "idempotency_key"); aerr != nil {
+			return ne, aerr
+		}
+		ne.IdempotencyKey = k
+	}
+	if f.metadataChecked {
+		ne.Metadata = f.metadata
+		return ne, nil
+	}
+	ne.Metadata, aerr = checkMetadata(f.metadata)
+	return ne, aerr
+}
+
+// pickChains is the sorted set of configured chains the listed ones ask
+// for ("multi" asks for all), or why the list is refused: the first chain
+// in it listed twice or not configured.
+func pickChains(listed [][]byte, chains []string) ([]string, *apiError) {
+	var small [8]bool
+	on := small[:0]
+	if len(chains) <= len(small) {
+		on = small[:len(chains)]
+	} else {
+		on = make([]bool, len(chains))
+	}
+	for k, c := range listed {
+		// Before the first refusal the chains listed are all different and
+		// each configured or "multi", so this looks at few of them.
+		for _, d := range listed[:k] {
+			if bytes.Equal(c, d) {
+				return nil, badRequest("duplicate_chain", "chains", fmt.Sprintf("chain %q is listed twice", printable(string(c))))
+			}
+		}
+		if string(c) == "multi" {
+			for i := range on {
+				on[i] = true
+			}
+			continue
+		}
+		i := chainIndex(chains, c)
+		if i < 0 {
+			return nil, badRequest("unknown_chain", "chains", fmt.Sprintf("chain %q is not configured here (configured: %s; \"multi\" means all)", printable(string(c)), strings.Join(chains, ", ")))
+		}
+		on[i] = true
+	}
+	n := 0
+	for _, o := range on {
+		if o {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	picked := make([]string, 0, n)
+	for i, o := range on {
+		if o {
+			picked = append(picked, chains[i])
+		}
+	}
+	sort.Strings(picked)
+	return slices.Compact(picked), nil // a chain configured twice is asked for once
+}
+
+// chainIndex is the index of c in chains, or -1.
+func chainIndex(chains []string, c []byte) int {
+	for i, cc := range chains {
+		if cc == string(c) {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkMetadata checks the metadata given (nil when absent) and compacts it:
+// nil for none.
+func checkMetadata(md []byte) ([]byte, *apiError) {
+	if len(md) == 0 || bytes.Equal(md, []byte("null")) {
+		return nil, nil
+	}
+	if len(md) > maxMetadataBytes {
+		return nil, badRequest("metadata_too_large", "metadata", fmt.Sprintf("metadata must be at most %d bytes of JSON", maxMetadataBytes))
+	}
+	if bytes.TrimSpace(md)[0] != '{' {
+		return nil, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, md); err != nil {
+		return nil, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
+	}
+	return compact.Bytes(), nil
+}
+
+// checkKey checks an idempotency key given in field (the body's
+// idempotency_key or the Idempotency-Key header).
+func checkKey(k, field string) *apiError {
+	if k == "" || len(k) > maxKeyLen || !utf8.ValidString(k) || strings.ContainsFunc(k, isControl) {
+		return badRequest("invalid_idempotency_key", field, fmt.Sprintf("%s must be 1–%d printable characters", field, maxKeyLen))
+	}
+	return nil
+}
+
+// keyHeader is the Idempotency-Key request header (IETF httpapi
+// idempotency-key draft), the same as the body's idempotency_key.
+const keyHeader = idemkey.Header
+
+// headerKey takes the Idempotency-Key header into ne: the draft's form, a
+// quoted Structured Field string, or the bare key (idemkey.Parse). Given in the body too, the
+// two must be the same key.
+func headerKey(h http.Header, ne *store.NewEvidence) *apiError {
+	vs := h.Values(keyHeader)
+	switch {
+	case len(vs) == 0:
+		return nil
+	case len(vs) > 1:
+		return badRequest("invalid_idempotency_key", keyHeader, "the Idempotency-Key header must be given once")
+	}
+	k, err := idemkey.Parse(vs[0])
+	if err != nil {
+		return badRequest("invalid_idempotency_key", keyHeader, err.Error())
+	}
+	if aerr := checkKey(k, keyHeader); aerr != nil {
+		return aerr
+	}
+	if ne.IdempotencyKey != "" && ne.IdempotencyKey != k {
+		return badRequest("conflicting_idempotency_key", keyHeader, "the Idempotency-Key header and the body's idempotency_key differ; give the key once, or the same key in both")
+	}
+	ne.IdempotencyKey = k
+	return nil
+}
+
+// decodeStrict decodes one JSON object, refusing unknown fields, wrong types
+// and trailing data, with an error that names the field.
+func decodeStrict(body []byte, v any) *apiError {
+	if err := strictjson.Decode(body, v); err != nil {
+		return badRequest(err.Code, err.Field, err.Message)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// printable cuts and escapes user text before it goes back in a message.
+func printable(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return strings.ToValidUTF8(s, "?")
+}
+
+// evidenceView is the JSON shape of one evidence.
+type evidenceView struct {
+	ID             string            `json:"id"`
+	Status         store.Status      `json:"status"`
+	Digest         string            `json:"digest"`
+	Salt           string            `json:"salt,omitempty"` // only in the evidence's own answers, never in lists
+	Chains         []string          `json:"chains"`
+	Priority       int               `json:"priority"`
+	IdempotencyKey string            `json:"idempotency_key,omitempty"`
+	Metadata       json.RawMessage   `json:"metadata,omitempty"`
+	Attempts       int               `json:"attempts"`
+	LastError      string            `json:"last_error,omitempty"`
+	CreatedAt      string            `json:"created_at"`
+	UpdatedAt      string            `json:"updated_at"`
+	Anchors        []anchorView      `json:"anchors"`
+	Receipt        *receipt.Receipt  `json:"receipt,omitempty"`
+	Links          map[string]string `json:"links"`
+}
+
+type anchorView struct {
+	Chain  string       `json:"chain"`
+	Status store.Status `json:"status"`
+	// BatchDueAt, for an evidence not yet in a batch, is when the chain's
+	// next batch is due by its anchor interval (sooner when the batch fills).
+	BatchDueAt string `json:"batch_due_at,omitempty"`
+	BatchID    int64  `json:"batch_id,omitempty"`
+	TxRef      string `json:"tx_ref,omitempty"`
+	Block      uint64 `json:"block,omitempty"`
+}
+
+func view(ev store.Evidence) evidenceView {
+	v := evidenceView{
+		ID: ev.ID, Status: ev.Status, Digest: hex.EncodeToString(ev.Digest[:]), Chains: ev.Chains, Priority: ev.Priority,
+		IdempotencyKey: ev.IdempotencyKey, Metadata: ev.Metadata, Attempts: ev.Attempts, LastError: ev.LastError,
+		CreatedAt: ev.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: ev.UpdatedAt.Format(time.RFC3339Nano),
+		Links: map[string]string{"self": "/v1/evidence/" + ev.ID},
+	}
+	if len(ev.Salt) > 0 {
+		v.Salt = hex.EncodeToString(ev.Salt)
+	}
+	for _, a := range ev.Anchors {
+		v.Anchors = append(v.Anchors, anchorView{Chain: a.Chain, Status: a.Status, BatchID: a.BatchID, TxRef: a.TxRef, Block: a.Block})
+	}
+	if ev.Status == store.StatusConfirmed {
+		v.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"
+	}
+	return v
+}
+
+// listView is an evidence as lists show it: without its salt and receipt,
+// which only the evidence's own answers carry, so a list does not help
+// anyone test guesses against the leaves of other clients' evidence.
+func listView(ev store.Evidence) evidenceView {
+	v := view(ev)
+	v.Salt, v.Receipt = "", nil
+	return v
+}
+
+func (a *API) postEvidence(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	code := a.intake(w, r)
+	a.metrics.intake(code, time.Since(start))
+}
+
+func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
+	fail := func(e *apiError) int { a.metrics.refused(e); writeError(w, e); return e.Status }
+	if a.draining.Load() {
+		w.Header().Set("Retry-After", "5")
+		return fail(&apiError{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
+	}
+	body, aerr := a.readBody(w, r)
+	if aerr != nil {
+		return fail(aerr)
+	}
+	ne, aerr := decodeEvidence(body, a.Chains)
+	if aerr == nil {
+		aerr = headerKey(r.Header, &ne)
+	}
+	if aerr != nil {
+		return fail(aerr)
+	}
+	if ne.IdempotencyKey != "" {
+		// A repeat answers with what was stored, even under backpressure.
+		prev, err := a.Store.EvidenceByKey(r.Context(), ne.IdempotencyKey)
+		switch {
+		case err == nil && !sameRequest(prev, ne):
+			return fail(keyConflict(prev))
+		case err == nil:
+			v := view(prev)
+			if err := a.withReceipt(r.Context(), &v, prev); err != nil {
+				return fail(a.internal("build the receipt", err))
+			}
+			w.Header().Set("Location", "/v1/evidence/"+prev.ID)
+			writeJSON(w, http.StatusOK, v)
+			return http.StatusOK
+		case !errors.Is(err, store.ErrNotFound):
+			return fail(a.internal("look up idempotency key", err))
+		}
+	}
+	if aerr := a.admit(r.Context(), ne.Priority); aerr != nil {
+		return fail(aerr)
+	}
+	defer a.backlog.settle(1)
+	a.Traces.Expect(r.Context(), ne.Digest, ne.Chains)
+	ev, created, err := a.Store.InsertEvidence(r.Context(), ne)
+	if err != nil {
+		return fail(a.internal("store evidence", err))
+	}
+	status, aerr := storedStatus(ev, created, ne)
+	if aerr != nil {
+		return fail(aerr)
+	}
+	v := view(ev)
+	if err := a.withReceipt(r.Context(), &v, ev); err != nil {
+		return fail(a.internal("build the receipt", err))
+	}
+	w.Header().Set("Location", "/v1/evidence/"+ev.ID)
+	writeJSON(w, status, v)
+	return status
+}
+
+// sameRequest reports whether a stored evidence is what ne asks for again:
+// the request's fingerprint is its digest (given or hashed from content),
+// chains, priority and metadata. The store keeps the metadata as the
+// request gave it, compacted, so evidence stored before metadata counted
+// compares the same way.
+func sameRequest(ev store.Evidence, ne store.NewEvidence) bool {
+	return ev.Digest == ne.Digest && ev.Priority == ne.Priority && slices.Equal(ev.Chains, ne.Chains) && sameMetadata(ev.Metadata, ne.Metadata)
+}
+
+// sameMetadata reports whether two compacted metadata objects (empty for
+// none) are the same JSON value: the same bytes, or the same members in
+// another order. Numbers compare as written (1 is not 1.0).
+func sameMetadata(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	va, oka := decodeNumbers(a)
+	vb, okb := decodeNumbers(b)
+	return oka && okb && reflect.DeepEqual(va, vb)
+}
+
+// decodeNumbers decodes JSON keeping numbers as written.
+func decodeNumbers(b []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	return v, dec.Decode(&v) == nil
+}
+
+// storedStatus is the answer to ne once the store has taken it: 202 when it
+// made ev, 200 when ne's idempotency key answered ev stored before, and 422
+// when that evidence is not what ne asks for.
+func storedStatus(ev store.Evidence, created bool, ne store.NewEvidence) (int, *apiError) {
+	switch {
+	case created:
+		return http.StatusAccepted, nil
+	case !sameRequest(ev, ne):
+		return 0, keyConflict(ev)
+	}
+	return http.StatusOK, nil
+}
+
+// keyConflict refuses an idempotency key first used for another request:
+// 422, as the IETF idempotency-key draft answers a key reused with another
+// payload.
+func keyConflict(prev store.Evidence) *apiError {
+	return &apiError{Status: http.StatusUnprocessableEntity, Code: "idempotency_conflict", Field: "idempotency_key",
+		Message: fmt.Sprintf("idempotency_key was first used for evidence %s with a different digest, chains, priority or metadata; a different request needs a different key", prev.ID)}
+}
+
+// overloaded refuses priority 6–10 while n evidence are pending.
+func overloaded(n, limit int, field string) *apiError {
+	return &apiError{Status: http.StatusTooManyRequests, Code: "overloaded", Field: field, RetryAfter: backlogRetryAfter,
+		Message: fmt.Sprintf("%d evidence are pending (limit %d): priority 6–10 is refused until the queue drains; priority 1–5 is still accepted up to KEEPER_MAX_BACKLOG", n, limit)}
+}
+
+// storeRetryAfter is the Retry-After (seconds) of an answer given while the
+// store cannot be reached: about what a PostgreSQL restart takes.
+const storeRetryAfter = 2
+
+// internal is the answer to a request the store failed: 503
+// store_unavailable with Retry-After when the store could not be reached
+// (store.Unavailable: the same request may succeed later), else 500.
+func (a *API) internal(what string, err error) *apiError {
+	if store.Unavailable(err) {
+		a.Logger.Warn("api: "+what+": the store cannot be reached", "error", err)
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "store_unavailable", RetryAfter: storeRetryAfter,
+			Message: what + " failed: keeper's store cannot be reached; retry after Retry-After"}
+	}
+	a.Logger.Error("api: "+what, "error", err)
+	return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: what + " failed; see keeper's log"}
+}
+
+// evidenceID validates the {id} path segment.
+func evidenceID(r *http.Request) (string, *apiError) {
+	id := r.PathValue("id")
+	if len(id) != 27 || !strings.HasPrefix(id, "ev_") {
+		return "", badRequest("invalid_id", "id", "evidence ids look like ev_ followed by 24 hex characters")
+	}
+	if _, err := hex.DecodeString(id[3:]); err != nil || strings.ToLower(id) != id {
+		return "", badRequest("invalid_id", "id", "evidence ids look like ev_ followed by 24 hex characters")
+	}
+	return id, nil
+}
+
+// notFound is the answer for an evidence id the store does not hold: 410
+// naming the receipts archive file when retention moved it there (README,
+// "Storage and retention"), else 404.
+func (a *API) notFound(ctx context.Context, id string) *apiError {
+	arch, err := a.Store.ArchivedIn(ctx, id)
+	if err == nil {
+		return &apiError{Status: http.StatusGone, Code: "archived", Field: "id", Archive: arch.File, Instance: "/v1/evidence/" + id,
+			Message: fmt.Sprintf("evidence %s was confirmed and moved to the receipts archive on %s: its receipt is in %s (keeper receipt --archive DIR %s reads it)",
+				id, arch.CreatedAt.UTC().Format(time.RFC3339), arch.File, id)}
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return a.internal("look up the receipts archive", err)
+	}
+	return &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no evidence " + id, Instance: "/v1/evidence/" + id}
+}
+
+func (a *API) load(w http.ResponseWriter, r *http.Request) (store.Evidence, bool) {
+	id, aerr := evidenceID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return store.Evidence{}, false
+	}
+	ev, err := a.Store.GetEvidence(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, a.notFound(r.Context(), id))
+		return store.Evidence{}, false
+	}
+	if err != nil {
+		writeError(w, a.internal("load evidence", err))
+		return store.Evidence{}, false
+	}
+	return ev, true
+}
+
+func (a *API) getEvidence(w http.ResponseWriter, r *http.Request) {
+	ev, ok := a.load(w, r)
+	if !ok {
+		return
+	}
+	v := view(ev)
+	if err := a.withReceipt(r.Context(), &v, ev); err != nil {
+		writeError(w, a.internal("build the receipt", err))
+		return
+	}
+	for i, an := range v.Anchors {
+		if an.Status != store.StatusPending || an.BatchID != 0 {
+			continue
+		}
+		due, err := a.batchDue(r.Context(), an.Chain)
+		if err != nil {
+			a.Logger.Warn("evidence: when is the next batch due", "chain", an.Chain, "error", err)
+			continue
+		}
+		v.Anchors[i].BatchDueAt = due.Format(time.RFC3339Nano)
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// batchDue is when the chain's next batch is due by its anchor interval: an
+// interval after its previous batch, or now.
+func (a *API) batchDue(ctx context.Context, chain string) (time.Time, error) {
+	now := time.Now().UTC()
+	if a.AnchorInterval == nil || a.AnchorInterval(chain) <= 0 {
+		return now, nil
+	}
+	last, err := a.Store.LastBatchAt(ctx, chain)
+	if err != nil || last.IsZero() {
+		return now, err
+	}
+	if due := last.Add(a.AnchorInterval(chain)).UTC(); due.After(now) {
+		return due, nil
+	}
+	return now, nil
+}
+
+func (a *API) getReceipt(w http.ResponseWriter, r *http.Request) {
+	ev, ok := a.load(w, r)
+	if !ok {
+		return
+	}
+	if ev.Status != store.StatusConfirmed {
+		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_confirmed", Instance: "/v1/evidence/" + ev.ID, Message: fmt.Sprintf("evidence %s is %s; its receipt exists once it is confirmed", ev.ID, ev.Status)})
+		return
+	}
+	rc, err := ReceiptOf(r.Context(), a.Store, ev)
+	if err != nil {
+		writeError(w, a.internal("build the receipt", err))
+		return
+	}
+	if r.URL.Query().Get("format") == "tlog-proof" {
+		text, err := rc.TLogProof()
+		if err != nil {
+			writeError(w, &apiError{Status: http.StatusConflict, Code: "not_in_log", Instance: "/v1/evidence/" + ev.ID, Message: fmt.Sprintf("evidence %s: %v", ev.ID, err)})
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="`+ev.ID+`.tlog-proof"`)
+		_, _ = w.Write([]byte(text))
+		return
+	}
+	w.Header().Set("Content-Disposition", `attachment; filename="`+ev.ID+`.receipt.json"`)
+	writeJSON(w, http.StatusOK, rc)
+}
+
+func (a *API) retryEvidence(w http.ResponseWriter, r *http.Request) {
+	id, aerr := evidenceID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	ev, chains, err := a.Store.RedriveEvidence(r.Context(), id)
+	for _, c := range chains {
+		a.metrics.redriven.WithLabelValues(c).Inc()
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, a.notFound(r.Context(), id))
+	case errors.Is(err, store.ErrConflict):
+		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_dead_lettered", Instance: "/v1/evidence/" + id, Message: err.Error()})
+	case err != nil:
+		writeError(w, a.internal("retry evidence", err))
+	default:
+		writeJSON(w, http.StatusAccepted, view(ev))
+	}
+}
+
+// checkParams refuses query parameters other than known, and any given
+// twice (which of the two counts would be a guess).
+func checkParams(q url.Values, known ...string) *apiError {
+	for k, vs := range q {
+		switch {
+		case !slices.Contains(known, k):
+			return badRequest("unknown_parameter", printable(k), fmt.Sprintf("unknown query parameter %q (known: %s)", printable(k), strings.Join(known, ", ")))
+		case len(vs) > 1:
+			return badRequest("duplicate_parameter", k, fmt.Sprintf("query parameter %s is given %d times", k, len(vs)))
+		}
+	}
+	return nil
+}
+
+func (a *API) listEvidence(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if aerr := checkParams(q, "status", "limit", "cursor"); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	f := store.ListFilter{Status: store.Status(q.Get("status"))}
+	if f.Status != "" && !f.Status.Valid() {
+		writeError(w, badRequest("invalid_status", "status", "status must be one of pending, batched, submitted, confirmed, dead_letter"))
+		return
+	}
+	var aerr *apiError
+	if f.Limit, f.Cursor, aerr = pageRequest(q); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	evs, next, err := a.Store.ListEvidence(r.Context(), f)
+	writePage(a, w, "list evidence", evs, next, err, listView)
+}

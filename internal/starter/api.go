@@ -1,0 +1,338 @@
+// Package starter is keeper's front door: the HTTP API that takes evidence in
+// (one store transaction, never waiting on Temporal) and the dispatcher that
+// turns stored evidence into AnchorBatch workflows.
+package starter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/keeperhq/keeper/internal/logsvc"
+	"github.com/keeperhq/keeper/internal/settlement"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/telemetry"
+	"github.com/keeperhq/keeper/internal/urlpolicy"
+	"github.com/keeperhq/keeper/internal/verifypage"
+)
+
+// Check is one readiness dependency (store, Temporal, a chain).
+type Check struct {
+	Name string
+	Ping func(context.Context) error
+}
+
+// API serves keeper's HTTP endpoints.
+type API struct {
+	Store        *store.Store
+	Chains       []string // configured chain names
+	MaxPending   int
+	MaxBodyBytes int64
+	Checks       []Check
+	Logger       *slog.Logger
+	Auth         AuthOptions
+	MaxInFlight  int // concurrent requests per route group; default 256
+	// MaxBatchBodyBytes is POST /v1/evidence/batch's body limit (0:
+	// DefaultMaxBatchBodyBytes).
+	MaxBatchBodyBytes int64
+	// LongRequestTimeout is how long the routes that may move megabytes
+	// (longRoutes) have to read the request and write the answer, instead
+	// of the server's read and write timeouts (0: DefaultLongRequestTimeout).
+	LongRequestTimeout time.Duration
+	// Outbound decides which URLs callers may hand keeper (an epoch's
+	// source); the zero value allows only https to public addresses.
+	Outbound urlpolicy.Policy
+	// WebhookRotationGrace is how long a webhook secret replaced by
+	// rotate-secret keeps signing when the request names no grace
+	// (KEEPER_WEBHOOK_ROTATION_GRACE; 0: it stops at once).
+	WebhookRotationGrace time.Duration
+	// AnchorInterval is each chain's anchor interval (nil: none), for when
+	// a pending evidence's batch is due.
+	AnchorInterval func(chain string) time.Duration
+
+	// MaxBacklog is the ceiling of pending evidence: at it, priority 1–5
+	// waits up to IntakeWait for room, then is refused with 429 (backlog.go).
+	// 0: DefaultBacklogFactor × MaxPending.
+	MaxBacklog int
+	IntakeWait time.Duration
+
+	// Reward epochs: Temporal starts their workflows; Ledger, when set, is
+	// the built-in ledger served under /ledger/v1.
+	Temporal WorkflowStarter
+	Epochs   EpochOptions
+	Ledger   *settlement.Server
+
+	// Registry is what /metrics serves; the API adds its own metrics to it.
+	// Nil: a registry of the API's metrics alone.
+	Registry *prometheus.Registry
+	// Traces, when set, traces every request (but /health and /metrics)
+	// and hands the span of each evidence taken in to the dispatcher.
+	Traces *telemetry.Traces
+
+	// Wallets, when set, serves wallet backfill under /v1/wallets.
+	Wallets *Wallets
+
+	// Codec, when its Handler is set, serves the payload codec under /codec.
+	Codec CodecOptions
+
+	// Log serves the evidence log under /log/ (nil: logsvc.Handler over Store).
+	Log http.Handler
+
+	// VerifyNetworks names the endpoints /verify prefills (nil: none).
+	VerifyNetworks verifypage.Networks
+
+	draining     atomic.Bool
+	backlog      *backlog
+	metrics      *metrics
+	epochMetrics *epochMetrics
+}
+
+// backfillUnits maps each configured backfill network to the unit its
+// progress counts.
+func (a *API) backfillUnits() map[string]string {
+	units := map[string]string{}
+	if a.Wallets != nil {
+		for _, n := range a.Wallets.Networks {
+			units[n.Name] = n.Unit
+		}
+	}
+	return units
+}
+
+// Drain makes readiness false and intake answer 503; reads keep working.
+func (a *API) Drain() { a.draining.Store(true) }
+
+// Handler returns the API's routes.
+func (a *API) Handler() http.Handler {
+	a.metrics = newMetrics(a.Registry, a.Store, a.Chains, a.backfillUnits())
+	ceiling := a.MaxBacklog
+	if ceiling <= 0 {
+		ceiling = DefaultBacklogFactor * a.MaxPending
+	}
+	a.backlog = newBacklog(a.Store.PendingCount, a.MaxPending, ceiling, a.IntakeWait)
+	a.registerEpochMetrics()
+	mux := http.NewServeMux()
+	for _, r := range a.routes() {
+		mux.Handle(r.pattern, a.Traces.Route(r.pattern, a.deadlines(r.pattern, r)))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
+	})
+	return a.Traces.Middleware(a.recoverer(cleanPaths(a.codecCORS(a.guard(mux)))))
+}
+
+// routes is the route table, as configured (wallets, epochs' ledger and
+// codec routes only where enabled). openapi.json describes every route.
+func (a *API) routes() []route {
+	routes := []route{
+		{"/openapi.json", map[string]http.HandlerFunc{"GET": serveOpenAPI}},
+		{"/health", map[string]http.HandlerFunc{"GET": a.health}},
+		{"/readyz", map[string]http.HandlerFunc{"GET": a.ready}},
+		{"/metrics", map[string]http.HandlerFunc{"GET": promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP}},
+		{"/v1/evidence", map[string]http.HandlerFunc{"POST": a.postEvidence, "GET": a.listEvidence}},
+		{"/v1/evidence/batch", map[string]http.HandlerFunc{"POST": a.postEvidenceBatch}},
+		{"/v1/evidence/{id}", map[string]http.HandlerFunc{"GET": a.getEvidence}},
+		{"/v1/evidence/{id}/receipt", map[string]http.HandlerFunc{"GET": a.getReceipt}},
+		{"/v1/evidence/{id}/retry", map[string]http.HandlerFunc{"POST": a.retryEvidence}},
+		{"/v1/dead-letters/redrive", map[string]http.HandlerFunc{"POST": a.redrive}},
+		{"/verify", map[string]http.HandlerFunc{"GET": verifypage.Handler(a.VerifyNetworks).ServeHTTP}},
+	}
+	routes = append(routes, a.logRoutes()...)
+	routes = append(routes, a.epochRoutes()...)
+	routes = append(routes, a.walletRoutes()...)
+	routes = append(routes, a.webhookRoutes()...)
+	return append(routes, a.codecRoutes()...)
+}
+
+// logRoutes serve the evidence log as C2SP tlog-tiles (docs/log.md): public,
+// like the chains it is anchored on.
+func (a *API) logRoutes() []route {
+	h := a.Log
+	if h == nil {
+		h = logsvc.Handler(a.Store)
+	}
+	get := map[string]http.HandlerFunc{"GET": h.ServeHTTP}
+	var out []route
+	for _, p := range []string{"/log/checkpoint", "/log/key", "/log/anchors", "/log/anchors.json", "/log/checkpoints/{size}", "/log/tile/{path...}"} {
+		out = append(out, route{p, get})
+	}
+	return out
+}
+
+// cleanPaths answers paths with "..", "." or "//" segments with a JSON 400
+// instead of the router's redirect, so a path trick never reaches a handler.
+func cleanPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if p == "" || p[0] != '/' || path.Clean(p) != p && path.Clean(p)+"/" != p {
+			writeError(w, badRequest("invalid_path", "", "the request path must be clean (no \"..\", \".\" or empty segments)"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// route dispatches one path on method, answering 405 in JSON for the others.
+type route struct {
+	pattern string
+	methods map[string]http.HandlerFunc
+}
+
+func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, ok := rt.methods[r.Method]
+	if !ok && r.Method == http.MethodHead {
+		h, ok = rt.methods[http.MethodGet]
+	}
+	if !ok {
+		var allow []string
+		for m := range rt.methods {
+			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+		sort.Strings(allow)
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " is not allowed on " + rt.pattern})
+		return
+	}
+	h(w, r)
+}
+
+func (a *API) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				a.Logger.Error("api: handler panicked", "path", r.URL.Path, "panic", v)
+				writeError(w, &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"})
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readBody reads a JSON body of at most MaxBodyBytes, answering 415 for
+// another content type, 413 beyond the limit and 408 for a body that stops
+// arriving before the server's read timeout.
+func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	return readJSONBody(w, r, a.MaxBodyBytes)
+}
+
+// readJSONBody is readBody with a limit of its own.
+func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
+	if aerr := jsonContent(r); aerr != nil {
+		return nil, aerr
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "request body is larger than the limit of " + strconv.FormatInt(limit, 10) + " bytes"}
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return nil, &apiError{Status: http.StatusRequestTimeout, Code: "body_timeout", Message: "the request body did not arrive within the server's read timeout"}
+	case err != nil:
+		return nil, badRequest("invalid_body", "", "could not read the request body: "+err.Error())
+	}
+	return body, nil
+}
+
+// jsonContent refuses a body declared as anything but JSON in UTF-8. A web
+// page can make a browser send text/plain or a form to keeper without asking
+// first (no CORS preflight), so such bodies are never read; a body without a
+// Content-Type is taken as JSON.
+func jsonContent(r *http.Request) *apiError {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) && (params["charset"] == "" || strings.EqualFold(params["charset"], "utf-8")) {
+		return nil
+	}
+	return &apiError{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Field: "Content-Type",
+		Message: fmt.Sprintf("the body must be JSON in UTF-8, sent as Content-Type: application/json, not %q", printable(ct))}
+}
+
+// jsonOnly checks the Content-Type before h reads the body.
+func jsonOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if aerr := jsonContent(r); aerr != nil {
+			writeError(w, aerr)
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (a *API) health(w http.ResponseWriter, r *http.Request) { Health(w, r) }
+
+func (a *API) ready(w http.ResponseWriter, r *http.Request) {
+	Ready(a.Checks, a.draining.Load, a.metrics.degraded, func(ctx context.Context) map[string]any {
+		return map[string]any{"anchoring": a.anchoring(ctx)}
+	})(w, r)
+}
+
+// Health answers /health: the process is up.
+func Health(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+}
+
+// Ready answers /readyz: 200 when every check passes, else 503 naming each
+// check's answer; 503 too while draining reports true. Every keeper process
+// serves it, the API's on its address, `keeper worker`'s on
+// KEEPER_HEALTH_ADDR. observe, when not nil, hears each cause's outcome
+// (keeper_readyz_degraded); detail, when not nil, adds members to the
+// answer that inform but never fail readiness (the API's "anchoring").
+func Ready(list []Check, draining func() bool, observe func(cause string, failing bool), detail func(context.Context) map[string]any) http.HandlerFunc {
+	if observe == nil {
+		observe = func(string, bool) {}
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		checks := map[string]string{}
+		ok := !draining()
+		if !ok {
+			checks["draining"] = "shutting down"
+		}
+		observe("draining", !ok)
+		for _, c := range list {
+			if err := c.Ping(ctx); err != nil {
+				checks[c.Name] = err.Error()
+				ok = false
+			} else {
+				checks[c.Name] = "ok"
+			}
+			observe(c.Name, checks[c.Name] != "ok")
+		}
+		status := http.StatusOK
+		if !ok {
+			status = http.StatusServiceUnavailable
+		}
+		answer := map[string]any{"ready": ok, "checks": checks}
+		if detail != nil {
+			for k, v := range detail(ctx) {
+				answer[k] = v
+			}
+		}
+		writeJSON(w, status, answer)
+	}
+}

@@ -1,0 +1,389 @@
+package starter
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/keeperhq/keeper/internal/store"
+)
+
+// WalletNetwork is a network wallets can be backfilled on.
+type WalletNetwork struct {
+	Name  string
+	Unit  string                       // what progress counts: "blocks" or "signatures"
+	Start uint64                       // first block or slot scanned
+	Parse func(string) (string, error) // checks an address, returning its canonical form
+}
+
+// Wallets is the wallet-backfill side of the API. POST /v1/wallets stores the
+// sync-status rows and returns, then calls Wake so that the backfill
+// dispatcher (dispatch.Backfills) hands the work to Temporal now rather than
+// at its next sweep. Like evidence intake, adding a wallet never waits on
+// Temporal.
+type Wallets struct {
+	Networks []WalletNetwork
+	Wake     func() // nil: the dispatcher finds the work at its next sweep
+}
+
+func (w *Wallets) network(name string) (WalletNetwork, bool) {
+	for _, n := range w.Networks {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return WalletNetwork{}, false
+}
+
+func (w *Wallets) names() string {
+	out := make([]string, len(w.Networks))
+	for i, n := range w.Networks {
+		out[i] = n.Name
+	}
+	return strings.Join(out, ", ")
+}
+
+// canonical returns the address in its stored form, trying each network:
+// EVM addresses are case-insensitive, Solana keys are not.
+func (w *Wallets) canonical(addr string) (string, bool) {
+	for _, n := range w.Networks {
+		if c, err := n.Parse(addr); err == nil {
+			return c, true
+		}
+	}
+	return "", false
+}
+
+func (a *API) walletRoutes() []route {
+	return []route{
+		{"/v1/wallets", map[string]http.HandlerFunc{"POST": a.postWallet}},
+		{"/v1/wallets/{address}", map[string]http.HandlerFunc{"GET": a.getWallet}},
+		{"/v1/wallets/{address}/transfers", map[string]http.HandlerFunc{"GET": a.listTransfers}},
+	}
+}
+
+// walletRequest is the body of POST /v1/wallets (docs/backfill.md).
+type walletRequest struct {
+	Address  *string  `json:"address"`
+	Networks []string `json:"networks"`
+}
+
+// decodeWallet parses and validates an add against the configured networks.
+// It is pure: nothing is stored until it succeeds.
+func (w *Wallets) decodeWallet(body []byte) (string, []store.NetworkStart, *apiError) {
+	var req walletRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return "", nil, err
+	}
+	if req.Address == nil || *req.Address == "" {
+		return "", nil, badRequest("missing_field", "address", "address is required: the wallet's address on its networks")
+	}
+	addr := *req.Address
+	names := req.Networks
+	if req.Networks != nil && len(names) == 0 {
+		return "", nil, badRequest("missing_field", "networks", "networks must list at least one network (configured: "+w.names()+"), or be left out to mean every network the address fits")
+	}
+	if names == nil {
+		for _, n := range w.Networks {
+			if _, err := n.Parse(addr); err == nil {
+				names = append(names, n.Name)
+			}
+		}
+		if len(names) == 0 {
+			return "", nil, badRequest("invalid_address", "address", fmt.Sprintf("%q is not an address on any configured network (%s)", printable(addr), w.names()))
+		}
+	}
+	var (
+		canonical string
+		out       []store.NetworkStart
+		seen      = map[string]bool{}
+	)
+	for _, name := range names {
+		n, ok := w.network(name)
+		switch {
+		case seen[name]:
+			return "", nil, badRequest("duplicate_network", "networks", fmt.Sprintf("network %q is listed twice", printable(name)))
+		case !ok:
+			return "", nil, badRequest("unknown_network", "networks", fmt.Sprintf("network %q is not configured here (configured: %s)", printable(name), w.names()))
+		}
+		seen[name] = true
+		c, err := n.Parse(addr)
+		if err != nil {
+			return "", nil, badRequest("invalid_address", "address", fmt.Sprintf("address is not valid on %s: %v", name, err))
+		}
+		if canonical != "" && c != canonical {
+			return "", nil, badRequest("invalid_address", "address", "address reads differently on "+strings.Join(names, " and ")+"; add it once per network")
+		}
+		canonical = c
+		out = append(out, store.NetworkStart{Network: name, Start: n.Start})
+	}
+	return canonical, out, nil
+}
+
+func (a *API) walletsEnabled(w http.ResponseWriter) bool {
+	if a.Wallets == nil || len(a.Wallets.Networks) == 0 {
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "wallet backfill is not enabled here: KEEPER_CHAINS names neither etherlink nor solana"})
+		return false
+	}
+	return true
+}
+
+func (a *API) postWallet(w http.ResponseWriter, r *http.Request) {
+	if !a.walletsEnabled(w) {
+		return
+	}
+	if a.draining.Load() {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
+		return
+	}
+	body, aerr := a.readBody(w, r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	addr, nets, aerr := a.Wallets.decodeWallet(body)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	rows, changed, err := a.Store.AddWallet(r.Context(), addr, nets)
+	if err != nil {
+		writeError(w, a.internal("store wallet", err))
+		return
+	}
+	bals, err := a.Store.Balances(r.Context(), addr)
+	if err != nil {
+		writeError(w, a.internal("load balances", err))
+		return
+	}
+	status := http.StatusOK // already at work: nothing changed
+	if changed {
+		if a.Wallets.Wake != nil {
+			a.Wallets.Wake()
+		}
+		status = http.StatusAccepted
+	}
+	w.Header().Set("Location", walletPath(addr))
+	writeJSON(w, status, a.Wallets.view(addr, rows, bals))
+}
+
+func walletPath(addr string) string { return "/v1/wallets/" + url.PathEscape(addr) }
+
+// walletAddress validates the {address} path segment.
+func (a *API) walletAddress(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if !a.walletsEnabled(w) {
+		return "", false
+	}
+	raw := r.PathValue("address")
+	addr, ok := a.Wallets.canonical(raw)
+	if !ok {
+		writeError(w, badRequest("invalid_address", "address", fmt.Sprintf("%q is not an address on any configured network (%s)", printable(raw), a.Wallets.names())))
+		return "", false
+	}
+	return addr, true
+}
+
+func (a *API) getWallet(w http.ResponseWriter, r *http.Request) {
+	addr, ok := a.walletAddress(w, r)
+	if !ok {
+		return
+	}
+	rows, err := a.Store.WalletStatus(r.Context(), addr)
+	if errors.Is(err, store.ErrNotFound) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "address", Message: "no wallet " + addr + " was added"})
+		return
+	}
+	if err != nil {
+		writeError(w, a.internal("load wallet", err))
+		return
+	}
+	bals, err := a.Store.Balances(r.Context(), addr)
+	if err != nil {
+		writeError(w, a.internal("load balances", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, a.Wallets.view(addr, rows, bals))
+}
+
+func (a *API) listTransfers(w http.ResponseWriter, r *http.Request) {
+	addr, ok := a.walletAddress(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	if aerr := checkParams(q, "network", "limit", "cursor"); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	f := store.TransferFilter{Wallet: addr, Network: q.Get("network")}
+	if _, ok := a.Wallets.network(f.Network); f.Network != "" && !ok {
+		writeError(w, badRequest("unknown_network", "network", fmt.Sprintf("network %q is not configured here (configured: %s)", printable(f.Network), a.Wallets.names())))
+		return
+	}
+	var aerr *apiError
+	if f.Limit, f.Cursor, aerr = pageRequest(q); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if _, err := a.Store.WalletStatus(r.Context(), addr); errors.Is(err, store.ErrNotFound) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "address", Message: "no wallet " + addr + " was added"})
+		return
+	} else if err != nil {
+		writeError(w, a.internal("load wallet", err))
+		return
+	}
+	ts, next, err := a.Store.ListTransfers(r.Context(), f)
+	writePage(a, w, "list transfers", ts, next, err, viewTransfer)
+}
+
+func viewTransfer(t store.StoredTransfer) transferView {
+	return transferView{
+		Network: t.Network, Tx: t.Tx, Kind: string(t.Kind), Index: t.Index, Asset: t.Asset, From: t.From, To: t.To,
+		Amount: t.Amount.String(), Direction: string(t.Direction), Class: t.Class, Block: t.Block, BlockTime: timeString(t.BlockTime),
+	}
+}
+
+// walletView is the JSON shape of GET /v1/wallets/{address}.
+type walletView struct {
+	Address    string            `json:"address"`
+	Status     store.SyncState   `json:"status"`
+	Done       bool              `json:"done"` // nothing running or due to retry, and the balances recalculated
+	Networks   []syncView        `json:"networks"`
+	Balances   []balanceView     `json:"balances"`
+	Reconciled *bool             `json:"reconciled"`
+	Links      map[string]string `json:"links"`
+}
+
+type syncView struct {
+	Network     string          `json:"network"`
+	Status      store.SyncState `json:"status"`
+	Progress    progressView    `json:"progress"`
+	Checkpoint  map[string]any  `json:"checkpoint"`
+	Transfers   int             `json:"transfers"`
+	Attempts    int             `json:"attempts"`
+	RetryCount  int             `json:"retry_count"`
+	NextRetryAt string          `json:"next_retry_at,omitempty"`
+	LastError   string          `json:"last_error,omitempty"`
+	StartedAt   string          `json:"started_at,omitempty"`
+	FinishedAt  string          `json:"finished_at,omitempty"`
+	UpdatedAt   string          `json:"updated_at"`
+}
+
+type progressView struct {
+	Unit    string  `json:"unit"`
+	Scanned uint64  `json:"scanned"`
+	Total   uint64  `json:"total"`
+	Percent float64 `json:"percent"`
+	Start   uint64  `json:"start"`
+	Target  uint64  `json:"target,omitempty"`
+}
+
+type balanceView struct {
+	Network    string `json:"network"`
+	Asset      string `json:"asset"`
+	Balance    string `json:"balance"`
+	Chain      string `json:"chain_balance,omitempty"`
+	At         uint64 `json:"at,omitempty"`
+	Opening    string `json:"opening_balance"`
+	Reconciled *bool  `json:"reconciled"`
+	Detail     string `json:"detail,omitempty"`
+	Stale      bool   `json:"stale"`                 // the network went back to work since: balance is its last computed value
+	ComputedAt string `json:"computed_at,omitempty"` // when balance was computed
+}
+
+type transferView struct {
+	Network   string `json:"network"`
+	Tx        string `json:"tx"`
+	Kind      string `json:"kind"`
+	Index     int    `json:"index"`
+	Asset     string `json:"asset"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Amount    string `json:"amount"`
+	Direction string `json:"direction"`
+	Class     string `json:"class,omitempty"`
+	Block     uint64 `json:"block"`
+	BlockTime string `json:"block_time,omitempty"`
+}
+
+func timeString(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+// overall is the wallet's status: the busiest of its networks'.
+func overall(rows []store.SyncStatus) (store.SyncState, bool) {
+	rank := map[store.SyncState]int{store.SyncRunning: 5, store.SyncPending: 4, store.SyncFailed: 3, store.SyncAbandoned: 2, store.SyncCompleted: 1}
+	best, done := store.SyncCompleted, true
+	for _, r := range rows {
+		if rank[r.Status] > rank[best] {
+			best = r.Status
+		}
+		if r.Status.Active() || r.Waiting() {
+			done = false
+		}
+	}
+	return best, done
+}
+
+func (w *Wallets) view(addr string, rows []store.SyncStatus, bals []store.Balance) walletView {
+	v := walletView{Address: addr, Networks: []syncView{}, Balances: []balanceView{},
+		Links: map[string]string{"self": walletPath(addr), "transfers": walletPath(addr) + "/transfers"}}
+	v.Status, v.Done = overall(rows)
+	for _, r := range rows {
+		n, _ := w.network(r.Network)
+		sv := syncView{
+			Network: r.Network, Status: r.Status, Transfers: r.Transfers, Attempts: r.Attempts, RetryCount: r.RetryCount,
+			NextRetryAt: timeString(r.NextRetryAt), LastError: r.LastError,
+			StartedAt: timeString(r.StartedAt), FinishedAt: timeString(r.FinishedAt), UpdatedAt: timeString(r.UpdatedAt),
+			Progress: progressView{Unit: n.Unit, Scanned: r.Scanned, Total: r.Total, Start: r.Start, Target: r.Target},
+		}
+		switch {
+		case r.Total > 0:
+			sv.Progress.Percent = float64(int(min(1, float64(r.Scanned)/float64(r.Total))*1000)) / 10
+		case r.Status == store.SyncCompleted:
+			sv.Progress.Percent = 100
+		}
+		switch {
+		case n.Unit == "signatures" && r.Cursor != "":
+			sv.Checkpoint = map[string]any{"slot": r.Checkpoint, "signature": r.Cursor}
+		case n.Unit != "signatures" && r.Checkpoint > r.Start:
+			sv.Checkpoint = map[string]any{"block": r.Checkpoint - 1}
+		}
+		v.Networks = append(v.Networks, sv)
+	}
+	anyFalse, anyUnchecked := false, false
+	for _, b := range bals {
+		if b.Computed == nil || b.Stale {
+			v.Done = false // the wallet's finishing step has not run yet
+		}
+		bv := balanceView{Network: b.Network, Asset: b.Asset, Opening: b.Opening.String(), Reconciled: b.Reconciled, Detail: b.Detail,
+			Stale: b.Stale, ComputedAt: timeString(b.ComputedAt)}
+		if b.Computed != nil {
+			bv.Balance = b.Computed.String()
+		}
+		if b.Chain != nil {
+			bv.Chain, bv.At = b.Chain.String(), b.ChainAt
+		}
+		switch {
+		case b.Reconciled == nil:
+			anyUnchecked = true
+		case !*b.Reconciled:
+			anyFalse = true
+		}
+		v.Balances = append(v.Balances, bv)
+	}
+	// true: every balance matches the chain; false: one does not; null: not
+	// finished, or some balance could not be checked.
+	if v.Done && len(bals) > 0 && (anyFalse || !anyUnchecked) {
+		ok := !anyFalse
+		v.Reconciled = &ok
+	}
+	return v
+}

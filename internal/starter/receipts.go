@@ -1,0 +1,64 @@
+package starter
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/receipt"
+)
+
+// ReceiptOf is a confirmed evidence's receipt, built by receipt.Build from
+// what the store holds: version 3 when its anchors commit to checkpoints of
+// the evidence log, 2 for anchors of a batch's own root, 1 for evidence
+// taken in before salts.
+func ReceiptOf(ctx context.Context, st *store.Store, ev store.Evidence) (receipt.Receipt, error) {
+	rows := receipt.Rows{EvidenceID: ev.ID, Digest: ev.Digest, Salt: ev.Salt}
+	var sizes []uint64
+	for _, a := range ev.Anchors {
+		if a.Status != store.StatusConfirmed {
+			continue
+		}
+		rows.Anchors = append(rows.Anchors, receipt.AnchorRow{
+			Chain: a.Chain, Network: a.Network, TxRef: a.TxRef, Block: a.Block, BlockTime: a.BlockTime, BlockHash: a.BlockHash,
+			Finality: a.Finality, Account: a.Account, LogSize: a.LogSize, Root: a.Root,
+			BatchID: a.BatchID, LeafIndex: a.LeafIndex, BatchSize: a.TreeSize,
+		})
+		if a.LogSize > 0 {
+			sizes = append(sizes, a.LogSize)
+		}
+	}
+	if len(sizes) > 0 {
+		idx, ok, err := st.LogIndexOf(ctx, ev.ID)
+		if err != nil {
+			return receipt.Receipt{}, err
+		}
+		rows.LogIndex, rows.InLog = idx, ok
+		if rows.LogKey, err = st.LogKey(ctx); err != nil {
+			return receipt.Receipt{}, err
+		}
+		k, err := evlog.ParseKey(rows.LogKey)
+		if err != nil {
+			return receipt.Receipt{}, fmt.Errorf("the log's key: %w", err)
+		}
+		rows.LogOrigin = k.Name
+		if rows.Checkpoints, err = st.CheckpointsAt(ctx, sizes); err != nil {
+			return receipt.Receipt{}, err
+		}
+	}
+	return receipt.Build(ctx, rows, st)
+}
+
+// withReceipt adds a confirmed evidence's receipt to its view.
+func (a *API) withReceipt(ctx context.Context, v *evidenceView, ev store.Evidence) error {
+	if ev.Status != store.StatusConfirmed {
+		return nil
+	}
+	r, err := ReceiptOf(ctx, a.Store, ev)
+	if err != nil {
+		return err
+	}
+	v.Receipt = &r
+	return nil
+}

@@ -1,0 +1,161 @@
+package starter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/keeperhq/keeper/internal/store"
+)
+
+// Re-driving dead letters in bulk (docs/retries.md, job queue) and the
+// anchoring ages /readyz shows.
+
+// redriveRequest is the body of POST /v1/dead-letters/redrive. Each field
+// given narrows the selection; {} selects every dead-lettered evidence.
+type redriveRequest struct {
+	Chain  string `json:"chain"`
+	Batch  int64  `json:"batch"`
+	Since  string `json:"since"` // RFC 3339: dead-lettered at or after
+	Until  string `json:"until"` // RFC 3339: dead-lettered before
+	DryRun bool   `json:"dry_run"`
+}
+
+// redriveView is the answer: what was (or, in a dry run, would be) put back.
+type redriveView struct {
+	DryRun      bool             `json:"dry_run"`
+	Evidence    int              `json:"evidence"`
+	Anchors     int              `json:"anchors"`
+	ByChain     map[string]int   `json:"by_chain"`
+	Batches     []redriveBatchOf `json:"batches"`
+	EvidenceIDs []string         `json:"evidence_ids"`                // the first 100
+	MoreIDs     bool             `json:"more_evidence_ids,omitempty"` // more evidence than evidence_ids lists
+}
+
+type redriveBatchOf struct {
+	ID             int64  `json:"id"`
+	Chain          string `json:"chain"`
+	Evidence       int    `json:"evidence"`
+	DeadLetteredAt string `json:"dead_lettered_at"`
+	LastError      string `json:"last_error,omitempty"`
+}
+
+func (a *API) redrive(w http.ResponseWriter, r *http.Request) {
+	body, aerr := a.readBody(w, r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	var req redriveRequest
+	if aerr := decodeStrict(body, &req); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	f, aerr := a.redriveFilter(req)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	if req.DryRun {
+		res, err := a.Store.DeadLetters(r.Context(), f)
+		if err != nil {
+			writeError(w, a.internal("dead letters", err))
+			return
+		}
+		writeJSON(w, http.StatusOK, redriveAnswer(true, res))
+		return
+	}
+	res, err := a.Store.Redrive(r.Context(), f)
+	for chain, n := range res.ByChain { // what moved before an error moved for good
+		a.metrics.redriven.WithLabelValues(chain).Add(float64(n))
+	}
+	if err != nil {
+		writeError(w, a.internal("re-drive dead letters", err))
+		return
+	}
+	if res.Anchors > 0 {
+		a.Logger.Warn("dead-lettered evidence re-driven", "evidence", res.Evidence, "anchors", res.Anchors, "batches", len(res.Batches),
+			"chain", req.Chain, "batch", req.Batch, "since", req.Since, "until", req.Until)
+	}
+	writeJSON(w, http.StatusAccepted, redriveAnswer(false, res))
+}
+
+// redriveFilter checks a re-drive request, naming the field at fault.
+func (a *API) redriveFilter(req redriveRequest) (store.RedriveFilter, *apiError) {
+	f := store.RedriveFilter{Chain: req.Chain, BatchID: req.Batch}
+	if req.Chain != "" && !contains(a.Chains, req.Chain) {
+		return f, badRequest("unknown_chain", "chain", fmt.Sprintf("chain %q is not configured here (configured: %s)", printable(req.Chain), strings.Join(a.Chains, ", ")))
+	}
+	if req.Batch < 0 {
+		return f, badRequest("invalid_batch", "batch", "batch must be a batch id (1 or more)")
+	}
+	for _, t := range []struct {
+		field, value string
+		to           *time.Time
+	}{{"since", req.Since, &f.Since}, {"until", req.Until, &f.Until}} {
+		if t.value == "" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, t.value)
+		if err != nil {
+			return f, badRequest("invalid_time", t.field, fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", t.field, printable(t.value)))
+		}
+		*t.to = at
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
+		return f, badRequest("invalid_time_range", "until", "until must be later than since")
+	}
+	return f, nil
+}
+
+func redriveAnswer(dry bool, res store.RedriveResult) redriveView {
+	v := redriveView{DryRun: dry, Evidence: res.Evidence, Anchors: res.Anchors, ByChain: res.ByChain,
+		Batches: []redriveBatchOf{}, EvidenceIDs: res.IDs, MoreIDs: res.Evidence > len(res.IDs)}
+	if v.ByChain == nil {
+		v.ByChain = map[string]int{}
+	}
+	if v.EvidenceIDs == nil {
+		v.EvidenceIDs = []string{}
+	}
+	for _, b := range res.Batches {
+		v.Batches = append(v.Batches, redriveBatchOf{ID: b.ID, Chain: b.Chain, Evidence: b.Evidence,
+			DeadLetteredAt: b.DeadLetteredAt.UTC().Format(time.RFC3339Nano), LastError: b.LastError})
+	}
+	return v
+}
+
+// anchoringView is one chain's entry under /readyz's "anchoring": the ages
+// an operator watches now that transient failures are retried without end.
+// It informs; it never makes the node unready (an RPC outage must not stop
+// intake: the evidence waits and is anchored when the chain is back).
+type anchoringView struct {
+	OldestUnconfirmedAge float64 `json:"oldest_unconfirmed_age_seconds"`
+	LastSuccessAt        string  `json:"last_success_at,omitempty"`
+	LastSuccessAge       float64 `json:"last_success_age_seconds,omitempty"`
+}
+
+// anchoring is /readyz's detail of each configured chain's progress, or
+// what kept it from being read.
+func (a *API) anchoring(ctx context.Context) any {
+	progress, err := a.Store.Progress(ctx, a.Chains)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return map[string]string{"error": "reading the anchoring progress timed out"}
+		}
+		return map[string]string{"error": "could not read the anchoring progress"}
+	}
+	now := time.Now()
+	out := make(map[string]anchoringView, len(progress))
+	for chain, p := range progress {
+		v := anchoringView{OldestUnconfirmedAge: ageSeconds(now, p.OldestUnconfirmed)}
+		if !p.LastConfirmed.IsZero() {
+			v.LastSuccessAt = p.LastConfirmed.UTC().Format(time.RFC3339Nano)
+			v.LastSuccessAge = ageSeconds(now, p.LastConfirmed)
+		}
+		out[chain] = v
+	}
+	return out
+}

@@ -1,0 +1,346 @@
+package starter
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/keeperhq/keeper/internal/store"
+)
+
+// Webhooks (README, "Webhooks"): subscriptions, their deliveries and the
+// re-drive of a failed one. The secret is in an answer only on creation and
+// rotation (the new one; never the one it replaced).
+
+func (a *API) webhookRoutes() []route {
+	return []route{
+		{"/v1/webhooks", map[string]http.HandlerFunc{"POST": a.createWebhook, "GET": a.listWebhooks}},
+		{"/v1/webhooks/{id}", map[string]http.HandlerFunc{"GET": a.getWebhook, "DELETE": a.deleteWebhook}},
+		{"/v1/webhooks/{id}/rotate-secret", map[string]http.HandlerFunc{"POST": a.rotateWebhookSecret}},
+		{"/v1/webhooks/{id}/enable", map[string]http.HandlerFunc{"POST": a.enableWebhook}},
+		{"/v1/webhooks/{id}/deliveries", map[string]http.HandlerFunc{"GET": a.listWebhookDeliveries}},
+		{"/v1/webhooks/{id}/deliveries/{delivery_id}/retry", map[string]http.HandlerFunc{"POST": a.retryWebhookDelivery}},
+	}
+}
+
+// webhookView is a subscription as the API shows it.
+type webhookView struct {
+	ID             string   `json:"id"`
+	URL            string   `json:"url"`
+	Events         []string `json:"events"`
+	Secret         string   `json:"secret,omitempty"`
+	Enabled        bool     `json:"enabled"`
+	DisabledAt     string   `json:"disabled_at,omitempty"`
+	DisabledReason string   `json:"disabled_reason,omitempty"`
+	FailingSince   string   `json:"failing_since,omitempty"`
+	CreatedAt      string   `json:"created_at"`
+	// PreviousSecretExpiresAt is when the secret replaced by the last
+	// rotation stops signing beside the current one.
+	PreviousSecretExpiresAt string `json:"previous_secret_expires_at,omitempty"`
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() || t.UnixMilli() == 0 {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func webhookOf(w store.Webhook) webhookView {
+	return webhookView{
+		ID: w.ID, URL: w.URL, Events: w.Events, Secret: w.Secret, Enabled: !w.Disabled,
+		DisabledAt: rfc3339(w.DisabledAt), DisabledReason: w.DisabledReason,
+		FailingSince: rfc3339(w.FailingSince), CreatedAt: rfc3339(w.CreatedAt),
+		PreviousSecretExpiresAt: rfc3339(w.PreviousSecretUntil),
+	}
+}
+
+type newWebhook struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+}
+
+// maxWebhookURL bounds a webhook URL's length.
+const maxWebhookURL = 2048
+
+func (a *API) decodeWebhook(body []byte) (newWebhook, *apiError) {
+	var nw newWebhook
+	if aerr := decodeStrict(body, &nw); aerr != nil {
+		return nw, aerr
+	}
+	switch {
+	case nw.URL == "":
+		return nw, badRequest("missing_field", "url", "url is required: the https URL keeper posts events to")
+	case len(nw.URL) > maxWebhookURL:
+		return nw, badRequest("invalid_url", "url", fmt.Sprintf("url is longer than %d bytes", maxWebhookURL))
+	case len(nw.Events) == 0:
+		return nw, badRequest("missing_field", "events", "events is required: one or more of "+strings.Join(store.EventTypes, ", "))
+	}
+	if err := a.Outbound.CheckURL(nw.URL); err != nil {
+		return nw, badRequest("invalid_url", "url", "url "+err.Error())
+	}
+	seen := map[string]bool{}
+	var events []string
+	for i, e := range nw.Events {
+		if !contains(store.EventTypes, e) {
+			return nw, badRequest("invalid_event", "events["+strconv.Itoa(i)+"]",
+				fmt.Sprintf("unknown event %q (known: %s)", printable(e), strings.Join(store.EventTypes, ", ")))
+		}
+		if !seen[e] {
+			seen[e] = true
+			events = append(events, e)
+		}
+	}
+	nw.Events = events
+	return nw, nil
+}
+
+func (a *API) createWebhook(w http.ResponseWriter, r *http.Request) {
+	body, aerr := a.readBody(w, r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	nw, aerr := a.decodeWebhook(body)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	wh, err := a.Store.CreateWebhook(r.Context(), nw.URL, nw.Events)
+	if err != nil {
+		writeError(w, a.internal("create webhook", err))
+		return
+	}
+	w.Header().Set("Location", "/v1/webhooks/"+wh.ID)
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, webhookOf(wh))
+}
+
+func (a *API) listWebhooks(w http.ResponseWriter, r *http.Request) {
+	if aerr := checkParams(r.URL.Query()); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	ws, err := a.Store.ListWebhooks(r.Context())
+	if err != nil {
+		writeError(w, a.internal("list webhooks", err))
+		return
+	}
+	out := make([]webhookView, 0, len(ws))
+	for _, wh := range ws {
+		out = append(out, webhookOf(wh))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"webhooks": out})
+}
+
+// webhookID validates the {id} path segment.
+func webhookID(r *http.Request) (string, *apiError) {
+	id := r.PathValue("id")
+	if !validStoreID(id, "wh_") {
+		return "", badRequest("invalid_id", "id", "webhook ids look like wh_ followed by 24 hex characters")
+	}
+	return id, nil
+}
+
+// validStoreID reports whether id is prefix and 24 lower-case hex characters.
+func validStoreID(id, prefix string) bool {
+	if len(id) != len(prefix)+24 || !strings.HasPrefix(id, prefix) {
+		return false
+	}
+	for _, c := range id[len(prefix):] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *API) webhookAnswer(w http.ResponseWriter, id, what string, wh store.Webhook, err error, status int) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no webhook " + id})
+	case err != nil:
+		writeError(w, a.internal(what, err))
+	default:
+		if wh.Secret != "" {
+			w.Header().Set("Cache-Control", "no-store")
+		}
+		writeJSON(w, status, webhookOf(wh))
+	}
+}
+
+func (a *API) getWebhook(w http.ResponseWriter, r *http.Request) {
+	id, aerr := webhookID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	wh, err := a.Store.GetWebhook(r.Context(), id)
+	a.webhookAnswer(w, id, "get webhook", wh, err, http.StatusOK)
+}
+
+// maxRotationGrace is the longest grace a rotation may ask for
+// (config.MaxRotationGrace).
+const maxRotationGrace = 7 * 24 * time.Hour
+
+// rotation is rotate-secret's optional body.
+type rotation struct {
+	// Grace is how long the replaced secret keeps signing beside the new
+	// one, a duration such as "1h" ("0s": it stops at once); absent: the
+	// server's KEEPER_WEBHOOK_ROTATION_GRACE.
+	Grace *string `json:"grace"`
+}
+
+// rotationGrace reads rotate-secret's body; an empty body asks for the
+// default grace.
+func (a *API) rotationGrace(body []byte) (time.Duration, *apiError) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return a.WebhookRotationGrace, nil
+	}
+	var rot rotation
+	if aerr := decodeStrict(body, &rot); aerr != nil {
+		return 0, aerr
+	}
+	if rot.Grace == nil {
+		return a.WebhookRotationGrace, nil
+	}
+	d, err := time.ParseDuration(*rot.Grace)
+	if err != nil || d < 0 || d > maxRotationGrace {
+		return 0, badRequest("invalid_grace", "grace", "grace must be a duration such as \"1h\" or \"30m\", from \"0s\" (the old secret stops signing at once) to 168h")
+	}
+	return d, nil
+}
+
+func (a *API) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
+	id, aerr := webhookID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	body, aerr := a.readBody(w, r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	grace, aerr := a.rotationGrace(body)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	wh, err := a.Store.RotateWebhookSecret(r.Context(), id, grace)
+	a.webhookAnswer(w, id, "rotate webhook secret", wh, err, http.StatusOK)
+}
+
+// enableWebhook enables a webhook disabled by failures or by a 410 answer.
+func (a *API) enableWebhook(w http.ResponseWriter, r *http.Request) {
+	id, aerr := webhookID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	wh, err := a.Store.EnableWebhook(r.Context(), id)
+	a.webhookAnswer(w, id, "enable webhook", wh, err, http.StatusOK)
+}
+
+func (a *API) deleteWebhook(w http.ResponseWriter, r *http.Request) {
+	id, aerr := webhookID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	err := a.Store.DeleteWebhook(r.Context(), id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no webhook " + id})
+	case err != nil:
+		writeError(w, a.internal("delete webhook", err))
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// deliveryView is a delivery as the API shows it.
+type deliveryView struct {
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	ObjectID    string `json:"object_id"`
+	Status      string `json:"status"`
+	Attempts    int    `json:"attempts"`
+	LastStatus  int    `json:"last_status,omitempty"`
+	LastError   string `json:"last_error,omitempty"`
+	CreatedAt   string `json:"created_at"`
+	UpdatedAt   string `json:"updated_at"`
+	DeliveredAt string `json:"delivered_at,omitempty"`
+}
+
+func deliveryOf(d store.Delivery) deliveryView {
+	return deliveryView{
+		ID: d.ID, Type: d.Type, ObjectID: d.ObjectID, Status: d.Status, Attempts: d.Attempts,
+		LastStatus: d.LastStatus, LastError: d.LastError,
+		CreatedAt: rfc3339(d.CreatedAt), UpdatedAt: rfc3339(d.UpdatedAt), DeliveredAt: rfc3339(d.DeliveredAt),
+	}
+}
+
+func (a *API) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
+	id, aerr := webhookID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	q := r.URL.Query()
+	if aerr := checkParams(q, "limit"); aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	limit := 100
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, badRequest("invalid_limit", "limit", "limit must be a whole number from 1 to 1000"))
+			return
+		}
+		limit = n
+	}
+	ds, err := a.Store.ListDeliveries(r.Context(), id, limit)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no webhook " + id})
+		return
+	case err != nil:
+		writeError(w, a.internal("list webhook deliveries", err))
+		return
+	}
+	out := make([]deliveryView, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, deliveryOf(d))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deliveries": out})
+}
+
+func (a *API) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) {
+	id, aerr := webhookID(r)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	did := r.PathValue("delivery_id")
+	if !validStoreID(did, "msg_") {
+		writeError(w, badRequest("invalid_id", "delivery_id", "delivery ids look like msg_ followed by 24 hex characters"))
+		return
+	}
+	d, err := a.Store.RetryDelivery(r.Context(), id, did)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "delivery_id", Message: "no delivery " + did + " of webhook " + id})
+	case errors.Is(err, store.ErrConflict):
+		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_failed", Field: "delivery_id", Message: err.Error()})
+	case err != nil:
+		writeError(w, a.internal("retry webhook delivery", err))
+	default:
+		writeJSON(w, http.StatusAccepted, deliveryOf(d))
+	}
+}

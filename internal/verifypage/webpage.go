@@ -1,0 +1,94 @@
+// Package verifypage is the receipt verification page: one self-contained HTML
+// file (inline CSS and JavaScript, nothing fetched but the JSON-RPC calls to
+// the endpoints its user picks) that hashes a file in the browser and checks
+// its receipt against the chains themselves, as `keeper verify` does: for a
+// version 3 receipt (JSON or tlog-proof) the checkpoint's Ed25519 signature
+// by the log key the user pastes (WebCrypto), the inclusion and consistency
+// proofs, and per anchor the payload and the sending account as the chain's
+// node reports them. keeper serves it at /verify with the endpoints of the
+// chains it is configured with prefilled; saved to disk, the page works the
+// same.
+package verifypage
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/keeperhq/keeper/internal/redact"
+)
+
+//go:embed verify.html
+var page []byte
+
+// marker is the page's empty network map, which Render replaces.
+const marker = `<script type="application/json" id="keeper-networks">{}</script>`
+
+// Networks returns the JSON-RPC endpoints of the chains a keeper is
+// configured with, by CAIP-2 network id ("eip155:42793", "solana:<first 32
+// characters of the genesis hash>"). It may return fewer when a node does
+// not answer.
+type Networks func(ctx context.Context) map[string]string
+
+// Page is the verification page as a file, with no endpoints but its built-in
+// public ones.
+func Page() []byte { return bytes.Clone(page) }
+
+// Render is the page with networks' shareable endpoints injected; the page
+// prefers them over its built-in public ones. Endpoints that may carry a
+// secret are left out (see Shareable).
+func Render(networks map[string]string) []byte {
+	keep := map[string]string{}
+	for id, u := range networks {
+		if id != "" && Shareable(u) {
+			keep[id] = u
+		}
+	}
+	// json.Marshal escapes <, > and &, so no value can end the script block.
+	m, err := json.Marshal(keep)
+	if err != nil || len(keep) == 0 {
+		return Page()
+	}
+	block := `<script type="application/json" id="keeper-networks">` + string(m) + `</script>`
+	return bytes.Replace(page, []byte(marker), []byte(block), 1)
+}
+
+// Shareable tells whether an endpoint URL can be shown to anyone who opens
+// the page: http or https, with nothing the redactor would mask, no user
+// info, query or fragment, and no path (providers put API keys in paths, as
+// in https://host/v2/<key>).
+func Shareable(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || redact.URL(u) != u {
+		return false
+	}
+	return (p.Scheme == "http" || p.Scheme == "https") && p.Host != "" && p.User == nil &&
+		p.RawQuery == "" && !p.ForceQuery && p.Fragment == "" && p.Opaque == "" && (p.Path == "" || p.Path == "/")
+}
+
+// Handler serves the page, asking networks (nil: none) for the endpoints to
+// prefill at every request, for at most two seconds.
+func Handler(networks Networks) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var known map[string]string
+		if networks != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			known = networks(ctx)
+			cancel()
+		}
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		// Inline code only, nothing loaded, no framing; fetch may reach any
+		// endpoint, since the user picks it.
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "+
+			"connect-src http: https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
+		_, _ = w.Write(Render(known))
+	})
+}

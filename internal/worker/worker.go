@@ -1,0 +1,59 @@
+// Package worker builds keeper's Temporal worker: which workflows and
+// activities run on which task queue, with which concurrency, and as which
+// Worker Deployment version.
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/keeperhq/keeper/internal/workflows"
+)
+
+// Options tune one worker process.
+type Options struct {
+	ActivityWorkers int           // concurrent activities
+	DrainTimeout    time.Duration // how long Stop lets in-flight activities finish
+	Versioning      Versioning    // zero: unversioned
+}
+
+// SearchAttributes are the custom search attributes keeper's workflows set.
+var SearchAttributes = map[string]enums.IndexedValueType{
+	workflows.SAChain.GetName():     enums.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SAStatus.GetName():    enums.INDEXED_VALUE_TYPE_KEYWORD,
+	workflows.SABatchSize.GetName(): enums.INDEXED_VALUE_TYPE_INT,
+}
+
+// EnsureSearchAttributes registers keeper's search attributes on the
+// namespace when they are missing. Clusters that refuse (Temporal Cloud
+// manages them through its own API) get a warning: workflows then start
+// without them.
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string, log *slog.Logger) error {
+	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return err
+	}
+	missing := map[string]enums.IndexedValueType{}
+	for name, t := range SearchAttributes {
+		if _, ok := have.GetCustomAttributes()[name]; !ok {
+			missing[name] = t
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
+	var exists *serviceerror.AlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		log.Warn("could not register keeper's search attributes; register them on the namespace by hand", "attributes", missing, "error", err)
+		return err
+	}
+	return nil
+}
