@@ -100,8 +100,8 @@ func followExport(ctx context.Context, st *store.Store, dir string, every time.D
 	for {
 		res, err := logsvc.Export(ctx, st, dir)
 		switch {
-		case ctx.Err() != nil:
-			return nil
+		case err != nil && ctx.Err() != nil:
+			return nil // interrupted mid-export: the last complete one stands
 		case errors.Is(err, store.ErrNotFound):
 			if lastErr == "" {
 				fmt.Fprintln(errOut, "the log has no checkpoint yet: waiting for the first")
