@@ -114,7 +114,7 @@ func TestBenchSmokeMeasuresThePostgreSQLAndMultiProcessDeploymentsSideBySide(t *
 	bin := keeperBinary(t)
 	cfg := testConfig("")
 	cfg.Chains = []string{"etherlink"}
-	cfg.EVM.DevBlockTime = 50 * time.Millisecond // final 32 blocks deep: 1.6 s
+	cfg.Dev.EVMBlockTime = 50 * time.Millisecond // final 32 blocks deep: 1.6 s
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r, err := bench.Run(ctx, bench.Options{

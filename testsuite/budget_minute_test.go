@@ -28,7 +28,7 @@ func TestUnderLoadTheEtherLinkPresetsAndSolanasPublicBudgetHoldForAMinute(t *tes
 	cfg := config.Default()
 	cfg.DataDir = tempDir(t)
 	cfg.AnchorInterval = config.DevAnchorInterval // a batch per evidence
-	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 500*time.Millisecond, 400*time.Millisecond
+	cfg.Dev.EVMBlockTime, cfg.Dev.SolanaSlotTime = 500*time.Millisecond, 400*time.Millisecond
 	cfg.EVM.Network = "etherlink-mainnet"
 	cfg.NetworkPresets(nil)
 	cfg.SolanaPoll = config.ChainPoll{Confirm: config.OptionalDuration{D: 4 * time.Second, Set: true}, Head: config.OptionalDuration{D: 2 * time.Second, Set: true}}

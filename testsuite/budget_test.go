@@ -63,7 +63,7 @@ func startCounted(t *testing.T, cfg config.Config) (*node.Node, *rpcCounter, *rp
 	t.Helper()
 	srv := startServer(t, cfg.DataDir)
 	cfg.HTTPAddr = "127.0.0.1:0"
-	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
+	cfg.Dev.EVMPort, cfg.Dev.SolanaPort = 0, 0
 	net, err := localnet.StartFor(context.Background(), &cfg, testLogger(t))
 	require.NoError(t, err)
 	t.Cleanup(net.Stop)

@@ -123,8 +123,8 @@ func startOnLocalChains(t *testing.T, mutate func(*config.Config)) (*node.Node, 
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
 	cfg.Chains = []string{"etherlink", "solana"}
-	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
-	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 100*time.Millisecond, 25*time.Millisecond
+	cfg.Dev.EVMPort, cfg.Dev.SolanaPort = 0, 0
+	cfg.Dev.EVMBlockTime, cfg.Dev.SolanaSlotTime = 100*time.Millisecond, 25*time.Millisecond
 	cfg.ConfirmPoll = 100 * time.Millisecond
 	if mutate != nil {
 		mutate(&cfg)

@@ -64,8 +64,8 @@ func TestNoSecretReachesLogsOrWorkflowPayloads(t *testing.T) {
 
 	cfg := testConfig(dir)
 	cfg.Chains = []string{"etherlink", "solana"}
-	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
-	cfg.EVM.DevBlockTime, cfg.Solana.DevSlotTime = 100*time.Millisecond, 25*time.Millisecond
+	cfg.Dev.EVMPort, cfg.Dev.SolanaPort = 0, 0
+	cfg.Dev.EVMBlockTime, cfg.Dev.SolanaSlotTime = 100*time.Millisecond, 25*time.Millisecond
 	cfg.APIToken = "tok-" + strings.Repeat("7", 40)
 	net, err := localnet.StartFor(ctx, &cfg, log)
 	require.NoError(t, err)

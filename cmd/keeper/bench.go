@@ -124,6 +124,7 @@ the report carries the load average.`,
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
 	f.StringVar(&plotPath, "plot", "", "write a PNG chart of confirmed/s and p99 latency over time to this file")
 	cfg.BindFlags(f)
+	cfg.BindDevFlags(f)
 	cmd.AddCommand(benchBackfillCmd(), benchEpochCmd())
 	return cmd
 }
@@ -161,6 +162,7 @@ func workloadCmd(use, short, long string, flags func(*pflag.FlagSet),
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
 	flags(f)
 	cfg.BindFlags(f)
+	cfg.BindDevFlags(f)
 	return cmd
 }
 

@@ -21,12 +21,12 @@ import (
 )
 
 func devCmd() *cobra.Command {
-	return cli.Configured(&cobra.Command{
+	return cli.DevConfigured(&cobra.Command{
 		Use:   "dev",
 		Short: "Run everything in one process: embedded Temporal server and Web UI, worker, API and local chains",
 		Args:  cobra.NoArgs,
 	}, true, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
-		if cfg.DevTLSCert != "" || cfg.DevTLSKey != "" || cfg.DevTLSClientCA != "" {
+		if cfg.Dev.TLSCert != "" || cfg.Dev.TLSKey != "" || cfg.Dev.TLSClientCA != "" {
 			// Its worker and API would need a client certificate of their own.
 			return fmt.Errorf("TLS on the Temporal frontend is for `keeper devserver`; run `keeper worker` and `keeper api` against it")
 		}
@@ -40,7 +40,7 @@ func devCmd() *cobra.Command {
 		defer stopPprof()
 
 		srv, err := devserver.Start(ctx, devserver.Options{
-			DataDir: cfg.DataDir, DB: cfg.DevTemporalDB, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
+			DataDir: cfg.DataDir, DB: cfg.Dev.TemporalDB, FrontendPort: cfg.Dev.TemporalPort, UIPort: cfg.Dev.UIPort,
 			Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log.With("component", "temporal-server"),
 			CodecEndpoint: cli.DevCodecEndpoint(*cfg),
 		})
@@ -69,7 +69,7 @@ func devCmd() *cobra.Command {
 		fmt.Fprintf(out, "keeper dev is running (Ctrl-C stops it; a restart resumes unfinished work)\n")
 		fmt.Fprintf(out, "  API              http://%s   (POST /v1/evidence, GET /v1/evidence/{id}, /health, /readyz, /metrics)\n", node.APIAddr())
 		fmt.Fprintf(out, "  Temporal server  %s   (namespace %s; temporal CLI: --address %s)\n", srv.FrontendAddr(), srv.Namespace(), srv.FrontendAddr())
-		if cfg.DevTemporalDB != "" {
+		if cfg.Dev.TemporalDB != "" {
 			fmt.Fprintf(out, "  Temporal storage %s\n", srv.Storage())
 		}
 		if srv.UIAddr() != "" {
@@ -91,7 +91,7 @@ func devCmd() *cobra.Command {
 		} else {
 			files = append(files, "keeper.db")
 		}
-		if cfg.DevTemporalDB == "" {
+		if cfg.Dev.TemporalDB == "" {
 			files = append(files, "temporal.db")
 		}
 		if len(files) > 0 {
@@ -116,15 +116,15 @@ func devCmd() *cobra.Command {
 }
 
 func devserverCmd() *cobra.Command {
-	return cli.Configured(&cobra.Command{
+	return cli.DevConfigured(&cobra.Command{
 		Use:   "devserver",
 		Short: "Run only the embedded Temporal server (and Web UI) on the data directory or PostgreSQL (--db), optionally with TLS (--tls-cert, --tls-key, --tls-client-ca)",
 		Args:  cobra.NoArgs,
 	}, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		log := cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
 		srv, err := devserver.Start(ctx, devserver.Options{
-			DataDir: cfg.DataDir, DB: cfg.DevTemporalDB, FrontendPort: cfg.DevTemporalPort, UIPort: cfg.DevUIPort,
-			TLSCertFile: cfg.DevTLSCert, TLSKeyFile: cfg.DevTLSKey, TLSClientCAFile: cfg.DevTLSClientCA,
+			DataDir: cfg.DataDir, DB: cfg.Dev.TemporalDB, FrontendPort: cfg.Dev.TemporalPort, UIPort: cfg.Dev.UIPort,
+			TLSCertFile: cfg.Dev.TLSCert, TLSKeyFile: cfg.Dev.TLSKey, TLSClientCAFile: cfg.Dev.TLSClientCA,
 			Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log,
 		})
 		if err != nil {
@@ -132,9 +132,9 @@ func devserverCmd() *cobra.Command {
 		}
 		tls := "plaintext"
 		switch {
-		case cfg.DevTLSClientCA != "":
+		case cfg.Dev.TLSClientCA != "":
 			tls = "TLS, client certificate required"
-		case cfg.DevTLSCert != "":
+		case cfg.Dev.TLSCert != "":
 			tls = "TLS"
 		}
 		out := cmd.OutOrStdout()

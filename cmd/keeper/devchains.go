@@ -13,7 +13,7 @@ import (
 )
 
 func devchainsCmd() *cobra.Command {
-	return cli.Configured(&cobra.Command{
+	return cli.DevConfigured(&cobra.Command{
 		Use:   "devchains",
 		Short: "Run only the local EtherLink-like and Solana-like chains (for `keeper worker` / `keeper api` on one machine)",
 		Args:  cobra.NoArgs,

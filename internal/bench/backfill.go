@@ -84,8 +84,8 @@ func RunBackfill(ctx context.Context, o BackfillOptions) (*WorkloadReport, error
 	cfg.Chains = o.Networks
 	cfg.EVM.RPCURL, cfg.Solana.RPCURL = "", "" // the stack's local chains
 	cfg.EVM.RPC.URLs, cfg.Solana.RPC.URLs = nil, nil
-	cfg.EVM.DevBlockTime = time.Hour // the history builder seals the blocks itself
-	cfg.Solana.DevSlotTime = o.SolanaSlots
+	cfg.Dev.EVMBlockTime = time.Hour // the history builder seals the blocks itself
+	cfg.Dev.SolanaSlotTime = o.SolanaSlots
 	r := newWorkloadReport("backfill", map[string]any{
 		"networks": o.Networks, "evm_rounds": o.EVMRounds, "evm_blocks_per_round": o.EVMBlocks, "solana_rounds": o.SolanaTxs,
 		"solana_slot_ms": msOf(o.SolanaSlots), "backfill_workers": cfg.Backfill.Workers,

@@ -184,7 +184,7 @@ func (o *Options) check() error {
 	if o.API != "" {
 		return fmt.Errorf("bench: --api measures a keeper already running: no deployments to start")
 	}
-	if o.Config.StoreURL != "" || o.Config.DevTemporalDB != "" {
+	if o.Config.StoreURL != "" || o.Config.Dev.TemporalDB != "" {
 		return fmt.Errorf("bench: each deployment gets fresh databases: leave --store-url and --db (KEEPER_STORE_URL, KEEPER_DEV_TEMPORAL_DB) unset, and give the PostgreSQL server with --postgres-url")
 	}
 	for _, d := range o.Deployments {

@@ -63,7 +63,7 @@ func newDeployment(o Options, name string) *DeploymentReport {
 	if u := o.Config.StoreURL; u != "" {
 		d.Name, d.Store = DeployPostgres, "PostgreSQL "+redact.URL(u)
 	}
-	if u := o.Config.DevTemporalDB; u != "" {
+	if u := o.Config.Dev.TemporalDB; u != "" {
 		d.Temporal = "PostgreSQL " + redact.URL(u)
 	}
 	return d
@@ -84,7 +84,7 @@ func deploy(ctx context.Context, o Options, name string, cfg config.Config, dir 
 	if err != nil {
 		return nil, err
 	}
-	cfg.StoreURL, cfg.DevTemporalDB = dbs.store, dbs.temporal
+	cfg.StoreURL, cfg.Dev.TemporalDB = dbs.store, dbs.temporal
 	var st *stack
 	if name == DeployMulti {
 		bin := o.Binary

@@ -27,7 +27,7 @@ import (
 
 // The multi-process deployment: what a deployment that outgrew one machine
 // runs, on one machine. Its Temporal server and keeper's store are on
-// PostgreSQL (cfg.DevTemporalDB, cfg.StoreURL).
+// PostgreSQL (cfg.Dev.TemporalDB, cfg.StoreURL).
 const (
 	multiAPIs    = 2
 	multiWorkers = 2
@@ -46,7 +46,7 @@ func startMulti(ctx context.Context, bin string, cfg config.Config, dir string, 
 	}
 	cfg.DataDir = dir // the local chains write their funded keys here, and the workers read them
 	cfg.PprofAddr, cfg.MetricsAddr, cfg.HTTPAddr, cfg.HealthAddr = "", "", "", ""
-	st = &stack{local: map[string]bool{}, postgres: localPostgres(cfg.StoreURL) || localPostgres(cfg.DevTemporalDB)}
+	st = &stack{local: map[string]bool{}, postgres: localPostgres(cfg.StoreURL) || localPostgres(cfg.Dev.TemporalDB)}
 	defer func() {
 		if err != nil {
 			st.stop()
@@ -260,6 +260,7 @@ func (st *stack) exitedChild() error {
 func configEnv(cfg config.Config) []string {
 	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
 	cfg.BindFlags(fs)
+	cfg.BindDevFlags(fs)
 	var env []string
 	for _, k := range cfg.Knobs() {
 		env = append(env, k.Env+"="+fs.Lookup(k.Flag).Value.String())

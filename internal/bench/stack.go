@@ -50,11 +50,11 @@ type stack struct {
 func startStack(ctx context.Context, cfg config.Config, dir string, log *slog.Logger) (*stack, error) {
 	cfg.DataDir = dir
 	cfg.HTTPAddr = "127.0.0.1:0"
-	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
+	cfg.Dev.EVMPort, cfg.Dev.SolanaPort = 0, 0
 	s := &stack{rpcs: newRPCCounter()}
 	var err error
 	s.srv, err = devserver.Start(ctx, devserver.Options{
-		DataDir: dir, DB: cfg.DevTemporalDB, Namespace: "default", SearchAttributes: worker.SearchAttributes,
+		DataDir: dir, DB: cfg.Dev.TemporalDB, Namespace: "default", SearchAttributes: worker.SearchAttributes,
 		Logger: log.With("component", "temporal-server"),
 	})
 	if err != nil {
@@ -80,7 +80,7 @@ func startStack(ctx context.Context, cfg config.Config, dir string, log *slog.Lo
 		s.local["etherlink"], s.local["solana"] = s.net.EVM != nil, s.net.Solana != nil
 	}
 	s.heartbeats = func() int64 { return s.rpcs.get("RecordActivityTaskHeartbeat") }
-	s.postgres = localPostgres(cfg.StoreURL) || localPostgres(cfg.DevTemporalDB)
+	s.postgres = localPostgres(cfg.StoreURL) || localPostgres(cfg.Dev.TemporalDB)
 	return s, nil
 }
 
@@ -122,13 +122,13 @@ func chainInfo(cfg config.Config, local map[string]bool) []ChainInfo {
 		ci := ChainInfo{Name: name, Local: local[name]}
 		switch name {
 		case "etherlink":
-			ci.BlockTimeMS = msOf(cfg.EVM.DevBlockTime)
+			ci.BlockTimeMS = msOf(cfg.Dev.EVMBlockTime)
 			ci.FinalityDepth = devchain.DefaultFinalityDepth
 			if cfg.EVM.Confirmations > 0 {
 				ci.FinalityDepth = cfg.EVM.Confirmations
 			}
 		case "solana":
-			ci.BlockTimeMS = msOf(cfg.Solana.DevSlotTime)
+			ci.BlockTimeMS = msOf(cfg.Dev.SolanaSlotTime)
 			ci.FinalityDepth = 32 // the devnet finalizes a slot 32 slots later
 			if cfg.Solana.Commitment == "confirmed" {
 				ci.FinalityDepth = 1

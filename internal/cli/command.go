@@ -22,6 +22,16 @@ type ConfiguredRun func(ctx context.Context, cmd *cobra.Command, cfg *config.Con
 // the command before run; other KEEPER_ variables keeper does not read are
 // logged as warnings. run gets a context that SIGINT and SIGTERM cancel.
 func Configured(cmd *cobra.Command, validate bool, run ConfiguredRun) *cobra.Command {
+	return configured(cmd, validate, false, run)
+}
+
+// DevConfigured is Configured for the dev binary's commands: they also take
+// the dev stack's settings (config.DevConfig) as flags.
+func DevConfigured(cmd *cobra.Command, validate bool, run ConfiguredRun) *cobra.Command {
+	return configured(cmd, validate, true, run)
+}
+
+func configured(cmd *cobra.Command, validate, dev bool, run ConfiguredRun) *cobra.Command {
 	cfg, loadErr := config.Load(nil)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		notes, envErr := config.CheckEnvironment(os.Environ())
@@ -54,5 +64,8 @@ func Configured(cmd *cobra.Command, validate bool, run ConfiguredRun) *cobra.Com
 		return run(ctx, cmd, &cfg)
 	}
 	cfg.BindFlags(cmd.Flags())
+	if dev {
+		cfg.BindDevFlags(cmd.Flags())
+	}
 	return cmd
 }

@@ -71,13 +71,7 @@ type Config struct {
 	EvidenceRetention time.Duration
 	ArchiveDir        string // empty: <data-dir>/receipts-archive
 
-	DevTemporalPort int
-	DevUIPort       int
-	DevTemporalDB   string
-	DevTLSCert      string
-	DevTLSKey       string
-	DevTLSClientCA  string
-	PprofAddr       string
+	PprofAddr string
 
 	APIToken     string
 	APITokenFile string
@@ -95,6 +89,11 @@ type Config struct {
 	Versioning VersioningConfig
 
 	HTTP HTTPConfig
+
+	// Dev is read by the dev binary's commands only (`keeper dev`,
+	// `devserver`, `devchains`, `bench`): the production commands neither
+	// bind its flags nor look at it.
+	Dev DevConfig
 }
 
 // HTTPConfig is the API server's connection timeouts (seed 001: 5 s read,
@@ -122,8 +121,6 @@ type EVMConfig struct {
 	RPCConnections  int
 	RPCRate         int
 	RPC             RPCEndpoints
-	DevPort         int
-	DevBlockTime    time.Duration
 }
 
 // HasEndpoint reports whether an EtherLink endpoint is configured (one URL
@@ -187,8 +184,6 @@ type SolanaConfig struct {
 	RPCConnections int
 	RPCRate        int
 	RPC            RPCEndpoints
-	DevPort        int
-	DevSlotTime    time.Duration
 }
 
 // EpochConfig configures reward epochs (docs/epochs.md).
@@ -458,12 +453,12 @@ func (c *Config) Knobs() []Knob {
 		{"http-write-timeout", "KEEPER_HTTP_WRITE_TIMEOUT", "5s", "API server: longest time from a request's headers to the end of its answer (the routes of KEEPER_HTTP_LONG_TIMEOUT excepted)", &c.HTTP.WriteTimeout},
 		{"http-idle-timeout", "KEEPER_HTTP_IDLE_TIMEOUT", "60s", "API server: a keep-alive connection with no request for this long is closed", &c.HTTP.IdleTimeout},
 		{"http-long-timeout", "KEEPER_HTTP_LONG_TIMEOUT", "60s", "API server: read and write time of the routes that may move megabytes in one request instead of the two above: `POST /v1/evidence/batch`, `/v1/evidence` (pages of 1,000), transfers and ledger-intent pages, `/codec`, `/metrics`", &c.HTTP.LongRequest},
-		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", "`keeper dev`: embedded Temporal frontend port", &c.DevTemporalPort},
-		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", "`keeper dev`: Temporal Web UI port (0 = no UI)", &c.DevUIPort},
-		{"db", "KEEPER_DEV_TEMPORAL_DB", "", "`keeper devserver` and `keeper dev`: run the embedded Temporal server on PostgreSQL: postgres://user:password@host:5432/temporal (databases <name> and <name>_visibility, created and set up when missing; query parameters such as sslmode=require go to the connection); empty: SQLite temporal.db in the data directory", &c.DevTemporalDB},
-		{"tls-cert", "KEEPER_DEV_TLS_CERT", "", "`keeper devserver`: PEM certificate the embedded Temporal frontend serves TLS with (needs --tls-key); empty: plaintext", &c.DevTLSCert},
-		{"tls-key", "KEEPER_DEV_TLS_KEY", "", "`keeper devserver`: PEM private key of --tls-cert", &c.DevTLSKey},
-		{"tls-client-ca", "KEEPER_DEV_TLS_CLIENT_CA", "", "`keeper devserver`: PEM CA bundle; when set, every Temporal client must present a certificate it signed (mTLS)", &c.DevTLSClientCA},
+		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", "`keeper dev`: embedded Temporal frontend port", &c.Dev.TemporalPort},
+		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", "`keeper dev`: Temporal Web UI port (0 = no UI)", &c.Dev.UIPort},
+		{"db", "KEEPER_DEV_TEMPORAL_DB", "", "`keeper devserver` and `keeper dev`: run the embedded Temporal server on PostgreSQL: postgres://user:password@host:5432/temporal (databases <name> and <name>_visibility, created and set up when missing; query parameters such as sslmode=require go to the connection); empty: SQLite temporal.db in the data directory", &c.Dev.TemporalDB},
+		{"tls-cert", "KEEPER_DEV_TLS_CERT", "", "`keeper devserver`: PEM certificate the embedded Temporal frontend serves TLS with (needs --tls-key); empty: plaintext", &c.Dev.TLSCert},
+		{"tls-key", "KEEPER_DEV_TLS_KEY", "", "`keeper devserver`: PEM private key of --tls-cert", &c.Dev.TLSKey},
+		{"tls-client-ca", "KEEPER_DEV_TLS_CLIENT_CA", "", "`keeper devserver`: PEM CA bundle; when set, every Temporal client must present a certificate it signed (mTLS)", &c.Dev.TLSClientCA},
 		{"pprof", "KEEPER_PPROF_ADDR", "", "serve Go's pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off", &c.PprofAddr},
 		{"api-token", "KEEPER_API_TOKEN", "", "when set, /v1, /rewarder, /ledger and /codec routes need `Authorization: Bearer <token>` (compared in constant time)", &c.APIToken},
 		{"api-token-file", "KEEPER_API_TOKEN_FILE", "", "file holding the API token (instead of KEEPER_API_TOKEN)", &c.APITokenFile},
@@ -486,8 +481,8 @@ func (c *Config) Knobs() []Knob {
 		{"evm-finality-stall-ms", "KEEPER_EVM_FINALITY_STALL_MS", "1800000", "a `finalized` block that has not moved for this long while `latest` has fails /readyz and sets keeper_chain_finalized_stalled (etherlink presets: 600000, 10 minutes)", msKnob{&c.EVM.FinalityStall}},
 		{"etherlink-rpc-connections", "KEEPER_ETHERLINK_RPC_CONNECTIONS", "4", "concurrent status calls to the EVM endpoint", &c.EVM.RPCConnections},
 		{"etherlink-rpc-rate", "KEEPER_ETHERLINK_RPC_RATE", "0", "requests a second to the EVM endpoint, shared by the submitter, the status poller and the backfill scanner (EtherLink's public endpoint allows 1,000 a minute: 16); a 429 pauses them for its Retry-After; 0 = no cap", &c.EVM.RPCRate},
-		{"dev-evm-port", "KEEPER_DEV_EVM_PORT", "8545", "`keeper dev`: local EVM chain's JSON-RPC port", &c.EVM.DevPort},
-		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", "`keeper dev`: local EVM chain's block time", msKnob{&c.EVM.DevBlockTime}},
+		{"dev-evm-port", "KEEPER_DEV_EVM_PORT", "8545", "`keeper dev`: local EVM chain's JSON-RPC port", &c.Dev.EVMPort},
+		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", "`keeper dev`: local EVM chain's block time", msKnob{&c.Dev.EVMBlockTime}},
 		{"solana-cluster", "KEEPER_SOLANA_CLUSTER", "custom", "mainnet-beta, devnet or testnet: at start keeper reads the node's genesis hash (getGenesisHash) and refuses a node on any other cluster; custom (local or private clusters): no check", &c.Solana.Cluster},
 		{"solana-rpc-url", "KEEPER_SOLANA_RPC_URL", "", "Solana JSON-RPC endpoint; empty: `keeper dev` runs a local devnet (others use http://127.0.0.1:8899)", &c.Solana.RPCURL},
 		{"solana-rpc-urls", "KEEPER_SOLANA_RPC_URLS", "", "several Solana JSON-RPC providers, comma-separated, instead of KEEPER_SOLANA_RPC_URL (as KEEPER_EVM_RPC_URLS)", &c.Solana.RPC.URLs},
@@ -499,8 +494,8 @@ func (c *Config) Knobs() []Knob {
 		{"solana-max-priority-fee", "KEEPER_SOLANA_MAX_PRIORITY_FEE", "1000000", "highest priority fee in micro-lamports per compute unit: anchors pay the 75th percentile of getRecentPrioritizationFees (at least KEEPER_SOLANA_PRIORITY_FEE), 50% more than the last when re-signed after blockhash expiry, never more than this (1,000,000 × the 20,000-unit limit = 20,000 lamports an anchor at most); 0 = pay KEEPER_SOLANA_PRIORITY_FEE as given", &c.Solana.MaxPriorityFee},
 		{"solana-rpc-connections", "KEEPER_SOLANA_RPC_CONNECTIONS", "4", "concurrent status calls to the Solana endpoint", &c.Solana.RPCConnections},
 		{"solana-rpc-rate", "KEEPER_SOLANA_RPC_RATE", "0", "requests a second to the Solana endpoint, shared by the submitter, the status poller and the backfill scanner; a 429 pauses them for its Retry-After; 0 = no cap", &c.Solana.RPCRate},
-		{"dev-solana-port", "KEEPER_DEV_SOLANA_PORT", "8899", "`keeper dev`: local Solana devnet's JSON-RPC port", &c.Solana.DevPort},
-		{"dev-solana-slot-ms", "KEEPER_DEV_SOLANA_SLOT_MS", "400", "`keeper dev`: local Solana devnet's slot time", msKnob{&c.Solana.DevSlotTime}},
+		{"dev-solana-port", "KEEPER_DEV_SOLANA_PORT", "8899", "`keeper dev`: local Solana devnet's JSON-RPC port", &c.Dev.SolanaPort},
+		{"dev-solana-slot-ms", "KEEPER_DEV_SOLANA_SLOT_MS", "400", "`keeper dev`: local Solana devnet's slot time", msKnob{&c.Dev.SolanaSlotTime}},
 		{"backfill-workers", "KEEPER_BACKFILL_WORKERS", "4", "concurrent wallet-backfill scans per worker process (task queue `keeper-backfill`); a free slot takes the next item at once", &c.Backfill.Workers},
 		{"backfill-etherlink-start-block", "KEEPER_BACKFILL_ETHERLINK_START_BLOCK", "0", "first EtherLink block a wallet backfill scans", &c.Backfill.EtherlinkStart},
 		{"backfill-solana-start-slot", "KEEPER_BACKFILL_SOLANA_START_SLOT", "0", "first Solana slot a wallet backfill scans", &c.Backfill.SolanaStart},
@@ -556,10 +551,32 @@ func Load(getenv func(string) string) (Config, error) {
 	return c, c.Validate()
 }
 
-// BindFlags registers a flag per knob on fs; parsing fs then overrides what
-// Load set. Call Validate after parsing.
-func (c *Config) BindFlags(fs *pflag.FlagSet) {
+// BindFlags registers a flag per knob on fs, but the dev stack's (see
+// BindDevFlags); parsing fs then overrides what Load set. Call Validate
+// after parsing.
+func (c *Config) BindFlags(fs *pflag.FlagSet) { c.bind(fs, false) }
+
+// BindDevFlags registers the flags of DevConfig's knobs on fs: the dev
+// binary's `dev`, `devserver`, `devchains` and `bench` call it after
+// BindFlags.
+func (c *Config) BindDevFlags(fs *pflag.FlagSet) { c.bind(fs, true) }
+
+// IsDev reports whether k sets a field of DevConfig.
+func (c *Config) IsDev(k Knob) bool {
+	for _, p := range []any{&c.Dev.TemporalPort, &c.Dev.UIPort, &c.Dev.TemporalDB, &c.Dev.TLSCert, &c.Dev.TLSKey, &c.Dev.TLSClientCA,
+		&c.Dev.EVMPort, msKnob{&c.Dev.EVMBlockTime}, &c.Dev.SolanaPort, msKnob{&c.Dev.SolanaSlotTime}} {
+		if k.ptr == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Config) bind(fs *pflag.FlagSet, dev bool) {
 	for _, k := range c.Knobs() {
+		if c.IsDev(k) != dev {
+			continue
+		}
 		fs.Var(&flagValue{k.ptr}, k.Flag, fmt.Sprintf("%s (env %s, default %s)", k.Help, k.Env, k.Default))
 		if c.secret(k) {
 			// --help shows a flag's value when bound as its default: here
@@ -577,7 +594,7 @@ func (c *Config) BindFlags(fs *pflag.FlagSet) {
 
 // secret reports whether the knob's value may hold a credential.
 func (c *Config) secret(k Knob) bool {
-	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken) || k.ptr == any(&c.DevTemporalDB) ||
+	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken) || k.ptr == any(&c.Dev.TemporalDB) ||
 		// providers put their API key in the URL
 		k.ptr == any(&c.EVM.RPCURL) || k.ptr == any(&c.EVM.RPC.URLs) || k.ptr == any(&c.Solana.RPCURL) || k.ptr == any(&c.Solana.RPC.URLs)
 }

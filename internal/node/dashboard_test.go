@@ -156,7 +156,7 @@ func exportedByKeeperDev(t *testing.T) exportedMetrics {
 	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.AnchorInterval = config.DevAnchorInterval
 	cfg.AllowPrivateURLs = true
-	cfg.EVM.DevPort, cfg.Solana.DevPort = 0, 0
+	cfg.Dev.EVMPort, cfg.Dev.SolanaPort = 0, 0
 	net, err := localnet.StartFor(ctx, &cfg, log)
 	require.NoError(t, err)
 	t.Cleanup(net.Stop)

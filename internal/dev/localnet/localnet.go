@@ -54,8 +54,8 @@ func SolanaKeyFile(dataDir string) string {
 // needed.
 func StartFor(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Net, error) {
 	o := Options{
-		Dir: cfg.DataDir, EVMPort: cfg.EVM.DevPort, EVMBlock: cfg.EVM.DevBlockTime, EVMChainID: uint64(cfg.EVM.ChainID),
-		SolanaPort: cfg.Solana.DevPort, SolanaSlot: cfg.Solana.DevSlotTime, Logger: log,
+		Dir: cfg.DataDir, EVMPort: cfg.Dev.EVMPort, EVMBlock: cfg.Dev.EVMBlockTime, EVMChainID: uint64(cfg.EVM.ChainID),
+		SolanaPort: cfg.Dev.SolanaPort, SolanaSlot: cfg.Dev.SolanaSlotTime, Logger: log,
 		EVM:    cfg.HasChain("etherlink") && !cfg.EVM.HasEndpoint(),
 		Solana: cfg.HasChain("solana") && !cfg.Solana.HasEndpoint(),
 	}

@@ -1,0 +1,40 @@
+package config
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTheDevStacksSettingsAreApartFromProductions: the production commands
+// bind no KEEPER_DEV_* flag, the dev commands bind every one, and each sets
+// a field of DevConfig (none is left without a knob).
+func TestTheDevStacksSettingsAreApartFromProductions(t *testing.T) {
+	var c Config
+	prod := pflag.NewFlagSet("keeper worker", pflag.ContinueOnError)
+	c.BindFlags(prod)
+	dev := pflag.NewFlagSet("keeper dev", pflag.ContinueOnError)
+	c.BindDevFlags(dev)
+
+	var devKnobs int
+	for _, k := range c.Knobs() {
+		if c.IsDev(k) {
+			devKnobs++
+			assert.Nil(t, prod.Lookup(k.Flag), "production commands take no --%s", k.Flag)
+			assert.NotNil(t, dev.Lookup(k.Flag), "the dev commands take --%s", k.Flag)
+			assert.Regexp(t, `^KEEPER_DEV_`, k.Env)
+		} else {
+			assert.NotNil(t, prod.Lookup(k.Flag), "--%s", k.Flag)
+			assert.NotRegexp(t, `^KEEPER_DEV_`, k.Env, "a KEEPER_DEV_ setting belongs in DevConfig")
+		}
+	}
+	assert.Equal(t, reflect.TypeFor[DevConfig]().NumField(), devKnobs, "every DevConfig field has its knob")
+
+	require.NoError(t, dev.Parse([]string{"--dev-temporal-port", "7300", "--dev-evm-block-ms", "250"}))
+	assert.Equal(t, 7300, c.Dev.TemporalPort)
+	assert.Equal(t, "250ms", c.Dev.EVMBlockTime.String())
+	assert.Error(t, prod.Parse([]string{"--dev-temporal-port", "7300"}))
+}
