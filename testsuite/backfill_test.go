@@ -195,6 +195,7 @@ func checkReconciled(t *testing.T, w walletStatus, assets int) {
 // TestBackfillOfAFiveThousandBlockHistory scans one chain twice (building
 // it is the slow part): straight through, and with its worker killed midway.
 func TestBackfillOfAFiveThousandBlockHistory(t *testing.T) {
+	endToEnd(t)
 	chain, h := fiveThousandBlocks(t)
 	t.Run("FindsExactlyTheWalletsTransfersAndReconciles", func(t *testing.T) { scanStraightThrough(t, chain, h) })
 	t.Run("ResumesFromItsCheckpointWhenItsWorkerIsKilled", func(t *testing.T) { scanWithAKill(t, chain, h) })
@@ -359,6 +360,7 @@ func startDevnet(t *testing.T) *devnet.Devnet {
 }
 
 func TestBackfillOnTheLocalSolanaDevnetFindsTheWalletsSOLTransfersAndReconciles(t *testing.T) {
+	endToEnd(t)
 	d := startDevnet(t)
 	h, err := testchain.BuildSolanaHistory(context.Background(), d, 100)
 	require.NoError(t, err)
@@ -382,6 +384,7 @@ func TestBackfillOnTheLocalSolanaDevnetFindsTheWalletsSOLTransfersAndReconciles(
 }
 
 func TestRPCFailuresRetryUntilAbandonedAndAddingTheWalletAgainCompletesIt(t *testing.T) {
+	endToEnd(t)
 	d := startDevnet(t)
 	h, err := testchain.BuildSolanaHistory(context.Background(), d, 5)
 	require.NoError(t, err)
@@ -412,6 +415,7 @@ func TestRPCFailuresRetryUntilAbandonedAndAddingTheWalletAgainCompletesIt(t *tes
 }
 
 func TestConcurrentAddsOfOneWalletRunOneWalletSyncAndOneBackfillPerNetwork(t *testing.T) {
+	endToEnd(t)
 	d := startDevnet(t)
 	h, err := testchain.BuildSolanaHistory(context.Background(), d, 3)
 	require.NoError(t, err)
@@ -458,6 +462,7 @@ func TestConcurrentAddsOfOneWalletRunOneWalletSyncAndOneBackfillPerNetwork(t *te
 }
 
 func TestOneBackfillWorkerScansOneWalletAtATimeAndThenTheNext(t *testing.T) {
+	endToEnd(t)
 	d := startDevnet(t)
 	var wallets []string
 	for range 3 {

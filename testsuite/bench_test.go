@@ -23,6 +23,7 @@ import (
 // on the stub chain: it checks the benchmark still works end to end and
 // writes every part of its report, never how fast anything was.
 func TestBenchSmokeProducesACompleteReport(t *testing.T) {
+	endToEnd(t)
 	cfg := testConfig("")
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -110,6 +111,7 @@ func checkAnchoring(t *testing.T, deployment string, a *bench.AnchorReport, chai
 // complete phases, the PostgreSQL server's CPU, and, for the processes,
 // each one's CPU and memory. It needs the local PostgreSQL.
 func TestBenchSmokeMeasuresThePostgreSQLAndMultiProcessDeploymentsSideBySide(t *testing.T) {
+	endToEnd(t)
 	pg := benchPostgres(t)
 	bin := keeperBinary(t)
 	cfg := testConfig("")
@@ -189,6 +191,7 @@ func benchPostgres(t *testing.T) string {
 // backfill` on tiny histories: every network's wallet is scanned, its
 // transfers counted and its workflows' actions read.
 func TestBenchBackfillSmokeMeasuresAWalletOnEachLocalChain(t *testing.T) {
+	endToEnd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r, err := bench.RunBackfill(ctx, bench.BackfillOptions{
@@ -216,6 +219,7 @@ func TestBenchBackfillSmokeMeasuresAWalletOnEachLocalChain(t *testing.T) {
 // TestBenchEpochSmokeFollowsAnEpochThroughEveryStage runs `keeper bench
 // epoch` with a few thousand accounts on the stub chain.
 func TestBenchEpochSmokeFollowsAnEpochThroughEveryStage(t *testing.T) {
+	endToEnd(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r, err := bench.RunEpoch(ctx, bench.EpochOptions{

@@ -59,6 +59,7 @@ func (o pageOutcome) chain(t *testing.T, name string) (result, check, passed str
 // flipped bit in the proof and a receipt naming another network each fail
 // with the check that catches them.
 func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
+	endToEnd(t)
 	browser := startBrowser(t) // first: without Chromium there is nothing to start the stack for
 
 	node, cfg, st, _ := startOnLocalChains(t, func(cfg *config.Config) {

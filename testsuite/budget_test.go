@@ -38,6 +38,7 @@ const idleRPCPerMinute = 0
 // request it sends each chain's endpoint while idle: over idleWindow (10 s;
 // a full minute with -tags budget, as .ci/run runs it).
 func TestAnIdleKeeperDevMakesAtMostTheBudgetedRPCRequestsPerChain(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	cfg := config.Default()
 	cfg.DataDir = dir

@@ -516,6 +516,7 @@ func lastValid(t *testing.T, st *store.Store, batch int64) uint64 {
 }
 
 func TestChainFaultANodeDownForTwoMinutesDelaysEvidenceButConfirmsEachOnce(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	s := startFaultStack(t, faultOptions{evm: true, solana: true, evmProxy: true})
 	ids := s.post(t, 0, 8)
@@ -543,6 +544,7 @@ func TestChainFaultANodeDownForTwoMinutesDelaysEvidenceButConfirmsEachOnce(t *te
 }
 
 func TestChainFaultADroppedTransactionIsSubmittedAgainAndConfirmsOnce(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	s := startFaultStack(t, faultOptions{evm: true, solana: true})
 	// EVM: the node forgets its pool after the anchors reached it. Solana:
@@ -577,6 +579,7 @@ func TestChainFaultADroppedTransactionIsSubmittedAgainAndConfirmsOnce(t *testing
 }
 
 func TestChainFaultAnEVMReorgThatRemovesAnIncludedAnchorIsAnchoredAgainOnce(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	s := startFaultStack(t, faultOptions{evm: true})
 	ctx := context.Background()
@@ -634,6 +637,7 @@ func TestChainFaultAnEVMReorgThatRemovesAnIncludedAnchorIsAnchoredAgainOnce(t *t
 }
 
 func TestChainFaultASolanaBlockhashThatExpiresBeforeInclusionIsSignedAnewOnce(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	s := startFaultStack(t, faultOptions{solana: true})
 	// The leader holds every transaction back longer than a blockhash lives

@@ -29,6 +29,7 @@ import (
 // once, as `keeper dev` does by default, and verifies receipts against the
 // chains themselves.
 func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
+	endToEnd(t)
 	node, cfg, st, chs := startOnLocalChains(t, nil)
 
 	const n = 1000

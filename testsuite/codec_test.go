@@ -39,6 +39,7 @@ import (
 // reads the histories as anyone with access to Temporal's database or UI
 // would, without the key.
 func TestWithACodecKeyFileTemporalHoldsOnlyCiphertextAndKeeperWorksAsBefore(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	cfg := testConfig(dir)
 	cfg.HTTPAddr = "127.0.0.1:" + strconv.Itoa(freePort(t))

@@ -112,6 +112,7 @@ func checkReceipts(t *testing.T, apiAddr string, ids []string) {
 }
 
 func TestTwoThousandConcurrentEvidenceAllConfirmInFewBatches(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
@@ -143,6 +144,7 @@ func TestTwoThousandConcurrentEvidenceAllConfirmInFewBatches(t *testing.T) {
 }
 
 func TestWorkerKilledMidwayLosesNothing(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
@@ -170,6 +172,7 @@ func TestWorkerKilledMidwayLosesNothing(t *testing.T) {
 }
 
 func TestRestartOnSameDataDirectoryCompletesInFlightBatches(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	cfg := testConfig(dir)
 	cfg.StubConfirmDelay = 3 * time.Second // keep batches in flight when we stop
@@ -198,6 +201,7 @@ func TestRestartOnSameDataDirectoryCompletesInFlightBatches(t *testing.T) {
 // A client's connection pool dials ahead of need, so a stopping node can hold
 // a connection that never sent a request; net/http counts it busy for 5 s.
 func TestShutdownIsCleanWithAnOpenConnectionThatNeverSentARequest(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	nd := startNode(t, srv, testConfig(dir), node.Roles{API: true, Worker: true}, nil, nil)
@@ -219,6 +223,7 @@ func (nopLogger) Warn(string, ...interface{})  {}
 func (nopLogger) Error(string, ...interface{}) {}
 
 func TestIntakeQueuesWhileTemporalIsDownAndDrainsWhenItIsBack(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	cfg := testConfig(dir)
 	st := openStore(t, dir)

@@ -129,6 +129,7 @@ func sumOf(t testing.TB, amounts map[string]string) string {
 }
 
 func TestAnEpochIsComputedPaidAndItsCommitmentAnchored(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
@@ -165,6 +166,7 @@ func TestAnEpochIsComputedPaidAndItsCommitmentAnchored(t *testing.T) {
 }
 
 func TestAQuarantinedEpochEmitsNoIntentsAndIsCounted(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
@@ -194,6 +196,7 @@ func TestAQuarantinedEpochEmitsNoIntentsAndIsCounted(t *testing.T) {
 }
 
 func TestTwentyConcurrentComputeRequestsMakeOneWorkflowRun(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
@@ -235,6 +238,7 @@ func TestTwentyConcurrentComputeRequestsMakeOneWorkflowRun(t *testing.T) {
 }
 
 func TestTheThirdConcurrentEpochIsRefusedWhileTwoAreInFlight(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
@@ -318,6 +322,7 @@ func (l *crashableLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestAWorkerKilledDuringEmitIntentsLeavesEachIntentInTheLedgerOnce(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
@@ -376,6 +381,7 @@ func TestAWorkerKilledDuringEmitIntentsLeavesEachIntentInTheLedgerOnce(t *testin
 }
 
 func TestAnEpochThatMissesItsDeadlineFailsAndRunsAgainWhenAskedAgain(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)

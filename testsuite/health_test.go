@@ -18,6 +18,7 @@ import (
 // health address, ready while its workers poll and the server, the store
 // and its chains answer.
 func TestAWorkerIsReadyOnItsOwnAddressWhileItPollsItsTaskQueuesAndNotOnceTemporalIsGone(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
@@ -51,6 +52,7 @@ func TestAWorkerIsReadyOnItsOwnAddressWhileItPollsItsTaskQueuesAndNotOnceTempora
 }
 
 func TestKeeperDevsReadinessCountsItsWorkersAndServesNoSecondAddress(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)

@@ -30,6 +30,7 @@ import (
 // API request down to the chain calls, and log lines that name their
 // workflow, run, batch and chain.
 func TestAnAnchoringRoundShowsInMetricsTracesAndLogs(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)

@@ -21,6 +21,7 @@ import (
 // runs on short numbers (50 ms base, 200 ms cap), so 20 attempts take
 // about 4 s and the 20 s outage about 100.
 func TestAnOutageLongerThanTwentyAttemptsDeadLettersNothing(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	s := startFaultStack(t, faultOptions{evm: true, evmProxy: true, tune: func(s *faultStack) {
 		require.Zero(t, s.cfg.MaxAttempts, "the default: no attempt limit")

@@ -30,6 +30,7 @@ func (s *faultStack) endpointMetric(t *testing.T, name, chain string, endpoint i
 // one, and the liar must not confirm an anchor on its own: every receipt
 // is checked against the chains themselves.
 func TestChainFaultOfFourEVMProvidersOneIsDownOneLagsOneInventsReceiptsAndEachEvidenceConfirmsOnce(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	var down, lagging, liar, solDown *rpcfault.Proxy
 	s := startFaultStack(t, faultOptions{evm: true, solana: true,

@@ -24,6 +24,7 @@ import (
 // /metrics. Several providers per chain are in providers_test.go.
 
 func TestChainFaultPublicEndpointsAnswering429BeyondTheirBudgetStillConfirmEachEvidenceOnce(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	s := startFaultStack(t, faultOptions{evm: true, solana: true, evmProxy: true, solProxy: true})
 	for _, p := range []*rpcfault.Proxy{s.evmProxy, s.solProxy} {
@@ -43,6 +44,7 @@ func TestChainFaultPublicEndpointsAnswering429BeyondTheirBudgetStillConfirmEachE
 }
 
 func TestChainFaultEtherLinkDroppingUnderpricedAnchorsSilentlyStillConfirmsEachEvidenceOnce(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	s := startFaultStack(t, faultOptions{evm: true, evmProxy: true, tune: func(c *faultStack) {
 		c.cfg.EVM.NoTip, c.cfg.EVM.BlockTime = true, evmBlockTime // as the etherlink presets set them
@@ -63,6 +65,7 @@ func TestChainFaultEtherLinkDroppingUnderpricedAnchorsSilentlyStillConfirmsEachE
 }
 
 func TestChainFaultAFinalizedBlockThatStopsMakesKeeperUnreadyNamingTheCauseUntilItMoves(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	s := startFaultStack(t, faultOptions{evm: true, tune: func(c *faultStack) {
 		c.cfg.EVM.FinalityStall = 2 * time.Second
@@ -91,6 +94,7 @@ func TestChainFaultAFinalizedBlockThatStopsMakesKeeperUnreadyNamingTheCauseUntil
 }
 
 func TestChainFaultSolanaCongestionDropsAnchorsWithoutAPriorityFeeAndEachEvidenceConfirmsOnce(t *testing.T) {
+	endToEnd(t)
 	t.Parallel()
 	s := startFaultStack(t, faultOptions{solana: true})
 	// From now on blocks take only transactions paying 50,000

@@ -53,6 +53,7 @@ func (s *syncBuffer) String() string {
 // the way, and an API token, then searches every log line, every workflow
 // history, every span and /metrics for the signing keys and the token.
 func TestNoSecretReachesLogsOrWorkflowPayloads(t *testing.T) {
+	endToEnd(t)
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dir := tempDir(t)

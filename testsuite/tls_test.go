@@ -129,6 +129,7 @@ func dialWithEnv(env map[string]string) error {
 // the API is confirmed; clients without the CA, or without a client
 // certificate, are refused.
 func TestWorkerAndAPIConfirmEvidenceThroughAnMTLSDevserverConfiguredOnlyByTemporalEnvironment(t *testing.T) {
+	endToEnd(t)
 	pki := newTestPKI(t)
 	bin := keeperBinary(t)
 	work := t.TempDir()

@@ -144,6 +144,7 @@ func runStatus(t *testing.T, c client.Client, id string) enums.WorkflowExecution
 }
 
 func TestPinnedAnchorsFinishOnTheirBuildWhileNewAnchorsRunOnThePromotedBuild(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	st := openStore(t, dir)
@@ -206,6 +207,7 @@ func ranOn(t *testing.T, c client.Client, wf, build string) {
 }
 
 func TestAWalletBackfillWaitingToRetryMovesToThePromotedBuild(t *testing.T) {
+	endToEnd(t)
 	d := startDevnet(t)
 	h, err := testchain.BuildSolanaHistory(context.Background(), d, 5)
 	require.NoError(t, err)

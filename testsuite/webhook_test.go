@@ -54,6 +54,7 @@ func (r *killingReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 func TestWebhookWorkerKilledMidDeliveryLosesNothing(t *testing.T) {
+	endToEnd(t)
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
@@ -150,6 +151,7 @@ func (r *failingReceiver) count() int {
 // attempts are retries of one activity, which Temporal records once, when
 // the activity ends, however many there were.
 func TestADeliveryThatFailsManyTimesKeepsItsWorkflowHistorySmall(t *testing.T) {
+	endToEnd(t)
 	const failures = 15
 	dir := tempDir(t)
 	srv := startServer(t, dir)
