@@ -231,7 +231,7 @@ func TestEverySettingTheExampleGivesIsOneKeeperOrTheTemporalSDKReadsAndValid(t *
 
 func TestSecretsAreMountedReadOnlyAsTheFilesKeeperReads(t *testing.T) {
 	m := load(t)
-	readme, err := os.ReadFile("../README.md")
+	production, err := os.ReadFile("../docs/production.md")
 	require.NoError(t, err)
 	for _, d := range m.deployments {
 		c, role := keeper(t, d)
@@ -240,8 +240,8 @@ func TestSecretsAreMountedReadOnlyAsTheFilesKeeperReads(t *testing.T) {
 		for _, v := range d.Spec.Template.Spec.Volumes {
 			if v.Secret != nil {
 				secretVolumes[v.Name] = v.Secret.SecretName
-				assert.True(t, bytes.Contains(readme, []byte("kubectl -n keeper create secret generic "+v.Secret.SecretName)),
-					"%s: the README says how to create Secret %s", d.Name, v.Secret.SecretName)
+				assert.True(t, bytes.Contains(production, []byte("kubectl -n keeper create secret generic "+v.Secret.SecretName)),
+					"%s: docs/production.md says how to create Secret %s", d.Name, v.Secret.SecretName)
 			}
 		}
 		secretDirs := map[string]bool{}

@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestReadmeHasTheCurrentConfigTable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestTheConfigurationPageHasTheCurrentConfigTable(t *testing.T) {
+	page, err := os.ReadFile("../../docs/configuration.md")
 	require.NoError(t, err)
-	assert.True(t, strings.Contains(string(readme), MarkdownTable()), "README's config table is stale: paste the output of `go run ./cmd/keeper config`")
+	assert.True(t, strings.Contains(string(page), MarkdownTable()), "docs/configuration.md's config table is stale: paste the output of `go run ./cmd/keeper config`")
 }
 
 func TestEnvironmentOverridesDefaults(t *testing.T) {
