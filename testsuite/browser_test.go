@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/browsertest"
 	"github.com/keeperhq/keeper/merkle"
 )
 
@@ -60,7 +60,7 @@ func (o pageOutcome) chain(t *testing.T, name string) (result, check, passed str
 // with the check that catches them.
 func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 	endToEnd(t)
-	browser := startBrowser(t) // first: without Chromium there is nothing to start the stack for
+	browser := browsertest.Start(t) // first: without Chromium there is nothing to start the stack for
 
 	node, cfg, st, _ := startOnLocalChains(t, func(cfg *config.Config) {
 		cfg.AnchorInterval = time.Second // the evidence posted together share a batch
@@ -243,53 +243,6 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 	})
 }
 
-// startBrowser starts headless Chromium for the test. In CI a missing
-// Chromium fails the test; on a developer's machine it skips.
-func startBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed; CI installs it (.ci/run) and must run the browser test")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium); skipping the browser test")
-	}
-	profile, err := os.MkdirTemp("", "keeper-chromium-")
-	require.NoError(t, err)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(profile),
-	)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() {
-		_ = chromedp.Cancel(ctx) // closes the browser and waits for it to exit
-		cancel()
-		cancelAlloc()
-		// Chromium's helper processes may still write to the profile for a
-		// moment after the browser exits (t.TempDir's removal then failed
-		// the test with "directory not empty").
-		for range 50 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Errorf("could not remove chromium's profile %s", profile)
-	})
-	require.NoError(t, chromedp.Run(ctx), "start chromium")
-	return ctx
-}
-
 // verifyInBrowser opens page in a new tab, gives it file and receipt through
 // its file inputs, sets the endpoint of the chains in endpoints, presses
 // Verify and reads what the page shows.
@@ -299,20 +252,21 @@ func verifyInBrowser(t *testing.T, browser context.Context, page, file, receiptF
 	defer cancelTab()
 	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
 	defer cancel()
-	actions := []chromedp.Action{
+	steps := []chromedp.Action[chromedp.Void]{
 		chromedp.Navigate(page),
-		chromedp.SetUploadFiles("#file", []string{file}, chromedp.ByQuery),
-		chromedp.SetUploadFiles("#receipt-file", []string{receiptFile}, chromedp.ByQuery),
-		chromedp.WaitVisible("#endpoints input", chromedp.ByQuery),
+		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{file}),
+		chromedp.SetUploadFiles(chromedp.CSS("#receipt-file"), []string{receiptFile}),
+		chromedp.WaitVisible(chromedp.CSS("#endpoints input")),
 	}
 	for chain, url := range endpoints {
-		actions = append(actions, chromedp.SetValue(fmt.Sprintf(`#endpoints input[data-chain=%q]`, chain), url, chromedp.ByQuery))
+		steps = append(steps, chromedp.SetValue(chromedp.CSS(fmt.Sprintf(`#endpoints input[data-chain=%q]`, chain)), url))
 	}
-	var out pageOutcome
-	actions = append(actions,
-		chromedp.Click("#verify", chromedp.ByQuery),
-		chromedp.WaitVisible("#result[data-result]", chromedp.ByQuery),
-		chromedp.Evaluate(`({
+	steps = append(steps,
+		chromedp.Click(chromedp.CSS("#verify")),
+		chromedp.WaitVisible(chromedp.CSS("#result[data-result]")),
+	)
+	require.NoError(t, chromedp.Do(ctx, steps...), "verify on %s", page)
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[pageOutcome](`({
 			result: document.querySelector("#result").dataset.result,
 			check: document.querySelector("#result").dataset.check,
 			text: document.querySelector("#result").textContent,
@@ -320,9 +274,8 @@ func verifyInBrowser(t *testing.T, browser context.Context, page, file, receiptF
 			chains: Array.from(document.querySelectorAll("#checks li"), (li) => ({
 				chain: li.dataset.chain, result: li.dataset.result, check: li.dataset.check, passed: li.dataset.passed, text: li.textContent,
 			})),
-		})`, &out),
-	)
-	require.NoError(t, chromedp.Run(ctx, actions...), "verify on %s", page)
+		})`))
+	require.NoError(t, err, "read the outcome on %s", page)
 	return out
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/internal/dev/browsertest"
 	"github.com/keeperhq/keeper/internal/dev/receipttest"
 	"github.com/keeperhq/keeper/internal/verifypage"
 	"github.com/keeperhq/keeper/merkle"
@@ -62,7 +62,7 @@ const everyV3Check = "checkpoint inclusion size consistency network transaction 
 // transaction another account sent and a tampered consistency proof each
 // fail at their check; a version 2 receipt still verifies.
 func TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
-	browser := startBrowser(t) // first: without Chromium there is nothing to start the chains for
+	browser := browsertest.Start(t) // first: without Chromium there is nothing to start the chains for
 	w := receipttest.NewWorld(t)
 	genuine, err := receipt.Parse(w.Receipt)
 	require.NoError(t, err)
@@ -208,41 +208,6 @@ func TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 	})
 }
 
-// startBrowser starts headless Chromium for the test. In CI a missing
-// Chromium fails the test; on a developer's machine it skips.
-func startBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed; CI installs it (.ci/run) and must run the browser test")
-		}
-		t.Skip("chromium is not installed (apt-get install chromium); skipping the browser test")
-	}
-	profile, err := os.MkdirTemp("", "keeper-chromium-")
-	require.NoError(t, err)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(profile))
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() {
-		_ = chromedp.Cancel(ctx) // closes the browser and waits for it to exit
-		cancel()
-		cancelAlloc()
-		// Chromium's helpers may still write to the profile for a moment.
-		for range 50 {
-			if os.RemoveAll(profile) == nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Errorf("could not remove chromium's profile %s", profile)
-	})
-	require.NoError(t, chromedp.Run(ctx), "start chromium")
-	return ctx
-}
-
 // verifyInBrowser opens page in a new tab, gives it file and receipt
 // through its file inputs and the log key, presses Verify and reads what
 // the page shows.
@@ -252,21 +217,21 @@ func verifyInBrowser(t *testing.T, browser context.Context, page, file, receiptF
 	defer cancelTab()
 	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
 	defer cancel()
-	var out outcome
-	err := chromedp.Run(ctx,
+	steps := []chromedp.Action[chromedp.Void]{
 		chromedp.Navigate(page),
-		chromedp.SetUploadFiles("#file", []string{file}, chromedp.ByQuery),
-		chromedp.SetUploadFiles("#receipt-file", []string{receiptFile}, chromedp.ByQuery),
-		chromedp.WaitVisible("#endpoints input", chromedp.ByQuery),
-		chromedp.ActionFunc(func(ctx context.Context) error {
-			if logKey == "" {
-				return nil // the field stays empty
-			}
-			return chromedp.SetValue("#log-key", logKey, chromedp.ByQuery).Do(ctx)
-		}),
-		chromedp.Click("#verify", chromedp.ByQuery),
-		chromedp.WaitVisible("#result[data-result]", chromedp.ByQuery),
-		chromedp.Evaluate(`({
+		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{file}),
+		chromedp.SetUploadFiles(chromedp.CSS("#receipt-file"), []string{receiptFile}),
+		chromedp.WaitVisible(chromedp.CSS("#endpoints input")),
+	}
+	if logKey != "" { // else the field stays empty
+		steps = append(steps, chromedp.SetValue(chromedp.CSS("#log-key"), logKey))
+	}
+	steps = append(steps,
+		chromedp.Click(chromedp.CSS("#verify")),
+		chromedp.WaitVisible(chromedp.CSS("#result[data-result]")),
+	)
+	require.NoError(t, chromedp.Do(ctx, steps...), "verify %s on %s", filepath.Base(receiptFile), page)
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[outcome](`({
 			result: document.querySelector("#result").dataset.result,
 			check: document.querySelector("#result").dataset.check,
 			text: document.querySelector("#result").textContent,
@@ -274,8 +239,7 @@ func verifyInBrowser(t *testing.T, browser context.Context, page, file, receiptF
 			chains: Array.from(document.querySelectorAll("#checks li"), (li) => ({
 				chain: li.dataset.chain, result: li.dataset.result, check: li.dataset.check, passed: li.dataset.passed, text: li.textContent,
 			})),
-		})`, &out),
-	)
-	require.NoError(t, err, "verify %s on %s", filepath.Base(receiptFile), page)
+		})`))
+	require.NoError(t, err, "read the outcome of %s on %s", filepath.Base(receiptFile), page)
 	return out
 }
