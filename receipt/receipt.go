@@ -5,7 +5,7 @@
 // evidence log (a C2SP transparency log, package evlog) at a signed
 // checkpoint, and that each chain's anchor committed to a checkpoint the
 // signed one extends; versions 1 and 2 prove a leaf of one batch's own tree.
-// The format, field by field, is in the README ("Receipt format"); Build is
+// The format, field by field, is in docs/receipts.md; Build is
 // the one place receipts are made, and package receipt/verify checks a
 // receipt against the chains themselves.
 package receipt

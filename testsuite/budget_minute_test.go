@@ -14,7 +14,7 @@ import (
 	"github.com/keeperhq/keeper/internal/config"
 )
 
-// idleWindow: the README's figure is per minute, so .ci/run counts a
+// idleWindow: the docs/chains.md's figure is per minute, so .ci/run counts a
 // whole one (go test -tags budget).
 const idleWindow = time.Minute
 
@@ -22,8 +22,8 @@ const idleWindow = time.Minute
 // anchors an evidence on both local chains every 5 s for a minute, so
 // batches await finality all along, with the EtherLink presets (the local
 // chain's id is EtherLink mainnet's) and Solana's public-cluster polls, and
-// counts each chain's head probes and status rounds at a proxy: README's
-// "Polling budget" figures.
+// counts each chain's head probes and status rounds at a proxy: the figures of
+// docs/chains.md, "Polling budget".
 func TestUnderLoadTheEtherLinkPresetsAndSolanasPublicBudgetHoldForAMinute(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = tempDir(t)

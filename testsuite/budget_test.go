@@ -25,10 +25,10 @@ import (
 	"github.com/keeperhq/keeper/internal/node"
 )
 
-// The polling budget (README, Polling budget): what keeper asks each chain's
+// The polling budget (docs/chains.md, Polling budget): what keeper asks each chain's
 // endpoint, counted at a JSON-RPC proxy in front of the local chains.
 
-// idleRPCPerMinute is README's figure for an idle keeper: requests a minute
+// idleRPCPerMinute is docs/chains.md's figure for an idle keeper: requests a minute
 // per chain while no batch awaits finality and nobody asks /readyz.
 const idleRPCPerMinute = 0
 

@@ -17,7 +17,7 @@ import (
 	"github.com/keeperhq/keeper/internal/store"
 )
 
-// Real networks' behaviour (README, Going to mainnet), each reproduced on the
+// Real networks' behaviour (docs/chains.md, Going to mainnet), each reproduced on the
 // local chains or through dev/rpcfault and run through a whole keeper node.
 // Each ends with every evidence confirmed exactly once (checkExactlyOnce
 // verifies the receipts on the chains themselves) and the behaviour on

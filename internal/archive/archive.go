@@ -1,4 +1,4 @@
-// Package archive is keeper's receipts archive (README, "Storage and
+// Package archive is keeper's receipts archive (docs/production.md, "Storage and
 // retention"): append-only, gzip-compressed files of one JSON receipt per
 // line, written into one directory an operator can back up, and read back by
 // evidence id.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The polling budget (README, Polling budget; docs/retries.md, status
+// The polling budget (docs/chains.md, Polling budget; docs/retries.md, status
 // polling). While a batch awaits finality a chain's status poller asks the
 // chain's head every head poll and runs a status round on each new head, and
 // otherwise one confirm poll after the last round; while nothing awaits

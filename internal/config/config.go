@@ -38,7 +38,7 @@ type Config struct {
 	BatchMinGap   time.Duration
 	MaxQueued     int
 
-	// The polling budget (README, Polling budget): per chain, how often a
+	// The polling budget (docs/chains.md, Polling budget): per chain, how often a
 	// batch awaiting finality is looked up and the head probed.
 	EtherlinkPoll, SolanaPoll ChainPoll
 
@@ -385,13 +385,13 @@ func (c *Config) AnchorIntervalFor(chain string) time.Duration {
 	return c.AnchorInterval
 }
 
-// Knob describes one setting for flags, environment and the README table.
+// Knob describes one setting for flags, environment and the configuration table (docs/configuration.md).
 type Knob struct {
 	Flag, Env, Default, Help string
 	ptr                      any
 }
 
-// Knobs lists every setting of c, in README order.
+// Knobs lists every setting of c, in the order of docs/configuration.md.
 func (c *Config) Knobs() []Knob {
 	return []Knob{
 		{"data-dir", "KEEPER_DATA_DIR", "./.keeper", "directory of keeper.db (keeper's records, unless KEEPER_STORE_URL is set) and, for `keeper dev`, temporal.db", &c.DataDir},
@@ -468,7 +468,7 @@ func (c *Config) Knobs() []Knob {
 		{"codec-cors-origins", "KEEPER_CODEC_CORS_ORIGINS", "", "Web UI origins (comma-separated, e.g. https://temporal.example) whose pages may call /codec; `keeper dev` adds its own UI", &c.CodecCORSOrigins},
 		{"evm-network", "KEEPER_EVM_NETWORK", "custom", "etherlink-mainnet or etherlink-testnet: chain id, finality (the `finalized` block), RPC rate (16/s), eth_getLogs range (500 blocks) and answer size (5,000 logs), no tip, 500 ms blocks and a 10-minute finality stall as EtherLink documents them, unless set one by one; custom: every setting as given", &c.EVM.Network},
 		{"evm-rpc-url", "KEEPER_EVM_RPC_URL", "", "EtherLink JSON-RPC endpoint; empty: `keeper dev` runs a local chain (others use http://127.0.0.1:8545)", &c.EVM.RPCURL},
-		{"evm-rpc-urls", "KEEPER_EVM_RPC_URLS", "", "several EtherLink JSON-RPC providers, comma-separated, instead of KEEPER_EVM_RPC_URL: signed transactions go to every healthy one, reads to the first healthy one, failing over (README, Several RPC providers)", &c.EVM.RPC.URLs},
+		{"evm-rpc-urls", "KEEPER_EVM_RPC_URLS", "", "several EtherLink JSON-RPC providers, comma-separated, instead of KEEPER_EVM_RPC_URL: signed transactions go to every healthy one, reads to the first healthy one, failing over (docs/chains.md, Several RPC providers)", &c.EVM.RPC.URLs},
 		{"evm-rpc-trust", "KEEPER_EVM_RPC_TRUST", "all", "with several providers, whose receipts confirm an anchor: all (every healthy provider must report the same receipt) or positions in KEEPER_EVM_RPC_URLS, e.g. 1 or 1,3", &c.EVM.RPC.Trust},
 		{"evm-rpc-max-lag", "KEEPER_EVM_RPC_MAX_LAG", "10", "with several providers, one whose head is more blocks than this behind the best is unhealthy: no reads, no broadcasts, no say on receipts", &c.EVM.RPC.MaxLag},
 		{"evm-key-file", "KEEPER_EVM_KEY_FILE", "", "file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key (the local chain's funded key)", &c.EVM.KeyFile},
@@ -507,7 +507,7 @@ func (c *Config) Knobs() []Knob {
 		{"backfill-retry-jitter-pct", "KEEPER_BACKFILL_RETRY_JITTER_PCT", "25", "backfill retry jitter: up to this percentage of the delay, uniform", &c.Backfill.RetryJitterPct},
 		{"backfill-max-retries", "KEEPER_BACKFILL_MAX_RETRIES", "5", "retries before a backfill item is ABANDONED (adding the wallet again starts it anew)", &c.Backfill.MaxRetries},
 		{"backfill-heartbeat-ms", "KEEPER_BACKFILL_HEARTBEAT_MS", "30000", "a scan whose worker stops heartbeating resumes from its checkpoint on another worker after this long", msKnob{&c.Backfill.Heartbeat}},
-		{"worker-versioning", "KEEPER_WORKER_VERSIONING", "false", "workers poll as a version (deployment name + build id) of a Temporal Worker Deployment: AnchorBatch and EpochCompute runs finish on the build they started on, WalletSync and Backfill move to the current build; the deployment's first version becomes current by itself, later ones when you say so (see [Rolling out a new build](#rolling-out-a-new-build))", &c.Versioning.Enabled},
+		{"worker-versioning", "KEEPER_WORKER_VERSIONING", "false", "workers poll as a version (deployment name + build id) of a Temporal Worker Deployment: AnchorBatch and EpochCompute runs finish on the build they started on, WalletSync and Backfill move to the current build; the deployment's first version becomes current by itself, later ones when you say so (see [Rolling out a new build](production.md#rolling-out-a-new-build))", &c.Versioning.Enabled},
 		{"deployment-name", "KEEPER_DEPLOYMENT_NAME", "keeper", "Worker Deployment that versioned workers belong to (every keeper task queue)", &c.Versioning.DeploymentName},
 		{"build-id", "KEEPER_BUILD_ID", "", "versioned workers' build id; empty: the binary's VCS revision (12 hex digits, `-dirty` when built from modified sources), else its module version, else `dev`", &c.Versioning.BuildID},
 	}
@@ -851,7 +851,7 @@ func (f *flagValue) Type() string {
 	return "string"
 }
 
-// MarkdownTable renders the README's configuration table.
+// MarkdownTable renders the configuration table of docs/configuration.md.
 func MarkdownTable() string {
 	var c Config
 	var b strings.Builder
@@ -862,7 +862,7 @@ func MarkdownTable() string {
 	return b.String()
 }
 
-// WebhookConfig is the webhook delivery schedule (README, "Webhooks").
+// WebhookConfig is the webhook delivery schedule (docs/webhooks.md).
 type WebhookConfig struct {
 	RetryWindow   time.Duration // attempts stop, and the delivery is failed, after this long
 	RetryBase     time.Duration // first wait between attempts; doubles each time

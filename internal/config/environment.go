@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The environment check (README, Configuration): a KEEPER_ variable keeper
+// The environment check (docs/configuration.md): a KEEPER_ variable keeper
 // does not read must not pass unnoticed. The seed's own settings (seed 000)
 // that keeper names otherwise refuse the start, naming the setting to use;
 // any other unknown name is reported with the known name nearest to it.

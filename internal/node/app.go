@@ -183,7 +183,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		}
 		// The signers' balances: read once now (bounded, so a chain that does
 		// not answer delays the start by balanceStartTimeout at most), then
-		// after confirmed batches only (README, Polling budget).
+		// after confirmed batches only (docs/chains.md, Polling budget).
 		n.balances.readAll(ctx, balanceStartTimeout)
 		n.anchorMetrics.OnConfirmed = n.balances.Confirmed
 		n.wg.Go(func() { n.balances.run(runCtx, balanceEvery) })

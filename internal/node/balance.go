@@ -35,7 +35,7 @@ var (
 
 // signerBalances follows the balances of the chains' paying accounts
 // (chains.Funded) and exports them with their runway. It costs no request
-// while keeper is idle (README, Polling budget): a balance is read once at
+// while keeper is idle (docs/chains.md, Polling budget): a balance is read once at
 // start and then only when a batch was confirmed on its chain since the last
 // read, at most once per balanceEvery.
 type signerBalances struct {

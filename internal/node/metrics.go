@@ -69,7 +69,7 @@ func (n *Node) registerMetrics() {
 		if pf, ok := n.Chains[name].(interface{ PriorityFee() uint64 }); ok {
 			n.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name:        "keeper_chain_compute_unit_price_microlamports",
-				Help:        "Compute unit price (priority fee, micro-lamports per compute unit) of the last anchor signed: the recent fees' 75th percentile, the floor, a re-sign bump, capped (README, Solana: priority fees and cluster).",
+				Help:        "Compute unit price (priority fee, micro-lamports per compute unit) of the last anchor signed: the recent fees' 75th percentile, the floor, a re-sign bump, capped (docs/chains.md, Solana priority fees).",
 				ConstLabels: prometheus.Labels{"chain": name},
 			}, func() float64 { return float64(pf.PriorityFee()) }))
 		}
@@ -97,7 +97,7 @@ type finalityReporter interface{ FinalityStalled() error }
 func finalityStalledGauge(chain string, f finalityReporter) prometheus.Collector {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name:        "keeper_chain_finalized_stalled",
-		Help:        "1 while the chain node's finalized block has not moved for KEEPER_EVM_FINALITY_STALL_MS although its latest block has: anchors cannot become final (README, EtherLink networks).",
+		Help:        "1 while the chain node's finalized block has not moved for KEEPER_EVM_FINALITY_STALL_MS although its latest block has: anchors cannot become final (docs/chains.md, EtherLink networks).",
 		ConstLabels: prometheus.Labels{"chain": chain},
 	}, func() float64 {
 		if f.FinalityStalled() != nil {

@@ -68,7 +68,7 @@ func TestOnEtherLinkAnAnchorPaysNoTipAndAGasLimitThatCarriesTheInclusionFee(t *t
 	assert.Greater(t, tx.Gas(), 21000+inclusion, "the gas limit comes from eth_estimateGas, which carries the inclusion fee")
 	assert.Zero(t, p.Stats().Dropped)
 
-	// What one anchor costs (README, Going to mainnet): the execution gas
+	// What one anchor costs (docs/chains.md, Going to mainnet): the execution gas
 	// the chain charged, at the base fee, plus EtherLink's inclusion fee.
 	rc, err := client(t, c.URL()).TransactionReceipt(context.Background(), tx.Hash())
 	require.NoError(t, err)
