@@ -6,6 +6,12 @@
 // (OpenPostgres): the same queries, with batch formation serialized per
 // chain and bounded by what every node's intake has committed (lanes.go),
 // so no two nodes batch the same evidence.
+//
+// Store is one part per feature (Intake, Anchors, Waits, Log, Epochs,
+// Wallets, Webhooks, Maintenance, Stats), each declared with the records it
+// owns at the top of its file; read one part without the others. The schema
+// is in migrations/, one numbered .sql file per version and database
+// (migrate.go).
 package store
 
 import (
@@ -40,7 +46,7 @@ var (
 type Store struct {
 	*db
 
-	Intake      // evidence taken in, read back and retried (intake.go, bulk.go, evidence.go, lanes.go)
+	Intake      // evidence taken in, read back and retried (intake.go, bulk.go, evidence.go)
 	Anchors     // batches, their outbox rows and signed transactions (anchor.go, trees.go)
 	Waits       // finality waits of ConfirmAnchor attempts (waits.go)
 	Log         // the evidence log: entries, tree hashes, checkpoints (log.go)
@@ -52,7 +58,9 @@ type Store struct {
 }
 
 // db is what every part of the store shares: the database, the dialect its
-// queries are rewritten for, and the in-process state kept beside it.
+// queries are rewritten for, the in-process state kept beside it, and the
+// few steps more than one part takes (transactions here, the lanes'
+// cursors in lanes.go, anchors and trees read by several parts).
 type db struct {
 	d *dialect
 	w *pool // SQLite: the one writer; PostgreSQL: the pool
