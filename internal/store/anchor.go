@@ -9,6 +9,12 @@ import (
 	"time"
 )
 
+// Anchors owns batches (batches), the outbox rows that put evidence in them
+// (outbox) and every transaction signed for a batch (tx_refs): forming a
+// batch from the lanes (moving their cursors, anchor_cursors), recording its submission, attempts, confirmation or
+// dead letter, and the confirmed batches' Merkle trees (trees.go).
+type Anchors struct{ *db }
+
 // Batch states. A batch is formed by the dispatcher, started once its
 // workflow exists, submitted when its transaction was broadcast, and ends
 // confirmed or dead_letter.
@@ -38,7 +44,7 @@ type Batch struct {
 
 // PendingChains returns the chains that have evidence waiting for a batch,
 // with how many wait and when the oldest arrived.
-func (s *Store) PendingChains(ctx context.Context) (map[string]PendingInfo, error) {
+func (s Anchors) PendingChains(ctx context.Context) (map[string]PendingInfo, error) {
 	// Outbox rows waiting (retried anchors) are counted from the outbox's
 	// own index; only the oldest (first taken in) of each chain is looked up
 	// in evidence.
@@ -124,7 +130,7 @@ type PendingInfo struct {
 // backlog, so a deep one (Temporal down for a while, one evidence per
 // batch) costs each round a few index lookups per chain instead of a pass
 // over every waiting row.
-func (s *Store) PendingUpTo(ctx context.Context, upTo int) (map[string]PendingInfo, error) {
+func (s Anchors) PendingUpTo(ctx context.Context, upTo int) (map[string]PendingInfo, error) {
 	out, err := s.outboxPendingUpTo(ctx, upTo)
 	if err != nil {
 		return nil, err
@@ -151,7 +157,7 @@ func (s *Store) PendingUpTo(ctx context.Context, upTo int) (map[string]PendingIn
 // last evidence past the cursor bound the count from above (exactly when
 // the chain's evidence is not interleaved with other chains'); only a bound
 // that reaches upTo is checked by counting.
-func (s *Store) lanesUpTo(ctx context.Context, chain string, lanes []laneCursor, upTo int) (PendingInfo, error) {
+func (s Anchors) lanesUpTo(ctx context.Context, chain string, lanes []laneCursor, upTo int) (PendingInfo, error) {
 	var (
 		p     PendingInfo
 		bound int64
@@ -206,7 +212,7 @@ func (s *Store) lanesUpTo(ctx context.Context, chain string, lanes []laneCursor,
 }
 
 // outboxPendingUpTo is PendingUpTo for outbox rows waiting for a batch.
-func (s *Store) outboxPendingUpTo(ctx context.Context, upTo int) (map[string]PendingInfo, error) {
+func (s Anchors) outboxPendingUpTo(ctx context.Context, upTo int) (map[string]PendingInfo, error) {
 	// The chains with pending rows, one index probe each (a loose index scan).
 	pendingIndex := s.d.indexedBy("outbox_pending")
 	rows, err := s.r.QueryContext(ctx, `WITH RECURSIVE c(chain) AS (
@@ -273,7 +279,7 @@ func (s *Store) outboxPendingUpTo(ctx context.Context, upTo int) (map[string]Pen
 }
 
 // LastBatchAt is when the chain's newest batch was formed (zero: never).
-func (s *Store) LastBatchAt(ctx context.Context, chain string) (time.Time, error) {
+func (s Anchors) LastBatchAt(ctx context.Context, chain string) (time.Time, error) {
 	var at int64
 	err := s.r.QueryRowContext(ctx, `SELECT created_at FROM batches WHERE chain = ? ORDER BY id DESC LIMIT 1`, chain).Scan(&at)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -287,7 +293,7 @@ func (s *Store) LastBatchAt(ctx context.Context, chain string) (time.Time, error
 
 // AwaitingSubmit reports whether the chain has a batch that has not been
 // submitted yet; the dispatcher lets the next batch grow meanwhile.
-func (s *Store) AwaitingSubmit(ctx context.Context, chain string) (bool, error) {
+func (s Anchors) AwaitingSubmit(ctx context.Context, chain string) (bool, error) {
 	var n int
 	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM batches WHERE chain = ? AND state IN (?, ?)`, chain, BatchFormed, BatchStarted).Scan(&n)
 	return n > 0, err
@@ -296,7 +302,7 @@ func (s *Store) AwaitingSubmit(ctx context.Context, chain string) (bool, error) 
 // QueuedBatches counts the chain's batches that Temporal still has work
 // for and that do not simply await finality: formed, started or submitted,
 // less those with a finality wait (docs/anchoring.md, back-pressure).
-func (s *Store) QueuedBatches(ctx context.Context, chain string) (int, error) {
+func (s Anchors) QueuedBatches(ctx context.Context, chain string) (int, error) {
 	var n int
 	err := s.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM batches WHERE chain = ?1 AND state IN (?2, ?3, ?4))
 		- (SELECT COUNT(*) FROM confirm_waits WHERE chain = ?1)`, chain, BatchFormed, BatchStarted, BatchSubmitted).Scan(&n)
@@ -311,7 +317,7 @@ func (s *Store) QueuedBatches(ctx context.Context, chain string) (int, error) {
 // batch first, else the evidence past the chain's lane cursors (lanes.go). ok is false when nothing
 // was pending. Dispatchers on several nodes may form batches of one chain at
 // once: each outbox row lands in exactly one batch.
-func (s *Store) FormBatch(ctx context.Context, chain string, maxItems int) (b Batch, ok bool, err error) {
+func (s Anchors) FormBatch(ctx context.Context, chain string, maxItems int) (b Batch, ok bool, err error) {
 	claim := claimSerialized
 	if s.d.postgres {
 		claim = claimLocked
@@ -426,17 +432,17 @@ func claimLocked(ctx context.Context, tx *txn, chain string, maxItems int, now t
 
 // FormedBatches returns batches formed but whose workflow was not started yet
 // (the dispatcher crashed between the two steps, or Temporal was down).
-func (s *Store) FormedBatches(ctx context.Context) ([]Batch, error) {
+func (s Anchors) FormedBatches(ctx context.Context) ([]Batch, error) {
 	return s.batches(ctx, `state = ? ORDER BY priority, id`, BatchFormed)
 }
 
 // MarkBatchStarted records that the batch's workflow exists.
-func (s *Store) MarkBatchStarted(ctx context.Context, id int64) error {
+func (s Anchors) MarkBatchStarted(ctx context.Context, id int64) error {
 	return s.exec(ctx, `UPDATE batches SET state = ?, updated_at = ? WHERE id = ? AND state = ?`, BatchStarted, ms(time.Now()), id, BatchFormed)
 }
 
 // GetBatch returns one batch or ErrNotFound.
-func (s *Store) GetBatch(ctx context.Context, id int64) (Batch, error) {
+func (s Anchors) GetBatch(ctx context.Context, id int64) (Batch, error) {
 	bs, err := s.batches(ctx, `id = ?`, id)
 	if err != nil {
 		return Batch{}, err
@@ -447,7 +453,7 @@ func (s *Store) GetBatch(ctx context.Context, id int64) (Batch, error) {
 	return bs[0], nil
 }
 
-func (s *Store) batches(ctx context.Context, where string, args ...any) ([]Batch, error) {
+func (s Anchors) batches(ctx context.Context, where string, args ...any) ([]Batch, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, chain, size, priority, state, root, COALESCE(tx_ref, ''), COALESCE(block, 0), COALESCE(block_time, 0),
 		attempts, last_error, created_at FROM batches WHERE `+where, args...)
 	if err != nil {
@@ -472,7 +478,7 @@ func (s *Store) batches(ctx context.Context, where string, args ...any) ([]Batch
 }
 
 // BatchDigests returns the digests of a batch's evidence in leaf order.
-func (s *Store) BatchDigests(ctx context.Context, id int64) ([][]byte, error) {
+func (s Anchors) BatchDigests(ctx context.Context, id int64) ([][]byte, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT e.digest FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
 		WHERE o.batch_id = ? ORDER BY o.leaf_index`, id)
 	if err != nil {
@@ -502,7 +508,7 @@ type JournaledTx struct {
 }
 
 // Transactions returns the transactions journaled for a batch, oldest first.
-func (s *Store) Transactions(ctx context.Context, batchID int64) ([]JournaledTx, error) {
+func (s Anchors) Transactions(ctx context.Context, batchID int64) ([]JournaledTx, error) {
 	out, err := s.journaled(ctx, `WHERE t.batch_id = ? ORDER BY t.seq`, batchID)
 	if err != nil {
 		return nil, fmt.Errorf("store: transactions of batch %d: %w", batchID, err)
@@ -512,7 +518,7 @@ func (s *Store) Transactions(ctx context.Context, batchID int64) ([]JournaledTx,
 
 // UnconfirmedTransactions returns the transactions journaled on chain for
 // batches that are not confirmed (dead-lettered ones included), oldest first.
-func (s *Store) UnconfirmedTransactions(ctx context.Context, chain string) ([]JournaledTx, error) {
+func (s Anchors) UnconfirmedTransactions(ctx context.Context, chain string) ([]JournaledTx, error) {
 	out, err := s.journaled(ctx, `JOIN batches b ON b.id = t.batch_id
 		WHERE b.state IN (?, ?, ?, ?) AND b.chain = ? AND t.chain = ? ORDER BY t.created_at, t.batch_id, t.seq`,
 		BatchFormed, BatchStarted, BatchSubmitted, BatchDeadLetter, chain, chain)
@@ -522,7 +528,7 @@ func (s *Store) UnconfirmedTransactions(ctx context.Context, chain string) ([]Jo
 	return out, nil
 }
 
-func (s *Store) journaled(ctx context.Context, rest string, args ...any) ([]JournaledTx, error) {
+func (s Anchors) journaled(ctx context.Context, rest string, args ...any) ([]JournaledTx, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT t.batch_id, t.chain, t.ref, t.raw, COALESCE(t.meta, ''), t.created_at FROM tx_refs t `+rest, args...)
 	if err != nil {
 		return nil, err
@@ -548,7 +554,7 @@ func (s *Store) journaled(ctx context.Context, rest string, args ...any) ([]Jour
 }
 
 // SaveTransaction journals a transaction before it is broadcast.
-func (s *Store) SaveTransaction(ctx context.Context, r JournaledTx) error {
+func (s Anchors) SaveTransaction(ctx context.Context, r JournaledTx) error {
 	var meta any
 	if len(r.Meta) > 0 {
 		meta = string(r.Meta)
@@ -561,7 +567,7 @@ func (s *Store) SaveTransaction(ctx context.Context, r JournaledTx) error {
 // MarkSubmitted records the batch's root and transaction: its evidence are
 // submitted from then on (their status is read from their batches).
 // Re-marking an already submitted batch updates the ref.
-func (s *Store) MarkSubmitted(ctx context.Context, id int64, root [32]byte, ref string) error {
+func (s Anchors) MarkSubmitted(ctx context.Context, id int64, root [32]byte, ref string) error {
 	err := s.exec(ctx, `UPDATE batches SET state = ?, root = ?, tx_ref = ?, updated_at = ?
 		WHERE id = ? AND state IN (?, ?, ?)`, BatchSubmitted, root[:], ref, ms(time.Now()), id, BatchFormed, BatchStarted, BatchSubmitted)
 	if err != nil {
@@ -573,7 +579,7 @@ func (s *Store) MarkSubmitted(ctx context.Context, id int64, root [32]byte, ref 
 
 // RecordAttempt notes a failed attempt on a batch, so users see attempts and
 // the last error on its evidence while Temporal retries.
-func (s *Store) RecordAttempt(ctx context.Context, id int64, attempts int, lastErr string) error {
+func (s Anchors) RecordAttempt(ctx context.Context, id int64, attempts int, lastErr string) error {
 	return s.exec(ctx, `UPDATE batches SET attempts = ?, last_error = ?, updated_at = ? WHERE id = ?`, attempts, lastErr, ms(time.Now()), id)
 }
 
@@ -593,7 +599,7 @@ type Confirmation struct {
 // stored: a receipt computes its path from the batch's leaves when it is
 // read (batchTree). It is a no-op for a batch already confirmed or
 // dead-lettered.
-func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation) error {
+func (s Anchors) ConfirmBatch(ctx context.Context, id int64, c Confirmation) error {
 	err := s.tx(ctx, func(tx *txn) error {
 		return s.settleBatch(ctx, tx, id, BatchConfirmed, EventEvidenceConfirmed, `tx_ref = ?, block = ?, block_time = ?, network = ?, block_hash = ?, finality = ?, account = ?`,
 			c.TxRef, c.Block, ms(c.BlockTime), c.Network, c.BlockHash, c.Finality, c.Account)
@@ -606,7 +612,7 @@ func (s *Store) ConfirmBatch(ctx context.Context, id int64, c Confirmation) erro
 
 // DeadLetterBatch marks a batch dead-lettered with the error that ended it.
 // Its evidence can be re-driven with RetryEvidence.
-func (s *Store) DeadLetterBatch(ctx context.Context, id int64, lastErr string) error {
+func (s Anchors) DeadLetterBatch(ctx context.Context, id int64, lastErr string) error {
 	err := s.tx(ctx, func(tx *txn) error {
 		return s.settleBatch(ctx, tx, id, BatchDeadLetter, EventEvidenceDeadLettered, `last_error = ?`, lastErr)
 	})
@@ -620,7 +626,7 @@ func (s *Store) DeadLetterBatch(ctx context.Context, id int64, lastErr string) e
 // columns in set, and records typ for each of its evidence whose status the
 // move changes (webhooks). With nobody subscribed to typ, that is one
 // query more than the update.
-func (s *Store) settleBatch(ctx context.Context, tx *txn, id int64, state, typ, set string, args ...any) error {
+func (s Anchors) settleBatch(ctx context.Context, tx *txn, id int64, state, typ, set string, args ...any) error {
 	subs, err := subscribers(ctx, tx, typ)
 	if err != nil {
 		return err
@@ -642,12 +648,4 @@ func (s *Store) settleBatch(ctx context.Context, tx *txn, id int64, state, typ, 
 		return nil
 	}
 	return evidenceEvents(ctx, tx, subs, id, state, typ)
-}
-
-func (s *Store) exec(ctx context.Context, q string, args ...any) error {
-	_, err := s.w.ExecContext(ctx, q, args...)
-	if err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	return nil
 }

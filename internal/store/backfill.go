@@ -10,6 +10,11 @@ import (
 	"time"
 )
 
+// Wallets owns wallet backfill (docs/backfill.md): one sync-status row per
+// (wallet, network) (sync_status), the transfers found (transfers) and the
+// balances computed and read from the chain (wallet_balances).
+type Wallets struct{ *db }
+
 // SyncState is where the backfill of one (wallet, network) stands (docs/backfill.md).
 type SyncState string
 
@@ -123,7 +128,7 @@ func syncRow(ctx context.Context, q querier, wallet, network string) (SyncStatus
 // made PENDING again with its retry count and next retry time reset (its
 // checkpoint is kept, so the scan continues where it stopped). It returns the
 // wallet's rows and whether any work was (re)started.
-func (s *Store) AddWallet(ctx context.Context, wallet string, networks []NetworkStart) ([]SyncStatus, bool, error) {
+func (s Wallets) AddWallet(ctx context.Context, wallet string, networks []NetworkStart) ([]SyncStatus, bool, error) {
 	changed := false
 	var out []SyncStatus
 	err := s.tx(ctx, func(tx *txn) error {
@@ -170,7 +175,7 @@ func (s *Store) AddWallet(ctx context.Context, wallet string, networks []Network
 }
 
 // WalletStatus returns a wallet's sync-status rows, or ErrNotFound.
-func (s *Store) WalletStatus(ctx context.Context, wallet string) ([]SyncStatus, error) {
+func (s Wallets) WalletStatus(ctx context.Context, wallet string) ([]SyncStatus, error) {
 	out, err := syncRows(ctx, s.r, `s.wallet = ?`, wallet)
 	if err != nil {
 		return nil, fmt.Errorf("store: wallet %s: %w", wallet, err)
@@ -182,7 +187,7 @@ func (s *Store) WalletStatus(ctx context.Context, wallet string) ([]SyncStatus, 
 }
 
 // SyncStatus returns one (wallet, network) row, or ErrNotFound.
-func (s *Store) SyncStatus(ctx context.Context, wallet, network string) (SyncStatus, error) {
+func (s Wallets) SyncStatus(ctx context.Context, wallet, network string) (SyncStatus, error) {
 	return syncRow(ctx, s.r, wallet, network)
 }
 
@@ -201,7 +206,7 @@ type NetworkGen struct {
 
 // UnstartedWallets lists the wallets with (re-)added work not yet handed to
 // Temporal, at most limit of them.
-func (s *Store) UnstartedWallets(ctx context.Context, limit int) ([]WalletStart, error) {
+func (s Wallets) UnstartedWallets(ctx context.Context, limit int) ([]WalletStart, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT wallet, network, start_seq FROM sync_status
 		WHERE wallet IN (SELECT DISTINCT wallet FROM sync_status WHERE started_seq < start_seq ORDER BY wallet LIMIT ?)
 		AND started_seq < start_seq ORDER BY wallet, network`, limit)
@@ -226,7 +231,7 @@ func (s *Store) UnstartedWallets(ctx context.Context, limit int) ([]WalletStart,
 
 // MarkWalletStarted records that Temporal has the work of ws. A re-add that
 // happened meanwhile has a newer generation and stays unstarted.
-func (s *Store) MarkWalletStarted(ctx context.Context, ws WalletStart) error {
+func (s Wallets) MarkWalletStarted(ctx context.Context, ws WalletStart) error {
 	return s.tx(ctx, func(tx *txn) error {
 		for _, n := range ws.Networks {
 			if _, err := tx.ExecContext(ctx, `UPDATE sync_status SET started_seq = `+s.d.greatest+`(started_seq, ?) WHERE wallet = ? AND network = ?`,
@@ -239,7 +244,7 @@ func (s *Store) MarkWalletStarted(ctx context.Context, ws WalletStart) error {
 }
 
 // BeginScan marks an item RUNNING for a new scan attempt and returns it.
-func (s *Store) BeginScan(ctx context.Context, wallet, network string) (SyncStatus, error) {
+func (s Wallets) BeginScan(ctx context.Context, wallet, network string) (SyncStatus, error) {
 	var out SyncStatus
 	err := s.tx(ctx, func(tx *txn) error {
 		now := ms(time.Now())
@@ -262,7 +267,7 @@ func (s *Store) BeginScan(ctx context.Context, wallet, network string) (SyncStat
 }
 
 // SetScanTarget fixes the last block (or slot) of the run.
-func (s *Store) SetScanTarget(ctx context.Context, wallet, network string, target uint64) error {
+func (s Wallets) SetScanTarget(ctx context.Context, wallet, network string, target uint64) error {
 	_, err := s.w.ExecContext(ctx, `UPDATE sync_status SET target = ?, updated_at = ? WHERE wallet = ? AND network = ?`,
 		target, ms(time.Now()), wallet, network)
 	return err
@@ -301,7 +306,7 @@ type Chunk struct {
 // in one transaction. Transfers already stored (a repeated chunk) are
 // skipped; the checkpoint only moves forward, so a late write from an
 // attempt presumed dead cannot take it back.
-func (s *Store) SaveChunk(ctx context.Context, wallet, network string, ch Chunk) error {
+func (s Wallets) SaveChunk(ctx context.Context, wallet, network string, ch Chunk) error {
 	ts := append([]TransferRecord(nil), ch.Transfers...)
 	sort.SliceStable(ts, func(i, j int) bool {
 		if ts[i].Block != ts[j].Block {
@@ -347,7 +352,7 @@ func (s *Store) SaveChunk(ctx context.Context, wallet, network string, ch Chunk)
 
 // WalletAssets lists the assets of a wallet's stored transfers on a network,
 // the native coin first.
-func (s *Store) WalletAssets(ctx context.Context, wallet, network string) ([]string, error) {
+func (s Wallets) WalletAssets(ctx context.Context, wallet, network string) ([]string, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT DISTINCT asset FROM transfers WHERE wallet = ? AND network = ? ORDER BY asset`, wallet, network)
 	if err != nil {
 		return nil, err
@@ -384,7 +389,7 @@ type Holding struct {
 // resetting its retry count and next retry time (docs/retries.md). The
 // network's computed balances stay readable, marked stale until FinishWallet
 // recalculates them.
-func (s *Store) CompleteScan(ctx context.Context, wallet, network string, h Holdings) error {
+func (s Wallets) CompleteScan(ctx context.Context, wallet, network string, h Holdings) error {
 	err := s.tx(ctx, func(tx *txn) error {
 		now := ms(time.Now())
 		cur, err := syncRow(ctx, tx, wallet, network)
@@ -450,7 +455,7 @@ type ScanFailure struct {
 // item FAILED with no retry; otherwise the retry count goes up and the item
 // waits, FAILED, until the next retry time, or, with its retries used up,
 // becomes ABANDONED. It returns the row and the wait (0: no retry).
-func (s *Store) FailScan(ctx context.Context, wallet, network string, f ScanFailure) (SyncStatus, time.Duration, error) {
+func (s Wallets) FailScan(ctx context.Context, wallet, network string, f ScanFailure) (SyncStatus, time.Duration, error) {
 	var (
 		out  SyncStatus
 		wait time.Duration
@@ -554,7 +559,7 @@ type TxClass struct {
 // computed balances stay readable, stale. While a network is PENDING or
 // RUNNING it changes nothing and returns ErrWalletBusy. It returns all of
 // the wallet's balances.
-func (s *Store) FinishWallet(ctx context.Context, wallet string, finish func(FinishRows) FinishResults) ([]Balance, error) {
+func (s Wallets) FinishWallet(ctx context.Context, wallet string, finish func(FinishRows) FinishResults) ([]Balance, error) {
 	err := s.tx(ctx, func(tx *txn) error {
 		if err := s.d.lock(ctx, tx, "wallet "+wallet); err != nil {
 			return err
@@ -669,7 +674,7 @@ func saveFinish(ctx context.Context, tx *txn, wallet string, now int64, res Fini
 
 // Balances returns a wallet's balances per network and asset, the native
 // coin first.
-func (s *Store) Balances(ctx context.Context, wallet string) ([]Balance, error) {
+func (s Wallets) Balances(ctx context.Context, wallet string) ([]Balance, error) {
 	return balances(ctx, s.r, wallet)
 }
 
@@ -737,7 +742,7 @@ type TransferFilter struct {
 // ListTransfers returns a page of a wallet's transfers in the order they
 // were found (oldest block first per network) and the next page's cursor
 // ("" on the last page).
-func (s *Store) ListTransfers(ctx context.Context, f TransferFilter) ([]StoredTransfer, string, error) {
+func (s Wallets) ListTransfers(ctx context.Context, f TransferFilter) ([]StoredTransfer, string, error) {
 	return listPage(ctx, s.r, "list transfers", f.Limit, f.Cursor, func(after int64) (string, []any) {
 		q := `SELECT seq, network, tx, kind, idx, asset, sender, recipient, amount, direction, class, block, block_time
 			FROM transfers WHERE wallet = ? AND seq > ?`

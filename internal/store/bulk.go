@@ -17,7 +17,7 @@ import (
 //
 // The error is for the call as a whole (ctx ended before the store took
 // the evidence, the store is closing): then nothing was stored.
-func (s *Store) InsertEvidenceBatch(ctx context.Context, nes []NewEvidence) ([]Inserted, error) {
+func (s Intake) InsertEvidenceBatch(ctx context.Context, nes []NewEvidence) ([]Inserted, error) {
 	if len(nes) == 0 {
 		return nil, nil
 	}

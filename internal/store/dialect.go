@@ -12,8 +12,8 @@ import (
 // Queries are written once, in the SQL both understand, with ? (or ?N)
 // placeholders; the dialect rewrites the placeholders for the driver and
 // supplies the few fragments and steps that differ. The schema is the one
-// thing written twice (schema.go, schema_postgres.go): column types,
-// autoincrement and table options have no common spelling.
+// thing written twice (migrations/sqlite, migrations/postgres): column
+// types, autoincrement and table options have no common spelling.
 type dialect struct {
 	name string // "sqlite" or "postgres"
 
@@ -30,8 +30,8 @@ type dialect struct {
 	// a comparison is 0 or 1), BOOL_OR in PostgreSQL.
 	anyOf string
 
-	migrationsTable string   // DDL of schema_migrations
-	migrations      []string // applied in order, each once
+	migrationsTable string      // DDL of schema_migrations
+	migrations      []migration // applied in order, each once (migrate.go)
 
 	bound sync.Map // query as written → query as sent (PostgreSQL)
 }
@@ -39,7 +39,7 @@ type dialect struct {
 var sqliteDialect = &dialect{
 	name: "sqlite", greatest: "MAX", anyOf: "MAX",
 	migrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`,
-	migrations:      migrations,
+	migrations:      sqliteMigrations,
 }
 
 var postgresDialect = &dialect{

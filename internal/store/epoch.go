@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// Epochs owns reward epochs (epochs): one row per epoch with its request,
+// where each step's artifacts are and how far it got; and the built-in
+// ledger's settlement intents (ledger_intents, ledger.go).
+type Epochs struct{ *db }
+
 // Epoch statuses. queued and computing are "in flight"; the others are final.
 const (
 	EpochQueued      = "queued"
@@ -104,7 +109,7 @@ const inFlightWhere = `status IN ('queued', 'computing') AND deadline_at > ?`
 // returns the stored epoch and created=false, and stores nothing (the caller
 // compares request hashes). A new epoch is refused with ErrBusy when
 // maxInFlight epochs are already queued or computing.
-func (s *Store) CreateEpoch(ctx context.Context, ne NewEpoch, maxInFlight int) (Epoch, bool, error) {
+func (s Epochs) CreateEpoch(ctx context.Context, ne NewEpoch, maxInFlight int) (Epoch, bool, error) {
 	now := time.Now()
 	created := false
 	err := s.tx(ctx, func(tx *txn) error {
@@ -155,7 +160,7 @@ func checkInFlight(ctx context.Context, tx *txn, now time.Time, max int) error {
 // returns ErrConflict when the epoch is neither (or was asked for with other
 // inputs) and ErrBusy at the in-flight limit. Whether a quarantined epoch
 // may run again is the caller's decision (an explicit re-run).
-func (s *Store) RestartEpoch(ctx context.Context, id, requestHash string, deadline time.Time, maxInFlight int) (Epoch, error) {
+func (s Epochs) RestartEpoch(ctx context.Context, id, requestHash string, deadline time.Time, maxInFlight int) (Epoch, error) {
 	now := time.Now()
 	err := s.tx(ctx, func(tx *txn) error {
 		if err := s.d.lock(ctx, tx, "epochs in flight"); err != nil {
@@ -190,7 +195,7 @@ func (s *Store) RestartEpoch(ctx context.Context, id, requestHash string, deadli
 
 // GetEpoch returns one epoch, or ErrNotFound. An epoch past its deadline that
 // never finished is reported failed with ReasonDeadline.
-func (s *Store) GetEpoch(ctx context.Context, id string) (Epoch, error) {
+func (s Epochs) GetEpoch(ctx context.Context, id string) (Epoch, error) {
 	return scanEpoch(s.r.QueryRowContext(ctx, `SELECT `+epochCols+` FROM epochs WHERE id = ?`, id), time.Now())
 }
 
@@ -204,7 +209,7 @@ type EpochRequest struct {
 
 // EpochRequest returns the request of the epoch's current run; ErrConflict
 // when run is not the current run (a late activity of an earlier run).
-func (s *Store) EpochRequest(ctx context.Context, id string, run int) (EpochRequest, error) {
+func (s Epochs) EpochRequest(ctx context.Context, id string, run int) (EpochRequest, error) {
 	var (
 		r   EpochRequest
 		cur int
@@ -225,7 +230,7 @@ func (s *Store) EpochRequest(ctx context.Context, id string, run int) (EpochRequ
 // updateEpoch applies set to the epoch's current run while it is computing
 // (or queued, for the first step). A late write from an earlier run, or to a
 // finished epoch, is refused with ErrConflict.
-func (s *Store) updateEpoch(ctx context.Context, id string, run int, set string, args ...any) error {
+func (s Epochs) updateEpoch(ctx context.Context, id string, run int, set string, args ...any) error {
 	q := `UPDATE epochs SET ` + set + `, updated_at = ? WHERE id = ? AND run = ? AND status IN ('queued', 'computing')`
 	res, err := s.w.ExecContext(ctx, q, append(args, ms(time.Now()), id, run)...)
 	if err != nil {
@@ -238,12 +243,12 @@ func (s *Store) updateEpoch(ctx context.Context, id string, run int, set string,
 }
 
 // StartEpoch marks the epoch computing (its first step began).
-func (s *Store) StartEpoch(ctx context.Context, id string, run int) error {
+func (s Epochs) StartEpoch(ctx context.Context, id string, run int) error {
 	return s.updateEpoch(ctx, id, run, `status = ?, started_at = CASE started_at WHEN 0 THEN ? ELSE started_at END`, EpochComputing, ms(time.Now()))
 }
 
 // RecordSealed records where the sealed inputs are.
-func (s *Store) RecordSealed(ctx context.Context, id string, run int, hash, path string, accounts int) error {
+func (s Epochs) RecordSealed(ctx context.Context, id string, run int, hash, path string, accounts int) error {
 	return s.updateEpoch(ctx, id, run, `inputs_hash = ?, inputs_path = ?, accounts = ?, sealed_at = ?`, hash, path, accounts, ms(time.Now()))
 }
 
@@ -256,7 +261,7 @@ type Computed struct {
 }
 
 // RecordComputed records the split's totals and where the payouts are.
-func (s *Store) RecordComputed(ctx context.Context, id string, run int, c Computed) error {
+func (s Epochs) RecordComputed(ctx context.Context, id string, run int, c Computed) error {
 	return s.updateEpoch(ctx, id, run, `payouts_hash = ?, payouts_path = ?, accounts = ?, total_units = ?, total_paid = ?, intents_total = ?, computed_at = ?`,
 		c.PayoutsHash, c.PayoutsPath, c.Accounts, c.TotalUnits, c.TotalPaid, c.Intents, ms(time.Now()))
 }
@@ -269,14 +274,14 @@ type Artifacts struct {
 }
 
 // RecordArtifacts records run.json and the commitment.
-func (s *Store) RecordArtifacts(ctx context.Context, id string, run int, a Artifacts) error {
+func (s Epochs) RecordArtifacts(ctx context.Context, id string, run int, a Artifacts) error {
 	return s.updateEpoch(ctx, id, run, `run_hash = ?, run_path = ?, commitment = ?, commitment_hash = ?, commitment_path = ?, written_at = ?`,
 		a.RunHash, a.RunPath, a.Commitment, a.CommitmentHash, a.CommitmentPath, ms(time.Now()))
 }
 
 // RecordIntents records how many intents were sent and acknowledged so far;
 // done stamps the time the last one was acknowledged.
-func (s *Store) RecordIntents(ctx context.Context, id string, run int, emitted, acknowledged int, done bool) error {
+func (s Epochs) RecordIntents(ctx context.Context, id string, run int, emitted, acknowledged int, done bool) error {
 	at := int64(0)
 	if done {
 		at = ms(time.Now())
@@ -285,12 +290,12 @@ func (s *Store) RecordIntents(ctx context.Context, id string, run int, emitted, 
 }
 
 // RecordAnchor links the evidence that anchors the epoch's commitment.
-func (s *Store) RecordAnchor(ctx context.Context, id string, run int, evidenceID string) error {
+func (s Epochs) RecordAnchor(ctx context.Context, id string, run int, evidenceID string) error {
 	return s.updateEpoch(ctx, id, run, `evidence_id = ?, anchored_at = ?`, evidenceID, ms(time.Now()))
 }
 
 // FinishEpoch ends the run: completed, quarantined or failed with a reason.
-func (s *Store) FinishEpoch(ctx context.Context, id string, run int, status, reason string) error {
+func (s Epochs) FinishEpoch(ctx context.Context, id string, run int, status, reason string) error {
 	switch status {
 	case EpochCompleted, EpochQuarantined, EpochFailed:
 	default:
@@ -323,7 +328,7 @@ type EpochStats struct {
 }
 
 // EpochStats counts epochs for /metrics.
-func (s *Store) EpochStats(ctx context.Context) (EpochStats, error) {
+func (s Epochs) EpochStats(ctx context.Context) (EpochStats, error) {
 	var st EpochStats
 	err := s.r.QueryRowContext(ctx, `SELECT
 			COALESCE(SUM(CASE WHEN `+inFlightWhere+` THEN 1 ELSE 0 END), 0),
@@ -338,7 +343,7 @@ func (s *Store) EpochStats(ctx context.Context) (EpochStats, error) {
 
 // QuarantinedEpochs returns the ids of up to limit quarantined epochs, the
 // most recently finished first.
-func (s *Store) QuarantinedEpochs(ctx context.Context, limit int) ([]string, error) {
+func (s Epochs) QuarantinedEpochs(ctx context.Context, limit int) ([]string, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id FROM epochs WHERE status = 'quarantined' ORDER BY finished_at DESC, id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: quarantined epochs: %w", err)

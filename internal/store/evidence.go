@@ -89,7 +89,7 @@ type AnchorState struct {
 // evidence is stored whole or not at all either way). With an idempotency key
 // that was seen before, it returns the stored evidence and created=false, and
 // stores nothing.
-func (s *Store) InsertEvidence(ctx context.Context, ne NewEvidence) (Evidence, bool, error) {
+func (s Intake) InsertEvidence(ctx context.Context, ne NewEvidence) (Evidence, bool, error) {
 	if ne.IdempotencyKey != "" {
 		if ev, err := s.evidenceByKey(ctx, s.r, ne.IdempotencyKey); err == nil {
 			return ev, false, nil
@@ -140,7 +140,7 @@ func scanEvidence(row interface{ Scan(...any) error }) (Evidence, error) {
 	return ev, nil
 }
 
-func (s *Store) evidenceByKey(ctx context.Context, q querier, key string) (Evidence, error) {
+func (s Intake) evidenceByKey(ctx context.Context, q querier, key string) (Evidence, error) {
 	ev, err := scanEvidence(q.QueryRowContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE idempotency_key = ?`, key))
 	if err != nil {
 		return Evidence{}, err
@@ -149,12 +149,12 @@ func (s *Store) evidenceByKey(ctx context.Context, q querier, key string) (Evide
 }
 
 // EvidenceByKey returns the evidence stored under an idempotency key, or ErrNotFound.
-func (s *Store) EvidenceByKey(ctx context.Context, key string) (Evidence, error) {
+func (s Intake) EvidenceByKey(ctx context.Context, key string) (Evidence, error) {
 	return s.evidenceByKey(ctx, s.r, key)
 }
 
 // GetEvidence returns one evidence with its anchors, or ErrNotFound.
-func (s *Store) GetEvidence(ctx context.Context, id string) (Evidence, error) {
+func (s Intake) GetEvidence(ctx context.Context, id string) (Evidence, error) {
 	ev, err := scanEvidence(s.r.QueryRowContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE id = ?`, id))
 	if err != nil {
 		return Evidence{}, err
@@ -207,7 +207,8 @@ func statusRank(s Status) int {
 // evidence's status, attempts, last error and last change. Proofs are not
 // the store's: receipt.Build computes them from the log's stored hashes
 // and the batches' leaves (Inclusion, Consistency, BatchLeafHashes).
-func (s *Store) loadAnchors(ctx context.Context, q querier, ev *Evidence) error {
+// Maintenance reads anchors too (retention), so this is the shared db's.
+func (s *db) loadAnchors(ctx context.Context, q querier, ev *Evidence) error {
 	rows, err := q.QueryContext(ctx, `SELECT o.chain, COALESCE(o.batch_id, 0), COALESCE(o.leaf_index, 0), COALESCE(b.state, ''),
 			COALESCE(b.size, 0), b.root, COALESCE(b.tx_ref, ''), COALESCE(b.block, 0), COALESCE(b.block_time, 0),
 			COALESCE(b.network, ''), COALESCE(b.block_hash, ''), COALESCE(b.finality, ''),
@@ -289,7 +290,7 @@ type ListFilter struct {
 
 // ListEvidence returns a page of evidence in intake order and the cursor of
 // the next page ("" when this is the last).
-func (s *Store) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, string, error) {
+func (s Intake) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, string, error) {
 	var (
 		cond     string
 		condArgs []any
@@ -330,7 +331,7 @@ func (s *Store) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, str
 // where such evidence can be, from an index (pending outbox rows and lanes,
 // batches by state), so a listing of the few in flight does not derive the
 // status of every evidence ever taken in.
-func (s *Store) statusIs(st Status, cs []laneCursor) (string, []any) {
+func (s Intake) statusIs(st Status, cs []laneCursor) (string, []any) {
 	anyOf := s.d.anyOf
 	// An anchor without an outbox row waits on its lane: pending.
 	derived := `(SELECT CASE
@@ -359,7 +360,7 @@ func (s *Store) statusIs(st Status, cs []laneCursor) (string, []any) {
 
 // PendingCount is the number of evidence not yet in any batch on some chain:
 // those waiting on a lane, and those with an outbox row waiting.
-func (s *Store) PendingCount(ctx context.Context) (int, error) {
+func (s Intake) PendingCount(ctx context.Context) (int, error) {
 	// The cursors and the rows are read in one snapshot: with cursors read
 	// before a batch moved them and rows read after, evidence just batched
 	// would still count as pending.
@@ -382,14 +383,14 @@ func (s *Store) PendingCount(ctx context.Context) (int, error) {
 
 // RetryEvidence puts a dead-lettered evidence's failed anchors back in the
 // outbox (their rows wait for a batch again), with the attempt count reset.
-func (s *Store) RetryEvidence(ctx context.Context, id string) (Evidence, error) {
+func (s Intake) RetryEvidence(ctx context.Context, id string) (Evidence, error) {
 	ev, _, err := s.RedriveEvidence(ctx, id)
 	return ev, err
 }
 
 // RedriveEvidence is RetryEvidence that also says on which chains it put
 // an anchor back.
-func (s *Store) RedriveEvidence(ctx context.Context, id string) (Evidence, []string, error) {
+func (s Intake) RedriveEvidence(ctx context.Context, id string) (Evidence, []string, error) {
 	var chains []string
 	err := s.tx(ctx, func(tx *txn) error {
 		if err := s.d.lockEvidence(ctx, tx, `id = ?`, id); err != nil {

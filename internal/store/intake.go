@@ -10,6 +10,15 @@ import (
 	"sync"
 )
 
+// Intake owns evidence (the evidence table): intake's group commit
+// (InsertEvidence here, InsertEvidenceBatch in bulk.go), which writes an
+// evidence's row once and nothing else, and the reads of evidence, whose
+// status is derived from its anchors, with RetryEvidence and RedriveEvidence
+// putting dead-lettered anchors back (evidence.go). Which evidence of a
+// chain still waits for a batch is the lanes' cursors (lanes.go), shared
+// with Anchors.
+type Intake struct{ *db }
+
 // committer is intake's group commit. SQLite has one writer; with a
 // transaction per request, concurrent requests queue on it one by one and
 // each pays for its own commit. Instead, InsertEvidence and
@@ -57,7 +66,7 @@ var errClosed = errors.New("store: closed")
 // so one committer.
 const postgresCommitters = 4
 
-func (s *Store) startCommitter() {
+func (s Intake) startCommitter() {
 	s.intake = &committer{reqs: make(chan *insertReq), quit: make(chan struct{})}
 	n := 1
 	if s.d.postgres {
@@ -69,7 +78,7 @@ func (s *Store) startCommitter() {
 	}
 }
 
-func (s *Store) stopCommitter() {
+func (s Intake) stopCommitter() {
 	if s.intake == nil {
 		return
 	}
@@ -78,7 +87,7 @@ func (s *Store) stopCommitter() {
 }
 
 // enqueue hands one insert to the committer and waits for its answer.
-func (s *Store) enqueue(ctx context.Context, ev Evidence) (Evidence, bool, error) {
+func (s Intake) enqueue(ctx context.Context, ev Evidence) (Evidence, bool, error) {
 	res, err := s.enqueueAll(ctx, []Evidence{ev})
 	if err != nil {
 		return Evidence{}, false, err
@@ -90,7 +99,7 @@ func (s *Store) enqueue(ctx context.Context, ev Evidence) (Evidence, bool, error
 // answer, one per evidence. An error means none was stored. Once the
 // committer has taken them, the answer is awaited even if ctx ends, so a
 // caller never reports an error for evidence that was stored.
-func (s *Store) enqueueAll(ctx context.Context, evs []Evidence) ([]Inserted, error) {
+func (s Intake) enqueueAll(ctx context.Context, evs []Evidence) ([]Inserted, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // not left to the select below, which may hand it over all the same
 	}
@@ -109,7 +118,7 @@ func (s *Store) enqueueAll(ctx context.Context, evs []Evidence) ([]Inserted, err
 	return r.res, nil
 }
 
-func (s *Store) runCommitter() {
+func (s Intake) runCommitter() {
 	defer s.intake.wg.Done()
 	group := make([]*insertReq, 0, maxGroup)
 	for {
@@ -136,7 +145,7 @@ func (s *Store) runCommitter() {
 // commitGroup stores a group of n evidence in one transaction. When that
 // transaction fails, each evidence is tried again in a transaction of its
 // own, so one bad insert fails alone and the others are stored.
-func (s *Store) commitGroup(group []*insertReq, n int) {
+func (s Intake) commitGroup(group []*insertReq, n int) {
 	live := group[:0:0]
 	for _, r := range group {
 		if err := r.ctx.Err(); err != nil {
@@ -196,7 +205,7 @@ func (s *Store) commitGroup(group []*insertReq, n int) {
 }
 
 // insertAlone stores one evidence in a transaction of its own.
-func (s *Store) insertAlone(ctx context.Context, ev Evidence) Inserted {
+func (s Intake) insertAlone(ctx context.Context, ev Evidence) Inserted {
 	var res Inserted
 	err := s.tx(ctx, func(tx *txn) error {
 		if err := s.holdIntake(ctx, tx); err != nil {
@@ -221,7 +230,7 @@ func (s *Store) insertAlone(ctx context.Context, ev Evidence) Inserted {
 // SQLite compiles an unprepared query anew each time).
 type inserts struct{ evidence, keyed *sql.Stmt }
 
-func (s *Store) prepareInserts(tx *txn) (*inserts, error) {
+func (s Intake) prepareInserts(tx *txn) (*inserts, error) {
 	ctx := context.Background()
 	q := `INSERT INTO evidence (id, digest, salt, chains, priority, idempotency_key, metadata, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -248,7 +257,7 @@ func (i *inserts) close() {
 }
 
 // keyed returns the evidence stored under key inside tx, or ErrNotFound.
-func (s *Store) keyed(ctx context.Context, tx *txn, ins *inserts, key string) (Evidence, error) {
+func (s Intake) keyed(ctx context.Context, tx *txn, ins *inserts, key string) (Evidence, error) {
 	var one int
 	switch err := ins.keyed.QueryRowContext(ctx, key).Scan(&one); {
 	case errors.Is(err, sql.ErrNoRows):
@@ -262,7 +271,7 @@ func (s *Store) keyed(ctx context.Context, tx *txn, ins *inserts, key string) (E
 // insertOne writes one evidence inside tx. An
 // idempotency key already stored (by an earlier transaction or earlier in
 // this one) returns that evidence with created=false and writes nothing.
-func (s *Store) insertOne(tx *txn, ins *inserts, ev Evidence) (Evidence, bool, error) {
+func (s Intake) insertOne(tx *txn, ins *inserts, ev Evidence) (Evidence, bool, error) {
 	ctx := context.Background()
 	if err := checkChains(ev.Chains); err != nil {
 		return Evidence{}, false, err

@@ -24,6 +24,11 @@ import (
 // forming a batch takes exclusively for a moment to read the highest
 // sequence every earlier intake has committed (intakeWatermark), so an
 // evidence whose transaction commits late is never passed over.
+//
+// Lanes are between parts: Intake makes sure an evidence's lanes have a
+// cursor (ensureLanes) and holds intake open (holdIntake), Anchors moves
+// the cursors as it forms batches (claimLanes) and Log reads how far intake
+// has committed (intakeWatermark); so these are the shared db's methods.
 
 // laneCursor is one lane's cursor.
 type laneCursor struct {
@@ -51,7 +56,7 @@ type lane struct {
 // ensureLanes makes sure each lane of evs has a cursor before their rows
 // are written (once per lane and process): the dispatcher finds pending
 // evidence through the cursors. A new lane starts where migration 9 did.
-func (s *Store) ensureLanes(ctx context.Context, evs []Evidence) error {
+func (s *db) ensureLanes(ctx context.Context, evs []Evidence) error {
 	for _, ev := range evs {
 		for _, c := range ev.Chains {
 			key := lane{c, ev.Priority}
@@ -113,7 +118,7 @@ const chainCount = `(LENGTH(e.chains) - LENGTH(REPLACE(e.chains, ',', '')) + 1)`
 // every intake transaction has ended: it waits for those running to commit
 // and holds new ones back meanwhile (a moment). On SQLite it is not needed
 // (the writer is one) and returns the largest sequence there can be.
-func (s *Store) intakeWatermark(ctx context.Context) (int64, error) {
+func (s *db) intakeWatermark(ctx context.Context) (int64, error) {
 	if !s.d.postgres {
 		return 1<<63 - 1, nil
 	}
@@ -129,7 +134,7 @@ func (s *Store) intakeWatermark(ctx context.Context) (int64, error) {
 
 // holdIntake is what each intake transaction does first on PostgreSQL (see
 // intakeWatermark).
-func (s *Store) holdIntake(ctx context.Context, tx *txn) error {
+func (s *db) holdIntake(ctx context.Context, tx *txn) error {
 	if !s.d.postgres {
 		return nil
 	}
@@ -141,7 +146,7 @@ func (s *Store) holdIntake(ctx context.Context, tx *txn) error {
 // past its lanes' cursors, by priority then intake order, up to watermark:
 // it writes their outbox rows and moves the cursors. It returns the batch's
 // id, size and best priority, or errNothingPending.
-func (s *Store) claimLanes(ctx context.Context, tx *txn, chain string, maxItems int, now time.Time, watermark int64) (id int64, n, prio int, err error) {
+func (s *db) claimLanes(ctx context.Context, tx *txn, chain string, maxItems int, now time.Time, watermark int64) (id int64, n, prio int, err error) {
 	if err := s.d.lock(ctx, tx, "lanes:"+chain); err != nil {
 		return 0, 0, 0, err
 	}

@@ -30,7 +30,7 @@ func (li LedgerIntent) bodyHash() []byte {
 // RecordIntent stores an intent under its idempotency key. The same key
 // again with the same body returns the stored intent with replay=true and
 // stores nothing new; with a different body it returns ErrConflict.
-func (s *Store) RecordIntent(ctx context.Context, li LedgerIntent) (LedgerIntent, bool, error) {
+func (s Epochs) RecordIntent(ctx context.Context, li LedgerIntent) (LedgerIntent, bool, error) {
 	res, err := s.RecordLedgerIntents(ctx, []LedgerIntent{li})
 	if err != nil {
 		return LedgerIntent{}, false, err
@@ -50,7 +50,7 @@ type IntentResult struct {
 // RecordLedgerIntents records several intents in one transaction, each as
 // RecordIntent would: the built-in ledger gathers concurrent requests into
 // one commit.
-func (s *Store) RecordLedgerIntents(ctx context.Context, lis []LedgerIntent) ([]IntentResult, error) {
+func (s Epochs) RecordLedgerIntents(ctx context.Context, lis []LedgerIntent) ([]IntentResult, error) {
 	now := time.Now()
 	out := make([]IntentResult, len(lis))
 	err := s.tx(ctx, func(tx *txn) error {
@@ -115,14 +115,14 @@ func scanLedgerIntent(row interface{ Scan(...any) error }) (LedgerIntent, []byte
 }
 
 // LedgerIntent returns the intent stored under an idempotency key, or ErrNotFound.
-func (s *Store) LedgerIntent(ctx context.Context, key string) (LedgerIntent, error) {
+func (s Epochs) LedgerIntent(ctx context.Context, key string) (LedgerIntent, error) {
 	li, _, err := ledgerIntent(ctx, s.r, key)
 	return li, err
 }
 
 // LedgerIntents returns up to limit intents of an epoch in account order,
 // starting after the account afterAccount ("" for the first page).
-func (s *Store) LedgerIntents(ctx context.Context, epoch, afterAccount string, limit int) ([]LedgerIntent, error) {
+func (s Epochs) LedgerIntents(ctx context.Context, epoch, afterAccount string, limit int) ([]LedgerIntent, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+ledgerCols+` FROM ledger_intents WHERE epoch = ? AND account > ? ORDER BY account LIMIT ?`, epoch, afterAccount, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: ledger intents of %s: %w", epoch, err)

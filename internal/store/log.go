@@ -15,6 +15,12 @@ import (
 	"github.com/keeperhq/keeper/evlog"
 )
 
+// Log owns the evidence log (docs/log.md): its entries (log_entries), the
+// tree's stored hashes (log_hashes), the signed checkpoints
+// (log_checkpoints) and its state (log_state), and reads the batches'
+// log_size and account columns to say which checkpoint an anchor commits to.
+type Log struct{ *db }
+
 // The evidence log (migration 12, docs/log.md). AppendLog takes evidence
 // committed since its last call into the log in intake order, each at the
 // next index: on SQLite its transaction is the one writer; on PostgreSQL it
@@ -76,7 +82,7 @@ func (c *logHashCache) put(ids []int64, hs []tlog.Hash) {
 // AppendLog takes up to max evidence committed since the last append into
 // the log, in one transaction, and returns the log's size and root after it
 // and how many it took (0 when nothing was waiting).
-func (s *Store) AppendLog(ctx context.Context, max int) (size uint64, root [32]byte, taken int, err error) {
+func (s Log) AppendLog(ctx context.Context, max int) (size uint64, root [32]byte, taken int, err error) {
 	watermark, err := s.intakeWatermark(ctx)
 	if err != nil {
 		return 0, root, 0, fmt.Errorf("store: append to the log: %w", err)
@@ -212,7 +218,7 @@ func insertHashes(ctx context.Context, tx *txn, hs map[int64]tlog.Hash) error {
 
 // logReader reads stored hashes: those written by the transaction under
 // way (pending), then the cache, then the store through q.
-func (s *Store) logReader(ctx context.Context, q querier, pending map[int64]tlog.Hash) tlog.HashReaderFunc {
+func (s Log) logReader(ctx context.Context, q querier, pending map[int64]tlog.Hash) tlog.HashReaderFunc {
 	return func(ids []int64) ([]tlog.Hash, error) {
 		out := make([]tlog.Hash, len(ids))
 		var rest []int64
@@ -341,7 +347,7 @@ func readLeafHashes(ctx context.Context, q querier, ids []int64, byID map[int64]
 }
 
 // LogHashes reads stored hashes of the log by their tlog.StoredHashIndex.
-func (s *Store) LogHashes(ctx context.Context, ids []int64) ([]tlog.Hash, error) {
+func (s Log) LogHashes(ctx context.Context, ids []int64) ([]tlog.Hash, error) {
 	hs, err := s.logReader(ctx, s.r, nil)(ids)
 	if err != nil {
 		return nil, fmt.Errorf("store: log hashes: %w", err)
@@ -350,12 +356,12 @@ func (s *Store) LogHashes(ctx context.Context, ids []int64) ([]tlog.Hash, error)
 }
 
 // LogHashReader is LogHashes as a tlog.HashReader bound to ctx.
-func (s *Store) LogHashReader(ctx context.Context) tlog.HashReader {
+func (s Log) LogHashReader(ctx context.Context) tlog.HashReader {
 	return s.logReader(ctx, s.r, nil)
 }
 
 // LogSize is the number of entries in the log.
-func (s *Store) LogSize(ctx context.Context) (uint64, error) {
+func (s Log) LogSize(ctx context.Context) (uint64, error) {
 	var n int64
 	if err := s.r.QueryRowContext(ctx, `SELECT size FROM log_state WHERE id = 1`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: log size: %w", err)
@@ -364,7 +370,7 @@ func (s *Store) LogSize(ctx context.Context) (uint64, error) {
 }
 
 // LogEntries returns the entries at indexes [from, to).
-func (s *Store) LogEntries(ctx context.Context, from, to uint64) ([][32]byte, error) {
+func (s Log) LogEntries(ctx context.Context, from, to uint64) ([][32]byte, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT idx, entry FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx`, int64(from), int64(to))
 	if err != nil {
 		return nil, fmt.Errorf("store: log entries: %w", err)
@@ -398,7 +404,7 @@ func (s *Store) LogEntries(ctx context.Context, from, to uint64) ([][32]byte, er
 // SaveCheckpoint stores a signed checkpoint. The first one fixes the key
 // that signs the log (vkey): a checkpoint signed with another fails with
 // ErrLogKey. Saving a checkpoint of a size already saved keeps the first.
-func (s *Store) SaveCheckpoint(ctx context.Context, c LogCheckpoint, vkey string) error {
+func (s Log) SaveCheckpoint(ctx context.Context, c LogCheckpoint, vkey string) error {
 	err := s.tx(ctx, func(tx *txn) error {
 		var have string
 		if err := tx.QueryRowContext(ctx, `SELECT vkey FROM log_state WHERE id = 1`).Scan(&have); err != nil {
@@ -426,7 +432,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, c LogCheckpoint, vkey string
 
 // LogKey is the verifier key of the log's signing key ("" before the first
 // checkpoint).
-func (s *Store) LogKey(ctx context.Context) (string, error) {
+func (s Log) LogKey(ctx context.Context) (string, error) {
 	var k string
 	if err := s.r.QueryRowContext(ctx, `SELECT vkey FROM log_state WHERE id = 1`).Scan(&k); err != nil {
 		return "", fmt.Errorf("store: log key: %w", err)
@@ -435,17 +441,17 @@ func (s *Store) LogKey(ctx context.Context) (string, error) {
 }
 
 // LatestCheckpoint is the largest checkpoint signed; ErrNotFound before the first.
-func (s *Store) LatestCheckpoint(ctx context.Context) (LogCheckpoint, error) {
+func (s Log) LatestCheckpoint(ctx context.Context) (LogCheckpoint, error) {
 	return s.checkpoint(ctx, `ORDER BY size DESC LIMIT 1`)
 }
 
 // CheckpointAt is the checkpoint of the given size, or ErrNotFound.
-func (s *Store) CheckpointAt(ctx context.Context, size uint64) (LogCheckpoint, error) {
+func (s Log) CheckpointAt(ctx context.Context, size uint64) (LogCheckpoint, error) {
 	return s.checkpoint(ctx, `WHERE size = ?`, int64(size))
 }
 
 // CheckpointsAt returns the stored checkpoints of the given sizes, by size.
-func (s *Store) CheckpointsAt(ctx context.Context, sizes []uint64) (map[uint64][]byte, error) {
+func (s Log) CheckpointsAt(ctx context.Context, sizes []uint64) (map[uint64][]byte, error) {
 	out := make(map[uint64][]byte, len(sizes))
 	for _, n := range sizes {
 		if _, ok := out[n]; ok {
@@ -460,7 +466,7 @@ func (s *Store) CheckpointsAt(ctx context.Context, sizes []uint64) (map[uint64][
 	return out, nil
 }
 
-func (s *Store) checkpoint(ctx context.Context, tail string, args ...any) (LogCheckpoint, error) {
+func (s Log) checkpoint(ctx context.Context, tail string, args ...any) (LogCheckpoint, error) {
 	var (
 		c       LogCheckpoint
 		size    int64
@@ -481,7 +487,7 @@ func (s *Store) checkpoint(ctx context.Context, tail string, args ...any) (LogCh
 }
 
 // LogIndexOf is an evidence's index in the log, ok false while it is not in it.
-func (s *Store) LogIndexOf(ctx context.Context, evidenceID string) (idx uint64, ok bool, err error) {
+func (s Log) LogIndexOf(ctx context.Context, evidenceID string) (idx uint64, ok bool, err error) {
 	var n int64
 	err = s.r.QueryRowContext(ctx, `SELECT l.idx FROM evidence e JOIN log_entries l ON l.evidence_seq = e.seq WHERE e.id = ?`, evidenceID).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -496,7 +502,7 @@ func (s *Store) LogIndexOf(ctx context.Context, evidenceID string) (idx uint64, 
 // BatchLogSpan is the smallest log size that holds every evidence of a
 // batch (its largest index + 1), and how many of its evidence are not in
 // the log yet.
-func (s *Store) BatchLogSpan(ctx context.Context, batchID int64) (need uint64, missing int, err error) {
+func (s Log) BatchLogSpan(ctx context.Context, batchID int64) (need uint64, missing int, err error) {
 	var (
 		top  sql.NullInt64
 		miss int64
@@ -515,7 +521,7 @@ func (s *Store) BatchLogSpan(ctx context.Context, batchID int64) (need uint64, m
 // BatchCheckpoint fixes the checkpoint a batch's anchor commits to, once:
 // the first size set stays (a retried submit rebroadcasts the transaction
 // it journaled for it). It returns the size the batch commits to.
-func (s *Store) BatchCheckpoint(ctx context.Context, batchID int64, size uint64) (uint64, error) {
+func (s Log) BatchCheckpoint(ctx context.Context, batchID int64, size uint64) (uint64, error) {
 	var got int64
 	err := s.tx(ctx, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE batches SET log_size = ? WHERE id = ? AND log_size IS NULL`, int64(size), batchID); err != nil {
@@ -531,7 +537,7 @@ func (s *Store) BatchCheckpoint(ctx context.Context, batchID int64, size uint64)
 
 // BatchLogSize is the checkpoint size a batch commits to, 0 when none (a
 // batch first submitted before the log).
-func (s *Store) BatchLogSize(ctx context.Context, batchID int64) (uint64, error) {
+func (s Log) BatchLogSize(ctx context.Context, batchID int64) (uint64, error) {
 	var n sql.NullInt64
 	if err := s.r.QueryRowContext(ctx, `SELECT log_size FROM batches WHERE id = ?`, batchID).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: checkpoint of batch %d: %w", batchID, err)
@@ -554,7 +560,7 @@ type LogAnchor struct {
 }
 
 // LogAnchors lists the confirmed anchors of log checkpoints, oldest batch first.
-func (s *Store) LogAnchors(ctx context.Context) ([]LogAnchor, error) {
+func (s Log) LogAnchors(ctx context.Context) ([]LogAnchor, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, chain, COALESCE(network, ''), account, COALESCE(tx_ref, ''), COALESCE(block, 0),
 			COALESCE(block_hash, ''), COALESCE(block_time, 0), COALESCE(finality, ''), log_size
 		FROM batches WHERE state = ? AND log_size IS NOT NULL ORDER BY id`, BatchConfirmed)
@@ -579,7 +585,7 @@ func (s *Store) LogAnchors(ctx context.Context) ([]LogAnchor, error) {
 
 // Inclusion is the RFC 6962 inclusion proof of the entry at index in the
 // log's first size entries, leaf sibling first.
-func (s *Store) Inclusion(ctx context.Context, index, size uint64) ([][32]byte, error) {
+func (s Log) Inclusion(ctx context.Context, index, size uint64) ([][32]byte, error) {
 	p, err := tlog.ProveRecord(int64(size), int64(index), s.LogHashReader(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("store: inclusion of %d in %d: %w", index, size, err)
@@ -589,7 +595,7 @@ func (s *Store) Inclusion(ctx context.Context, index, size uint64) ([][32]byte, 
 
 // Consistency is the RFC 6962 consistency proof from the log's first m
 // entries to its first n.
-func (s *Store) Consistency(ctx context.Context, m, n uint64) ([][32]byte, error) {
+func (s Log) Consistency(ctx context.Context, m, n uint64) ([][32]byte, error) {
 	if m == n {
 		return nil, nil
 	}
@@ -610,7 +616,7 @@ func hashList(hs []tlog.Hash) [][32]byte {
 
 // BatchLeafHashes are the leaf hashes of a batch's own Merkle tree (batches
 // whose anchor carries their root, before the log), in leaf order.
-func (s *Store) BatchLeafHashes(ctx context.Context, batchID int64) ([][32]byte, error) {
+func (s Log) BatchLeafHashes(ctx context.Context, batchID int64) ([][32]byte, error) {
 	t, err := s.batchTree(ctx, s.r, batchID)
 	if err != nil {
 		return nil, err
@@ -624,7 +630,7 @@ func (s *Store) BatchLeafHashes(ctx context.Context, batchID int64) ([][32]byte,
 }
 
 // Checkpoints lists every checkpoint signed, smallest first.
-func (s *Store) Checkpoints(ctx context.Context) ([]LogCheckpoint, error) {
+func (s Log) Checkpoints(ctx context.Context) ([]LogCheckpoint, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT size, root, note, created_at FROM log_checkpoints ORDER BY size`)
 	if err != nil {
 		return nil, fmt.Errorf("store: checkpoints: %w", err)

@@ -68,7 +68,7 @@ func openPostgres(ctx context.Context, connURL string, d *dialect) (*Store, erro
 		return nil, fmt.Errorf("store: connect to %s: %w", redact.URL(connURL), err)
 	}
 	p := &pool{db, d}
-	return &Store{d: d, w: p, r: p}, nil
+	return newStore(d, p, p), nil
 }
 
 func pingWithin(ctx context.Context, db *sql.DB, d time.Duration) error {

@@ -29,8 +29,8 @@ const lastConfirmedWindow = 64
 
 // Progress reads each chain's ChainProgress (chains: those to report,
 // each present in the answer).
-func (s *Store) Progress(ctx context.Context, chains []string) (map[string]ChainProgress, error) {
-	pending, err := s.PendingChains(ctx)
+func (s Stats) Progress(ctx context.Context, chains []string) (map[string]ChainProgress, error) {
+	pending, err := Anchors{s.db}.PendingChains(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (s *Store) Progress(ctx context.Context, chains []string) (map[string]Chain
 
 // ProgressOf is Progress for a caller that has just read PendingChains
 // (the metrics scrape), so the pending lanes are not read twice.
-func (s *Store) ProgressOf(ctx context.Context, chains []string, pending map[string]PendingInfo) (map[string]ChainProgress, error) {
+func (s Stats) ProgressOf(ctx context.Context, chains []string, pending map[string]PendingInfo) (map[string]ChainProgress, error) {
 	out := make(map[string]ChainProgress, len(chains))
 	inFlight, err := s.oldestInFlight(ctx)
 	if err != nil {
@@ -65,7 +65,7 @@ func (s *Store) ProgressOf(ctx context.Context, chains []string, pending map[str
 // oldestInFlight is, by chain, when the oldest evidence in a batch not yet
 // confirmed or dead-lettered was taken in. It reads the outbox rows of the
 // batches in flight only (from the index on their batch).
-func (s *Store) oldestInFlight(ctx context.Context) (map[string]time.Time, error) {
+func (s Stats) oldestInFlight(ctx context.Context) (map[string]time.Time, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT p.chain, e.created_at FROM
 		(SELECT b.chain AS chain, MIN(o.evidence_seq) AS oldest FROM batches b JOIN outbox o ON o.batch_id = b.id
 			WHERE b.state IN (?, ?, ?) GROUP BY b.chain) p

@@ -68,7 +68,7 @@ func deadCond(f RedriveFilter) (string, []any) {
 
 // deadBatches lists the dead-lettered batches the filter selects that
 // still hold anchors, each with how many.
-func (s *Store) deadBatches(ctx context.Context, f RedriveFilter) ([]RedriveBatch, error) {
+func (s Maintenance) deadBatches(ctx context.Context, f RedriveFilter) ([]RedriveBatch, error) {
 	cond, args := deadCond(f)
 	rows, err := s.r.QueryContext(ctx, `SELECT b.id, b.chain, b.updated_at, b.last_error, COUNT(*)
 		FROM batches b JOIN outbox o ON o.batch_id = b.id
@@ -93,7 +93,7 @@ func (s *Store) deadBatches(ctx context.Context, f RedriveFilter) ([]RedriveBatc
 }
 
 // DeadLetters is a dry run of Redrive: what it would put back now.
-func (s *Store) DeadLetters(ctx context.Context, f RedriveFilter) (RedriveResult, error) {
+func (s Maintenance) DeadLetters(ctx context.Context, f RedriveFilter) (RedriveResult, error) {
 	batches, err := s.deadBatches(ctx, f)
 	if err != nil {
 		return RedriveResult{}, err
@@ -132,7 +132,7 @@ func (s *Store) DeadLetters(ctx context.Context, f RedriveFilter) (RedriveResult
 // does it), and reports what it put back. Re-running it after it succeeded
 // puts back nothing; runs at the same time put back each anchor once, and
 // each reports only what it moved itself.
-func (s *Store) Redrive(ctx context.Context, f RedriveFilter) (RedriveResult, error) {
+func (s Maintenance) Redrive(ctx context.Context, f RedriveFilter) (RedriveResult, error) {
 	batches, err := s.deadBatches(ctx, f)
 	if err != nil {
 		return RedriveResult{}, err
@@ -181,7 +181,7 @@ type redriven struct {
 
 // redrivePage puts back up to redrivePage anchors still in dead-lettered
 // batch `batch`, in one transaction; done when none is left.
-func (s *Store) redrivePage(ctx context.Context, batch int64, chain string) (moved []redriven, done bool, err error) {
+func (s Maintenance) redrivePage(ctx context.Context, batch int64, chain string) (moved []redriven, done bool, err error) {
 	err = s.tx(ctx, func(tx *txn) error {
 		moved = moved[:0]
 		rows, err := tx.QueryContext(ctx, `SELECT o.evidence_seq, e.id FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq

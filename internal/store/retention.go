@@ -8,6 +8,12 @@ import (
 	"time"
 )
 
+// Maintenance owns what operators run on the store as a whole: retention,
+// which moves old confirmed evidence to the receipts archive (archives,
+// archived_evidence); redrive of dead-lettered batches (redrive.go); and the
+// store's size on disk (size.go).
+type Maintenance struct{ *db }
+
 // Archive is one file of the receipts archive (README, "Storage and
 // retention"): the receipts of evidence moved out of the store.
 type Archive struct {
@@ -31,7 +37,7 @@ const archiveScan = 1000
 // returns how many evidence moved (0: none older than `before` is
 // confirmed). Evidence that is not confirmed (in flight, dead-lettered)
 // stays, however old. Archiving is serialized across nodes.
-func (s *Store) ArchiveConfirmed(ctx context.Context, before time.Time, limit int, write func([]Evidence) (string, error)) (int, error) {
+func (s Maintenance) ArchiveConfirmed(ctx context.Context, before time.Time, limit int, write func([]Evidence) (string, error)) (int, error) {
 	var n int
 	err := s.tx(ctx, func(tx *txn) error {
 		if err := s.d.lock(ctx, tx, "archive"); err != nil {
@@ -154,7 +160,7 @@ func archivable(ctx context.Context, tx *txn, before int64, limit int) ([]int64,
 
 // keepLeaves stores a batch's leaf hashes in its row, once, before any of
 // its evidence goes: batchTree builds the tree from them from then on.
-func (s *Store) keepLeaves(ctx context.Context, tx *txn, id int64) error {
+func (s Maintenance) keepLeaves(ctx context.Context, tx *txn, id int64) error {
 	var have int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM batches WHERE id = ? AND leaves IS NOT NULL`, id).Scan(&have); err != nil || have > 0 {
 		return err
@@ -169,7 +175,7 @@ func (s *Store) keepLeaves(ctx context.Context, tx *txn, id int64) error {
 
 // ArchivedIn returns the archive file holding an evidence's receipt, or
 // ErrNotFound when the evidence was never archived.
-func (s *Store) ArchivedIn(ctx context.Context, id string) (Archive, error) {
+func (s Maintenance) ArchivedIn(ctx context.Context, id string) (Archive, error) {
 	var (
 		a  Archive
 		at int64

@@ -19,7 +19,7 @@ import (
 // TOAST) over the tables in the store's schema (current_schema(): public,
 // or the one search_path names). Dead rows not yet vacuumed count, as they
 // take the same disk.
-func (s *Store) Size(ctx context.Context) (int64, error) {
+func (s Maintenance) Size(ctx context.Context) (int64, error) {
 	var n int64
 	if s.d.postgres {
 		err := s.r.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(pg_total_relation_size(c.oid)), 0) AS BIGINT)

@@ -5,6 +5,11 @@ import (
 	"fmt"
 )
 
+// Stats owns no table: it reads counts and timings across the others for
+// metrics (stats.go), progress (progress.go) and the benchmarks
+// (timings.go).
+type Stats struct{ *db }
+
 // The counts behind keeper's /metrics gauges, read at scrape time so that
 // every API node reports the same numbers. Each reads an index or a small
 // table, never the whole evidence history.
@@ -20,7 +25,7 @@ type BatchCount struct {
 
 // UnfinishedBatches counts the batches not yet confirmed or dead-lettered,
 // by chain and state.
-func (s *Store) UnfinishedBatches(ctx context.Context) ([]BatchCount, error) {
+func (s Stats) UnfinishedBatches(ctx context.Context) ([]BatchCount, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT chain, state, COUNT(*), CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM batches
 		WHERE state IN ('`+BatchFormed+`', '`+BatchStarted+`', '`+BatchSubmitted+`') GROUP BY chain, state`)
 	if err != nil {
@@ -39,7 +44,7 @@ func (s *Store) UnfinishedBatches(ctx context.Context) ([]BatchCount, error) {
 }
 
 // EpochCounts counts epochs by status.
-func (s *Store) EpochCounts(ctx context.Context) (map[string]int, error) {
+func (s Stats) EpochCounts(ctx context.Context) (map[string]int, error) {
 	return countByStatus[string](ctx, s.r, "epoch counts", `SELECT status, COUNT(*) FROM epochs GROUP BY status`)
 }
 
@@ -76,7 +81,7 @@ type BackfillCount struct {
 }
 
 // BackfillCounts counts backfill items by network and status.
-func (s *Store) BackfillCounts(ctx context.Context) ([]BackfillCount, error) {
+func (s Stats) BackfillCounts(ctx context.Context) ([]BackfillCount, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT network, status, COUNT(*), CAST(COALESCE(SUM(scanned), 0) AS BIGINT), CAST(COALESCE(SUM(total), 0) AS BIGINT)
 		FROM sync_status GROUP BY network, status`)
 	if err != nil {

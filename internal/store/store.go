@@ -6,6 +6,12 @@
 // (OpenPostgres): the same queries, with batch formation serialized per
 // chain and bounded by what every node's intake has committed (lanes.go),
 // so no two nodes batch the same evidence.
+//
+// Store is one part per feature (Intake, Anchors, Waits, Log, Epochs,
+// Wallets, Webhooks, Maintenance, Stats), each declared with the records it
+// owns at the top of its file; read one part without the others. The schema
+// is in migrations/, one numbered .sql file per version and database
+// (migrate.go).
 package store
 
 import (
@@ -31,7 +37,31 @@ var (
 
 // Store is keeper's record store. It is safe for concurrent use, including by
 // several processes on the same file or PostgreSQL database.
+//
+// It is made of parts, one per feature, each owning its tables and the
+// methods that read and write them, in its own files. The parts share one
+// database handle (db), so a method of one part and a method of another see
+// the same transactions and caches; Store embeds them all, so
+// st.InsertEvidence and st.FormBatch are called on the Store as one type.
 type Store struct {
+	*db
+
+	Intake      // evidence taken in, read back and retried (intake.go, bulk.go, evidence.go)
+	Anchors     // batches, their outbox rows and signed transactions (anchor.go, trees.go)
+	Waits       // finality waits of ConfirmAnchor attempts (waits.go)
+	Log         // the evidence log: entries, tree hashes, checkpoints (log.go)
+	Epochs      // reward epochs and the built-in ledger's intents (epoch.go, ledger.go)
+	Wallets     // wallet backfill: sync status, transfers, balances (backfill.go)
+	Webhooks    // webhook subscriptions and deliveries (webhooks.go)
+	Maintenance // retention's archives, redrive of dead letters, size (retention.go, redrive.go, size.go)
+	Stats       // counts and timings for metrics, progress and benchmarks (stats.go, progress.go, timings.go)
+}
+
+// db is what every part of the store shares: the database, the dialect its
+// queries are rewritten for, the in-process state kept beside it, and the
+// few steps more than one part takes (transactions here, the lanes'
+// cursors in lanes.go, anchors and trees read by several parts).
+type db struct {
 	d *dialect
 	w *pool // SQLite: the one writer; PostgreSQL: the pool
 	r *pool // SQLite: readers; PostgreSQL: the same pool as w
@@ -43,6 +73,23 @@ type Store struct {
 	trees     treeCache    // confirmed batches' Merkle trees, for audit paths
 	logHashes logHashCache // the evidence log's stored hashes (log.go)
 	lanes     sync.Map     // lanes known to have a cursor (ensureLanes)
+}
+
+// newStore assembles a Store whose parts share one db.
+func newStore(d *dialect, w, r *pool) *Store {
+	s := &db{d: d, w: w, r: r}
+	return &Store{
+		db:          s,
+		Intake:      Intake{s},
+		Anchors:     Anchors{s},
+		Waits:       Waits{s},
+		Log:         Log{s},
+		Epochs:      Epochs{s},
+		Wallets:     Wallets{s},
+		Webhooks:    Webhooks{s},
+		Maintenance: Maintenance{s},
+		Stats:       Stats{s},
+	}
 }
 
 // Open opens (creating if needed) the SQLite store at path and applies
@@ -69,7 +116,7 @@ func openSQLite(path string, d *dialect) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	return &Store{d: d, w: &pool{w, d}, r: &pool{r, d}}, nil
+	return newStore(d, &pool{w, d}, &pool{r, d}), nil
 }
 
 // start applies migrations and starts intake's committer.
@@ -109,46 +156,6 @@ func openDB(path string, conns int, readOnly bool) (*sql.DB, error) {
 	return db, nil
 }
 
-// migrate applies the migrations not applied yet. Nodes starting together
-// on one PostgreSQL database take turns (the migrate lock), so each
-// migration is applied once.
-func (s *Store) migrate(ctx context.Context) error {
-	err := s.tx(ctx, func(tx *txn) error {
-		if err := s.d.lock(ctx, tx, "migrate"); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, s.d.migrationsTable)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("store: create schema_migrations: %w", err)
-	}
-	for i, m := range s.d.migrations {
-		version := i + 1
-		err := s.tx(ctx, func(tx *txn) error {
-			if err := s.d.lock(ctx, tx, "migrate"); err != nil {
-				return err
-			}
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE version = ?`, version).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
-			if _, err := tx.ExecContext(ctx, m); err != nil {
-				return err
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, version, time.Now().UnixMilli())
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("store: migration %d: %w", version, err)
-		}
-	}
-	return nil
-}
-
 // Close closes the store.
 func (s *Store) Close() error {
 	s.stopCommitter()
@@ -159,13 +166,13 @@ func (s *Store) Close() error {
 }
 
 // Ping checks the store answers (readiness).
-func (s *Store) Ping(ctx context.Context) error {
+func (s *db) Ping(ctx context.Context) error {
 	var one int
 	return s.r.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
 }
 
 // tx runs fn in a write transaction and commits it when fn returns nil.
-func (s *Store) tx(ctx context.Context, fn func(*txn) error) error {
+func (s *db) tx(ctx context.Context, fn func(*txn) error) error {
 	tx, err := s.w.begin(ctx)
 	if err != nil {
 		return err
@@ -177,10 +184,19 @@ func (s *Store) tx(ctx context.Context, fn func(*txn) error) error {
 	return tx.tx.Commit()
 }
 
+// exec runs one write statement outside a transaction.
+func (s *db) exec(ctx context.Context, q string, args ...any) error {
+	_, err := s.w.ExecContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
 // Changed returns a channel closed at the next change that can matter to the
 // dispatcher in this process (new pending evidence, a batch submitted). Other
 // processes' changes are seen by the dispatcher's periodic sweep.
-func (s *Store) Changed() <-chan struct{} {
+func (s *db) Changed() <-chan struct{} {
 	ch := make(chan struct{})
 	s.mu.Lock()
 	s.waiters = append(s.waiters, ch)
@@ -188,7 +204,7 @@ func (s *Store) Changed() <-chan struct{} {
 	return ch
 }
 
-func (s *Store) notify() {
+func (s *db) notify() {
 	s.mu.Lock()
 	ws := s.waiters
 	s.waiters = nil

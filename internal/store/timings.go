@@ -32,7 +32,7 @@ type BatchTiming struct {
 }
 
 // LastSeq is the intake sequence number of the newest evidence (0 when none).
-func (s *Store) LastSeq(ctx context.Context) (int64, error) {
+func (s Stats) LastSeq(ctx context.Context) (int64, error) {
 	var seq int64
 	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM evidence`).Scan(&seq)
 	return seq, err
@@ -41,7 +41,7 @@ func (s *Store) LastSeq(ctx context.Context) (int64, error) {
 // EvidenceTimings returns the timings of the evidence taken in after seq
 // `after`, up to and including `upto`, in intake order. `keeper bench`
 // measures latencies and throughput from them.
-func (s *Store) EvidenceTimings(ctx context.Context, after, upto int64) ([]EvidenceTiming, error) {
+func (s Stats) EvidenceTimings(ctx context.Context, after, upto int64) ([]EvidenceTiming, error) {
 	// An evidence has an outbox row per chain whose batch took it; the
 	// others wait on their lanes (pending): a LEFT JOIN gives a row
 	// without a chain for an evidence none took yet.
@@ -92,7 +92,7 @@ func (s *Store) EvidenceTimings(ctx context.Context, after, upto int64) ([]Evide
 
 // BatchTimings returns the timings of the batches holding evidence taken in
 // after seq `after`, up to and including `upto`.
-func (s *Store) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTiming, error) {
+func (s Stats) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTiming, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT b.id, b.chain, b.size, b.state, b.created_at,
 			COALESCE((SELECT MIN(t.created_at) FROM tx_refs t WHERE t.batch_id = b.id), 0),
 			(SELECT COUNT(*) FROM tx_refs t WHERE t.batch_id = b.id)
@@ -120,7 +120,7 @@ func (s *Store) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTim
 // Unsettled reports whether any evidence with seq in (after, upto] has an
 // anchor neither confirmed nor dead-lettered. It reads only what is in
 // flight (pending outbox rows, unsettled batches), never the whole window.
-func (s *Store) Unsettled(ctx context.Context, after, upto int64) (bool, error) {
+func (s Stats) Unsettled(ctx context.Context, after, upto int64) (bool, error) {
 	cs, err := cursors(ctx, s.r, "")
 	if err != nil {
 		return false, fmt.Errorf("store: unsettled evidence: %w", err)

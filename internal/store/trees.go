@@ -51,8 +51,9 @@ func (c *treeCache) put(id int64, t *merkle.Tree) {
 // batchTree returns the Merkle tree of a confirmed batch, built from its
 // evidence's leaves in leaf order (or the leaf hashes it kept when some of
 // its evidence was archived): the same leaves, hence the same root and audit
-// paths, that SubmitAnchor anchored.
-func (s *Store) batchTree(ctx context.Context, q querier, id int64) (*merkle.Tree, error) {
+// paths, that SubmitAnchor anchored. Log and Maintenance read trees too, so
+// this and its cache are the shared db's.
+func (s *db) batchTree(ctx context.Context, q querier, id int64) (*merkle.Tree, error) {
 	if t := s.trees.get(id); t != nil {
 		return t, nil
 	}
@@ -84,7 +85,7 @@ func (s *Store) batchTree(ctx context.Context, q querier, id int64) (*merkle.Tre
 // BatchLeaves returns the Merkle tree leaves of a batch's evidence in leaf
 // order: each evidence's salt followed by its digest, or the digest alone for
 // evidence stored before salts (receipt.Leaf).
-func (s *Store) BatchLeaves(ctx context.Context, id int64) ([][]byte, error) {
+func (s Anchors) BatchLeaves(ctx context.Context, id int64) ([][]byte, error) {
 	out, err := batchLeaves(ctx, s.r, id)
 	if err != nil {
 		return nil, fmt.Errorf("store: leaves of batch %d: %w", id, err)

@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// Waits owns the finality waits (confirm_waits): one row per batch whose
+// ConfirmAnchor attempt a worker's finality watcher completes, leased to
+// that worker and adopted by another once the lease has passed.
+type Waits struct{ *db }
+
 // Wait is a batch whose ConfirmAnchor attempt is pending: the activity
 // returned without a result, and a worker's finality watcher completes it
 // when the batch's transaction is final, dropped or failed
@@ -33,7 +38,7 @@ type Wait struct {
 const waitColumns = `batch_id, chain, ticket, task_token, workflow_id, run_id, activity_id, attempt, owner, lease_until, created_at`
 
 // RegisterWait records w, replacing an earlier registration for its batch.
-func (s *Store) RegisterWait(ctx context.Context, w Wait) error {
+func (s Waits) RegisterWait(ctx context.Context, w Wait) error {
 	err := s.exec(ctx, `INSERT INTO confirm_waits (`+waitColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (batch_id) DO UPDATE SET chain = excluded.chain, ticket = excluded.ticket, task_token = excluded.task_token,
 			workflow_id = excluded.workflow_id, run_id = excluded.run_id, activity_id = excluded.activity_id,
@@ -47,7 +52,7 @@ func (s *Store) RegisterWait(ctx context.Context, w Wait) error {
 
 // DeleteWait removes the batch's wait if it is still the registration
 // ticket names, and reports whether it did.
-func (s *Store) DeleteWait(ctx context.Context, batchID int64, ticket string) (bool, error) {
+func (s Waits) DeleteWait(ctx context.Context, batchID int64, ticket string) (bool, error) {
 	res, err := s.w.ExecContext(ctx, `DELETE FROM confirm_waits WHERE batch_id = ? AND ticket = ?`, batchID, ticket)
 	if err != nil {
 		return false, fmt.Errorf("store: delete wait of batch %d: %w", batchID, err)
@@ -57,14 +62,14 @@ func (s *Store) DeleteWait(ctx context.Context, batchID int64, ticket string) (b
 }
 
 // RenewWaits extends the lease of every wait owner holds to until.
-func (s *Store) RenewWaits(ctx context.Context, owner string, until time.Time) error {
+func (s Waits) RenewWaits(ctx context.Context, owner string, until time.Time) error {
 	return s.exec(ctx, `UPDATE confirm_waits SET lease_until = ? WHERE owner = ?`, ms(until), owner)
 }
 
 // AdoptWaits gives owner, leased until until, every wait on chain whose
 // lease ran out before now (its watcher stopped), and returns all the waits
 // owner now holds on chain.
-func (s *Store) AdoptWaits(ctx context.Context, owner, chain string, now, until time.Time) ([]Wait, error) {
+func (s Waits) AdoptWaits(ctx context.Context, owner, chain string, now, until time.Time) ([]Wait, error) {
 	if err := s.exec(ctx, `UPDATE confirm_waits SET owner = ?, lease_until = ? WHERE chain = ? AND lease_until < ? AND owner <> ?`,
 		owner, ms(until), chain, ms(now), owner); err != nil {
 		return nil, err
@@ -90,7 +95,7 @@ func (s *Store) AdoptWaits(ctx context.Context, owner, chain string, now, until 
 }
 
 // GetWait returns the batch's wait, or ErrNotFound.
-func (s *Store) GetWait(ctx context.Context, batchID int64) (Wait, error) {
+func (s Waits) GetWait(ctx context.Context, batchID int64) (Wait, error) {
 	var (
 		w                Wait
 		lease, createdAt int64
@@ -111,7 +116,7 @@ func (s *Store) GetWait(ctx context.Context, batchID int64) (Wait, error) {
 // were last updated before before, and have no wait: after a crash, a
 // ConfirmAnchor attempt may have started without registering its wait.
 // Oldest first.
-func (s *Store) UnwatchedSubmitted(ctx context.Context, chain string, before time.Time, limit int) ([]int64, error) {
+func (s Waits) UnwatchedSubmitted(ctx context.Context, chain string, before time.Time, limit int) ([]int64, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id FROM batches b WHERE state = ? AND chain = ? AND updated_at < ?
 		AND NOT EXISTS (SELECT 1 FROM confirm_waits w WHERE w.batch_id = b.id) ORDER BY updated_at LIMIT ?`,
 		BatchSubmitted, chain, ms(before), limit)

@@ -14,6 +14,12 @@ import (
 	"github.com/keeperhq/keeper/internal/webhooksign"
 )
 
+// Webhooks owns webhook subscriptions (webhook_subscriptions) and their
+// deliveries (webhook_deliveries). Deliveries are written by the other parts
+// in the transaction of the state change they report (insertDeliveries);
+// Webhooks hands them to the delivery workflows and records the outcome.
+type Webhooks struct{ *db }
+
 // Webhook event types (README, "Webhooks").
 const (
 	EventEvidenceConfirmed    = "evidence.confirmed"
@@ -119,7 +125,7 @@ func scanWebhook(row interface{ Scan(...any) error }) (Webhook, error) {
 
 // CreateWebhook stores a subscription with a new secret, returned once here.
 // url and events are taken as checked by the caller.
-func (s *Store) CreateWebhook(ctx context.Context, url string, events []string) (Webhook, error) {
+func (s Webhooks) CreateWebhook(ctx context.Context, url string, events []string) (Webhook, error) {
 	id, secret, now := newID("wh_"), newSecret(), ms(time.Now())
 	err := s.exec(ctx, `INSERT INTO webhook_subscriptions (id, url, events, secret, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		id, url, joinEvents(events), secret, now, now)
@@ -132,7 +138,7 @@ func (s *Store) CreateWebhook(ctx context.Context, url string, events []string) 
 }
 
 // GetWebhook returns a subscription (without its secret) or ErrNotFound.
-func (s *Store) GetWebhook(ctx context.Context, id string) (Webhook, error) {
+func (s Webhooks) GetWebhook(ctx context.Context, id string) (Webhook, error) {
 	w, err := scanWebhook(s.w.QueryRowContext(ctx, `SELECT `+webhookCols+` FROM webhook_subscriptions WHERE id = ? AND deleted_at = 0`, id))
 	if err != nil {
 		return Webhook{}, fmt.Errorf("webhook %s: %w", id, err)
@@ -141,7 +147,7 @@ func (s *Store) GetWebhook(ctx context.Context, id string) (Webhook, error) {
 }
 
 // ListWebhooks returns the subscriptions, oldest first, without secrets.
-func (s *Store) ListWebhooks(ctx context.Context) ([]Webhook, error) {
+func (s Webhooks) ListWebhooks(ctx context.Context) ([]Webhook, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+webhookCols+` FROM webhook_subscriptions WHERE deleted_at = 0 ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: list webhooks: %w", err)
@@ -160,7 +166,7 @@ func (s *Store) ListWebhooks(ctx context.Context) ([]Webhook, error) {
 
 // DeleteWebhook removes a subscription: no new deliveries are recorded for
 // it, and its pending ones fail at their next attempt.
-func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
+func (s Webhooks) DeleteWebhook(ctx context.Context, id string) error {
 	now := ms(time.Now())
 	res, err := s.w.ExecContext(ctx, `UPDATE webhook_subscriptions SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at = 0`, now, now, id)
 	if err != nil {
@@ -178,7 +184,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 // that still hold the old one go on verifying while they are redeployed);
 // a secret replaced by an earlier rotation stops signing at once. grace 0
 // replaces the secret outright. The old secret is never returned.
-func (s *Store) RotateWebhookSecret(ctx context.Context, id string, grace time.Duration) (Webhook, error) {
+func (s Webhooks) RotateWebhookSecret(ctx context.Context, id string, grace time.Duration) (Webhook, error) {
 	secret, now := newSecret(), ms(time.Now())
 	// previous_secret is assigned the row's secret before this update
 	// (SQL's SET reads the old row), on SQLite and PostgreSQL alike.
@@ -329,7 +335,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (Delivery, error) {
 	return d, nil
 }
 
-func (s *Store) deliveries(ctx context.Context, q querier, where string, args ...any) ([]Delivery, error) {
+func (s Webhooks) deliveries(ctx context.Context, q querier, where string, args ...any) ([]Delivery, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: webhook deliveries: %w", err)
@@ -347,7 +353,7 @@ func (s *Store) deliveries(ctx context.Context, q querier, where string, args ..
 }
 
 // GetDelivery returns one delivery or ErrNotFound.
-func (s *Store) GetDelivery(ctx context.Context, id string) (Delivery, error) {
+func (s Webhooks) GetDelivery(ctx context.Context, id string) (Delivery, error) {
 	d, err := scanDelivery(s.w.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM webhook_deliveries WHERE id = ?`, id))
 	if err != nil {
 		return Delivery{}, fmt.Errorf("webhook delivery %s: %w", id, err)
@@ -357,7 +363,7 @@ func (s *Store) GetDelivery(ctx context.Context, id string) (Delivery, error) {
 
 // ListDeliveries returns a subscription's deliveries, newest first, at most
 // limit.
-func (s *Store) ListDeliveries(ctx context.Context, subscriptionID string, limit int) ([]Delivery, error) {
+func (s Webhooks) ListDeliveries(ctx context.Context, subscriptionID string, limit int) ([]Delivery, error) {
 	if _, err := s.GetWebhook(ctx, subscriptionID); err != nil {
 		return nil, err
 	}
@@ -366,13 +372,13 @@ func (s *Store) ListDeliveries(ctx context.Context, subscriptionID string, limit
 
 // UnstartedDeliveries returns pending deliveries no workflow was started
 // for yet, oldest first.
-func (s *Store) UnstartedDeliveries(ctx context.Context, limit int) ([]Delivery, error) {
+func (s Webhooks) UnstartedDeliveries(ctx context.Context, limit int) ([]Delivery, error) {
 	return s.deliveries(ctx, s.w, `started_at = 0 AND status = ? ORDER BY seq LIMIT ?`, DeliveryPending, limit)
 }
 
 // MarkDeliveryStarted records that the workflow delivering run of the
 // delivery has been started.
-func (s *Store) MarkDeliveryStarted(ctx context.Context, id string, run int) error {
+func (s Webhooks) MarkDeliveryStarted(ctx context.Context, id string, run int) error {
 	return s.exec(ctx, `UPDATE webhook_deliveries SET started_at = ? WHERE id = ? AND run = ?`, ms(time.Now()), id, run)
 }
 
@@ -380,7 +386,7 @@ func (s *Store) MarkDeliveryStarted(ctx context.Context, id string, run int) err
 // answer, and clears its failing streak: events are recorded for it again.
 // Its failed deliveries stay failed until re-driven one by one. Enabling an
 // enabled subscription changes nothing.
-func (s *Store) EnableWebhook(ctx context.Context, id string) (Webhook, error) {
+func (s Webhooks) EnableWebhook(ctx context.Context, id string) (Webhook, error) {
 	_, err := s.w.ExecContext(ctx, `UPDATE webhook_subscriptions SET disabled_at = 0, disabled_reason = '', failing_since = 0, updated_at = ?
 		WHERE id = ? AND deleted_at = 0 AND disabled_at <> 0`, ms(time.Now()), id)
 	if err != nil {
@@ -401,7 +407,7 @@ type Target struct {
 }
 
 // DeliveryTarget returns the delivery and where and how to send it.
-func (s *Store) DeliveryTarget(ctx context.Context, id string) (Delivery, Target, error) {
+func (s Webhooks) DeliveryTarget(ctx context.Context, id string) (Delivery, Target, error) {
 	d, err := s.GetDelivery(ctx, id)
 	if err != nil {
 		return Delivery{}, Target{}, err
@@ -454,7 +460,7 @@ const GoneReason = "the endpoint answered 410 Gone"
 // disables the subscription once it is older than DisableAfter. disabled
 // reports that this attempt disabled it. An attempt of a run re-driven since
 // is ignored.
-func (s *Store) RecordDeliveryAttempt(ctx context.Context, id string, run int, a Attempt) (disabled bool, err error) {
+func (s Webhooks) RecordDeliveryAttempt(ctx context.Context, id string, run int, a Attempt) (disabled bool, err error) {
 	err = s.tx(ctx, func(tx *txn) error {
 		var sub string
 		if err := tx.QueryRowContext(ctx, `SELECT subscription_id FROM webhook_deliveries WHERE id = ? AND run = ?`, id, run).Scan(&sub); err != nil {
@@ -509,7 +515,7 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, id string, run int, a
 
 // FailDelivery marks run of the delivery failed with why: its retries are
 // used up or its subscription no longer takes deliveries.
-func (s *Store) FailDelivery(ctx context.Context, id string, run int, why string) error {
+func (s Webhooks) FailDelivery(ctx context.Context, id string, run int, why string) error {
 	return s.exec(ctx, `UPDATE webhook_deliveries SET status = ?, updated_at = ?,
 		last_error = CASE WHEN last_error = '' THEN ? ELSE ? || '; last attempt: ' || last_error END
 		WHERE id = ? AND run = ? AND status = ?`,
@@ -521,7 +527,7 @@ func (s *Store) FailDelivery(ctx context.Context, id string, run int, why string
 // subscription is enabled again (the caller says the endpoint is back).
 // It returns ErrNotFound for an unknown pair and ErrConflict for a delivery
 // that is not failed.
-func (s *Store) RetryDelivery(ctx context.Context, subscriptionID, id string) (Delivery, error) {
+func (s Webhooks) RetryDelivery(ctx context.Context, subscriptionID, id string) (Delivery, error) {
 	err := s.tx(ctx, func(tx *txn) error {
 		var status string
 		err := tx.QueryRowContext(ctx, `SELECT d.status FROM webhook_deliveries d JOIN webhook_subscriptions w ON w.id = d.subscription_id
