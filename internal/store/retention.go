@@ -14,7 +14,7 @@ import (
 // store's size on disk (size.go).
 type Maintenance struct{ *db }
 
-// Archive is one file of the receipts archive (README, "Storage and
+// Archive is one file of the receipts archive (docs/production.md, "Storage and
 // retention"): the receipts of evidence moved out of the store.
 type Archive struct {
 	ID        int64

@@ -20,7 +20,7 @@ import (
 // Webhooks hands them to the delivery workflows and records the outcome.
 type Webhooks struct{ *db }
 
-// Webhook event types (README, "Webhooks").
+// Webhook event types (docs/webhooks.md).
 const (
 	EventEvidenceConfirmed    = "evidence.confirmed"
 	EventEvidenceDeadLettered = "evidence.dead_lettered"

@@ -1,4 +1,4 @@
--- Receipts version 2 (README, "Receipt format"): a random salt per
+-- Receipts version 2 (docs/receipts.md): a random salt per
 -- evidence, hashed into its leaf so an audit path reveals no other
 -- evidence's digest (NULL for evidence taken in before: their leaves
 -- stay the bare digests and their receipts version 1); per batch the

@@ -1,4 +1,4 @@
--- Webhooks (README, "Webhooks"): subscriptions, and one delivery row
+-- Webhooks (docs/webhooks.md): subscriptions, and one delivery row
 -- per (event, subscription) written in the transaction of the state
 -- change it reports. events is a comma-list with a comma at each end
 -- (",evidence.confirmed,epoch.failed,") so one LIKE matches a type.

@@ -1,4 +1,4 @@
--- Write each evidence once (README, "Storage"): an evidence's status,
+-- Write each evidence once (docs/production.md, "Storage and retention"): an evidence's status,
 -- attempts and last error are derived on read from its batches instead of
 -- being rewritten at every stage, so those columns and the per-anchor
 -- state go; audit paths are computed from the batch's leaves when a

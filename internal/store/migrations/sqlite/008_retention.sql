@@ -1,4 +1,4 @@
--- Retention (README, "Storage and retention"): confirmed evidence
+-- Retention (docs/production.md, "Storage and retention"): confirmed evidence
 -- older than KEEPER_EVIDENCE_RETENTION moves to the receipts archive
 -- (files of one JSON receipt per line) and its rows go. archives lists
 -- those files; archived_evidence says which file holds an evidence's

@@ -1,4 +1,4 @@
--- Intake writes the evidence row alone (README, "Storage"). An
+-- Intake writes the evidence row alone (docs/production.md, "Storage and retention"). An
 -- anchor's outbox row is written when a batch takes it, so a pending
 -- anchor is one without a row: evidence of a lane (chain, priority)
 -- taken in after the lane's cursor. Forming a batch inserts the rows

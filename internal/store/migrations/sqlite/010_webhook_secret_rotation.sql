@@ -1,4 +1,4 @@
--- Webhook secret rotation with overlap (README, "Webhooks"). After
+-- Webhook secret rotation with overlap (docs/webhooks.md). After
 -- a rotation the secret it replaced keeps signing beside the new one
 -- until previous_secret_until (unix ms; 0 and '' once it has passed or
 -- without a grace period).
