@@ -91,9 +91,17 @@ var server = []string{"internal/store/...", "internal/chains/...", "internal/act
 
 var rules = []rule{
 	{
-		name: "workflows know nothing of keeper's records, chains or the libraries activities use: they import activities for its types and method values only",
+		name: "workflows link nothing of keeper's records, chains, scanners, ledger, rewards or activities: they call activities by name, with payloads of their own",
 		from: []string{"internal/workflows/..."},
-		to:   []string{"internal/store/...", "internal/chains/...", "internal/backfill/...", "internal/settlement/...", "internal/rewards/...", "merkle/...", "internal/dev/...", "internal/starter/...", "internal/dispatch/...", "internal/node/..."},
+		to: []string{"internal/store/...", "internal/chains/...", "internal/settlement/...", "internal/backfill/...", "internal/rewards/...", "merkle/...",
+			"internal/activities/...", "internal/dev/...", "internal/starter/...", "internal/dispatch/...", "internal/node/..."},
+		transitive: true,
+	},
+	{
+		name:       "the dispatcher imports no activities, directly or not: it starts workflows with the workflows' payload types",
+		from:       []string{"internal/dispatch/..."},
+		to:         []string{"internal/activities/..."},
+		transitive: true,
 	},
 	{
 		name:       "the records layer links no chain adapter, scanner, workflow or activity",
@@ -312,7 +320,8 @@ func TestTheServingPackagesLinkNoSimulatorAndNoTemporalServer(t *testing.T) {
 
 func TestTheRulesCatchAForbiddenImport(t *testing.T) {
 	graph := []pkg{
-		{Path: "internal/workflows", Imports: []string{"internal/activities", "internal/store"}, Deps: []string{"internal/activities", "internal/store"}},
+		{Path: "internal/workflows", Imports: []string{"internal/activities"}, Deps: []string{"internal/activities", "internal/store"}},
+		{Path: "internal/dispatch", Imports: []string{"internal/workflows"}, Deps: []string{"internal/workflows", "internal/activities"}},
 		{Path: "internal/store", Imports: []string{"internal/retry"}, Deps: []string{"internal/retry", "internal/chains"}},
 		{Path: "internal/chains/evm", Imports: []string{"internal/chains"}, Deps: []string{"internal/chains", "internal/store"}},
 		{Path: "internal/node", Imports: []string{"internal/worker"}, Deps: []string{"internal/worker", "internal/dev/stub", "go.temporal.io/server/temporal"}},
@@ -321,11 +330,13 @@ func TestTheRulesCatchAForbiddenImport(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"internal/chains/evm → internal/store: chain adapters and scanners link no store",
+		"internal/dispatch → internal/activities: the dispatcher imports no activities, directly or not: it starts workflows with the workflows' payload types",
 		"internal/node → go.temporal.io/server/temporal: only devserver, cmd/keeper, bench and tests link the Temporal server",
 		"internal/node → internal/dev/stub: production packages link no simulator",
 		"internal/retry → internal/chains: the retry rules, the redactor, the URL policy and webhook signing are leaves",
 		"internal/store → internal/chains: the records layer links no chain adapter, scanner, workflow or activity",
-		"internal/workflows → internal/store: workflows know nothing of keeper's records, chains or the libraries activities use: they import activities for its types and method values only",
+		"internal/workflows → internal/activities: workflows link nothing of keeper's records, chains, scanners, ledger, rewards or activities: they call activities by name, with payloads of their own",
+		"internal/workflows → internal/store: workflows link nothing of keeper's records, chains, scanners, ledger, rewards or activities: they call activities by name, with payloads of their own",
 	}, violations(graph, rules))
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/webhooksign"
@@ -175,7 +174,7 @@ func TestADeliveryThatFailsManyTimesKeepsItsWorkflowHistorySmall(t *testing.T) {
 	ds, err := st.ListDeliveries(ctx, sub.ID, 1)
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
-	wid := workflows.WebhookWorkflowID(activities.DeliveryRef{DeliveryID: ds[0].ID, Run: ds[0].Run})
+	wid := workflows.WebhookWorkflowID(workflows.DeliveryRef{DeliveryID: ds[0].ID, Run: ds[0].Run})
 	events := func() int {
 		n := 0
 		it := node.Client.GetWorkflowHistory(ctx, wid, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)

@@ -1,7 +1,8 @@
 // Package activities holds keeper's activity implementations: everything that
 // touches the store, a chain or the file system. Activities are methods on
-// structs holding their dependencies; workflows reference them through nil
-// pointers.
+// structs holding their dependencies. Their inputs, results and error types
+// are the workflows' (internal/workflows); workflows call them by the names
+// internal/worker registers them under, so they never link this package.
 package activities
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/retry"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/workflows"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 )
@@ -48,41 +50,6 @@ type LogCheckpoints interface {
 	KeyHash() uint32
 }
 
-// BatchRef names a batch in activity inputs: ids only, never digests.
-type BatchRef struct {
-	BatchID int64
-	Chain   string
-	// PriorAttempts is how many attempts of the step ran before this
-	// activity (a submit that goes on after its local attempts,
-	// workflows.RevisionOutlastOutages): its attempts are numbered after
-	// them, so the schedule's delay and the attempts users see go on.
-	PriorAttempts int32 `json:",omitempty"`
-}
-
-// SubmitResult is what SubmitAnchor recorded.
-type SubmitResult struct {
-	Root  string // hex
-	TxRef string
-}
-
-// ConfirmResult is where the batch's transaction became final, or that it
-// was dropped and must be submitted again.
-type ConfirmResult struct {
-	Dropped   bool
-	Detail    string
-	TxRef     string
-	Block     uint64
-	BlockTime time.Time
-	BlockHash string // as the chain spells it
-	Finality  string // the rule that made it final ("finalized", "confirmations:N")
-}
-
-// DeadLetterInput ends a batch.
-type DeadLetterInput struct {
-	BatchID int64
-	Error   string
-}
-
 func (a *Anchor) adapter(chain string) (chains.Adapter, error) {
 	ad, ok := a.Chains[chain]
 	if !ok {
@@ -94,39 +61,39 @@ func (a *Anchor) adapter(chain string) (chains.Adapter, error) {
 // SubmitAnchor computes the batch's Merkle root and has the chain adapter
 // broadcast one transaction for it. A retry (after a crash or a transient
 // error) rebroadcasts the transaction the adapter journaled, never a second one.
-func (a *Anchor) SubmitAnchor(ctx context.Context, in BatchRef) (SubmitResult, error) {
+func (a *Anchor) SubmitAnchor(ctx context.Context, in workflows.BatchRef) (workflows.SubmitResult, error) {
 	attempt := a.countAttempt(ctx, in.Chain, in.PriorAttempts)
 	res, err := a.submit(ctx, in)
 	if err != nil {
 		err = fmt.Errorf("submit batch %d on %s: %w", in.BatchID, in.Chain, err)
 		a.recordAttempt(ctx, in, attempt, err)
-		return SubmitResult{}, anchorFailure(a.Backoff, err, attempt)
+		return workflows.SubmitResult{}, anchorFailure(a.Backoff, err, attempt)
 	}
 	a.Metrics.transaction(in.Chain, OutcomeSubmitted)
 	a.log(ctx, in).Info("anchor submitted", "tx", res.TxRef, "root", res.Root)
 	return res, nil
 }
 
-func (a *Anchor) submit(ctx context.Context, in BatchRef) (SubmitResult, error) {
+func (a *Anchor) submit(ctx context.Context, in workflows.BatchRef) (workflows.SubmitResult, error) {
 	ad, err := a.adapter(in.Chain)
 	if err != nil {
-		return SubmitResult{}, err
+		return workflows.SubmitResult{}, err
 	}
 	an, err := a.anchorOf(ctx, in.BatchID)
 	if err != nil {
-		return SubmitResult{}, err
+		return workflows.SubmitResult{}, err
 	}
 	root := an.Root
 	sctx, span := chainSpan(ctx, "submit", in)
 	ref, err := ad.Submit(sctx, an, Journal(a.Store))
 	endSpan(span, err)
 	if err != nil {
-		return SubmitResult{}, err
+		return workflows.SubmitResult{}, err
 	}
 	if err := a.Store.MarkSubmitted(ctx, in.BatchID, root, ref); err != nil {
-		return SubmitResult{}, err
+		return workflows.SubmitResult{}, err
 	}
-	return SubmitResult{Root: hex.EncodeToString(root[:]), TxRef: ref}, nil
+	return workflows.SubmitResult{Root: hex.EncodeToString(root[:]), TxRef: ref}, nil
 }
 
 // anchorOf is what the batch's transaction carries: the checkpoint of the
@@ -206,7 +173,7 @@ func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) 
 // scheduled with a heartbeat timeout (a batch started by a keeper before
 // the watcher) waits in its slot, heartbeating, as it was scheduled to. A
 // dropped transaction is reported, not failed: the workflow submits again.
-func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult, error) {
+func (a *Anchor) ConfirmAnchor(ctx context.Context, in workflows.BatchRef) (workflows.ConfirmResult, error) {
 	attempt := a.countAttempt(ctx, in.Chain, 0)
 	if a.Watcher != nil && activity.GetInfo(ctx).HeartbeatTimeout == 0 {
 		_, err := a.adapter(in.Chain)
@@ -214,9 +181,9 @@ func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult,
 			err = a.Watcher.register(ctx, in, attempt)
 		}
 		if err != nil {
-			return a.settle(ctx, in, attempt, ConfirmResult{}, err)
+			return a.settle(ctx, in, attempt, workflows.ConfirmResult{}, err)
 		}
-		return ConfirmResult{}, activity.ErrResultPending
+		return workflows.ConfirmResult{}, activity.ErrResultPending
 	}
 	res, err := a.confirm(ctx, in, Journal(a.Store), func(ref string) { activity.RecordHeartbeat(ctx, ref) })
 	return a.settle(ctx, in, attempt, res, err)
@@ -224,11 +191,11 @@ func (a *Anchor) ConfirmAnchor(ctx context.Context, in BatchRef) (ConfirmResult,
 
 // settle turns the outcome of waiting for a batch's finality into
 // ConfirmAnchor's result, counting and logging it.
-func (a *Anchor) settle(ctx context.Context, in BatchRef, attempt int32, res ConfirmResult, err error) (ConfirmResult, error) {
+func (a *Anchor) settle(ctx context.Context, in workflows.BatchRef, attempt int32, res workflows.ConfirmResult, err error) (workflows.ConfirmResult, error) {
 	if err != nil {
 		err = fmt.Errorf("confirm batch %d on %s: %w", in.BatchID, in.Chain, err)
 		a.recordAttempt(ctx, in, attempt, err)
-		return ConfirmResult{}, anchorFailure(a.Backoff, err, attempt)
+		return workflows.ConfirmResult{}, anchorFailure(a.Backoff, err, attempt)
 	}
 	if res.Dropped {
 		a.Metrics.dropped(in.Chain)
@@ -244,10 +211,10 @@ func (a *Anchor) settle(ctx context.Context, in BatchRef, attempt int32, res Con
 // confirm asks the chain until the batch's transaction is final, dropped or
 // failed, reading the batch's records from j and calling beat (when set)
 // after each answer that it is pending.
-func (a *Anchor) confirm(ctx context.Context, in BatchRef, j chains.Journal, beat func(ref string)) (ConfirmResult, error) {
+func (a *Anchor) confirm(ctx context.Context, in workflows.BatchRef, j chains.Journal, beat func(ref string)) (workflows.ConfirmResult, error) {
 	ad, err := a.adapter(in.Chain)
 	if err != nil {
-		return ConfirmResult{}, err
+		return workflows.ConfirmResult{}, err
 	}
 	// An adapter whose Status waits for its poller's next round is asked
 	// again at once, so finality is seen on the first round after it; the
@@ -261,29 +228,29 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef, j chains.Journal, bea
 		span.SetAttributes(attribute.String("keeper.tx_state", st.State.String()))
 		endSpan(span, err)
 		if err != nil {
-			return ConfirmResult{}, err
+			return workflows.ConfirmResult{}, err
 		}
 		switch st.State {
 		case chains.Final:
-			return ConfirmResult{TxRef: st.Ref, Block: st.Block, BlockTime: st.BlockTime, BlockHash: st.BlockHash, Finality: st.Finality}, nil
+			return workflows.ConfirmResult{TxRef: st.Ref, Block: st.Block, BlockTime: st.BlockTime, BlockHash: st.BlockHash, Finality: st.Finality}, nil
 		case chains.Dropped:
-			return ConfirmResult{Dropped: true, Detail: st.Detail, TxRef: st.Ref}, nil
+			return workflows.ConfirmResult{Dropped: true, Detail: st.Detail, TxRef: st.Ref}, nil
 		case chains.Failed:
 			a.Metrics.transaction(in.Chain, OutcomeFailed)
-			return ConfirmResult{}, retry.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
+			return workflows.ConfirmResult{}, retry.Permanent(fmt.Errorf("transaction %s failed on chain: %s", st.Ref, st.Detail))
 		}
 		if beat != nil {
 			beat(st.Ref)
 		}
 		if paced {
 			if err := ctx.Err(); err != nil {
-				return ConfirmResult{}, err
+				return workflows.ConfirmResult{}, err
 			}
 			continue
 		}
 		select {
 		case <-ctx.Done():
-			return ConfirmResult{}, ctx.Err()
+			return workflows.ConfirmResult{}, ctx.Err()
 		case <-poll.C:
 		}
 	}
@@ -293,7 +260,7 @@ func (a *Anchor) confirm(ctx context.Context, in BatchRef, j chains.Journal, bea
 // the network its chain adapter's node is on, making its evidence's receipts
 // available (each audit path is computed from the batch's leaves when the
 // receipt is read).
-func (a *Anchor) RecordReceipts(ctx context.Context, in BatchRef, c ConfirmResult) error {
+func (a *Anchor) RecordReceipts(ctx context.Context, in workflows.BatchRef, c workflows.ConfirmResult) error {
 	attempt := a.countAttempt(ctx, in.Chain, 0)
 	ad, err := a.adapter(in.Chain)
 	if err != nil {
@@ -324,7 +291,7 @@ func (a *Anchor) sinceFirstBroadcast(ctx context.Context, batchID int64) time.Du
 }
 
 // DeadLetter marks a batch's evidence dead-lettered with the error that ended it.
-func (a *Anchor) DeadLetter(ctx context.Context, in DeadLetterInput) error {
+func (a *Anchor) DeadLetter(ctx context.Context, in workflows.DeadLetterInput) error {
 	b, err := a.Store.GetBatch(ctx, in.BatchID)
 	if err != nil {
 		return err
@@ -333,7 +300,7 @@ func (a *Anchor) DeadLetter(ctx context.Context, in DeadLetterInput) error {
 		return err
 	}
 	a.Metrics.deadLetter(b.Chain, b.Size)
-	a.log(ctx, BatchRef{BatchID: b.ID, Chain: b.Chain}).Error("batch dead-lettered", "evidence", b.Size, "error", in.Error)
+	a.log(ctx, workflows.BatchRef{BatchID: b.ID, Chain: b.Chain}).Error("batch dead-lettered", "evidence", b.Size, "error", in.Error)
 	return nil
 }
 
@@ -346,7 +313,7 @@ func (a *Anchor) countAttempt(ctx context.Context, chain string, prior int32) in
 	return n
 }
 
-func (a *Anchor) recordAttempt(ctx context.Context, in BatchRef, attempt int32, err error) {
+func (a *Anchor) recordAttempt(ctx context.Context, in workflows.BatchRef, attempt int32, err error) {
 	log := a.log(ctx, in)
 	log.Warn("attempt failed", "error", err, "permanent", retry.IsPermanent(err))
 	if rerr := a.Store.RecordAttempt(ctx, in.BatchID, int(attempt), err.Error()); rerr != nil {

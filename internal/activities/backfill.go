@@ -16,6 +16,7 @@ import (
 	"github.com/keeperhq/keeper/internal/redact"
 	"github.com/keeperhq/keeper/internal/retry"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // Backfill holds the wallet-backfill activities' dependencies.
@@ -26,32 +27,12 @@ type Backfill struct {
 	Logger   *slog.Logger
 }
 
-// BackfillRef names one (wallet, network) item: ids only, never transfers.
-type BackfillRef struct {
-	Wallet  string
-	Network string
-}
-
-// ScanResult is what a completed scan covered.
-type ScanResult struct {
-	Target    uint64 // last block or slot scanned
-	Scanned   uint64 // blocks or signatures
-	Transfers int    // rows stored for the network
-}
-
-// ErrTypeScanFailed is a scan attempt that failed for a reason worth a
-// later retry. Scan failures are non-retryable for Temporal's activity retry:
-// the Backfill workflow applies the backfill schedule itself (docs/retries.md,
-// backfill). Only timeouts (a worker that stopped heartbeating) are retried
-// by Temporal, at once, from the last checkpoint.
-const ErrTypeScanFailed = "ScanFailed"
-
 // ScanNetwork scans the item's history from its checkpoint to the finalized
 // head fixed when the run began, storing each chunk's transfers together with
 // the checkpoint after them, and heartbeating that checkpoint. At the end it
 // reads the wallet's balances from the chain (before the start of the history
 // and at its end) and marks the item COMPLETED.
-func (a *Backfill) ScanNetwork(ctx context.Context, ref BackfillRef) (ScanResult, error) {
+func (a *Backfill) ScanNetwork(ctx context.Context, ref workflows.BackfillRef) (workflows.ScanResult, error) {
 	res, err := a.scan(ctx, ref)
 	switch {
 	case err == nil:
@@ -59,37 +40,37 @@ func (a *Backfill) ScanNetwork(ctx context.Context, ref BackfillRef) (ScanResult
 	case ctx.Err() != nil:
 		// Cancelled (worker stopping, heartbeat timeout): let Temporal run the
 		// attempt again from the checkpoint.
-		return ScanResult{}, err
+		return workflows.ScanResult{}, err
 	}
 	msg := a.redact(err.Error())
 	if retry.IsPermanent(err) {
-		return ScanResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypePermanent, nil)
+		return workflows.ScanResult{}, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypePermanent, nil)
 	}
-	return ScanResult{}, temporal.NewNonRetryableApplicationError(msg, ErrTypeScanFailed, nil)
+	return workflows.ScanResult{}, temporal.NewNonRetryableApplicationError(msg, workflows.ErrTypeScanFailed, nil)
 }
 
-func (a *Backfill) scan(ctx context.Context, ref BackfillRef) (ScanResult, error) {
+func (a *Backfill) scan(ctx context.Context, ref workflows.BackfillRef) (workflows.ScanResult, error) {
 	sc, ok := a.Scanners[ref.Network]
 	if !ok {
-		return ScanResult{}, retry.Permanent(fmt.Errorf("network %q is not configured on this worker", ref.Network))
+		return workflows.ScanResult{}, retry.Permanent(fmt.Errorf("network %q is not configured on this worker", ref.Network))
 	}
 	wallet, err := sc.ParseAddress(ref.Wallet)
 	if err != nil {
-		return ScanResult{}, err
+		return workflows.ScanResult{}, err
 	}
 	row, err := a.Store.BeginScan(ctx, wallet, ref.Network)
 	if errors.Is(err, store.ErrNotFound) {
-		return ScanResult{}, retry.Permanent(err)
+		return workflows.ScanResult{}, retry.Permanent(err)
 	}
 	if err != nil {
-		return ScanResult{}, err
+		return workflows.ScanResult{}, err
 	}
 	if row.Target == 0 {
 		if row.Target, err = sc.Finalized(ctx); err != nil {
-			return ScanResult{}, err
+			return workflows.ScanResult{}, err
 		}
 		if err := a.Store.SetScanTarget(ctx, wallet, ref.Network, row.Target); err != nil {
-			return ScanResult{}, err
+			return workflows.ScanResult{}, err
 		}
 	}
 	job := backfill.Job{Wallet: wallet, Start: row.Start, Target: row.Target, From: backfill.Cursor{Block: row.Checkpoint, Sig: row.Cursor}, Scanned: row.Scanned}
@@ -116,34 +97,34 @@ func (a *Backfill) scan(ctx context.Context, ref BackfillRef) (ScanResult, error
 	var h store.Holdings
 	for round := 0; ; round++ {
 		if err := sc.Scan(ctx, job, emit); err != nil {
-			return ScanResult{}, err
+			return workflows.ScanResult{}, err
 		}
 		if h, err = a.holdings(ctx, sc, wallet, job); err != nil {
-			return ScanResult{}, err
+			return workflows.ScanResult{}, err
 		}
 		if round == 2 || allKnown(h.Closing) {
 			break
 		}
 		head, err := sc.Finalized(ctx)
 		if err != nil {
-			return ScanResult{}, err
+			return workflows.ScanResult{}, err
 		}
 		if head <= job.Target {
 			break
 		}
 		job.Target = head
 		if err := a.Store.SetScanTarget(ctx, wallet, ref.Network, head); err != nil {
-			return ScanResult{}, err
+			return workflows.ScanResult{}, err
 		}
 	}
 	if err := a.Store.CompleteScan(ctx, wallet, ref.Network, h); err != nil {
-		return ScanResult{}, err
+		return workflows.ScanResult{}, err
 	}
 	done, err := a.Store.SyncStatus(ctx, wallet, ref.Network)
 	if err != nil {
-		return ScanResult{}, err
+		return workflows.ScanResult{}, err
 	}
-	return ScanResult{Target: job.Target, Scanned: done.Scanned, Transfers: done.Transfers}, nil
+	return workflows.ScanResult{Target: job.Target, Scanned: done.Scanned, Transfers: done.Transfers}, nil
 }
 
 // holdings reads what the chain says the wallet held of every asset it has
@@ -226,116 +207,51 @@ func (h *heartbeater) stop() {
 	h.wg.Wait()
 }
 
-// RetrySchedule is the backfill retry rule as the workflows carry it in
-// their input (docs/retries.md, backfill): delay = min(Base·2^(retry−1), Cap)
-// plus uniform jitter of up to JitterPct percent of it, the formula of
-// retry.Backfill; after MaxRetries retries the item is ABANDONED. Its fields
-// are what workflow histories hold, so they stay as they are.
-type RetrySchedule struct {
-	MaxRetries int
-	Base       time.Duration // 2 min
-	Cap        time.Duration // 60 min
-	JitterPct  int           // 25
-}
-
-// DefaultRetrySchedule is retry.Backfill's numbers.
-var DefaultRetrySchedule = RetrySchedule{
-	MaxRetries: retry.BackfillMaxRetries, Base: retry.Backfill.Base, Cap: retry.Backfill.Cap, JitterPct: retry.Backfill.JitterPct,
-}
-
-// Schedule is r's delays as a retry.Schedule.
-func (r RetrySchedule) Schedule() retry.Schedule {
-	s := retry.Backfill
-	s.Base, s.Cap, s.JitterPct = r.Base, r.Cap, r.JitterPct
-	return s
-}
-
-// Delay is the wait before retry n (1-based), without jitter.
-func (r RetrySchedule) Delay(n int) time.Duration { return r.Schedule().Delay(n) }
-
-// FailInput reports a failed scan attempt. Now is the workflow's clock, so
-// the stored next retry time agrees with the timer the workflow sets.
-type FailInput struct {
-	Ref       BackfillRef
-	Error     string
-	Permanent bool
-	Now       time.Time
-	Schedule  RetrySchedule
-}
-
-// How a backfill item ends: FailOutcome.Status and the workflow's results.
-// The values are in recorded workflow histories; FailScan translates the
-// store's states into them.
-const (
-	BackfillCompleted = "COMPLETED"
-	BackfillFailed    = "FAILED"
-	BackfillAbandoned = "ABANDONED"
-)
-
-// FailOutcome is what became of the item.
-type FailOutcome struct {
-	Status      string // BackfillFailed (waiting for a retry, or for good when Wait is 0) or BackfillAbandoned
-	RetryCount  int
-	Wait        time.Duration // until the next retry; 0: none
-	NextRetryAt time.Time
-}
-
 // FailScan records a failed attempt (a local activity: quick, and it must
 // not wait for a slot behind long scans). It computes the backfill schedule's
 // jittered delay for the retry (docs/retries.md, backfill), so the workflow
 // only sleeps for what it is told.
-func (a *Backfill) FailScan(ctx context.Context, in FailInput) (FailOutcome, error) {
+func (a *Backfill) FailScan(ctx context.Context, in workflows.FailInput) (workflows.FailOutcome, error) {
 	row, wait, err := a.Store.FailScan(ctx, in.Ref.Wallet, in.Ref.Network, store.ScanFailure{
 		Error: in.Error, Permanent: in.Permanent, Now: in.Now, MaxRetries: in.Schedule.MaxRetries, Delay: in.Schedule.Schedule().Next,
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return FailOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePermanent, err)
+		return workflows.FailOutcome{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypePermanent, err)
 	}
 	if err != nil {
-		return FailOutcome{}, err
+		return workflows.FailOutcome{}, err
 	}
 	activityLogger(ctx, a.Logger, "wallet", in.Ref.Wallet, "chain", in.Ref.Network).Warn("backfill attempt failed", "status", row.Status,
 		"retry", row.RetryCount, "next_retry_in", wait, "error", in.Error)
-	return FailOutcome{Status: backfillOutcome(row.Status), RetryCount: row.RetryCount, Wait: wait, NextRetryAt: row.NextRetryAt}, nil
+	return workflows.FailOutcome{Status: backfillOutcome(row.Status), RetryCount: row.RetryCount, Wait: wait, NextRetryAt: row.NextRetryAt}, nil
 }
 
 // backfillOutcome is the outcome for an item's stored state.
 func backfillOutcome(s store.SyncState) string {
 	switch s {
 	case store.SyncCompleted:
-		return BackfillCompleted
+		return workflows.BackfillCompleted
 	case store.SyncFailed:
-		return BackfillFailed
+		return workflows.BackfillFailed
 	case store.SyncAbandoned:
-		return BackfillAbandoned
+		return workflows.BackfillAbandoned
 	}
 	return string(s)
-}
-
-// WalletSummary is how a wallet's balances came out. Its fields are in
-// recorded workflow histories: add, never rename.
-type WalletSummary struct {
-	Assets       int
-	Reconciled   int
-	Unreconciled int
-	Unchecked    int
-	Stale        int  // of a network waiting for its retry: its last computed balances, awaiting recalculation
-	Busy         bool // a network was PENDING or RUNNING: nothing was finished
 }
 
 // FinishWallet reclassifies a wallet's transfers and recalculates and
 // reconciles its balances, on the networks that are done, once none is
 // PENDING or RUNNING (docs/backfill.md, "Finish"); while one is, it finishes
 // nothing and answers Busy.
-func (a *Backfill) FinishWallet(ctx context.Context, wallet string) (WalletSummary, error) {
+func (a *Backfill) FinishWallet(ctx context.Context, wallet string) (workflows.WalletSummary, error) {
 	bals, err := a.Store.FinishWallet(ctx, wallet, FinishRules)
 	if errors.Is(err, store.ErrWalletBusy) {
-		return WalletSummary{Busy: true}, nil
+		return workflows.WalletSummary{Busy: true}, nil
 	}
 	if err != nil {
-		return WalletSummary{}, err
+		return workflows.WalletSummary{}, err
 	}
-	out := WalletSummary{Assets: len(bals)}
+	out := workflows.WalletSummary{Assets: len(bals)}
 	for _, b := range bals {
 		switch {
 		case b.Stale:

@@ -27,12 +27,9 @@ import (
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/urlpolicy"
+	"github.com/keeperhq/keeper/internal/workflows"
 	"github.com/keeperhq/keeper/merkle"
 )
-
-// ErrTypeQuarantine marks a failed check on an epoch's inputs or payouts:
-// not retried; the workflow quarantines the epoch.
-const ErrTypeQuarantine = "Quarantine"
 
 // Intent emission: intents go out in pages (progress is recorded and
 // heartbeated per page, so a retried EmitIntents resumes at the page it was
@@ -58,119 +55,55 @@ type Epoch struct {
 	heavy     chan struct{}
 }
 
-// EpochRef names an epoch's run in activity inputs.
-type EpochRef struct {
-	EpochID string
-	Run     int
-}
-
-// SealResult is where the sealed inputs are.
-type SealResult struct {
-	InputsHash string // hex SHA-256 of the sealed inputs
-	InputsPath string // relative to the artifact directory
-	Accounts   int
-}
-
-// ComputeResult is where the payouts are and what they add up to.
-type ComputeResult struct {
-	PayoutsHash string
-	PayoutsPath string
-	Accounts    int
-	Intents     int // payouts above zero
-	TotalPaid   string
-}
-
-// ArtifactsInput is what WriteArtifacts builds on.
-type ArtifactsInput struct {
-	Inputs  SealResult
-	Payouts ComputeResult
-}
-
-// ArtifactsResult is where run.json and the commitment are.
-type ArtifactsResult struct {
-	RunPath        string
-	RunHash        string
-	Commitment     string // hex RFC 6962 root over the payout lines
-	CommitmentPath string
-	CommitmentHash string
-}
-
-// IntentsResult counts the intents sent and acknowledged.
-type IntentsResult struct {
-	Emitted      int
-	Acknowledged int
-	Replayed     int // acknowledged by the ledger from its own records (already held)
-}
-
-// AnchorResult names the evidence that anchors the commitment.
-type AnchorResult struct {
-	EvidenceID string
-}
-
-// EpochOutcome ends an epoch's run.
-type EpochOutcome struct {
-	Status string // EpochCompleted, EpochQuarantined or EpochFailed
-	Reason string
-}
-
-// How an epoch's run ends: EpochOutcome.Status and the workflow's result.
-// The values are in recorded workflow histories; FinishEpoch translates them
-// into the store's statuses.
-const (
-	EpochCompleted   = "completed"
-	EpochQuarantined = "quarantined"
-	EpochFailed      = "failed"
-)
-
 // SealInputs marks the epoch computing, reads its inline usage or fetches it
 // from its accounting source, and writes the canonical inputs to the
 // artifact directory under their SHA-256. Only the hash and path go back to
 // the workflow.
-func (a *Epoch) SealInputs(ctx context.Context, ref EpochRef) (SealResult, error) {
+func (a *Epoch) SealInputs(ctx context.Context, ref workflows.EpochRef) (workflows.SealResult, error) {
 	defer a.keepAlive(ctx, nil)()
 	res, err := a.seal(ctx, ref)
 	return res, a.classify(fmt.Sprintf("seal inputs of epoch %s", ref.EpochID), err)
 }
 
-func (a *Epoch) seal(ctx context.Context, ref EpochRef) (SealResult, error) {
+func (a *Epoch) seal(ctx context.Context, ref workflows.EpochRef) (workflows.SealResult, error) {
 	if err := a.Store.StartEpoch(ctx, ref.EpochID, ref.Run); err != nil {
-		return SealResult{}, err
+		return workflows.SealResult{}, err
 	}
 	req, err := a.Store.EpochRequest(ctx, ref.EpochID, ref.Run)
 	if err != nil {
-		return SealResult{}, err
+		return workflows.SealResult{}, err
 	}
 	sealed := req.Usage // inline usage was sealed by the API
 	if req.Source != "" {
 		pool, err := rewards.ParseAmount(req.Pool)
 		if err != nil {
-			return SealResult{}, retry.Permanent(fmt.Errorf("stored pool %q: %w", req.Pool, err))
+			return workflows.SealResult{}, retry.Permanent(fmt.Errorf("stored pool %q: %w", req.Pool, err))
 		}
 		usage, err := a.fetchUsage(ctx, req.Source)
 		if err != nil {
-			return SealResult{}, err
+			return workflows.SealResult{}, err
 		}
 		release, err := a.acquireHeavy(ctx)
 		if err != nil {
-			return SealResult{}, err
+			return workflows.SealResult{}, err
 		}
 		defer release()
 		if sealed, err = rewards.Seal(pool, usage); err != nil {
-			return SealResult{}, retry.Permanent(fmt.Errorf("source %s: %w", req.Source, err))
+			return workflows.SealResult{}, retry.Permanent(fmt.Errorf("source %s: %w", req.Source, err))
 		}
 	}
 	hash := rewards.Hash(sealed)
 	rel := inputsPath(hash)
 	if _, err := os.Stat(a.abs(rel)); err != nil {
 		if _, err := writeAtomic(a.abs(rel), func(w io.Writer) error { _, err := w.Write(sealed); return err }); err != nil {
-			return SealResult{}, err
+			return workflows.SealResult{}, err
 		}
 	}
 	accounts := bytes.Count(sealed, []byte{'\n'}) - 2 // header and pool lines
 	if err := a.Store.RecordSealed(ctx, ref.EpochID, ref.Run, hash, rel, accounts); err != nil {
-		return SealResult{}, err
+		return workflows.SealResult{}, err
 	}
-	return SealResult{InputsHash: hash, InputsPath: rel, Accounts: accounts}, nil
+	return workflows.SealResult{InputsHash: hash, InputsPath: rel, Accounts: accounts}, nil
 }
 
 // fetchUsage GETs the usage list from an accounting source. The call is
@@ -261,29 +194,29 @@ func (p *progressReader) Read(b []byte) (int, error) {
 // conservation check. Inputs or payouts that fail a check end the activity
 // with a non-retryable Quarantine error. The payouts go to the artifact
 // directory as canonical lines, one "<account> <amount>" per account.
-func (a *Epoch) ComputeRewards(ctx context.Context, ref EpochRef, seal SealResult) (ComputeResult, error) {
+func (a *Epoch) ComputeRewards(ctx context.Context, ref workflows.EpochRef, seal workflows.SealResult) (workflows.ComputeResult, error) {
 	defer a.keepAlive(ctx, nil)()
 	res, err := a.compute(ctx, ref, seal)
 	return res, a.classify(fmt.Sprintf("compute rewards of epoch %s", ref.EpochID), err)
 }
 
-func (a *Epoch) compute(ctx context.Context, ref EpochRef, seal SealResult) (ComputeResult, error) {
+func (a *Epoch) compute(ctx context.Context, ref workflows.EpochRef, seal workflows.SealResult) (workflows.ComputeResult, error) {
 	release, err := a.acquireHeavy(ctx)
 	if err != nil {
-		return ComputeResult{}, err
+		return workflows.ComputeResult{}, err
 	}
 	defer release()
 	sealed, err := a.readVerified(seal.InputsPath, seal.InputsHash)
 	if err != nil {
-		return ComputeResult{}, err
+		return workflows.ComputeResult{}, err
 	}
 	in, err := rewards.ParseSealed(sealed)
 	if err != nil {
-		return ComputeResult{}, err
+		return workflows.ComputeResult{}, err
 	}
 	split, err := rewards.Compute(in)
 	if err != nil {
-		return ComputeResult{}, err
+		return workflows.ComputeResult{}, err
 	}
 	rel := epochPath(ref.EpochID, "payouts.txt")
 	intents := 0
@@ -301,9 +234,9 @@ func (a *Epoch) compute(ctx context.Context, ref EpochRef, seal SealResult) (Com
 		return nil
 	})
 	if err != nil {
-		return ComputeResult{}, err
+		return workflows.ComputeResult{}, err
 	}
-	out := ComputeResult{PayoutsHash: hash, PayoutsPath: rel, Accounts: len(in.Entries), Intents: intents, TotalPaid: split.TotalPaid.String()}
+	out := workflows.ComputeResult{PayoutsHash: hash, PayoutsPath: rel, Accounts: len(in.Entries), Intents: intents, TotalPaid: split.TotalPaid.String()}
 	err = a.Store.RecordComputed(ctx, ref.EpochID, ref.Run, store.Computed{
 		PayoutsHash: hash, PayoutsPath: rel, Accounts: out.Accounts, TotalUnits: split.TotalUnits.String(), TotalPaid: out.TotalPaid, Intents: intents,
 	})
@@ -313,7 +246,7 @@ func (a *Epoch) compute(ctx context.Context, ref EpochRef, seal SealResult) (Com
 // WriteArtifacts writes the run's run.json (inputs hash, parameters, every
 // payout, totals) and commitment (the RFC 6962 root over the payout lines),
 // each atomically. Running it again writes the same bytes.
-func (a *Epoch) WriteArtifacts(ctx context.Context, ref EpochRef, in ArtifactsInput) (ArtifactsResult, error) {
+func (a *Epoch) WriteArtifacts(ctx context.Context, ref workflows.EpochRef, in workflows.ArtifactsInput) (workflows.ArtifactsResult, error) {
 	defer a.keepAlive(ctx, nil)()
 	res, err := a.writeArtifacts(ctx, ref, in)
 	return res, a.classify(fmt.Sprintf("write artifacts of epoch %s", ref.EpochID), err)
@@ -325,41 +258,41 @@ const (
 	commitmentRule = "rfc6962-sha256 Merkle root over the payout lines \"<account> <amount>\" in account order"
 )
 
-func (a *Epoch) writeArtifacts(ctx context.Context, ref EpochRef, in ArtifactsInput) (ArtifactsResult, error) {
+func (a *Epoch) writeArtifacts(ctx context.Context, ref workflows.EpochRef, in workflows.ArtifactsInput) (workflows.ArtifactsResult, error) {
 	release, err := a.acquireHeavy(ctx)
 	if err != nil {
-		return ArtifactsResult{}, err
+		return workflows.ArtifactsResult{}, err
 	}
 	defer release()
 	sealed, err := a.readVerified(in.Inputs.InputsPath, in.Inputs.InputsHash)
 	if err != nil {
-		return ArtifactsResult{}, err
+		return workflows.ArtifactsResult{}, err
 	}
 	inputs, err := rewards.ParseSealed(sealed)
 	if err != nil {
-		return ArtifactsResult{}, retry.Permanent(err) // ComputeRewards read the same bytes
+		return workflows.ArtifactsResult{}, retry.Permanent(err) // ComputeRewards read the same bytes
 	}
 	payouts, err := a.readVerified(in.Payouts.PayoutsPath, in.Payouts.PayoutsHash)
 	if err != nil {
-		return ArtifactsResult{}, err
+		return workflows.ArtifactsResult{}, err
 	}
 	lines := strings.Split(strings.TrimSuffix(string(payouts), "\n"), "\n")
 	if len(lines) != len(inputs.Entries) {
-		return ArtifactsResult{}, retry.Permanent(fmt.Errorf("%d payout lines for %d accounts", len(lines), len(inputs.Entries)))
+		return workflows.ArtifactsResult{}, retry.Permanent(fmt.Errorf("%d payout lines for %d accounts", len(lines), len(inputs.Entries)))
 	}
 	tree := merkle.NewRootBuilder()
 	var totalUnits rewards.Amount
 	for i, l := range lines {
 		account, _, err := rewards.ParseLine(l)
 		if err != nil || account != inputs.Entries[i].Account {
-			return ArtifactsResult{}, retry.Permanent(fmt.Errorf("payout line %d does not match account %s: %v", i+1, inputs.Entries[i].Account, err))
+			return workflows.ArtifactsResult{}, retry.Permanent(fmt.Errorf("payout line %d does not match account %s: %v", i+1, inputs.Entries[i].Account, err))
 		}
 		tree.Add([]byte(l))
 		totalUnits, _ = totalUnits.Add(rewards.AmountOf(inputs.Entries[i].Units))
 	}
 	root, err := tree.Root()
 	if err != nil {
-		return ArtifactsResult{}, retry.Permanent(err)
+		return workflows.ArtifactsResult{}, retry.Permanent(err)
 	}
 	commitment := hex.EncodeToString(root[:])
 
@@ -398,7 +331,7 @@ func (a *Epoch) writeArtifacts(ctx context.Context, ref EpochRef, in ArtifactsIn
 		return err
 	})
 	if err != nil {
-		return ArtifactsResult{}, err
+		return workflows.ArtifactsResult{}, err
 	}
 	comRel := epochPath(ref.EpochID, "commitment")
 	comHash, err := writeAtomic(a.abs(comRel), func(w io.Writer) error {
@@ -406,9 +339,9 @@ func (a *Epoch) writeArtifacts(ctx context.Context, ref EpochRef, in ArtifactsIn
 		return err
 	})
 	if err != nil {
-		return ArtifactsResult{}, err
+		return workflows.ArtifactsResult{}, err
 	}
-	out := ArtifactsResult{RunPath: runRel, RunHash: runHash, Commitment: commitment, CommitmentPath: comRel, CommitmentHash: comHash}
+	out := workflows.ArtifactsResult{RunPath: runRel, RunHash: runHash, Commitment: commitment, CommitmentPath: comRel, CommitmentHash: comHash}
 	err = a.Store.RecordArtifacts(ctx, ref.EpochID, ref.Run, store.Artifacts{
 		RunHash: runHash, RunPath: runRel, Commitment: commitment, CommitmentHash: comHash, CommitmentPath: comRel,
 	})
@@ -459,7 +392,7 @@ func appendJSONString(b []byte, s string) []byte {
 // are answered by the ledger from its records, never booked twice. A ledger
 // that refuses an intent (422: the key was used for another amount) fails
 // the activity for good.
-func (a *Epoch) EmitIntents(ctx context.Context, ref EpochRef, payouts ComputeResult) (IntentsResult, error) {
+func (a *Epoch) EmitIntents(ctx context.Context, ref workflows.EpochRef, payouts workflows.ComputeResult) (workflows.IntentsResult, error) {
 	var page atomic.Int64
 	if activity.HasHeartbeatDetails(ctx) {
 		var from int64
@@ -472,22 +405,22 @@ func (a *Epoch) EmitIntents(ctx context.Context, ref EpochRef, payouts ComputeRe
 	return res, a.classify(fmt.Sprintf("emit intents of epoch %s", ref.EpochID), err)
 }
 
-func (a *Epoch) emit(ctx context.Context, ref EpochRef, payouts ComputeResult, page *atomic.Int64) (IntentsResult, error) {
+func (a *Epoch) emit(ctx context.Context, ref workflows.EpochRef, payouts workflows.ComputeResult, page *atomic.Int64) (workflows.IntentsResult, error) {
 	raw, err := a.readVerified(payouts.PayoutsPath, payouts.PayoutsHash)
 	if err != nil {
-		return IntentsResult{}, err
+		return workflows.IntentsResult{}, err
 	}
 	var intents []settlement.Intent
 	for _, l := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
 		account, amount, err := rewards.ParseLine(l)
 		if err != nil {
-			return IntentsResult{}, retry.Permanent(err)
+			return workflows.IntentsResult{}, retry.Permanent(err)
 		}
 		if amount != "0" {
 			intents = append(intents, settlement.Intent{Epoch: ref.EpochID, Account: account, Amount: amount})
 		}
 	}
-	var res IntentsResult
+	var res workflows.IntentsResult
 	var replayed atomic.Int64
 	for start := int(page.Load()) * IntentPage; start < len(intents); start = int(page.Load()) * IntentPage {
 		end := min(start+IntentPage, len(intents))
@@ -559,15 +492,15 @@ func (a *Epoch) sendPage(ctx context.Context, page []settlement.Intent, replayed
 // evidence (idempotency key epoch-<id>-commitment) on the configured chains;
 // the dispatcher and AnchorBatch take it from there, and the epoch's manifest
 // shows the receipt once it is confirmed.
-func (a *Epoch) AnchorCommitment(ctx context.Context, ref EpochRef, art ArtifactsResult) (AnchorResult, error) {
+func (a *Epoch) AnchorCommitment(ctx context.Context, ref workflows.EpochRef, art workflows.ArtifactsResult) (workflows.AnchorResult, error) {
 	res, err := a.anchor(ctx, ref, art)
 	return res, a.classify(fmt.Sprintf("anchor commitment of epoch %s", ref.EpochID), err)
 }
 
-func (a *Epoch) anchor(ctx context.Context, ref EpochRef, art ArtifactsResult) (AnchorResult, error) {
+func (a *Epoch) anchor(ctx context.Context, ref workflows.EpochRef, art workflows.ArtifactsResult) (workflows.AnchorResult, error) {
 	root, err := hex.DecodeString(art.Commitment)
 	if err != nil || len(root) != 32 {
-		return AnchorResult{}, retry.Permanent(fmt.Errorf("commitment %q is not a hex SHA-256", art.Commitment))
+		return workflows.AnchorResult{}, retry.Permanent(fmt.Errorf("commitment %q is not a hex SHA-256", art.Commitment))
 	}
 	chainList := append([]string(nil), a.Chains...)
 	sort.Strings(chainList)
@@ -576,19 +509,19 @@ func (a *Epoch) anchor(ctx context.Context, ref EpochRef, art ArtifactsResult) (
 	copy(ne.Digest[:], root)
 	ev, _, err := a.Store.InsertEvidence(ctx, ne)
 	if err != nil {
-		return AnchorResult{}, err
+		return workflows.AnchorResult{}, err
 	}
 	if ev.Digest != ne.Digest {
-		return AnchorResult{}, retry.Permanent(fmt.Errorf("evidence %s already anchors another commitment (%x) for this epoch", ev.ID, ev.Digest))
+		return workflows.AnchorResult{}, retry.Permanent(fmt.Errorf("evidence %s already anchors another commitment (%x) for this epoch", ev.ID, ev.Digest))
 	}
 	if err := a.Store.RecordAnchor(ctx, ref.EpochID, ref.Run, ev.ID); err != nil {
-		return AnchorResult{}, err
+		return workflows.AnchorResult{}, err
 	}
-	return AnchorResult{EvidenceID: ev.ID}, nil
+	return workflows.AnchorResult{EvidenceID: ev.ID}, nil
 }
 
 // FinishEpoch records the run's outcome.
-func (a *Epoch) FinishEpoch(ctx context.Context, ref EpochRef, out EpochOutcome) error {
+func (a *Epoch) FinishEpoch(ctx context.Context, ref workflows.EpochRef, out workflows.EpochOutcome) error {
 	err := a.Store.FinishEpoch(ctx, ref.EpochID, ref.Run, storeEpochStatus(out.Status), out.Reason)
 	return a.classify(fmt.Sprintf("finish epoch %s as %s", ref.EpochID, out.Status), err)
 }
@@ -597,11 +530,11 @@ func (a *Epoch) FinishEpoch(ctx context.Context, ref EpochRef, out EpochOutcome)
 // is passed on for the store to refuse.
 func storeEpochStatus(status string) string {
 	switch status {
-	case EpochCompleted:
+	case workflows.EpochCompleted:
 		return store.EpochCompleted
-	case EpochQuarantined:
+	case workflows.EpochQuarantined:
 		return store.EpochQuarantined
-	case EpochFailed:
+	case workflows.EpochFailed:
 		return store.EpochFailed
 	}
 	return status
@@ -618,11 +551,11 @@ func (a *Epoch) classify(what string, err error) error {
 	var v *rewards.Violation
 	switch {
 	case errors.As(err, &v):
-		return temporal.NewNonRetryableApplicationError(v.Reason, ErrTypeQuarantine, nil)
+		return temporal.NewNonRetryableApplicationError(v.Reason, workflows.ErrTypeQuarantine, nil)
 	case retry.IsPermanent(err), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound):
-		return temporal.NewNonRetryableApplicationError(what+": "+err.Error(), ErrTypePermanent, nil)
+		return temporal.NewNonRetryableApplicationError(what+": "+err.Error(), workflows.ErrTypePermanent, nil)
 	}
-	return temporal.NewApplicationError(what+": "+err.Error(), ErrTypeTransient)
+	return temporal.NewApplicationError(what+": "+err.Error(), workflows.ErrTypeTransient)
 }
 
 // acquireHeavy bounds the steps that hold a whole epoch in memory (seal,

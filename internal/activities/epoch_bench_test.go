@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/internal/activities"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // usageJSON is an accounting service's answer for n accounts.
@@ -77,11 +77,11 @@ func BenchmarkEpochOfAMillionAccounts(b *testing.B) {
 		}))
 		stop := peakMemory()
 		start := time.Now()
-		seal := exec[activities.SealResult](b, f.env, f.acts.SealInputs, ref)
+		seal := exec[workflows.SealResult](b, f.env, f.acts.SealInputs, ref)
 		sealed := time.Now()
-		payouts := exec[activities.ComputeResult](b, f.env, f.acts.ComputeRewards, ref, seal)
+		payouts := exec[workflows.ComputeResult](b, f.env, f.acts.ComputeRewards, ref, seal)
 		computed := time.Now()
-		art := exec[activities.ArtifactsResult](b, f.env, f.acts.WriteArtifacts, ref, activities.ArtifactsInput{Inputs: seal, Payouts: payouts})
+		art := exec[workflows.ArtifactsResult](b, f.env, f.acts.WriteArtifacts, ref, workflows.ArtifactsInput{Inputs: seal, Payouts: payouts})
 		written := time.Now()
 		peak := stop()
 		require.Equal(b, accounts, payouts.Accounts)
@@ -109,10 +109,10 @@ func BenchmarkEmitIntentsToTheBuiltInLedger(b *testing.B) {
 				ref := f.sourceEpoch(b, fmt.Sprintf("intents-%d", i), "1000000000000000000000", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					w.Write(body)
 				}))
-				seal := exec[activities.SealResult](b, f.env, f.acts.SealInputs, ref)
-				payouts := exec[activities.ComputeResult](b, f.env, f.acts.ComputeRewards, ref, seal)
+				seal := exec[workflows.SealResult](b, f.env, f.acts.SealInputs, ref)
+				payouts := exec[workflows.ComputeResult](b, f.env, f.acts.ComputeRewards, ref, seal)
 				start := time.Now()
-				sent := exec[activities.IntentsResult](b, f.env, f.acts.EmitIntents, ref, payouts)
+				sent := exec[workflows.IntentsResult](b, f.env, f.acts.EmitIntents, ref, payouts)
 				elapsed := time.Since(start)
 				require.Equal(b, payouts.Intents, sent.Acknowledged)
 				b.ReportMetric(elapsed.Seconds(), "intents-s")

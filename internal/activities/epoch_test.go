@@ -24,6 +24,7 @@ import (
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/urlpolicy"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 type epochFixture struct {
@@ -51,7 +52,7 @@ func newEpochFixture(t testing.TB) *epochFixture {
 	return &epochFixture{st: st, acts: acts, env: env, dir: dir}
 }
 
-func (f *epochFixture) sourceEpoch(t testing.TB, id, pool string, h http.Handler) activities.EpochRef {
+func (f *epochFixture) sourceEpoch(t testing.TB, id, pool string, h http.Handler) workflows.EpochRef {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -59,7 +60,7 @@ func (f *epochFixture) sourceEpoch(t testing.TB, id, pool string, h http.Handler
 		ID: id, RequestHash: "r-" + id, Pool: pool, Source: srv.URL, Deadline: time.Now().Add(time.Hour),
 	}, 64)
 	require.NoError(t, err)
-	return activities.EpochRef{EpochID: id, Run: 1}
+	return workflows.EpochRef{EpochID: id, Run: 1}
 }
 
 func exec[T any](t testing.TB, env *testsuite.TestActivityEnvironment, fn any, args ...any) T {
@@ -85,8 +86,8 @@ func TestTheSameUsageInAnotherOrderSealsToTheSameFile(t *testing.T) {
 	b := f.sourceEpoch(t, "b", "100", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `[{"account":"alice","units":"10","note":"extra fields are ignored"},{"account":"bob","units":"20"}]`)
 	}))
-	sa := exec[activities.SealResult](t, f.env, f.acts.SealInputs, a)
-	sb := exec[activities.SealResult](t, f.env, f.acts.SealInputs, b)
+	sa := exec[workflows.SealResult](t, f.env, f.acts.SealInputs, a)
+	sb := exec[workflows.SealResult](t, f.env, f.acts.SealInputs, b)
 	assert.Equal(t, sa, sb)
 	sealed, err := os.ReadFile(filepath.Join(f.acts.ArtifactDir, sa.InputsPath))
 	require.NoError(t, err)
@@ -103,13 +104,13 @@ func TestWriteArtifactsRunTwiceWritesIdenticalBytes(t *testing.T) {
 	ref := f.sourceEpoch(t, "twice", "1000003", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `[{"account":"a","units":"3"},{"account":"b","units":"5"},{"account":"c","units":"11"}]`)
 	}))
-	seal := exec[activities.SealResult](t, f.env, f.acts.SealInputs, ref)
-	payouts := exec[activities.ComputeResult](t, f.env, f.acts.ComputeRewards, ref, seal)
-	first := exec[activities.ArtifactsResult](t, f.env, f.acts.WriteArtifacts, ref, activities.ArtifactsInput{Inputs: seal, Payouts: payouts})
+	seal := exec[workflows.SealResult](t, f.env, f.acts.SealInputs, ref)
+	payouts := exec[workflows.ComputeResult](t, f.env, f.acts.ComputeRewards, ref, seal)
+	first := exec[workflows.ArtifactsResult](t, f.env, f.acts.WriteArtifacts, ref, workflows.ArtifactsInput{Inputs: seal, Payouts: payouts})
 	run1, err := os.ReadFile(filepath.Join(f.acts.ArtifactDir, first.RunPath))
 	require.NoError(t, err)
 
-	second := exec[activities.ArtifactsResult](t, f.env, f.acts.WriteArtifacts, ref, activities.ArtifactsInput{Inputs: seal, Payouts: payouts})
+	second := exec[workflows.ArtifactsResult](t, f.env, f.acts.WriteArtifacts, ref, workflows.ArtifactsInput{Inputs: seal, Payouts: payouts})
 	run2, err := os.ReadFile(filepath.Join(f.acts.ArtifactDir, second.RunPath))
 	require.NoError(t, err)
 	assert.Equal(t, first, second)
@@ -123,14 +124,14 @@ func TestEmitIntentsRunTwiceBooksEachIntentOnce(t *testing.T) {
 	ref := f.sourceEpoch(t, "once", "10", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `[{"account":"a","units":"1"},{"account":"b","units":"1"},{"account":"z","units":"0"}]`)
 	}))
-	seal := exec[activities.SealResult](t, f.env, f.acts.SealInputs, ref)
-	payouts := exec[activities.ComputeResult](t, f.env, f.acts.ComputeRewards, ref, seal)
+	seal := exec[workflows.SealResult](t, f.env, f.acts.SealInputs, ref)
+	payouts := exec[workflows.ComputeResult](t, f.env, f.acts.ComputeRewards, ref, seal)
 	assert.Equal(t, 2, payouts.Intents, "an account paid nothing gets no intent")
 
-	first := exec[activities.IntentsResult](t, f.env, f.acts.EmitIntents, ref, payouts)
-	assert.Equal(t, activities.IntentsResult{Emitted: 2, Acknowledged: 2}, first)
-	again := exec[activities.IntentsResult](t, f.env, f.acts.EmitIntents, ref, payouts)
-	assert.Equal(t, activities.IntentsResult{Emitted: 2, Acknowledged: 2, Replayed: 2}, again, "the ledger answered from its records")
+	first := exec[workflows.IntentsResult](t, f.env, f.acts.EmitIntents, ref, payouts)
+	assert.Equal(t, workflows.IntentsResult{Emitted: 2, Acknowledged: 2}, first)
+	again := exec[workflows.IntentsResult](t, f.env, f.acts.EmitIntents, ref, payouts)
+	assert.Equal(t, workflows.IntentsResult{Emitted: 2, Acknowledged: 2, Replayed: 2}, again, "the ledger answered from its records")
 
 	held, err := f.st.LedgerIntents(context.Background(), "once", "", 10)
 	require.NoError(t, err)
@@ -155,7 +156,7 @@ func TestASourceThatStallsIsCountedAsATimeoutAndAskedAgain(t *testing.T) {
 		}
 		fmt.Fprint(w, `[{"account":"a","units":"1"}]`)
 	}))
-	exec[activities.SealResult](t, f.env, f.acts.SealInputs, ref)
+	exec[workflows.SealResult](t, f.env, f.acts.SealInputs, ref)
 	assert.EqualValues(t, 2, calls.Load())
 	assert.Equal(t, 1.0, counter(f.acts.Metrics.Timeouts.WithLabelValues("source")))
 	assert.Equal(t, 1.0, counter(f.acts.Metrics.Retries.WithLabelValues("source")))
@@ -206,7 +207,7 @@ func TestASourceResolvingToAPrivateAddressIsRefusedAtConnectTime(t *testing.T) {
 	}, 64)
 	require.NoError(t, err)
 
-	_, err = f.env.ExecuteActivity(f.acts.SealInputs, activities.EpochRef{EpochID: "ssrf", Run: 1})
+	_, err = f.env.ExecuteActivity(f.acts.SealInputs, workflows.EpochRef{EpochID: "ssrf", Run: 1})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "outbound URL policy")
 	var appErr *temporal.ApplicationError
@@ -226,7 +227,7 @@ func TestASourceOnANAT64AddressOfTheMetadataServiceIsRefusedAtConnectTime(t *tes
 	}, 64)
 	require.NoError(t, err)
 
-	_, err = f.env.ExecuteActivity(f.acts.SealInputs, activities.EpochRef{EpochID: "nat64", Run: 1})
+	_, err = f.env.ExecuteActivity(f.acts.SealInputs, workflows.EpochRef{EpochID: "nat64", Run: 1})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "refused by keeper's outbound URL policy: at connect time, 64:ff9b::a9fe:a9fe is a NAT64 address of 169.254.169.254")
 	var appErr *temporal.ApplicationError

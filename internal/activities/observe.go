@@ -11,6 +11,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/telemetry"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // activityLogger returns base carrying the running activity's workflow id,
@@ -35,13 +36,13 @@ func activityLogger(ctx context.Context, base *slog.Logger, attrs ...any) *slog.
 type waitKey struct{}
 
 // log is the anchoring activities' logger for one batch.
-func (a *Anchor) log(ctx context.Context, in BatchRef) *slog.Logger {
+func (a *Anchor) log(ctx context.Context, in workflows.BatchRef) *slog.Logger {
 	return activityLogger(ctx, a.Logger, "batch_id", in.BatchID, "chain", in.Chain)
 }
 
 // chainSpan starts the span of one call to a chain adapter (a broadcast, a
 // status lookup), under the activity's span.
-func chainSpan(ctx context.Context, op string, in BatchRef) (context.Context, trace.Span) {
+func chainSpan(ctx context.Context, op string, in workflows.BatchRef) (context.Context, trace.Span) {
 	return telemetry.Tracer(ctx).Start(ctx, in.Chain+" "+op, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("keeper.chain", in.Chain), attribute.Int64("keeper.batch_id", in.BatchID)))
 }

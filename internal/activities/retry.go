@@ -6,12 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/keeperhq/keeper/internal/retry"
-)
-
-// Error types seen in workflow histories and by retry policies.
-const (
-	ErrTypeTransient = "Transient"
-	ErrTypePermanent = "Permanent"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // anchorFailure turns a failed submit or confirm attempt into a Temporal
@@ -28,9 +23,9 @@ func anchorFailure(s retry.Schedule, err error, attempt int32) error {
 		return err
 	}
 	if retry.IsPermanent(err) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypePermanent, nil)
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrTypePermanent, nil)
 	}
-	return temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeTransient, temporal.ApplicationErrorOptions{
+	return temporal.NewApplicationErrorWithOptions(err.Error(), workflows.ErrTypeTransient, temporal.ApplicationErrorOptions{
 		NextRetryDelay: s.Next(int(attempt)),
 	})
 }

@@ -5,20 +5,20 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // The workflows' outcome vocabulary is recorded in their histories; it must
 // keep the values the store's statuses have always had.
 func TestOutcomesHaveTheStoresValues(t *testing.T) {
-	assert.Equal(t, store.EpochCompleted, activities.EpochCompleted)
-	assert.Equal(t, store.EpochQuarantined, activities.EpochQuarantined)
-	assert.Equal(t, store.EpochFailed, activities.EpochFailed)
-	assert.Equal(t, string(store.SyncCompleted), activities.BackfillCompleted)
-	assert.Equal(t, string(store.SyncFailed), activities.BackfillFailed)
-	assert.Equal(t, string(store.SyncAbandoned), activities.BackfillAbandoned)
+	assert.Equal(t, store.EpochCompleted, workflows.EpochCompleted)
+	assert.Equal(t, store.EpochQuarantined, workflows.EpochQuarantined)
+	assert.Equal(t, store.EpochFailed, workflows.EpochFailed)
+	assert.Equal(t, string(store.SyncCompleted), workflows.BackfillCompleted)
+	assert.Equal(t, string(store.SyncFailed), workflows.BackfillFailed)
+	assert.Equal(t, string(store.SyncAbandoned), workflows.BackfillAbandoned)
 }
 
 // The store names the native coin as the scanners do: the activities pass

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // Completer is the part of the Temporal client a Watcher uses.
@@ -107,7 +108,7 @@ func (w *Watcher) Stop() {
 }
 
 // register records the running ConfirmAnchor attempt's wait and follows it.
-func (w *Watcher) register(ctx context.Context, in BatchRef, attempt int32) error {
+func (w *Watcher) register(ctx context.Context, in workflows.BatchRef, attempt int32) error {
 	info := activity.GetInfo(ctx)
 	now := time.Now()
 	wt := store.Wait{
@@ -166,7 +167,7 @@ func (w *Watcher) context(wt watch) context.Context {
 // await follows one batch until its current registration is completed.
 func (w *Watcher) await(batchID int64, chain string) {
 	defer w.wg.Done()
-	in := BatchRef{BatchID: batchID, Chain: chain}
+	in := workflows.BatchRef{BatchID: batchID, Chain: chain}
 	for {
 		j := &heldJournal{Journal: Journal(w.Anchor.Store), batchID: batchID}
 		res, err := w.Anchor.confirm(w.context(w.current(batchID)), in, j, nil)
@@ -189,7 +190,7 @@ func (w *Watcher) await(batchID int64, chain string) {
 // unreachable. An attempt Temporal no longer knows (it timed out and was
 // retried, or its workflow ended) counts as completed. It returns false
 // when the watcher stops first.
-func (w *Watcher) complete(wt watch, res ConfirmResult, err error) bool {
+func (w *Watcher) complete(wt watch, res workflows.ConfirmResult, err error) bool {
 	var result any
 	if err == nil {
 		result = res
@@ -211,7 +212,7 @@ func (w *Watcher) complete(wt watch, res ConfirmResult, err error) bool {
 		if cerr == nil || errors.As(cerr, &gone) {
 			return true
 		}
-		w.Anchor.log(w.context(wt), BatchRef{BatchID: wt.BatchID, Chain: wt.Chain}).Warn("completing ConfirmAnchor failed; trying again", "error", cerr, "in", delay.String())
+		w.Anchor.log(w.context(wt), workflows.BatchRef{BatchID: wt.BatchID, Chain: wt.Chain}).Warn("completing ConfirmAnchor failed; trying again", "error", cerr, "in", delay.String())
 		select {
 		case <-w.ctx.Done():
 			return false
@@ -233,7 +234,7 @@ func (w *Watcher) done(wt watch) bool {
 	w.Anchor.Metrics.waits(wt.Chain, -1)
 	if _, err := w.Anchor.Store.DeleteWait(w.ctx, wt.BatchID, wt.Ticket); err != nil {
 		// The next watcher to hold it completes it again and finds it gone.
-		w.Anchor.log(w.context(wt), BatchRef{BatchID: wt.BatchID, Chain: wt.Chain}).Warn("delete wait", "error", err)
+		w.Anchor.log(w.context(wt), workflows.BatchRef{BatchID: wt.BatchID, Chain: wt.Chain}).Warn("delete wait", "error", err)
 	}
 	return true
 }
@@ -342,7 +343,7 @@ func (w *Watcher) adoptOrphan(chain string, batchID int64, now time.Time) {
 			return
 		}
 		w.Anchor.Metrics.orphan(chain)
-		w.Anchor.log(w.context(watch{Wait: wt}), BatchRef{BatchID: batchID, Chain: chain}).Warn("ConfirmAnchor attempt started without recording its wait (its worker stopped); following it", "activity_id", wt.ActivityID, "attempt", wt.Attempt)
+		w.Anchor.log(w.context(watch{Wait: wt}), workflows.BatchRef{BatchID: batchID, Chain: chain}).Warn("ConfirmAnchor attempt started without recording its wait (its worker stopped); following it", "activity_id", wt.ActivityID, "attempt", wt.Attempt)
 		w.follow(watch{Wait: wt})
 	}
 }

@@ -21,35 +21,13 @@ import (
 	"github.com/keeperhq/keeper/internal/retry"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/webhooksign"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
-// Limits of one webhook delivery attempt (README, "Webhooks"): an answer
-// slower or larger than these counts as a failure.
-const (
-	WebhookTimeout   = 10 * time.Second
-	WebhookMaxAnswer = 64 << 10
-)
-
-// ErrTypeWebhookGone is a delivery whose webhook was deleted or disabled
-// (or is disabled by this attempt's 410 answer): no further attempt is
-// made, and the delivery fails at once.
-const ErrTypeWebhookGone = "WebhookGone"
-
-// WebhookSchedule is the wait between a delivery's attempts as its
-// workflow carries it (docs/retries.md, webhook): after failed attempt n,
-// min(Base·2^(n−1), Cap) less a uniform share of up to 20 %
-// (retry.Webhook's formula); after a 429 or 503 with Retry-After, the wait
-// asked for, kept between Base and Cap.
-type WebhookSchedule struct {
-	Base time.Duration
-	Cap  time.Duration
-}
-
-func (s WebhookSchedule) schedule() retry.Schedule {
-	r := retry.Webhook
-	r.Base, r.Cap = s.Base, s.Cap
-	return r
-}
+// WebhookMaxAnswer is the largest answer a delivery attempt reads (README,
+// "Webhooks"): a larger one counts as a failure, as does one slower than
+// workflows.WebhookTimeout.
+const WebhookMaxAnswer = 64 << 10
 
 // Webhook holds the webhook delivery activities' dependencies.
 type Webhook struct {
@@ -64,14 +42,7 @@ type Webhook struct {
 
 	// Schedule is the wait between attempts of a delivery whose workflow
 	// carries none (started by a keeper older than WebhookSchedule).
-	Schedule WebhookSchedule
-}
-
-// DeliveryRef names one run of one delivery: ids only, never the body or
-// the secret.
-type DeliveryRef struct {
-	DeliveryID string
-	Run        int
+	Schedule workflows.WebhookSchedule
 }
 
 // SendWebhook makes one attempt of the delivery: it signs the stored body
@@ -83,7 +54,7 @@ type DeliveryRef struct {
 // (jittered, or the answer's Retry-After on a 429 or 503), handed back as
 // NextRetryDelay since Temporal's own retry policy has no jitter. A
 // delivery already delivered, failed or re-driven since is left alone.
-func (a *Webhook) SendWebhook(ctx context.Context, ref DeliveryRef, sched WebhookSchedule) error {
+func (a *Webhook) SendWebhook(ctx context.Context, ref workflows.DeliveryRef, sched workflows.WebhookSchedule) error {
 	d, target, err := a.Store.DeliveryTarget(ctx, ref.DeliveryID)
 	if err != nil {
 		return err
@@ -92,7 +63,7 @@ func (a *Webhook) SendWebhook(ctx context.Context, ref DeliveryRef, sched Webhoo
 		return nil
 	}
 	if !target.Live {
-		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" is deleted or disabled", ErrTypeWebhookGone, nil)
+		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" is deleted or disabled", workflows.ErrTypeWebhookGone, nil)
 	}
 	now := time.Now()
 	ans, sendErr := a.post(ctx, target, d, now)
@@ -109,26 +80,26 @@ func (a *Webhook) SendWebhook(ctx context.Context, ref DeliveryRef, sched Webhoo
 		a.Metrics.disabled("gone")
 		a.Logger.Warn("webhook disabled: its endpoint answered 410 Gone; POST /v1/webhooks/{id}/enable enables it again",
 			"webhook", d.SubscriptionID)
-		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" disabled: "+store.GoneReason, ErrTypeWebhookGone, nil)
+		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" disabled: "+store.GoneReason, workflows.ErrTypeWebhookGone, nil)
 	case disabled:
 		a.Metrics.disabled("failing")
 		a.Logger.Warn("webhook disabled: its deliveries failed without a success for longer than KEEPER_WEBHOOK_DISABLE_AFTER; POST /v1/webhooks/{id}/enable enables it again",
 			"webhook", d.SubscriptionID, "disable_after", a.DisableAfter, "last_error", errText(sendErr))
-		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" disabled", ErrTypeWebhookGone, nil)
+		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" disabled", workflows.ErrTypeWebhookGone, nil)
 	case gone:
 		// Disabled already, by another delivery's 410.
-		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" is deleted or disabled", ErrTypeWebhookGone, nil)
+		return temporal.NewNonRetryableApplicationError("webhook "+d.SubscriptionID+" is deleted or disabled", workflows.ErrTypeWebhookGone, nil)
 	case sendErr != nil:
 		if sched.Base <= 0 {
 			sched = a.Schedule
 		}
-		s := sched.schedule()
+		s := webhookSchedule(sched)
 		wait := s.Within(int(activity.GetInfo(ctx).Attempt))
 		if ans.retryAfter >= 0 {
 			wait = s.After(ans.retryAfter)
 		}
 		return temporal.NewApplicationErrorWithOptions(fmt.Sprintf("deliver %s to webhook %s: %v", d.ID, d.SubscriptionID, sendErr),
-			ErrTypeTransient, temporal.ApplicationErrorOptions{NextRetryDelay: wait})
+			workflows.ErrTypeTransient, temporal.ApplicationErrorOptions{NextRetryDelay: wait})
 	}
 	return nil
 }
@@ -152,7 +123,7 @@ type answer struct {
 // carry a token) nor the answer's body.
 func (a *Webhook) post(ctx context.Context, target store.Target, d store.Delivery, at time.Time) (answer, error) {
 	none := answer{retryAfter: -1}
-	timeout := cmp.Or(a.Timeout, WebhookTimeout)
+	timeout := cmp.Or(a.Timeout, workflows.WebhookTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target.URL, bytes.NewReader(d.Body))
@@ -217,7 +188,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 // FailWebhookDelivery marks run of the delivery failed with why: its
 // retries are used up, or its webhook was deleted or disabled. It can be
 // re-driven through the API.
-func (a *Webhook) FailWebhookDelivery(ctx context.Context, ref DeliveryRef, why string) error {
+func (a *Webhook) FailWebhookDelivery(ctx context.Context, ref workflows.DeliveryRef, why string) error {
 	a.Metrics.failed()
 	return a.Store.FailDelivery(ctx, ref.DeliveryID, ref.Run, why)
 }
@@ -270,4 +241,11 @@ func (m *WebhookMetrics) disabled(reason string) {
 	if m != nil {
 		m.Disabled.WithLabelValues(reason).Inc()
 	}
+}
+
+// webhookSchedule is sched's waits as a retry.Schedule.
+func webhookSchedule(sched workflows.WebhookSchedule) retry.Schedule {
+	r := retry.Webhook
+	r.Base, r.Cap = sched.Base, sched.Cap
+	return r
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/urlpolicy"
 	"github.com/keeperhq/keeper/internal/webhooksign"
+	"github.com/keeperhq/keeper/internal/worker"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
@@ -117,8 +118,8 @@ func (f *webhookFixture) deliverAll(t *testing.T, p workflows.WebhookPolicy) []s
 	for _, d := range ds {
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestWorkflowEnvironment()
-		env.RegisterActivity(f.acts)
-		env.ExecuteWorkflow(workflows.DeliverWebhook, workflows.WebhookInput{Delivery: activities.DeliveryRef{DeliveryID: d.ID, Run: d.Run}, Policy: p})
+		worker.RegisterWebhookActivities(env, f.acts)
+		env.ExecuteWorkflow(workflows.DeliverWebhook, workflows.WebhookInput{Delivery: workflows.DeliveryRef{DeliveryID: d.ID, Run: d.Run}, Policy: p})
 		require.True(t, env.IsWorkflowCompleted())
 		require.NoError(t, env.GetWorkflowError())
 		ids = append(ids, d.ID)
@@ -412,7 +413,7 @@ func TestA410AnswerDisablesTheWebhookAtOnceAndFailsItsDeliveriesWithoutRetry(t *
 
 // sendOnce runs one SendWebhook attempt of the fixture's only delivery and
 // returns the wait it asks Temporal for before the next attempt.
-func (f *webhookFixture) sendOnce(t *testing.T, sched activities.WebhookSchedule) (time.Duration, store.Delivery) {
+func (f *webhookFixture) sendOnce(t *testing.T, sched workflows.WebhookSchedule) (time.Duration, store.Delivery) {
 	t.Helper()
 	ds, err := f.st.UnstartedDeliveries(context.Background(), 1)
 	require.NoError(t, err)
@@ -420,7 +421,7 @@ func (f *webhookFixture) sendOnce(t *testing.T, sched activities.WebhookSchedule
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
 	env.RegisterActivity(f.acts)
-	_, err = env.ExecuteActivity(f.acts.SendWebhook, activities.DeliveryRef{DeliveryID: ds[0].ID, Run: ds[0].Run}, sched)
+	_, err = env.ExecuteActivity(f.acts.SendWebhook, workflows.DeliveryRef{DeliveryID: ds[0].ID, Run: ds[0].Run}, sched)
 	require.Error(t, err)
 	var app *temporal.ApplicationError
 	require.ErrorAs(t, err, &app)
@@ -430,7 +431,7 @@ func (f *webhookFixture) sendOnce(t *testing.T, sched activities.WebhookSchedule
 }
 
 func TestARetryAfterOnA429Or503SetsTheNextAttemptWithinTheCap(t *testing.T) {
-	sched := activities.WebhookSchedule{Base: 5 * time.Second, Cap: time.Hour}
+	sched := workflows.WebhookSchedule{Base: 5 * time.Second, Cap: time.Hour}
 	cases := []struct {
 		name   string
 		status int
@@ -461,7 +462,7 @@ func TestARetryAfterOnA429Or503SetsTheNextAttemptWithinTheCap(t *testing.T) {
 }
 
 func TestWithoutRetryAfterTheWaitIsTheBackoffLessUpToAFifthOfJitter(t *testing.T) {
-	sched := activities.WebhookSchedule{Base: 10 * time.Second, Cap: time.Hour}
+	sched := workflows.WebhookSchedule{Base: 10 * time.Second, Cap: time.Hour}
 	seen := map[time.Duration]bool{}
 	f := newWebhookFixture(t, 1000)
 	_, err := f.st.CreateWebhook(context.Background(), f.srv.URL, []string{store.EventEvidenceConfirmed})

@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
@@ -47,7 +46,7 @@ func (w *Webhooks) StartDue(ctx context.Context) error {
 			return err
 		}
 		for _, d := range due {
-			ref := activities.DeliveryRef{DeliveryID: d.ID, Run: d.Run}
+			ref := workflows.DeliveryRef{DeliveryID: d.ID, Run: d.Run}
 			opts := client.StartWorkflowOptions{
 				ID:        workflows.WebhookWorkflowID(ref),
 				TaskQueue: workflows.WebhookTaskQueue,

@@ -37,7 +37,7 @@ func BackfillNetworks(cfg config.Config) []string {
 func BackfillPolicy(cfg config.Config) workflows.BackfillPolicy {
 	b := cfg.Backfill
 	return workflows.BackfillPolicy{
-		Schedule:    activities.RetrySchedule{MaxRetries: b.MaxRetries, Base: b.RetryBase, Cap: b.RetryCap, JitterPct: b.RetryJitterPct},
+		Schedule:    workflows.RetrySchedule{MaxRetries: b.MaxRetries, Base: b.RetryBase, Cap: b.RetryCap, JitterPct: b.RetryJitterPct},
 		ScanTimeout: scanTimeout,
 		Heartbeat:   b.Heartbeat,
 	}

@@ -30,7 +30,7 @@ func (n *Node) startWebhookWorker() error {
 	client.Transport = telemetry.Outgoing("webhook", client.Transport)
 	acts := &activities.Webhook{
 		Store: n.Store, Client: client, DisableAfter: n.Cfg.Webhook.DisableAfter, Timeout: n.Cfg.Webhook.Timeout,
-		Schedule: activities.WebhookSchedule{Base: n.Cfg.Webhook.RetryBase, Cap: n.Cfg.Webhook.RetryCap},
+		Schedule: workflows.WebhookSchedule{Base: n.Cfg.Webhook.RetryBase, Cap: n.Cfg.Webhook.RetryCap},
 		Logger:   n.Logger, Metrics: n.webhookMetrics,
 	}
 	n.webhookWorker = worker.NewWebhook(n.Client, acts, worker.Options{ActivityWorkers: n.Cfg.ActivityWorkers, DrainTimeout: n.Cfg.DrainTimeout, Versioning: Versioning(n.Cfg)})

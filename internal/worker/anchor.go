@@ -20,6 +20,6 @@ func NewAnchor(c client.Client, anchor *activities.Anchor, o Options) sdkworker.
 		DeploymentOptions:                       o.Versioning.deploymentOptions(),
 	})
 	w.RegisterWorkflowWithOptions(workflows.AnchorBatch, pinned)
-	w.RegisterActivity(anchor)
+	RegisterAnchorActivities(w, anchor)
 	return w
 }

@@ -23,6 +23,6 @@ func NewBackfill(c client.Client, acts *activities.Backfill, scans int, drain ti
 	})
 	w.RegisterWorkflowWithOptions(workflows.WalletSync, autoUpgrade)
 	w.RegisterWorkflowWithOptions(workflows.Backfill, autoUpgrade)
-	w.RegisterActivity(acts)
+	RegisterBackfillActivities(w, acts)
 	return w
 }

@@ -18,6 +18,6 @@ func NewEpoch(c client.Client, epoch *activities.Epoch, o Options) sdkworker.Wor
 		DeploymentOptions:                  o.Versioning.deploymentOptions(),
 	})
 	w.RegisterWorkflowWithOptions(workflows.EpochCompute, pinned)
-	w.RegisterActivity(epoch)
+	RegisterEpochActivities(w, epoch)
 	return w
 }

@@ -20,6 +20,6 @@ func NewWebhook(c client.Client, acts *activities.Webhook, o Options) sdkworker.
 	// A delivery retries for up to a day: its runs move to new builds
 	// (autoUpgrade), so its code stays replay-compatible across builds.
 	w.RegisterWorkflowWithOptions(workflows.DeliverWebhook, autoUpgrade)
-	w.RegisterActivity(acts)
+	RegisterWebhookActivities(w, acts)
 	return w
 }

@@ -1,5 +1,11 @@
 // Package workflows holds keeper's workflow definitions: deterministic code
-// only. Everything that touches the outside world is an activity.
+// only. Everything that touches the outside world is an activity. It also
+// holds what workflows and activities agree on: the activities' registered
+// names, their inputs and results, and the error types they fail with
+// (the *_payloads.go files, errortypes.go). Workflows call activities by
+// name, so this package links none of the activities' dependencies
+// (internal/store, internal/chains, …); internal/worker registers each
+// activity method under its name.
 package workflows
 
 import (
@@ -10,8 +16,6 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/keeperhq/keeper/internal/activities"
 )
 
 // AnchorTaskQueue is the task queue of anchoring workflows and activities.
@@ -105,8 +109,7 @@ func TaskPriority(p int) int {
 // evidence and fail the workflow. A transient failure alone never does
 // under the default policy (docs/retries.md, anchor).
 func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, error) {
-	var a *activities.Anchor
-	ref := activities.BatchRef{BatchID: in.BatchID, Chain: in.Chain}
+	ref := BatchRef{BatchID: in.BatchID, Chain: in.Chain}
 	retry := &temporal.RetryPolicy{
 		// The activities compute the anchor schedule's jittered delay themselves (docs/retries.md); these
 		// numbers only apply when an attempt times out instead of failing.
@@ -133,14 +136,14 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 		RetryPolicy:         recordRetry,
 		Priority:            prio,
 	})
-	submit := func() workflow.Future { return workflow.ExecuteActivity(submitCtx, a.SubmitAnchor, ref) }
-	record := func(conf activities.ConfirmResult) workflow.Future {
-		return workflow.ExecuteActivity(recordCtx, a.RecordReceipts, ref, conf)
+	submit := func() workflow.Future { return workflow.ExecuteActivity(submitCtx, SubmitAnchorActivity, ref) }
+	record := func(conf ConfirmResult) workflow.Future {
+		return workflow.ExecuteActivity(recordCtx, RecordReceiptsActivity, ref, conf)
 	}
 	local := in.Revision >= RevisionLocalSteps
 	// outlast, when set, goes on with a submit whose local attempts failed
 	// transiently (RevisionOutlastOutages).
-	var outlast func(localErr error, sub *activities.SubmitResult) error
+	var outlast func(localErr error, sub *SubmitResult) error
 	if local {
 		// A local activity's retries end at its schedule-to-close timeout,
 		// which defaults to one attempt's timeout: give it the whole window
@@ -159,9 +162,9 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 			StartToCloseTimeout:    in.Policy.SubmitTimeout,
 			RetryPolicy:            recordRetry,
 		})
-		submit = func() workflow.Future { return workflow.ExecuteLocalActivity(submitLocal, a.SubmitAnchor, ref) }
-		record = func(conf activities.ConfirmResult) workflow.Future {
-			return workflow.ExecuteLocalActivity(recordLocal, a.RecordReceipts, ref, conf)
+		submit = func() workflow.Future { return workflow.ExecuteLocalActivity(submitLocal, SubmitAnchorActivity, ref) }
+		record = func(conf ConfirmResult) workflow.Future {
+			return workflow.ExecuteLocalActivity(recordLocal, RecordReceiptsActivity, ref, conf)
 		}
 	}
 
@@ -170,7 +173,7 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 		if !local {
 			setStatus(ctx, "submitting")
 		}
-		var sub activities.SubmitResult
+		var sub SubmitResult
 		err := submit().Get(ctx, &sub)
 		if err != nil && outlast != nil && transient(err) {
 			err = outlast(err, &sub)
@@ -179,8 +182,8 @@ func AnchorBatch(ctx workflow.Context, in AnchorBatchInput) (AnchorBatchResult, 
 			return deadLetter(recordCtx, in, out, err)
 		}
 		setStatus(ctx, "submitted")
-		var conf activities.ConfirmResult
-		if err := workflow.ExecuteActivity(confirmCtx, a.ConfirmAnchor, ref).Get(ctx, &conf); err != nil {
+		var conf ConfirmResult
+		if err := workflow.ExecuteActivity(confirmCtx, ConfirmAnchorActivity, ref).Get(ctx, &conf); err != nil {
 			return deadLetter(recordCtx, in, out, err)
 		}
 		if conf.Dropped {
@@ -222,7 +225,7 @@ func attemptsWindow(p AnchorPolicy, n int32) time.Duration {
 // as an activity numbering its attempts after the local ones. It reads the
 // attempts recorded in the marker of the last local one and waits the
 // delay that attempt asked for first, so the schedule goes on unchanged.
-func outlastSubmit(ctx workflow.Context, in AnchorBatchInput, retry *temporal.RetryPolicy, prio temporal.Priority) (*temporal.RetryPolicy, time.Duration, func(error, *activities.SubmitResult) error) {
+func outlastSubmit(ctx workflow.Context, in AnchorBatchInput, retry *temporal.RetryPolicy, prio temporal.Priority) (*temporal.RetryPolicy, time.Duration, func(error, *SubmitResult) error) {
 	localAttempts := int32(LocalSubmitAttempts)
 	if in.Policy.MaxAttempts > 0 {
 		localAttempts = min(localAttempts, in.Policy.MaxAttempts)
@@ -242,9 +245,8 @@ func outlastSubmit(ctx workflow.Context, in AnchorBatchInput, retry *temporal.Re
 		RetryPolicy:         &rest,
 		Priority:            prio,
 	})
-	var a *activities.Anchor
-	ref := activities.BatchRef{BatchID: in.BatchID, Chain: in.Chain, PriorAttempts: localAttempts}
-	return &localRetry, window, func(localErr error, sub *activities.SubmitResult) error {
+	ref := BatchRef{BatchID: in.BatchID, Chain: in.Chain, PriorAttempts: localAttempts}
+	return &localRetry, window, func(localErr error, sub *SubmitResult) error {
 		delay := in.Policy.RetryBase << (localAttempts - 1)
 		if delay <= 0 || delay > in.Policy.RetryCap {
 			delay = in.Policy.RetryCap
@@ -258,7 +260,7 @@ func outlastSubmit(ctx workflow.Context, in AnchorBatchInput, retry *temporal.Re
 		if err := workflow.Sleep(ctx, delay); err != nil {
 			return err
 		}
-		return workflow.ExecuteActivity(actCtx, a.SubmitAnchor, ref).Get(ctx, sub)
+		return workflow.ExecuteActivity(actCtx, SubmitAnchorActivity, ref).Get(ctx, sub)
 	}
 }
 
@@ -280,8 +282,7 @@ func deadLetter(ctx workflow.Context, in AnchorBatchInput, out AnchorBatchResult
 	if errors.As(cause, &appErr) {
 		msg = appErr.Error()
 	}
-	var a *activities.Anchor
-	if err := workflow.ExecuteActivity(ctx, a.DeadLetter, activities.DeadLetterInput{BatchID: in.BatchID, Error: msg}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(ctx, DeadLetterActivity, DeadLetterInput{BatchID: in.BatchID, Error: msg}).Get(ctx, nil); err != nil {
 		return out, err
 	}
 	setStatus(ctx, "dead_letter")

@@ -1,4 +1,4 @@
-package workflows
+package workflows_test
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"github.com/keeperhq/keeper/internal/dev/stub"
 	"github.com/keeperhq/keeper/internal/retry"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/worker"
+	"github.com/keeperhq/keeper/internal/workflows"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 )
@@ -39,8 +41,8 @@ type AnchorBatchSuite struct {
 }
 
 func TestAnchorBatch(t *testing.T) {
-	t.Run("outlast outages", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: AnchorRevision}) })
-	t.Run("revision 1", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: RevisionLocalSteps}) })
+	t.Run("outlast outages", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: workflows.AnchorRevision}) })
+	t.Run("revision 1", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: workflows.RevisionLocalSteps}) })
 	t.Run("revision 0", func(t *testing.T) { suite.Run(t, &AnchorBatchSuite{revision: 0}) })
 }
 
@@ -51,7 +53,7 @@ func (s *AnchorBatchSuite) SetupTest() {
 	s.store, s.chain, s.metric = st, stub.New(0), activities.NewAnchorMetrics()
 	s.starts, s.local = map[string][]time.Time{}, map[string]int{}
 	s.env = s.NewTestWorkflowEnvironment()
-	s.env.RegisterActivity(&activities.Anchor{
+	worker.RegisterAnchorActivities(s.env, &activities.Anchor{
 		Store: st, Chains: map[string]chains.Adapter{stub.Name: s.chain},
 		Backoff: retry.Anchor, ConfirmPoll: 10 * time.Millisecond, Metrics: s.metric,
 	})
@@ -102,8 +104,8 @@ func (s *AnchorBatchSuite) formBatch(n int) store.Batch {
 	return b
 }
 
-func (s *AnchorBatchSuite) input(b store.Batch, maxAttempts int32) AnchorBatchInput {
-	return AnchorBatchInput{BatchID: b.ID, Chain: b.Chain, Size: b.Size, Priority: b.Priority, Revision: s.revision, Policy: AnchorPolicy{
+func (s *AnchorBatchSuite) input(b store.Batch, maxAttempts int32) workflows.AnchorBatchInput {
+	return workflows.AnchorBatchInput{BatchID: b.ID, Chain: b.Chain, Size: b.Size, Priority: b.Priority, Revision: s.revision, Policy: workflows.AnchorPolicy{
 		MaxAttempts: maxAttempts, RetryBase: 5 * time.Second, RetryCap: 300 * time.Second, SubmitTimeout: time.Minute, ConfirmTimeout: time.Hour, Heartbeat: time.Minute, MaxResubmits: 3,
 	}}
 }
@@ -123,10 +125,10 @@ func (s *AnchorBatchSuite) evidenceOf(b store.Batch) []store.Evidence {
 
 func (s *AnchorBatchSuite) TestConfirmsBatchAndRecordsVerifiableReceipts() {
 	b := s.formBatch(7)
-	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 20))
+	s.env.ExecuteWorkflow(workflows.AnchorBatch, s.input(b, 20))
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().NoError(s.env.GetWorkflowError())
-	var res AnchorBatchResult
+	var res workflows.AnchorBatchResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal("confirmed", res.Status)
 	s.Equal(1, s.chain.Transactions(b.ID))
@@ -157,7 +159,7 @@ func (s *AnchorBatchSuite) TestConfirmsBatchAndRecordsVerifiableReceipts() {
 func (s *AnchorBatchSuite) TestTransientSubmitFailuresBackOffOnTheAnchorSchedule() {
 	b := s.formBatch(3)
 	s.chain.FailSubmits(4, false)
-	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 20))
+	s.env.ExecuteWorkflow(workflows.AnchorBatch, s.input(b, 20))
 	s.Require().NoError(s.env.GetWorkflowError())
 
 	starts := s.starts["SubmitAnchor"]
@@ -190,7 +192,7 @@ func (s *AnchorBatchSuite) TestBackoffIsCappedAtFiveMinutes() {
 func (s *AnchorBatchSuite) TestPermanentFailureDeadLettersAtOnce() {
 	b := s.formBatch(4)
 	s.chain.FailSubmits(1, true)
-	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 20))
+	s.env.ExecuteWorkflow(workflows.AnchorBatch, s.input(b, 20))
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().Error(s.env.GetWorkflowError())
 	s.Len(s.starts["SubmitAnchor"], 1, "a permanent error is not retried")
@@ -206,7 +208,7 @@ func (s *AnchorBatchSuite) TestPermanentFailureDeadLettersAtOnce() {
 func (s *AnchorBatchSuite) TestExhaustedAttemptsDeadLetter() {
 	b := s.formBatch(2)
 	s.chain.FailSubmits(100, false)
-	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 3))
+	s.env.ExecuteWorkflow(workflows.AnchorBatch, s.input(b, 3))
 	s.Require().Error(s.env.GetWorkflowError())
 	s.Len(s.starts["SubmitAnchor"], 3)
 	for _, ev := range s.evidenceOf(b) {
@@ -219,9 +221,9 @@ func (s *AnchorBatchSuite) TestExhaustedAttemptsDeadLetter() {
 func (s *AnchorBatchSuite) TestDroppedTransactionIsSubmittedAgain() {
 	b := s.formBatch(2)
 	s.chain.DropNext(1)
-	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 20))
+	s.env.ExecuteWorkflow(workflows.AnchorBatch, s.input(b, 20))
 	s.Require().NoError(s.env.GetWorkflowError())
-	var res AnchorBatchResult
+	var res workflows.AnchorBatchResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal(1, res.Resubmits)
 	s.Len(s.starts["SubmitAnchor"], 2)
@@ -231,7 +233,7 @@ func (s *AnchorBatchSuite) TestDroppedTransactionIsSubmittedAgain() {
 }
 
 func (s *AnchorBatchSuite) TestTransientFailuresLongerThanTwentyAttemptsNeverDeadLetter() {
-	if s.revision == RevisionLocalSteps {
+	if s.revision == workflows.RevisionLocalSteps {
 		s.T().Skip("revision 1 batches were started with an attempt limit; its local submit has no unlimited form")
 	}
 	b := s.formBatch(3)
@@ -244,10 +246,10 @@ func (s *AnchorBatchSuite) TestTransientFailuresLongerThanTwentyAttemptsNeverDea
 	// beyond the outage stands in for it here (the end-to-end test
 	// TestAnOutageLongerThanTwentyAttemptsDeadLettersNothing runs 0 on a
 	// real server).
-	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 1000))
+	s.env.ExecuteWorkflow(workflows.AnchorBatch, s.input(b, 1000))
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().NoError(s.env.GetWorkflowError())
-	var res AnchorBatchResult
+	var res workflows.AnchorBatchResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal("confirmed", res.Status)
 	for _, ev := range s.evidenceOf(b) {
@@ -267,15 +269,15 @@ func (s *AnchorBatchSuite) TestTransientFailuresLongerThanTwentyAttemptsNeverDea
 	s.Equal(30.0, s.counted("keeper_anchor_retries_total", "SubmitAnchor"), "attempts after the local ones count on as retries")
 	s.Equal(25.0, s.counted("keeper_anchor_retries_total", "ConfirmAnchor"))
 	s.Len(s.starts["DeadLetter"], 0)
-	if s.revision >= RevisionOutlastOutages {
+	if s.revision >= workflows.RevisionOutlastOutages {
 		// Each local retry after a timer adds events to the history; an
 		// activity's retries add none.
-		s.Equal(LocalSubmitAttempts, s.local["SubmitAnchor"], "after its local attempts the submit goes on as an activity")
+		s.Equal(workflows.LocalSubmitAttempts, s.local["SubmitAnchor"], "after its local attempts the submit goes on as an activity")
 	}
 }
 
 func (s *AnchorBatchSuite) TestPermanentFailureAfterTransientOnesDeadLettersAtOnce() {
-	if s.revision == RevisionLocalSteps {
+	if s.revision == workflows.RevisionLocalSteps {
 		s.T().Skip("revision 1 batches were started with an attempt limit")
 	}
 	b := s.formBatch(2)
@@ -286,7 +288,7 @@ func (s *AnchorBatchSuite) TestPermanentFailureAfterTransientOnesDeadLettersAtOn
 			s.chain.FailSubmits(1, true) // the node now rejects the payload for good
 		}
 	})
-	s.env.ExecuteWorkflow(AnchorBatch, s.input(b, 1000))
+	s.env.ExecuteWorkflow(workflows.AnchorBatch, s.input(b, 1000))
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().Error(s.env.GetWorkflowError())
 	s.Less(len(s.starts["SubmitAnchor"]), 5, "a permanent error ends the retries")

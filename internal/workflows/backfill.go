@@ -8,8 +8,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/keeperhq/keeper/internal/activities"
 )
 
 // BackfillTaskQueue is the task queue of wallet-backfill workflows and
@@ -46,7 +44,7 @@ const (
 // BackfillPolicy carries the retry schedule and timeouts into the
 // workflows, fixed for the life of a run and visible in its history.
 type BackfillPolicy struct {
-	Schedule    activities.RetrySchedule
+	Schedule    RetrySchedule
 	ScanTimeout time.Duration // one scan attempt, start to close
 	Heartbeat   time.Duration // a scan whose worker stops heartbeating moves to another worker after this long
 }
@@ -85,7 +83,7 @@ type BackfillWaiting struct {
 // WalletSyncResult is how each network ended and how the balances came out.
 type WalletSyncResult struct {
 	Networks []NetworkOutcome // in the order they were first asked for
-	Summary  activities.WalletSummary
+	Summary  WalletSummary
 }
 
 // NetworkOutcome is one network's last Backfill.
@@ -144,7 +142,6 @@ type childRun struct {
 // "Finish"); a network that waits is finished again when its child ends. It
 // ends once no child runs, unless another add came in meanwhile.
 func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, error) {
-	var a *activities.Backfill
 	finishCtx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
@@ -187,7 +184,7 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 		sel.AddFuture(f, func(f workflow.Future) {
 			var r BackfillResult
 			if err := f.Get(ctx, &r); err != nil {
-				r = BackfillResult{Status: activities.BackfillFailed, Gen: c.gen, Error: err.Error()}
+				r = BackfillResult{Status: BackfillFailed, Gen: c.gen, Error: err.Error()}
 			}
 			c.running, c.waiting = false, false
 			due, retry = true, true
@@ -256,7 +253,7 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 		}
 	})
 	handle(SyncSignal{Networks: in.Networks})
-	var sum activities.WalletSummary
+	var sum WalletSummary
 	for {
 		// Finish when no child scans, a network has ended since the last
 		// finish (due) and something changed since a finish found a
@@ -265,7 +262,7 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 			sel.Select(ctx)
 		}
 		if due && retry {
-			if err := workflow.ExecuteLocalActivity(finishCtx, a.FinishWallet, in.Wallet).Get(ctx, &sum); err != nil {
+			if err := workflow.ExecuteLocalActivity(finishCtx, FinishWalletActivity, in.Wallet).Get(ctx, &sum); err != nil {
 				return WalletSyncResult{Networks: outcomes}, err
 			}
 			due, retry = sum.Busy, false
@@ -290,8 +287,7 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 // SignalRetryNow cuts a wait short. The workflow itself always completes;
 // its result says how the item ended.
 func Backfill(ctx workflow.Context, in BackfillInput) (BackfillResult, error) {
-	var a *activities.Backfill
-	ref := activities.BackfillRef{Wallet: in.Wallet, Network: in.Network}
+	ref := BackfillRef{Wallet: in.Wallet, Network: in.Network}
 	scanCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: in.Policy.ScanTimeout,
 		HeartbeatTimeout:    in.Policy.Heartbeat,
@@ -311,17 +307,17 @@ func Backfill(ctx workflow.Context, in BackfillInput) (BackfillResult, error) {
 	for {
 		setStatus(ctx, "running")
 		out.Attempts++
-		var res activities.ScanResult
-		err := workflow.ExecuteActivity(scanCtx, a.ScanNetwork, ref).Get(ctx, &res)
+		var res ScanResult
+		err := workflow.ExecuteActivity(scanCtx, ScanNetworkActivity, ref).Get(ctx, &res)
 		if err == nil {
 			setStatus(ctx, "completed")
-			out.Status, out.Transfers, out.RetryCount, out.Error = activities.BackfillCompleted, res.Transfers, 0, ""
+			out.Status, out.Transfers, out.RetryCount, out.Error = BackfillCompleted, res.Transfers, 0, ""
 			return out, nil
 		}
 		msg, permanent := scanFailure(err)
-		var fo activities.FailOutcome
-		fail := activities.FailInput{Ref: ref, Error: msg, Permanent: permanent, Now: workflow.Now(ctx), Schedule: in.Policy.Schedule}
-		if err := workflow.ExecuteLocalActivity(bookCtx, a.FailScan, fail).Get(ctx, &fo); err != nil {
+		var fo FailOutcome
+		fail := FailInput{Ref: ref, Error: msg, Permanent: permanent, Now: workflow.Now(ctx), Schedule: in.Policy.Schedule}
+		if err := workflow.ExecuteLocalActivity(bookCtx, FailScanActivity, fail).Get(ctx, &fo); err != nil {
 			return out, err
 		}
 		out.Status, out.RetryCount, out.Error = fo.Status, fo.RetryCount, msg
@@ -371,7 +367,7 @@ func tellWaiting(ctx workflow.Context, w BackfillWaiting) {
 func scanFailure(err error) (string, bool) {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) {
-		return appErr.Error(), appErr.Type() == activities.ErrTypePermanent
+		return appErr.Error(), appErr.Type() == ErrTypePermanent
 	}
 	var timeout *temporal.TimeoutError
 	if errors.As(err, &timeout) {

@@ -1,4 +1,4 @@
-package workflows
+package workflows_test
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/dev/testchain"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/worker"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // WalletSuite runs WalletSync and Backfill with the real activities over a
@@ -38,7 +40,7 @@ type WalletSuite struct {
 
 func TestWalletBackfill(t *testing.T) { suite.Run(t, new(WalletSuite)) }
 
-var testPolicy = BackfillPolicy{Schedule: activities.DefaultRetrySchedule, ScanTimeout: time.Hour, Heartbeat: time.Minute}
+var testPolicy = workflows.BackfillPolicy{Schedule: workflows.DefaultRetrySchedule, ScanTimeout: time.Hour, Heartbeat: time.Minute}
 
 func (s *WalletSuite) SetupTest() {
 	ctx := context.Background()
@@ -64,8 +66,8 @@ func (s *WalletSuite) SetupTest() {
 func (s *WalletSuite) newEnv() {
 	s.scans = nil
 	s.env = s.NewTestWorkflowEnvironment()
-	s.env.RegisterWorkflow(Backfill)
-	s.env.RegisterActivity(s.acts)
+	s.env.RegisterWorkflow(workflows.Backfill)
+	worker.RegisterBackfillActivities(s.env, s.acts)
 	s.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		if info.ActivityType.Name == "ScanNetwork" {
 			s.scans = append(s.scans, s.env.Now())
@@ -95,10 +97,10 @@ func (s *WalletSuite) TestRetriesFollowTheBackfillScheduleAndFiveRetriesAbandon(
 	s.add(wallet, backfill.Solana)
 	s.devnet.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress"}) // until cleared
 
-	s.env.ExecuteWorkflow(Backfill, BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().NoError(s.env.GetWorkflowError())
-	var res BackfillResult
+	var res workflows.BackfillResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal(string(store.SyncAbandoned), res.Status)
 	s.Equal(5, res.RetryCount)
@@ -121,7 +123,7 @@ func (s *WalletSuite) TestRetriesFollowTheBackfillScheduleAndFiveRetriesAbandon(
 	s.add(wallet, backfill.Solana)
 	s.Equal(0, s.row(wallet, backfill.Solana).RetryCount)
 	s.newEnv()
-	s.env.ExecuteWorkflow(Backfill, BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 2, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 2, Policy: testPolicy})
 	s.Require().NoError(s.env.GetWorkflowError())
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal(string(store.SyncCompleted), res.Status)
@@ -138,7 +140,7 @@ func (s *WalletSuite) TestTheNextRetryTimeIsStoredWhileTheItemWaits() {
 	s.devnet.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress", Count: 3}) // one attempt's three reads
 	var waiting store.SyncStatus
 	s.env.RegisterDelayedCallback(func() { waiting = s.row(wallet, backfill.Solana) }, time.Minute)
-	s.env.ExecuteWorkflow(Backfill, BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
 	s.Require().NoError(s.env.GetWorkflowError())
 
 	s.Equal(store.SyncFailed, waiting.Status)
@@ -151,9 +153,9 @@ func (s *WalletSuite) TestTheNextRetryTimeIsStoredWhileTheItemWaits() {
 func (s *WalletSuite) TestAnAddressTheNetworkRejectsFailsAtOnce() {
 	wallet := "0x52908400098527886E0F7030069857D2E4169EE7" // an EVM address is no Solana key
 	s.add(wallet, backfill.Solana)
-	s.env.ExecuteWorkflow(Backfill, BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
 	s.Require().NoError(s.env.GetWorkflowError())
-	var res BackfillResult
+	var res workflows.BackfillResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal(string(store.SyncFailed), res.Status)
 	s.Len(s.scans, 1, "a permanent error is not retried")
@@ -169,14 +171,14 @@ func (s *WalletSuite) TestWalletSyncBackfillsThenReconcilesTheBalances() {
 	wallet := strings.ToLower(h.Wallet.Hex())
 	s.add(wallet, backfill.Etherlink)
 
-	s.env.ExecuteWorkflow(WalletSync, WalletSyncInput{Wallet: wallet, Networks: []NetworkGen{{Network: backfill.Etherlink, Gen: 1}}, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.WalletSync, workflows.WalletSyncInput{Wallet: wallet, Networks: []workflows.NetworkGen{{Network: backfill.Etherlink, Gen: 1}}, Policy: testPolicy})
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().NoError(s.env.GetWorkflowError())
-	var res WalletSyncResult
+	var res workflows.WalletSyncResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Require().Len(res.Networks, 1)
 	s.Equal(string(store.SyncCompleted), res.Networks[0].Status)
-	s.Equal(activities.WalletSummary{Assets: 2, Reconciled: 2}, res.Summary, "native coin and token both reconcile")
+	s.Equal(workflows.WalletSummary{Assets: 2, Reconciled: 2}, res.Summary, "native coin and token both reconcile")
 
 	bals, err := s.store.Balances(context.Background(), wallet)
 	s.Require().NoError(err)
@@ -203,21 +205,21 @@ func (s *WalletSuite) TestAddingTheWalletAgainWakesARetryWaitingItsTurn() {
 		rows, changed, err := s.store.AddWallet(context.Background(), wallet, []store.NetworkStart{{Network: backfill.Solana}})
 		s.Require().NoError(err)
 		s.True(changed)
-		s.env.SignalWorkflow(SignalSync, SyncSignal{Networks: []NetworkGen{{Network: backfill.Solana, Gen: rows[0].Gen}}})
+		s.env.SignalWorkflow(workflows.SignalSync, workflows.SyncSignal{Networks: []workflows.NetworkGen{{Network: backfill.Solana, Gen: rows[0].Gen}}})
 	}, 30*time.Second)
-	s.env.ExecuteWorkflow(WalletSync, WalletSyncInput{Wallet: wallet, Networks: []NetworkGen{{Network: backfill.Solana, Gen: 1}}, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.WalletSync, workflows.WalletSyncInput{Wallet: wallet, Networks: []workflows.NetworkGen{{Network: backfill.Solana, Gen: 1}}, Policy: testPolicy})
 	s.Require().NoError(s.env.GetWorkflowError())
-	var res WalletSyncResult
+	var res workflows.WalletSyncResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal(string(store.SyncCompleted), res.Networks[0].Status)
 	s.Require().Len(s.scans, 2)
 	s.Less(s.scans[1].Sub(s.scans[0]), 2*time.Minute, "the re-add did not wait for the scheduled retry")
 	s.Equal(0, s.row(wallet, backfill.Solana).RetryCount)
-	s.Equal(activities.WalletSummary{Assets: 1, Reconciled: 1}, res.Summary)
+	s.Equal(workflows.WalletSummary{Assets: 1, Reconciled: 1}, res.Summary)
 }
 
 func (s *WalletSuite) TestTheRetryDelayIsCappedAtAnHour() {
-	r := activities.DefaultRetrySchedule
+	r := workflows.DefaultRetrySchedule
 	s.Equal(2*time.Minute, r.Delay(1))
 	s.Equal(32*time.Minute, r.Delay(5))
 	s.Equal(time.Hour, r.Delay(6))
@@ -251,7 +253,7 @@ func (s *WalletSuite) TestAWalletsOtherNetworksGetTheirBalancesWhileOneWaitsForI
 		s.Require().Failf("no balance", "%s has no native balance", network)
 		return store.Balance{}
 	}
-	run := func(gen int64, whileWaiting func()) WalletSyncResult {
+	run := func(gen int64, whileWaiting func()) workflows.WalletSyncResult {
 		dn.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress"}) // until cleared
 		s.newEnv()
 		finishes := 0
@@ -266,11 +268,11 @@ func (s *WalletSuite) TestAWalletsOtherNetworksGetTheirBalancesWhileOneWaitsForI
 			whileWaiting()
 			dn.ClearFaults()
 		}, time.Minute)
-		s.env.ExecuteWorkflow(WalletSync, WalletSyncInput{Wallet: wallet, Policy: testPolicy,
-			Networks: []NetworkGen{{Network: backfill.Solana, Gen: gen}, {Network: other, Gen: gen}}})
+		s.env.ExecuteWorkflow(workflows.WalletSync, workflows.WalletSyncInput{Wallet: wallet, Policy: testPolicy,
+			Networks: []workflows.NetworkGen{{Network: backfill.Solana, Gen: gen}, {Network: other, Gen: gen}}})
 		s.Require().True(s.env.IsWorkflowCompleted())
 		s.Require().NoError(s.env.GetWorkflowError())
-		var res WalletSyncResult
+		var res workflows.WalletSyncResult
 		s.Require().NoError(s.env.GetWorkflowResult(&res))
 		s.Equal(2, finishes, "finished again once the retry completed")
 		return res
@@ -293,7 +295,7 @@ func (s *WalletSuite) TestAWalletsOtherNetworksGetTheirBalancesWhileOneWaitsForI
 	for _, n := range res.Networks {
 		s.Equal(string(store.SyncCompleted), n.Status, n.Network)
 	}
-	s.Equal(activities.WalletSummary{Assets: 2, Reconciled: 2}, res.Summary)
+	s.Equal(workflows.WalletSummary{Assets: 2, Reconciled: 2}, res.Summary)
 	s.False(balance(other).Stale)
 	lastOther := balance(other)
 

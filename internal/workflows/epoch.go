@@ -7,8 +7,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/keeperhq/keeper/internal/activities"
 )
 
 // EpochTaskQueue is the task queue of reward-epoch workflows and activities.
@@ -44,7 +42,7 @@ type EpochResult struct {
 }
 
 // epochComputing is the workflow's status while a run works; its outcomes
-// are activities.EpochCompleted, EpochQuarantined and EpochFailed.
+// are EpochCompleted, EpochQuarantined and EpochFailed.
 const epochComputing = "computing"
 
 // EpochWorkflowID is the id of an epoch's workflow; it de-duplicates starts.
@@ -60,8 +58,7 @@ func EpochWorkflowID(epoch string) string { return "epoch-" + epoch }
 // only an explicit re-run sends them again. Any other step that fails for
 // good fails the epoch with the step's error.
 func EpochCompute(ctx workflow.Context, in EpochInput) (EpochResult, error) {
-	var a *activities.Epoch
-	ref := activities.EpochRef{EpochID: in.EpochID, Run: in.Run}
+	ref := EpochRef{EpochID: in.EpochID, Run: in.Run}
 	stepCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: in.Policy.ActivityTimeout,
 		HeartbeatTimeout:    in.Policy.Heartbeat,
@@ -69,7 +66,7 @@ func EpochCompute(ctx workflow.Context, in EpochInput) (EpochResult, error) {
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
 			MaximumInterval:        time.Minute,
-			NonRetryableErrorTypes: []string{activities.ErrTypeQuarantine, activities.ErrTypePermanent},
+			NonRetryableErrorTypes: []string{ErrTypeQuarantine, ErrTypePermanent},
 		},
 	})
 	finishCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -78,24 +75,24 @@ func EpochCompute(ctx workflow.Context, in EpochInput) (EpochResult, error) {
 	})
 
 	setStatus(ctx, epochComputing)
-	var seal activities.SealResult
-	if err := workflow.ExecuteActivity(stepCtx, a.SealInputs, ref).Get(ctx, &seal); err != nil {
+	var seal SealResult
+	if err := workflow.ExecuteActivity(stepCtx, SealInputsActivity, ref).Get(ctx, &seal); err != nil {
 		return failEpoch(finishCtx, ref, err)
 	}
 	out := EpochResult{InputsHash: seal.InputsHash, Accounts: seal.Accounts}
 
-	var payouts activities.ComputeResult
-	if err := workflow.ExecuteActivity(stepCtx, a.ComputeRewards, ref, seal).Get(ctx, &payouts); err != nil {
+	var payouts ComputeResult
+	if err := workflow.ExecuteActivity(stepCtx, ComputeRewardsActivity, ref, seal).Get(ctx, &payouts); err != nil {
 		var appErr *temporal.ApplicationError
-		if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeQuarantine {
+		if errors.As(err, &appErr) && appErr.Type() == ErrTypeQuarantine {
 			return quarantine(finishCtx, ref, out, appErr.Message())
 		}
 		return failEpoch(finishCtx, ref, err)
 	}
 	out.TotalPaid = payouts.TotalPaid
 
-	var art activities.ArtifactsResult
-	if err := workflow.ExecuteActivity(stepCtx, a.WriteArtifacts, ref, activities.ArtifactsInput{Inputs: seal, Payouts: payouts}).Get(ctx, &art); err != nil {
+	var art ArtifactsResult
+	if err := workflow.ExecuteActivity(stepCtx, WriteArtifactsActivity, ref, ArtifactsInput{Inputs: seal, Payouts: payouts}).Get(ctx, &art); err != nil {
 		return failEpoch(finishCtx, ref, err)
 	}
 	out.Commitment = art.Commitment
@@ -109,8 +106,8 @@ func EpochCompute(ctx workflow.Context, in EpochInput) (EpochResult, error) {
 	if left := intentsBudget(ctx); intentsVersion >= 1 && left > 0 {
 		intentsCtx = workflow.WithScheduleToCloseTimeout(stepCtx, left)
 	}
-	var sent activities.IntentsResult
-	if err := workflow.ExecuteActivity(intentsCtx, a.EmitIntents, ref, payouts).Get(ctx, &sent); err != nil {
+	var sent IntentsResult
+	if err := workflow.ExecuteActivity(intentsCtx, EmitIntentsActivity, ref, payouts).Get(ctx, &sent); err != nil {
 		if intentsVersion >= 1 {
 			return quarantine(finishCtx, ref, out, IntentsQuarantinePrefix+failureMessage(err))
 		}
@@ -118,28 +115,27 @@ func EpochCompute(ctx workflow.Context, in EpochInput) (EpochResult, error) {
 	}
 	out.Intents = sent.Acknowledged
 
-	var anchor activities.AnchorResult
-	if err := workflow.ExecuteActivity(stepCtx, a.AnchorCommitment, ref, art).Get(ctx, &anchor); err != nil {
+	var anchor AnchorResult
+	if err := workflow.ExecuteActivity(stepCtx, AnchorCommitmentActivity, ref, art).Get(ctx, &anchor); err != nil {
 		return failEpoch(finishCtx, ref, err)
 	}
 	out.EvidenceID = anchor.EvidenceID
 
-	if err := workflow.ExecuteActivity(finishCtx, a.FinishEpoch, ref, activities.EpochOutcome{Status: activities.EpochCompleted}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(finishCtx, FinishEpochActivity, ref, EpochOutcome{Status: EpochCompleted}).Get(ctx, nil); err != nil {
 		return out, err
 	}
-	setStatus(ctx, activities.EpochCompleted)
-	out.Status = activities.EpochCompleted
+	setStatus(ctx, EpochCompleted)
+	out.Status = EpochCompleted
 	return out, nil
 }
 
-func quarantine(ctx workflow.Context, ref activities.EpochRef, out EpochResult, reason string) (EpochResult, error) {
-	var a *activities.Epoch
-	if err := workflow.ExecuteActivity(ctx, a.FinishEpoch, ref, activities.EpochOutcome{Status: activities.EpochQuarantined, Reason: reason}).Get(ctx, nil); err != nil {
+func quarantine(ctx workflow.Context, ref EpochRef, out EpochResult, reason string) (EpochResult, error) {
+	if err := workflow.ExecuteActivity(ctx, FinishEpochActivity, ref, EpochOutcome{Status: EpochQuarantined, Reason: reason}).Get(ctx, nil); err != nil {
 		return out, err
 	}
 	workflow.GetLogger(ctx).Warn("epoch quarantined", "epoch", ref.EpochID, "reason", reason)
-	setStatus(ctx, activities.EpochQuarantined)
-	out.Status, out.Reason = activities.EpochQuarantined, reason
+	setStatus(ctx, EpochQuarantined)
+	out.Status, out.Reason = EpochQuarantined, reason
 	return out, nil
 }
 
@@ -173,12 +169,11 @@ func failureMessage(err error) string {
 	return err.Error()
 }
 
-func failEpoch(ctx workflow.Context, ref activities.EpochRef, cause error) (EpochResult, error) {
+func failEpoch(ctx workflow.Context, ref EpochRef, cause error) (EpochResult, error) {
 	msg := failureMessage(cause)
-	var a *activities.Epoch
-	if err := workflow.ExecuteActivity(ctx, a.FinishEpoch, ref, activities.EpochOutcome{Status: activities.EpochFailed, Reason: msg}).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteActivity(ctx, FinishEpochActivity, ref, EpochOutcome{Status: EpochFailed, Reason: msg}).Get(ctx, nil); err != nil {
 		return EpochResult{}, err
 	}
-	setStatus(ctx, activities.EpochFailed)
+	setStatus(ctx, EpochFailed)
 	return EpochResult{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("epoch %s failed: %s", ref.EpochID, msg), "EpochFailed", nil)
 }

@@ -1,4 +1,4 @@
-package workflows
+package workflows_test
 
 import (
 	"context"
@@ -24,6 +24,8 @@ import (
 	"github.com/keeperhq/keeper/internal/rewards"
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/worker"
+	"github.com/keeperhq/keeper/internal/workflows"
 	"github.com/keeperhq/keeper/merkle"
 )
 
@@ -66,29 +68,29 @@ func (s *EpochComputeSuite) SetupTest() {
 		Metrics: activities.NewUpstreamMetrics(),
 	}
 	s.env = s.NewTestWorkflowEnvironment()
-	s.env.RegisterActivity(s.acts)
+	worker.RegisterEpochActivities(s.env, s.acts)
 }
 
 // inline creates an epoch whose usage came inline, as the API stores it.
-func (s *EpochComputeSuite) inline(id string, pool uint64, usage ...rewards.Usage) EpochInput {
+func (s *EpochComputeSuite) inline(id string, pool uint64, usage ...rewards.Usage) workflows.EpochInput {
 	sealed, err := rewards.Seal(rewards.AmountOf(pool), usage)
 	s.Require().NoError(err)
 	return s.create(store.NewEpoch{ID: id, RequestHash: rewards.Hash(sealed), Pool: fmt.Sprint(pool), Usage: sealed})
 }
 
 // fromSource creates an epoch whose usage an accounting service answers.
-func (s *EpochComputeSuite) fromSource(id string, pool uint64, handler http.HandlerFunc) EpochInput {
+func (s *EpochComputeSuite) fromSource(id string, pool uint64, handler http.HandlerFunc) workflows.EpochInput {
 	srv := httptest.NewServer(handler)
 	s.T().Cleanup(srv.Close)
 	return s.create(store.NewEpoch{ID: id, RequestHash: "source-" + id, Pool: fmt.Sprint(pool), Source: srv.URL + "/usage"})
 }
 
-func (s *EpochComputeSuite) create(ne store.NewEpoch) EpochInput {
+func (s *EpochComputeSuite) create(ne store.NewEpoch) workflows.EpochInput {
 	ne.Deadline = time.Now().Add(time.Hour)
 	_, created, err := s.store.CreateEpoch(context.Background(), ne, 64)
 	s.Require().NoError(err)
 	s.Require().True(created)
-	return EpochInput{EpochID: ne.ID, Run: 1, Policy: EpochPolicy{ActivityTimeout: time.Minute, Heartbeat: 10 * time.Second}}
+	return workflows.EpochInput{EpochID: ne.ID, Run: 1, Policy: workflows.EpochPolicy{ActivityTimeout: time.Minute, Heartbeat: 10 * time.Second}}
 }
 
 func answer(body string) http.HandlerFunc {
@@ -114,11 +116,11 @@ func (s *EpochComputeSuite) ledgerHolds(epoch string) map[string]string {
 	return out
 }
 
-func (s *EpochComputeSuite) run(in EpochInput) EpochResult {
-	s.env.ExecuteWorkflow(EpochCompute, in)
+func (s *EpochComputeSuite) run(in workflows.EpochInput) workflows.EpochResult {
+	s.env.ExecuteWorkflow(workflows.EpochCompute, in)
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().NoError(s.env.GetWorkflowError())
-	var res EpochResult
+	var res workflows.EpochResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	return res
 }
@@ -217,7 +219,7 @@ func (s *EpochComputeSuite) TestASourceThatFailsTwiceIsAskedAgainWithinTheSameCa
 func (s *EpochComputeSuite) TestASourceThatSaysNotFoundFailsTheEpochWithTheReason() {
 	var calls atomic.Int64
 	in := s.fromSource("gone", 10, func(w http.ResponseWriter, r *http.Request) { calls.Add(1); http.NotFound(w, r) })
-	s.env.ExecuteWorkflow(EpochCompute, in)
+	s.env.ExecuteWorkflow(workflows.EpochCompute, in)
 	s.Require().Error(s.env.GetWorkflowError())
 	s.EqualValues(1, calls.Load(), "a refusal is not asked again")
 	e := s.epoch("gone")
@@ -234,7 +236,7 @@ func (s *EpochComputeSuite) TestALedgerThatRefusesAnIntentQuarantinesTheEpochWit
 	s.Equal(store.EpochQuarantined, res.Status)
 	e := s.epoch("clash")
 	s.Equal(store.EpochQuarantined, e.Status)
-	s.True(strings.HasPrefix(e.Reason, IntentsQuarantinePrefix), e.Reason)
+	s.True(strings.HasPrefix(e.Reason, workflows.IntentsQuarantinePrefix), e.Reason)
 	s.Contains(e.Reason, "idempotency_key_reused")
 	s.Empty(e.EvidenceID, "a quarantined epoch's commitment is not anchored")
 	s.Equal(map[string]string{"alice": "1"}, s.ledgerHolds("clash"), "the ledger kept its original intent")
@@ -258,7 +260,7 @@ func (s *EpochComputeSuite) TestALedgerDownUntilTheDeadlineQuarantinesTheEpochBe
 	s.Equal(store.EpochQuarantined, res.Status)
 	e := s.epoch("down")
 	s.Equal(store.EpochQuarantined, e.Status)
-	s.True(strings.HasPrefix(e.Reason, IntentsQuarantinePrefix), e.Reason)
+	s.True(strings.HasPrefix(e.Reason, workflows.IntentsQuarantinePrefix), e.Reason)
 	s.Equal(activities.IntentPage, e.IntentsAcknowledged, "what the ledger acknowledged before it went down is recorded")
 	s.Len(s.ledgerHolds("down"), activities.IntentPage)
 }

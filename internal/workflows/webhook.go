@@ -7,8 +7,6 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/keeperhq/keeper/internal/activities"
 )
 
 // WebhookTaskQueue is the task queue of webhook deliveries, apart from
@@ -24,20 +22,20 @@ type WebhookPolicy struct {
 	// AttemptTimeout bounds one attempt, as Temporal sees it: an attempt
 	// whose worker died is made again after this long. Longer than the
 	// activity's own limit on the endpoint's answer (0: twice
-	// activities.WebhookTimeout).
+	// WebhookTimeout).
 	AttemptTimeout time.Duration
 }
 
 // WebhookInput names the delivery's run: ids only, never its body or the
 // webhook's secret.
 type WebhookInput struct {
-	Delivery activities.DeliveryRef
+	Delivery DeliveryRef
 	Policy   WebhookPolicy
 }
 
 // WebhookWorkflowID is the id of a delivery run's workflow; it de-duplicates
 // starts (a re-drive is a new run, so a new workflow).
-func WebhookWorkflowID(ref activities.DeliveryRef) string {
+func WebhookWorkflowID(ref DeliveryRef) string {
 	return "webhook-" + ref.DeliveryID + "-" + strconv.Itoa(ref.Run)
 }
 
@@ -46,16 +44,15 @@ func WebhookWorkflowID(ref activities.DeliveryRef) string {
 // deleted or disabled (a 410 answer disables it), the delivery is marked
 // failed, to be re-driven through the API. The activity sets each wait
 // itself (jittered exponential backoff, or the receiver's Retry-After:
-// activities.WebhookSchedule); the retry policy's backoff applies only to
+// WebhookSchedule); the retry policy's backoff applies only to
 // an attempt that timed out. Retries of one activity add no history
 // events, so the history stays a handful of events however long the
 // delivery retries.
 func DeliverWebhook(ctx workflow.Context, in WebhookInput) error {
-	var a *activities.Webhook
 	p := in.Policy
 	attempt := p.AttemptTimeout
 	if attempt <= 0 {
-		attempt = 2 * activities.WebhookTimeout
+		attempt = 2 * WebhookTimeout
 	}
 	sendCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    attempt,
@@ -64,22 +61,22 @@ func DeliverWebhook(ctx workflow.Context, in WebhookInput) error {
 			InitialInterval:        p.RetryBase,
 			BackoffCoefficient:     2,
 			MaximumInterval:        p.RetryCap,
-			NonRetryableErrorTypes: []string{activities.ErrTypeWebhookGone},
+			NonRetryableErrorTypes: []string{ErrTypeWebhookGone},
 		},
 	})
-	sched := activities.WebhookSchedule{Base: p.RetryBase, Cap: p.RetryCap}
-	err := workflow.ExecuteActivity(sendCtx, a.SendWebhook, in.Delivery, sched).Get(ctx, nil)
+	sched := WebhookSchedule{Base: p.RetryBase, Cap: p.RetryCap}
+	err := workflow.ExecuteActivity(sendCtx, SendWebhookActivity, in.Delivery, sched).Get(ctx, nil)
 	if err == nil {
 		return nil
 	}
 	why := "retries used up after " + p.RetryFor.String()
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.Type() == activities.ErrTypeWebhookGone {
+	if errors.As(err, &app) && app.Type() == ErrTypeWebhookGone {
 		why = app.Message()
 	}
 	failCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
 	})
-	return workflow.ExecuteActivity(failCtx, a.FailWebhookDelivery, in.Delivery, why).Get(ctx, nil)
+	return workflow.ExecuteActivity(failCtx, FailWebhookDeliveryActivity, in.Delivery, why).Get(ctx, nil)
 }

@@ -166,7 +166,7 @@ func recordTwoNetworks(ctx context.Context, node *node.Node, first *devnet.Devne
 	start := store.WalletStart{Wallet: wallet}
 	in := workflows.WalletSyncInput{Wallet: wallet, Policy: workflows.BackfillPolicy{
 		// Long enough a wait that the first network completes during it.
-		Schedule:    activities.RetrySchedule{MaxRetries: 5, Base: 3 * time.Second, Cap: 3 * time.Second, JitterPct: 25},
+		Schedule:    workflows.RetrySchedule{MaxRetries: 5, Base: 3 * time.Second, Cap: 3 * time.Second, JitterPct: 25},
 		ScanTimeout: time.Minute, Heartbeat: time.Second,
 	}}
 	for _, r := range rows {

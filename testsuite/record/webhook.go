@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/workflows"
@@ -98,7 +97,7 @@ func recordWebhook(ctx context.Context, node *node.Node, url, outDir string, n i
 			return err
 		}
 		if len(ds) == 1 && ds[0].Status == want {
-			wid := workflows.WebhookWorkflowID(activities.DeliveryRef{DeliveryID: ds[0].ID, Run: ds[0].Run})
+			wid := workflows.WebhookWorkflowID(workflows.DeliveryRef{DeliveryID: ds[0].ID, Run: ds[0].Run})
 			if err := waitClosed(ctx, node.Client, wid); err != nil {
 				return err
 			}
