@@ -2,6 +2,17 @@ package api
 
 import "time"
 
+// WebhookList is the answer of GET /v1/webhooks (without secrets).
+type WebhookList struct {
+	Webhooks []Webhook `json:"webhooks"`
+}
+
+// DeliveryList is the answer of GET /v1/webhooks/{id}/deliveries, newest
+// first.
+type DeliveryList struct {
+	Deliveries []Delivery `json:"deliveries"`
+}
+
 // Webhook is a subscription as the API shows it. Secret is set only in the
 // answers of POST /v1/webhooks and of rotate-secret.
 type Webhook struct {
@@ -17,11 +28,6 @@ type Webhook struct {
 	// PreviousSecretExpiresAt is when the secret replaced by the last
 	// rotation stops signing beside the current one (zero: none does).
 	PreviousSecretExpiresAt time.Time `json:"previous_secret_expires_at,omitzero"`
-}
-
-// WebhookList is the answer of GET /v1/webhooks (without secrets).
-type WebhookList struct {
-	Webhooks []Webhook `json:"webhooks"`
 }
 
 // WebhookRequest is the body of POST /v1/webhooks: it subscribes URL to
@@ -51,10 +57,4 @@ type Delivery struct {
 	CreatedAt   time.Time `json:"created_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
 	DeliveredAt time.Time `json:"delivered_at,omitzero"`
-}
-
-// DeliveryList is the answer of GET /v1/webhooks/{id}/deliveries, newest
-// first.
-type DeliveryList struct {
-	Deliveries []Delivery `json:"deliveries"`
 }
