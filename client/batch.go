@@ -1,10 +1,13 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/keeperhq/keeper/api"
 )
 
 // MaxBatchItems is the most evidence one SubmitBatch call takes (the API's
@@ -21,12 +24,6 @@ type BatchResult struct {
 	Created        bool   `json:"created,omitempty"`         // true when this call stored it
 	EvidenceStatus string `json:"evidence_status,omitempty"` // where the evidence stands (pending when just stored)
 	Err            *Error `json:"error,omitempty"`           // why nothing was stored for the item
-}
-
-// batchItem is an item as the API takes it: the key in the body.
-type batchItem struct {
-	EvidenceRequest
-	Key string `json:"idempotency_key"`
 }
 
 type batchAnswer struct {
@@ -50,12 +47,9 @@ func (cl *Client) SubmitBatch(ctx context.Context, items []EvidenceRequest) ([]B
 	if len(items) == 0 || len(items) > MaxBatchItems {
 		return nil, fmt.Errorf("SubmitBatch takes 1 to %d items, not %d", MaxBatchItems, len(items))
 	}
-	wire := make([]batchItem, len(items))
+	wire := make([]api.EvidenceRequest, len(items))
 	for i, it := range items {
-		wire[i] = batchItem{EvidenceRequest: it, Key: it.IdempotencyKey}
-		if wire[i].Key == "" {
-			wire[i].Key = NewIdempotencyKey()
-		}
+		wire[i] = it.body(cmp.Or(it.IdempotencyKey, NewIdempotencyKey()))
 	}
 	results := make([]BatchResult, len(items))
 	todo := make([]int, len(items)) // the items the next request sends
@@ -63,7 +57,7 @@ func (cl *Client) SubmitBatch(ctx context.Context, items []EvidenceRequest) ([]B
 		todo[i] = i
 	}
 	for attempt := 0; ; attempt++ {
-		body := batchBody{Items: make([]batchItem, len(todo))}
+		body := api.BatchRequest{Items: make([]api.EvidenceRequest, len(todo))}
 		for k, i := range todo {
 			body.Items[k] = wire[i]
 		}
@@ -102,8 +96,4 @@ func (cl *Client) SubmitBatch(ctx context.Context, items []EvidenceRequest) ([]B
 		case <-t.C:
 		}
 	}
-}
-
-type batchBody struct {
-	Items []batchItem `json:"items"`
 }

@@ -1,9 +1,10 @@
 // Package client is a Go client for keeper's HTTP API.
 //
 // It is written by hand on top of the API's OpenAPI 3.1 description
-// (starter/openapi.json, served at GET /openapi.json), not generated: its
-// types follow the description's schemas, and its tests run against a real
-// keeper API. It covers evidence, reward epochs and wallet backfill; the
+// (internal/starter/openapi.json, served at GET /openapi.json), not
+// generated: the bodies it sends and reads are package api's, the types
+// keeper's server answers with, named here by alias (Evidence, Wallet,
+// Manifest, …), and its tests run against a real keeper API. It covers evidence, reward epochs and wallet backfill; the
 // built-in ledger has its own client (package ledger) and the payload codec
 // is Temporal's remote codec protocol.
 //

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/receipt"
 )
 
@@ -22,52 +24,28 @@ const (
 	StatusDeadLetter = "dead_letter"
 )
 
-// EvidenceRequest is the body of POST /v1/evidence: Digest or Content, and
-// Chains.
+// EvidenceRequest is an evidence to hand in: Digest or Content, and
+// Chains. It is sent as the API's body, api.EvidenceRequest, with Content
+// in base64.
 type EvidenceRequest struct {
-	Digest   string          `json:"digest,omitempty"`  // hex SHA-256
-	Content  []byte          `json:"content,omitempty"` // or the bytes, hashed by keeper
-	Chains   []string        `json:"chains"`            // "etherlink", "solana", "stub", or "multi" for every configured chain
-	Priority int             `json:"priority,omitempty"`
-	Metadata json.RawMessage `json:"metadata,omitempty"` // a JSON object, at most 16 KiB
-	// IdempotencyKey is sent as the Idempotency-Key header; "" makes one
-	// for the call (and its retries).
-	IdempotencyKey string `json:"-"`
+	Digest   string          // hex SHA-256
+	Content  []byte          // or the bytes, hashed by keeper
+	Chains   []string        // "etherlink", "solana", "stub", or "multi" for every configured chain
+	Priority int             // 1 (highest) to 10; 0: the API's default (5)
+	Metadata json.RawMessage // a JSON object, at most 16 KiB
+	// IdempotencyKey is sent as the Idempotency-Key header (SubmitBatch:
+	// in the item); "" makes one for the call (and its retries).
+	IdempotencyKey string
 }
 
-// Evidence is an evidence as the API answers it.
-type Evidence struct {
-	ID             string            `json:"id"`
-	Status         string            `json:"status"`
-	Digest         string            `json:"digest"`
-	Salt           string            `json:"salt,omitempty"`
-	Chains         []string          `json:"chains"`
-	Priority       int               `json:"priority"`
-	IdempotencyKey string            `json:"idempotency_key,omitempty"`
-	Metadata       json.RawMessage   `json:"metadata,omitempty"`
-	Attempts       int               `json:"attempts"`
-	LastError      string            `json:"last_error,omitempty"`
-	CreatedAt      time.Time         `json:"created_at"`
-	UpdatedAt      time.Time         `json:"updated_at"`
-	Anchors        []EvidenceAnchor  `json:"anchors"`
-	Receipt        *receipt.Receipt  `json:"receipt,omitempty"` // once confirmed
-	Links          map[string]string `json:"links"`
-}
-
-// EvidenceAnchor is an evidence's state on one chain.
-type EvidenceAnchor struct {
-	Chain      string    `json:"chain"`
-	Status     string    `json:"status"`
-	BatchDueAt time.Time `json:"batch_due_at,omitzero"`
-	BatchID    int64     `json:"batch_id,omitempty"`
-	TxRef      string    `json:"tx_ref,omitempty"`
-	Block      uint64    `json:"block,omitempty"`
-}
-
-// EvidencePage is a page of GET /v1/evidence.
-type EvidencePage struct {
-	Items      []Evidence `json:"items"`
-	NextCursor string     `json:"next_cursor"` // "" on the last page
+// body is r as the API takes it, with key as its idempotency_key ("": none,
+// the key going in the header).
+func (r EvidenceRequest) body(key string) api.EvidenceRequest {
+	b := api.EvidenceRequest{Digest: r.Digest, Chains: r.Chains, Priority: r.Priority, Metadata: r.Metadata, IdempotencyKey: key}
+	if len(r.Content) > 0 {
+		b.Content = base64.StdEncoding.EncodeToString(r.Content)
+	}
+	return b
 }
 
 // ListOptions choose a page of GET /v1/evidence.
@@ -95,7 +73,7 @@ func pageQuery(filter, value string, limit int, cursor string) url.Values {
 // SubmitEvidence hands in an evidence (POST /v1/evidence). Sent again with
 // the same IdempotencyKey it answers the evidence it made the first time.
 func (cl *Client) SubmitEvidence(ctx context.Context, r EvidenceRequest) (*Evidence, error) {
-	ev, _, err := send[Evidence](ctx, cl, call{method: http.MethodPost, path: "/v1/evidence", body: r, key: r.IdempotencyKey})
+	ev, _, err := send[Evidence](ctx, cl, call{method: http.MethodPost, path: "/v1/evidence", body: r.body(""), key: r.IdempotencyKey})
 	return ev, err
 }
 

@@ -6,44 +6,9 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/keeperhq/keeper/api"
 )
-
-// Webhook is a subscription (README, "Webhooks"). Secret is set only in the
-// answers of CreateWebhook and RotateWebhookSecret: keep it then.
-type Webhook struct {
-	ID             string    `json:"id"`
-	URL            string    `json:"url"`
-	Events         []string  `json:"events"`
-	Secret         string    `json:"secret,omitempty"`
-	Enabled        bool      `json:"enabled"`
-	DisabledAt     time.Time `json:"disabled_at,omitzero"`
-	DisabledReason string    `json:"disabled_reason,omitempty"`
-	FailingSince   time.Time `json:"failing_since,omitzero"`
-	CreatedAt      time.Time `json:"created_at"`
-	// PreviousSecretExpiresAt is when the secret replaced by the last
-	// rotation stops signing beside the current one (zero: none does).
-	PreviousSecretExpiresAt time.Time `json:"previous_secret_expires_at,omitzero"`
-}
-
-// WebhookRequest subscribes URL to events (evidence.confirmed, …).
-type WebhookRequest struct {
-	URL    string   `json:"url"`
-	Events []string `json:"events"`
-}
-
-// Delivery is one event's delivery to one webhook.
-type Delivery struct {
-	ID          string    `json:"id"` // the webhook-id header: the same on every attempt
-	Type        string    `json:"type"`
-	ObjectID    string    `json:"object_id"`
-	Status      string    `json:"status"` // pending, delivered or failed
-	Attempts    int       `json:"attempts"`
-	LastStatus  int       `json:"last_status,omitempty"`
-	LastError   string    `json:"last_error,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-	DeliveredAt time.Time `json:"delivered_at,omitzero"`
-}
 
 func webhookPath(id string) string { return "/v1/webhooks/" + url.PathEscape(id) }
 
@@ -56,9 +21,7 @@ func (cl *Client) CreateWebhook(ctx context.Context, r WebhookRequest) (*Webhook
 
 // Webhooks lists the subscriptions (GET /v1/webhooks), without secrets.
 func (cl *Client) Webhooks(ctx context.Context) ([]Webhook, error) {
-	page, _, err := send[struct {
-		Webhooks []Webhook `json:"webhooks"`
-	}](ctx, cl, call{method: http.MethodGet, path: "/v1/webhooks"})
+	page, _, err := send[api.WebhookList](ctx, cl, call{method: http.MethodGet, path: "/v1/webhooks"})
 	if err != nil {
 		return nil, err
 	}
@@ -87,13 +50,6 @@ func (cl *Client) RotateWebhookSecret(ctx context.Context, id string) (*Webhook,
 	return wh, err
 }
 
-// WebhookRotation is rotate-secret's body: Grace is how long the replaced
-// secret keeps signing beside the new one, a duration such as "1h" ("0s":
-// it stops at once; at most "168h").
-type WebhookRotation struct {
-	Grace string `json:"grace"`
-}
-
 // RotateWebhookSecretWithGrace is RotateWebhookSecret with the old secret
 // signing beside the new one for grace (0: not at all), so receivers
 // verify with either while they are redeployed.
@@ -117,9 +73,7 @@ func (cl *Client) Deliveries(ctx context.Context, id string, limit int) ([]Deliv
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	page, _, err := send[struct {
-		Deliveries []Delivery `json:"deliveries"`
-	}](ctx, cl, call{method: http.MethodGet, path: webhookPath(id) + "/deliveries", query: q})
+	page, _, err := send[api.DeliveryList](ctx, cl, call{method: http.MethodGet, path: webhookPath(id) + "/deliveries", query: q})
 	if err != nil {
 		return nil, err
 	}

@@ -18,10 +18,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/idemkey"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/strictjson"
-	"github.com/keeperhq/keeper/receipt"
 )
 
 // Intake limits.
@@ -31,33 +31,23 @@ const (
 	defaultPriority  = 5
 )
 
-// evidenceRequest is the body of POST /v1/evidence.
-type evidenceRequest struct {
-	Digest         *string         `json:"digest"`
-	Content        *string         `json:"content"`
-	Chains         []string        `json:"chains"`
-	Priority       *int            `json:"priority"`
-	IdempotencyKey *string         `json:"idempotency_key"`
-	Metadata       json.RawMessage `json:"metadata"`
-}
-
 // decodeEvidence parses and validates an intake body against the configured
 // chains. It is pure: nothing is stored until it succeeds. A body in the
 // plain form the scanner reads is read by it; any other goes to strictjson.
 func decodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError) {
 	var f evidenceFields
 	if !utf8.Valid(body) || !f.scanBody(body) {
-		var req evidenceRequest
+		var req api.EvidenceRequest
 		if err := decodeStrict(body, &req); err != nil {
 			return store.NewEvidence{}, err
 		}
-		f = req.fields()
+		f = fieldsOf(&req, givenFields(body))
 	}
 	return f.evidence(chains)
 }
 
 // evidenceFields is an intake body's fields as decoded, from an
-// evidenceRequest or by the scanner (evidencescan.go): each optional field with whether it
+// api.EvidenceRequest or by the scanner (evidencescan.go): each optional field with whether it
 // was given (and not null).
 type evidenceFields struct {
 	digest, content, key          []byte
@@ -69,25 +59,19 @@ type evidenceFields struct {
 	metadataChecked               bool   // metadata passed checkMetadata (the scan does that)
 }
 
-// fields are the evidenceFields of a body encoding/json decoded.
-func (req *evidenceRequest) fields() evidenceFields {
-	var f evidenceFields
-	if req.Digest != nil {
-		f.digest, f.hasDigest = []byte(*req.Digest), true
-	}
-	if req.Content != nil {
-		f.content, f.hasContent = []byte(*req.Content), true
-	}
-	if req.IdempotencyKey != nil {
-		f.key, f.hasKey = []byte(*req.IdempotencyKey), true
+// fieldsOf are the evidenceFields of a body encoding/json decoded into req;
+// given (givenFields) says which optional fields the body gave.
+func fieldsOf(req *api.EvidenceRequest, given map[string]bool) evidenceFields {
+	f := evidenceFields{
+		digest: []byte(req.Digest), hasDigest: given["digest"],
+		content: []byte(req.Content), hasContent: given["content"],
+		key: []byte(req.IdempotencyKey), hasKey: given["idempotency_key"],
+		priority: req.Priority, hasPriority: given["priority"],
+		metadata: req.Metadata,
 	}
 	for _, c := range req.Chains {
 		f.chains = append(f.chains, []byte(c))
 	}
-	if req.Priority != nil {
-		f.priority, f.hasPriority = *req.Priority, true
-	}
-	f.metadata = req.Metadata
 	return f
 }
 
@@ -274,6 +258,21 @@ func decodeStrict(body []byte, v any) *apiError {
 	return nil
 }
 
+// givenFields names the fields a body decodeStrict accepted gives a value
+// other than null: the requests' optional fields, whose absence asks for a
+// default, are told apart from their zero values by it.
+func givenFields(body []byte) map[string]bool {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(body, &raw) != nil {
+		return nil
+	}
+	given := make(map[string]bool, len(raw))
+	for k, v := range raw {
+		given[k] = string(v) != "null"
+	}
+	return given
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -293,48 +292,18 @@ func printable(s string) string {
 	return strings.ToValidUTF8(s, "?")
 }
 
-// evidenceView is the JSON shape of one evidence.
-type evidenceView struct {
-	ID             string            `json:"id"`
-	Status         store.Status      `json:"status"`
-	Digest         string            `json:"digest"`
-	Salt           string            `json:"salt,omitempty"` // only in the evidence's own answers, never in lists
-	Chains         []string          `json:"chains"`
-	Priority       int               `json:"priority"`
-	IdempotencyKey string            `json:"idempotency_key,omitempty"`
-	Metadata       json.RawMessage   `json:"metadata,omitempty"`
-	Attempts       int               `json:"attempts"`
-	LastError      string            `json:"last_error,omitempty"`
-	CreatedAt      string            `json:"created_at"`
-	UpdatedAt      string            `json:"updated_at"`
-	Anchors        []anchorView      `json:"anchors"`
-	Receipt        *receipt.Receipt  `json:"receipt,omitempty"`
-	Links          map[string]string `json:"links"`
-}
-
-type anchorView struct {
-	Chain  string       `json:"chain"`
-	Status store.Status `json:"status"`
-	// BatchDueAt, for an evidence not yet in a batch, is when the chain's
-	// next batch is due by its anchor interval (sooner when the batch fills).
-	BatchDueAt string `json:"batch_due_at,omitempty"`
-	BatchID    int64  `json:"batch_id,omitempty"`
-	TxRef      string `json:"tx_ref,omitempty"`
-	Block      uint64 `json:"block,omitempty"`
-}
-
-func view(ev store.Evidence) evidenceView {
-	v := evidenceView{
-		ID: ev.ID, Status: ev.Status, Digest: hex.EncodeToString(ev.Digest[:]), Chains: ev.Chains, Priority: ev.Priority,
+func view(ev store.Evidence) api.Evidence {
+	v := api.Evidence{
+		ID: ev.ID, Status: string(ev.Status), Digest: hex.EncodeToString(ev.Digest[:]), Chains: ev.Chains, Priority: ev.Priority,
 		IdempotencyKey: ev.IdempotencyKey, Metadata: ev.Metadata, Attempts: ev.Attempts, LastError: ev.LastError,
-		CreatedAt: ev.CreatedAt.Format(time.RFC3339Nano), UpdatedAt: ev.UpdatedAt.Format(time.RFC3339Nano),
+		CreatedAt: ev.CreatedAt, UpdatedAt: ev.UpdatedAt,
 		Links: map[string]string{"self": "/v1/evidence/" + ev.ID},
 	}
 	if len(ev.Salt) > 0 {
 		v.Salt = hex.EncodeToString(ev.Salt)
 	}
 	for _, a := range ev.Anchors {
-		v.Anchors = append(v.Anchors, anchorView{Chain: a.Chain, Status: a.Status, BatchID: a.BatchID, TxRef: a.TxRef, Block: a.Block})
+		v.Anchors = append(v.Anchors, api.EvidenceAnchor{Chain: a.Chain, Status: string(a.Status), BatchID: a.BatchID, TxRef: a.TxRef, Block: a.Block})
 	}
 	if ev.Status == store.StatusConfirmed {
 		v.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"
@@ -345,7 +314,7 @@ func view(ev store.Evidence) evidenceView {
 // listView is an evidence as lists show it: without its salt and receipt,
 // which only the evidence's own answers carry, so a list does not help
 // anyone test guesses against the leaves of other clients' evidence.
-func listView(ev store.Evidence) evidenceView {
+func listView(ev store.Evidence) api.Evidence {
 	v := view(ev)
 	v.Salt, v.Receipt = "", nil
 	return v
@@ -547,7 +516,7 @@ func (a *API) getEvidence(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i, an := range v.Anchors {
-		if an.Status != store.StatusPending || an.BatchID != 0 {
+		if store.Status(an.Status) != store.StatusPending || an.BatchID != 0 {
 			continue
 		}
 		due, err := a.batchDue(r.Context(), an.Chain)
@@ -555,7 +524,7 @@ func (a *API) getEvidence(w http.ResponseWriter, r *http.Request) {
 			a.Logger.Warn("evidence: when is the next batch due", "chain", an.Chain, "error", err)
 			continue
 		}
-		v.Anchors[i].BatchDueAt = due.Format(time.RFC3339Nano)
+		v.Anchors[i].BatchDueAt = due
 	}
 	writeJSON(w, http.StatusOK, v)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
@@ -109,18 +110,18 @@ func (f *fixture) post(t *testing.T, v any) *httptest.ResponseRecorder {
 }
 
 // submit posts a digest and returns the accepted evidence.
-func (f *fixture) submit(t *testing.T, seed string, priority int) evidenceJSON {
+func (f *fixture) submit(t *testing.T, seed string, priority int) api.Evidence {
 	t.Helper()
 	rec := f.post(t, map[string]any{"digest": hexDigest(seed), "chains": []string{"stub"}, "priority": priority})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	return decode[evidenceJSON](t, rec)
+	return decode[api.Evidence](t, rec)
 }
 
-func (f *fixture) get(t *testing.T, id string) evidenceJSON {
+func (f *fixture) get(t *testing.T, id string) api.Evidence {
 	t.Helper()
 	rec := f.do(t, http.MethodGet, "/v1/evidence/"+id, "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	return decode[evidenceJSON](t, rec)
+	return decode[api.Evidence](t, rec)
 }
 
 func (f *fixture) pendingCount(t *testing.T) int {
@@ -142,28 +143,6 @@ func (f *fixture) stored(t *testing.T) []string {
 	return ids
 }
 
-type evidenceJSON struct {
-	ID             string          `json:"id"`
-	Status         string          `json:"status"`
-	Digest         string          `json:"digest"`
-	Salt           string          `json:"salt"`
-	Chains         []string        `json:"chains"`
-	Priority       int             `json:"priority"`
-	IdempotencyKey string          `json:"idempotency_key"`
-	Metadata       json.RawMessage `json:"metadata"`
-	Attempts       int             `json:"attempts"`
-	LastError      string          `json:"last_error"`
-	Anchors        []struct {
-		Chain   string `json:"chain"`
-		Status  string `json:"status"`
-		BatchID int64  `json:"batch_id"`
-		TxRef   string `json:"tx_ref"`
-		Block   uint64 `json:"block"`
-	} `json:"anchors"`
-	Receipt *receipt.Receipt  `json:"receipt"`
-	Links   map[string]string `json:"links"`
-}
-
 // errorJSON is an error answer: RFC 9457 problem details with keeper's
 // code, message and field.
 type errorJSON struct {
@@ -175,11 +154,6 @@ type errorJSON struct {
 	Code     string `json:"code"`
 	Message  string `json:"message"`
 	Field    string `json:"field"`
-}
-
-type listJSON struct {
-	Items      []evidenceJSON `json:"items"`
-	NextCursor string         `json:"next_cursor"`
 }
 
 func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
@@ -331,7 +305,7 @@ func TestPostingADigestAcceptsPendingEvidenceAndSaysWhereItLives(t *testing.T) {
 	d := hexDigest("report.pdf")
 	rec := f.post(t, map[string]any{"digest": d, "chains": []string{"stub"}})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	ev := decode[evidenceJSON](t, rec)
+	ev := decode[api.Evidence](t, rec)
 
 	assert.Regexp(t, idPattern, ev.ID)
 	assert.Equal(t, "/v1/evidence/"+ev.ID, rec.Header().Get("Location"))
@@ -360,7 +334,7 @@ func TestAnUpperCaseDigestIsStoredInLowerCase(t *testing.T) {
 	d := hexDigest("x")
 	rec := f.post(t, map[string]any{"digest": strings.ToUpper(d), "chains": []string{"stub"}, "priority": 1})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	ev := decode[evidenceJSON](t, rec)
+	ev := decode[api.Evidence](t, rec)
 	assert.Equal(t, d, ev.Digest)
 	assert.Equal(t, 1, ev.Priority)
 }
@@ -370,7 +344,7 @@ func TestPostingContentStoresTheSHA256OfTheDecodedContent(t *testing.T) {
 	content := []byte("the signed contract, version 3\n\x00\x01\x02")
 	rec := f.post(t, map[string]any{"content": base64.StdEncoding.EncodeToString(content), "chains": []string{"stub"}})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	ev := decode[evidenceJSON](t, rec)
+	ev := decode[api.Evidence](t, rec)
 
 	want := sha256.Sum256(content)
 	assert.Equal(t, hex.EncodeToString(want[:]), ev.Digest)
@@ -387,7 +361,7 @@ func TestTheSameIdempotencyKeyTwiceAnswersTheFirstEvidenceAndStoresOne(t *testin
 	second := f.post(t, body)
 	require.Equal(t, http.StatusOK, second.Code, second.Body.String())
 
-	a, b := decode[evidenceJSON](t, first), decode[evidenceJSON](t, second)
+	a, b := decode[api.Evidence](t, first), decode[api.Evidence](t, second)
 	assert.Equal(t, a.ID, b.ID)
 	assert.Equal(t, "upload-7f3a", b.IdempotencyKey)
 	assert.Equal(t, "/v1/evidence/"+a.ID, second.Header().Get("Location"))
@@ -399,7 +373,7 @@ func TestMultiAsksForEveryConfiguredChain(t *testing.T) {
 	f := newFixture(t, 100, "stub", "eth", "sol")
 	rec := f.post(t, map[string]any{"digest": hexDigest("a"), "chains": []string{"multi"}})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	ev := decode[evidenceJSON](t, rec)
+	ev := decode[api.Evidence](t, rec)
 	assert.Equal(t, []string{"eth", "sol", "stub"}, ev.Chains)
 	assert.Len(t, ev.Anchors, 3)
 
@@ -415,11 +389,11 @@ func TestMetadataRoundTrips(t *testing.T) {
 	meta := `{"case":"A-17","pages":[1,2,3],"signed":{"by":"Zoë","at":"2024-05-01T10:00:00Z"},"note":null}`
 	rec := f.do(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest("m")+`","chains":["stub"],"metadata":`+meta+`}`)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	ev := decode[evidenceJSON](t, rec)
+	ev := decode[api.Evidence](t, rec)
 	assert.JSONEq(t, meta, string(ev.Metadata))
 	assert.JSONEq(t, meta, string(f.get(t, ev.ID).Metadata))
 
-	list := decode[listJSON](t, f.do(t, "GET", "/v1/evidence", ""))
+	list := decode[api.EvidencePage](t, f.do(t, "GET", "/v1/evidence", ""))
 	require.Len(t, list.Items, 1)
 	assert.JSONEq(t, meta, string(list.Items[0].Metadata))
 }
@@ -476,7 +450,7 @@ func TestADrainingAPIRefusesIntakeButKeepsAnsweringReads(t *testing.T) {
 	assert.Equal(t, ev.ID, f.get(t, ev.ID).ID)
 	rec = f.do(t, "GET", "/v1/evidence", "")
 	require.Equal(t, http.StatusOK, rec.Code)
-	assert.Len(t, decode[listJSON](t, rec).Items, 1)
+	assert.Len(t, decode[api.EvidencePage](t, rec).Items, 1)
 
 	rec = f.do(t, "GET", "/readyz", "")
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
@@ -509,7 +483,7 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 		}
 		rec := f.do(t, "GET", path, "")
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-		l := decode[listJSON](t, rec)
+		l := decode[api.EvidencePage](t, rec)
 		sizes = append(sizes, len(l.Items))
 		for _, it := range l.Items {
 			got = append(got, it.ID)
@@ -537,7 +511,7 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 
 	rec = f.do(t, "GET", "/v1/evidence?status=dead_letter", "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	dead := decode[listJSON](t, rec)
+	dead := decode[api.EvidencePage](t, rec)
 	require.Len(t, dead.Items, 1)
 	assert.Equal(t, ids[0], dead.Items[0].ID)
 	assert.Equal(t, "dead_letter", dead.Items[0].Status)
@@ -547,7 +521,7 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 	rec = f.do(t, "GET", "/v1/evidence?status=pending&limit=10", "")
 	require.Equal(t, http.StatusOK, rec.Code)
 	var pendingIDs []string
-	for _, it := range decode[listJSON](t, rec).Items {
+	for _, it := range decode[api.EvidencePage](t, rec).Items {
 		pendingIDs = append(pendingIDs, it.ID)
 	}
 	assert.Equal(t, ids[1:], pendingIDs)
@@ -555,7 +529,7 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 	// Retry puts it back in the queue.
 	rec = f.do(t, "POST", "/v1/evidence/"+ids[0]+"/retry", "")
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	retried := decode[evidenceJSON](t, rec)
+	retried := decode[api.Evidence](t, rec)
 	assert.Equal(t, ids[0], retried.ID)
 	assert.Equal(t, "pending", retried.Status)
 	assert.Empty(t, retried.LastError)
@@ -565,7 +539,7 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 	assert.Equal(t, store.StatusPending, stored.Status)
 	assert.Equal(t, 5, f.pendingCount(t))
 	rec = f.do(t, "GET", "/v1/evidence?status=dead_letter", "")
-	assert.Empty(t, decode[listJSON](t, rec).Items)
+	assert.Empty(t, decode[api.EvidencePage](t, rec).Items)
 
 	// A second retry is refused: it is no longer dead-lettered.
 	rec = f.do(t, "POST", "/v1/evidence/"+ids[0]+"/retry", "")
@@ -576,7 +550,7 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 	f := newFixture(t, 100)
 	ctx := context.Background()
-	var evs []evidenceJSON
+	var evs []api.Evidence
 	for i := range 3 {
 		evs = append(evs, f.submit(t, fmt.Sprint("receipt", i), 5))
 	}
@@ -656,7 +630,7 @@ func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 	// A list names no salt and carries no receipt, only the link to one.
 	rec = f.do(t, "GET", "/v1/evidence?status=confirmed", "")
 	require.Equal(t, http.StatusOK, rec.Code)
-	var page struct{ Items []evidenceJSON }
+	var page struct{ Items []api.Evidence }
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &page))
 	require.Len(t, page.Items, 3)
 	for _, it := range page.Items {
@@ -724,12 +698,12 @@ func TestReusingAnIdempotencyKeyForOtherEvidenceIsRefusedWith422(t *testing.T) {
 	f := newFixture(t, 1)
 	first := f.post(t, map[string]any{"digest": hexDigest("a"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
-	id := decode[evidenceJSON](t, first).ID
+	id := decode[api.Evidence](t, first).ID
 
 	// The queue is now full for priority 6–10, yet a repeat still gets its evidence back.
 	again := f.post(t, map[string]any{"digest": hexDigest("a"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
 	require.Equal(t, http.StatusOK, again.Code, again.Body.String())
-	assert.Equal(t, id, decode[evidenceJSON](t, again).ID)
+	assert.Equal(t, id, decode[api.Evidence](t, again).ID)
 
 	other := f.post(t, map[string]any{"digest": hexDigest("b"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
 	requireRefused(t, other, http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -65,23 +66,17 @@ func (a *API) walletRoutes() []route {
 	}
 }
 
-// walletRequest is the body of POST /v1/wallets (docs/backfill.md).
-type walletRequest struct {
-	Address  *string  `json:"address"`
-	Networks []string `json:"networks"`
-}
-
 // decodeWallet parses and validates an add against the configured networks.
 // It is pure: nothing is stored until it succeeds.
 func (w *Wallets) decodeWallet(body []byte) (string, []store.NetworkStart, *apiError) {
-	var req walletRequest
+	var req api.WalletRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return "", nil, err
 	}
-	if req.Address == nil || *req.Address == "" {
+	if req.Address == "" {
 		return "", nil, badRequest("missing_field", "address", "address is required: the wallet's address on its networks")
 	}
-	addr := *req.Address
+	addr := req.Address
 	names := req.Networks
 	if req.Networks != nil && len(names) == 0 {
 		return "", nil, badRequest("missing_field", "networks", "networks must list at least one network (configured: "+w.names()+"), or be left out to mean every network the address fits")
@@ -240,74 +235,11 @@ func (a *API) listTransfers(w http.ResponseWriter, r *http.Request) {
 	writePage(a, w, "list transfers", ts, next, err, viewTransfer)
 }
 
-func viewTransfer(t store.StoredTransfer) transferView {
-	return transferView{
+func viewTransfer(t store.StoredTransfer) api.Transfer {
+	return api.Transfer{
 		Network: t.Network, Tx: t.Tx, Kind: string(t.Kind), Index: t.Index, Asset: t.Asset, From: t.From, To: t.To,
 		Amount: t.Amount.String(), Direction: string(t.Direction), Class: t.Class, Block: t.Block, BlockTime: timeString(t.BlockTime),
 	}
-}
-
-// walletView is the JSON shape of GET /v1/wallets/{address}.
-type walletView struct {
-	Address    string            `json:"address"`
-	Status     store.SyncState   `json:"status"`
-	Done       bool              `json:"done"` // nothing running or due to retry, and the balances recalculated
-	Networks   []syncView        `json:"networks"`
-	Balances   []balanceView     `json:"balances"`
-	Reconciled *bool             `json:"reconciled"`
-	Links      map[string]string `json:"links"`
-}
-
-type syncView struct {
-	Network     string          `json:"network"`
-	Status      store.SyncState `json:"status"`
-	Progress    progressView    `json:"progress"`
-	Checkpoint  map[string]any  `json:"checkpoint"`
-	Transfers   int             `json:"transfers"`
-	Attempts    int             `json:"attempts"`
-	RetryCount  int             `json:"retry_count"`
-	NextRetryAt string          `json:"next_retry_at,omitempty"`
-	LastError   string          `json:"last_error,omitempty"`
-	StartedAt   string          `json:"started_at,omitempty"`
-	FinishedAt  string          `json:"finished_at,omitempty"`
-	UpdatedAt   string          `json:"updated_at"`
-}
-
-type progressView struct {
-	Unit    string  `json:"unit"`
-	Scanned uint64  `json:"scanned"`
-	Total   uint64  `json:"total"`
-	Percent float64 `json:"percent"`
-	Start   uint64  `json:"start"`
-	Target  uint64  `json:"target,omitempty"`
-}
-
-type balanceView struct {
-	Network    string `json:"network"`
-	Asset      string `json:"asset"`
-	Balance    string `json:"balance"`
-	Chain      string `json:"chain_balance,omitempty"`
-	At         uint64 `json:"at,omitempty"`
-	Opening    string `json:"opening_balance"`
-	Reconciled *bool  `json:"reconciled"`
-	Detail     string `json:"detail,omitempty"`
-	Stale      bool   `json:"stale"`                 // the network went back to work since: balance is its last computed value
-	ComputedAt string `json:"computed_at,omitempty"` // when balance was computed
-}
-
-type transferView struct {
-	Network   string `json:"network"`
-	Tx        string `json:"tx"`
-	Kind      string `json:"kind"`
-	Index     int    `json:"index"`
-	Asset     string `json:"asset"`
-	From      string `json:"from"`
-	To        string `json:"to"`
-	Amount    string `json:"amount"`
-	Direction string `json:"direction"`
-	Class     string `json:"class,omitempty"`
-	Block     uint64 `json:"block"`
-	BlockTime string `json:"block_time,omitempty"`
 }
 
 func timeString(t time.Time) string {
@@ -332,17 +264,18 @@ func overall(rows []store.SyncStatus) (store.SyncState, bool) {
 	return best, done
 }
 
-func (w *Wallets) view(addr string, rows []store.SyncStatus, bals []store.Balance) walletView {
-	v := walletView{Address: addr, Networks: []syncView{}, Balances: []balanceView{},
+func (w *Wallets) view(addr string, rows []store.SyncStatus, bals []store.Balance) api.Wallet {
+	v := api.Wallet{Address: addr, Networks: []api.WalletNetwork{}, Balances: []api.Balance{},
 		Links: map[string]string{"self": walletPath(addr), "transfers": walletPath(addr) + "/transfers"}}
-	v.Status, v.Done = overall(rows)
+	status, done := overall(rows)
+	v.Status, v.Done = string(status), done
 	for _, r := range rows {
 		n, _ := w.network(r.Network)
-		sv := syncView{
-			Network: r.Network, Status: r.Status, Transfers: r.Transfers, Attempts: r.Attempts, RetryCount: r.RetryCount,
+		sv := api.WalletNetwork{
+			Network: r.Network, Status: string(r.Status), Transfers: r.Transfers, Attempts: r.Attempts, RetryCount: r.RetryCount,
 			NextRetryAt: timeString(r.NextRetryAt), LastError: r.LastError,
 			StartedAt: timeString(r.StartedAt), FinishedAt: timeString(r.FinishedAt), UpdatedAt: timeString(r.UpdatedAt),
-			Progress: progressView{Unit: n.Unit, Scanned: r.Scanned, Total: r.Total, Start: r.Start, Target: r.Target},
+			Progress: api.Progress{Unit: n.Unit, Scanned: r.Scanned, Total: r.Total, Start: r.Start, Target: r.Target},
 		}
 		switch {
 		case r.Total > 0:
@@ -363,7 +296,7 @@ func (w *Wallets) view(addr string, rows []store.SyncStatus, bals []store.Balanc
 		if b.Computed == nil || b.Stale {
 			v.Done = false // the wallet's finishing step has not run yet
 		}
-		bv := balanceView{Network: b.Network, Asset: b.Asset, Opening: b.Opening.String(), Reconciled: b.Reconciled, Detail: b.Detail,
+		bv := api.Balance{Network: b.Network, Asset: b.Asset, Opening: b.Opening.String(), Reconciled: b.Reconciled, Detail: b.Detail,
 			Stale: b.Stale, ComputedAt: timeString(b.ComputedAt)}
 		if b.Computed != nil {
 			bv.Balance = b.Computed.String()

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/backfill/evmscan"
@@ -78,36 +79,6 @@ func newWalletFixture(t *testing.T) (*fixture, *dispatch.Backfills) {
 	return &fixture{st: st, api: api, h: openapitest.Handler(t, api.Handler())}, d
 }
 
-type walletJSON struct {
-	Address  string `json:"address"`
-	Status   string `json:"status"`
-	Done     bool   `json:"done"`
-	Networks []struct {
-		Network  string `json:"network"`
-		Status   string `json:"status"`
-		Progress struct {
-			Unit    string  `json:"unit"`
-			Scanned uint64  `json:"scanned"`
-			Total   uint64  `json:"total"`
-			Percent float64 `json:"percent"`
-			Start   uint64  `json:"start"`
-		} `json:"progress"`
-		Checkpoint  map[string]any `json:"checkpoint"`
-		RetryCount  int            `json:"retry_count"`
-		NextRetryAt string         `json:"next_retry_at"`
-		LastError   string         `json:"last_error"`
-		Transfers   int            `json:"transfers"`
-	} `json:"networks"`
-	Balances []struct {
-		Network    string `json:"network"`
-		Asset      string `json:"asset"`
-		Balance    string `json:"balance"`
-		Chain      string `json:"chain_balance"`
-		Reconciled *bool  `json:"reconciled"`
-	} `json:"balances"`
-	Reconciled *bool `json:"reconciled"`
-}
-
 func TestBadWalletRequestsAreRefusedWithAJSONErrorAndStoreNothing(t *testing.T) {
 	f, _ := newWalletFixture(t)
 	cases := []struct {
@@ -149,7 +120,7 @@ func TestAddingAWalletStoresItPendingAndAddingItAgainWhileItRunsIsANoOp(t *testi
 	rec := f.do(t, http.MethodPost, "/v1/wallets", `{"address":"0x52908400098527886E0F7030069857D2E4169EE7"}`)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	assert.Equal(t, "/v1/wallets/"+evmWallet, rec.Header().Get("Location"))
-	w := decode[walletJSON](t, rec)
+	w := decode[api.Wallet](t, rec)
 	assert.Equal(t, evmWallet, w.Address, "EVM addresses are stored in lower case")
 	require.Len(t, w.Networks, 1, "an EVM address fits etherlink only")
 	assert.Equal(t, "etherlink", w.Networks[0].Network)
@@ -160,11 +131,11 @@ func TestAddingAWalletStoresItPendingAndAddingItAgainWhileItRunsIsANoOp(t *testi
 
 	rec = f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+evmWallet+`","networks":["etherlink"]}`)
 	require.Equal(t, http.StatusOK, rec.Code, "already at work")
-	assert.Equal(t, "PENDING", decode[walletJSON](t, rec).Networks[0].Status)
+	assert.Equal(t, "PENDING", decode[api.Wallet](t, rec).Networks[0].Status)
 
 	rec = f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+solWallet+`"}`)
 	require.Equal(t, http.StatusAccepted, rec.Code)
-	assert.Equal(t, "signatures", decode[walletJSON](t, rec).Networks[0].Progress.Unit)
+	assert.Equal(t, "signatures", decode[api.Wallet](t, rec).Networks[0].Progress.Unit)
 }
 
 func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) {
@@ -177,7 +148,7 @@ func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) 
 	require.NoError(t, f.st.SaveChunk(ctx, evmWallet, "etherlink", store.Chunk{Checkpoint: 150, Scanned: 50, Total: 200,
 		Transfers: []store.TransferRecord{{Tx: "0x01", Kind: string(backfill.KindNative), Asset: store.NativeAsset, From: "0xa", To: evmWallet, Amount: big.NewInt(7), Direction: string(backfill.In), Block: 120}}}))
 
-	w := decode[walletJSON](t, f.do(t, http.MethodGet, "/v1/wallets/0x52908400098527886E0F7030069857D2E4169EE7", ""))
+	w := decode[api.Wallet](t, f.do(t, http.MethodGet, "/v1/wallets/0x52908400098527886E0F7030069857D2E4169EE7", ""))
 	n := w.Networks[0]
 	assert.Equal(t, "RUNNING", n.Status)
 	assert.Equal(t, 25.0, n.Progress.Percent)
@@ -186,7 +157,7 @@ func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) 
 
 	_, _, err = f.st.FailScan(ctx, evmWallet, "etherlink", store.ScanFailure{Error: "node down", Now: time.Now(), MaxRetries: 5, Delay: func(int) time.Duration { return time.Minute }})
 	require.NoError(t, err)
-	w = decode[walletJSON](t, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, ""))
+	w = decode[api.Wallet](t, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, ""))
 	assert.Equal(t, "FAILED", w.Status)
 	assert.False(t, w.Done, "a retry is due")
 	assert.Equal(t, 1, w.Networks[0].RetryCount)
@@ -201,7 +172,7 @@ func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) 
 		Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(7), Known: true}}}))
 	_, err = f.st.FinishWallet(ctx, evmWallet, activities.FinishRules)
 	require.NoError(t, err)
-	w = decode[walletJSON](t, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, ""))
+	w = decode[api.Wallet](t, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, ""))
 	assert.Equal(t, "COMPLETED", w.Status)
 	assert.True(t, w.Done)
 	assert.Equal(t, 100.0, w.Networks[0].Progress.Percent)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
@@ -153,7 +154,7 @@ func TestBatchIdempotencyKeysArePerItemAcrossRequestsAndWithinOne(t *testing.T) 
 	// The single endpoint knows the batch's keys, and the batch the single's.
 	single := f.post(t, item("b", "idempotency_key", "order-2"))
 	require.Equal(t, http.StatusOK, single.Code, single.Body.String())
-	assert.Equal(t, got[1].ID, decode[evidenceJSON](t, single).ID)
+	assert.Equal(t, got[1].ID, decode[api.Evidence](t, single).ID)
 	require.Equal(t, http.StatusAccepted, f.post(t, item("d", "idempotency_key", "order-3")).Code)
 	requireItemTaken(t, f.batch(t, item("d", "idempotency_key", "order-3"))[0], http.StatusOK)
 }

@@ -19,10 +19,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/rewards"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/workflows"
-	"github.com/keeperhq/keeper/receipt"
 )
 
 // WorkflowStarter starts workflows; a Temporal client is one.
@@ -73,36 +73,29 @@ func (a *API) epochRoutes() []route {
 	return routes
 }
 
-// epochRequest is the body of POST /rewarder/epochs/{id}/compute.
-type epochRequest struct {
-	Pool     *string          `json:"pool"`
-	Usage    *[]rewards.Usage `json:"usage"`
-	Source   *string          `json:"source"`
-	Deadline *string          `json:"deadline"`
-}
-
 // decodeEpoch parses and validates a compute request. It is pure: nothing is
 // stored until it succeeds. Inline usage comes back sealed (canonical), and
 // its hash is the request's hash; a source request is hashed from its pool
 // and URL.
 func decodeEpoch(id string, body []byte) (store.NewEpoch, time.Duration, *apiError) {
-	var req epochRequest
+	var req api.EpochRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return store.NewEpoch{}, 0, err
 	}
+	given := givenFields(body)
 	ne := store.NewEpoch{ID: id}
-	if req.Pool == nil {
+	if !given["pool"] {
 		return ne, 0, badRequest("missing_field", "pool", "pool (a decimal string of integer minor units) is required")
 	}
-	pool, err := rewards.ParseAmount(*req.Pool)
+	pool, err := rewards.ParseAmount(req.Pool)
 	if err != nil || pool.IsZero() || pool.Cmp(rewards.MaxPool) > 0 {
 		return ne, 0, badRequest("invalid_pool", "pool", "pool must be a decimal string of integer minor units from 1 to 2^127 (170141183460469231731687303715884105728)")
 	}
 	ne.Pool = pool.String()
 
 	var deadline time.Duration
-	if req.Deadline != nil {
-		d, err := time.ParseDuration(*req.Deadline)
+	if given["deadline"] {
+		d, err := time.ParseDuration(req.Deadline)
 		if err != nil || d <= 0 || d > maxEpochDeadline {
 			return ne, 0, badRequest("invalid_deadline", "deadline", "deadline must be a duration from now such as \"90s\", \"15m\" or \"2h\", at most 168h")
 		}
@@ -110,10 +103,13 @@ func decodeEpoch(id string, body []byte) (store.NewEpoch, time.Duration, *apiErr
 	}
 
 	switch {
-	case req.Usage != nil && req.Source != nil:
+	case given["usage"] && given["source"]:
 		return ne, 0, badRequest("conflicting_fields", "usage", "give either usage (inline) or source (a URL), not both")
-	case req.Usage != nil:
-		usage := *req.Usage
+	case given["usage"]:
+		usage := make([]rewards.Usage, len(req.Usage))
+		for i, u := range req.Usage {
+			usage[i] = rewards.Usage(u)
+		}
 		if uerr := rewards.CheckUsage(usage); uerr != nil {
 			field := "usage"
 			if uerr.Index >= 0 {
@@ -126,12 +122,12 @@ func decodeEpoch(id string, body []byte) (store.NewEpoch, time.Duration, *apiErr
 			return ne, 0, badRequest("invalid_usage", "usage", err.Error())
 		}
 		ne.Usage, ne.RequestHash = sealed, rewards.Hash(sealed)
-	case req.Source != nil:
+	case given["source"]:
 		// URLs are ASCII: a host that is not (a homoglyph, a right-to-left
 		// override) would only fail later, at the fetch, or mislead whoever
 		// reads the manifest. International hosts are written in punycode.
-		u, err := url.Parse(*req.Source)
-		if err != nil || strings.ContainsFunc(*req.Source, func(r rune) bool { return r <= ' ' || r > '~' }) ||
+		u, err := url.Parse(req.Source)
+		if err != nil || strings.ContainsFunc(req.Source, func(r rune) bool { return r <= ' ' || r > '~' }) ||
 			(u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(u.String()) > maxSourceLen {
 			return ne, 0, badRequest("invalid_source", "source", fmt.Sprintf("source must be an http or https URL in printable ASCII (punycode hosts) without credentials, at most %d characters", maxSourceLen))
 		}
@@ -353,52 +349,12 @@ func (a *API) getEpoch(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// manifest is the JSON shape of an epoch: its run manifest.
-type manifest struct {
-	Epoch       string            `json:"epoch"`
-	Status      string            `json:"status"`
-	Reason      string            `json:"reason,omitempty"`
-	Run         int               `json:"run"`
-	RequestHash string            `json:"request_hash"`
-	InputsHash  string            `json:"inputs_hash,omitempty"`
-	Pool        string            `json:"pool"`
-	Source      string            `json:"source,omitempty"`
-	TotalUnits  string            `json:"total_units,omitempty"`
-	TotalPaid   string            `json:"total_paid,omitempty"`
-	Accounts    int               `json:"accounts"`
-	Commitment  string            `json:"commitment,omitempty"`
-	Artifacts   []artifactView    `json:"artifacts"`
-	Intents     intentsView       `json:"intents"`
-	Anchor      *anchorRef        `json:"anchor,omitempty"`
-	Deadline    string            `json:"deadline"`
-	Timings     map[string]string `json:"timings"`
-	Links       map[string]string `json:"links"`
-}
-
-type artifactView struct {
-	Name   string `json:"name"`
-	Path   string `json:"path"` // relative to the artifact directory
-	SHA256 string `json:"sha256"`
-}
-
-type intentsView struct {
-	Total        int `json:"total"`
-	Emitted      int `json:"emitted"`
-	Acknowledged int `json:"acknowledged"`
-}
-
-type anchorRef struct {
-	EvidenceID string           `json:"evidence_id"`
-	Status     store.Status     `json:"status"`
-	Receipt    *receipt.Receipt `json:"receipt,omitempty"`
-}
-
 func (a *API) writeManifest(w http.ResponseWriter, r *http.Request, status int, e store.Epoch) {
-	m := manifest{
+	m := api.Manifest{
 		Epoch: e.ID, Status: e.Status, Reason: e.Reason, Run: e.Run, RequestHash: e.RequestHash, InputsHash: e.InputsHash,
 		Pool: e.Pool, Source: e.Source, TotalUnits: e.TotalUnits, TotalPaid: e.TotalPaid, Accounts: e.Accounts, Commitment: e.Commitment,
-		Artifacts: []artifactView{},
-		Intents:   intentsView{Total: e.IntentsTotal, Emitted: e.IntentsEmitted, Acknowledged: e.IntentsAcknowledged},
+		Artifacts: []api.Artifact{},
+		Intents:   api.IntentCounts{Total: e.IntentsTotal, Emitted: e.IntentsEmitted, Acknowledged: e.IntentsAcknowledged},
 		Deadline:  e.Deadline.Format(time.RFC3339Nano),
 		Timings:   map[string]string{},
 		Links:     map[string]string{"self": epochPathPrefix + e.ID},
@@ -406,9 +362,11 @@ func (a *API) writeManifest(w http.ResponseWriter, r *http.Request, status int, 
 	if m.InputsHash == "" && e.Inline {
 		m.InputsHash = e.RequestHash // inline usage was sealed at intake: the request hash is the inputs hash
 	}
-	for _, art := range []artifactView{
-		{"inputs", e.InputsPath, e.InputsHash}, {"payouts", e.PayoutsPath, e.PayoutsHash},
-		{"run.json", e.RunPath, e.RunHash}, {"commitment", e.CommitmentPath, e.CommitmentHash},
+	for _, art := range []api.Artifact{
+		{Name: "inputs", Path: e.InputsPath, SHA256: e.InputsHash},
+		{Name: "payouts", Path: e.PayoutsPath, SHA256: e.PayoutsHash},
+		{Name: "run.json", Path: e.RunPath, SHA256: e.RunHash},
+		{Name: "commitment", Path: e.CommitmentPath, SHA256: e.CommitmentHash},
 	} {
 		if art.Path != "" {
 			m.Artifacts = append(m.Artifacts, art)
@@ -426,14 +384,14 @@ func (a *API) writeManifest(w http.ResponseWriter, r *http.Request, status int, 
 		m.Timings["total_ms"] = strconv.FormatInt(e.FinishedAt.Sub(e.CreatedAt).Milliseconds(), 10)
 	}
 	if e.EvidenceID != "" {
-		m.Anchor = &anchorRef{EvidenceID: e.EvidenceID}
+		m.Anchor = &api.EpochAnchor{EvidenceID: e.EvidenceID}
 		m.Links["evidence"] = "/v1/evidence/" + e.EvidenceID
 		ev, err := a.Store.GetEvidence(r.Context(), e.EvidenceID)
 		if err != nil {
 			writeError(w, a.internal("load the commitment's evidence", err))
 			return
 		}
-		m.Anchor.Status = ev.Status
+		m.Anchor.Status = string(ev.Status)
 		if ev.Status == store.StatusConfirmed {
 			rc, err := ReceiptOf(r.Context(), a.Store, ev)
 			if err != nil {

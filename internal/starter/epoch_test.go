@@ -18,13 +18,13 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/workflows"
 	"github.com/keeperhq/keeper/merkle"
-	"github.com/keeperhq/keeper/receipt"
 )
 
 // fakeTemporal records the workflows the API starts.
@@ -92,34 +92,6 @@ func (f *epochFixture) compute(t *testing.T, id, body string) *httptest.Response
 	return f.do(t, "POST", "/rewarder/epochs/"+id+"/compute", body)
 }
 
-type manifestJSON struct {
-	Epoch       string `json:"epoch"`
-	Status      string `json:"status"`
-	Reason      string `json:"reason"`
-	Run         int    `json:"run"`
-	RequestHash string `json:"request_hash"`
-	InputsHash  string `json:"inputs_hash"`
-	Pool        string `json:"pool"`
-	Source      string `json:"source"`
-	TotalPaid   string `json:"total_paid"`
-	Accounts    int    `json:"accounts"`
-	Commitment  string `json:"commitment"`
-	Artifacts   []struct {
-		Name, Path, SHA256 string
-	} `json:"artifacts"`
-	Intents struct {
-		Total, Emitted, Acknowledged int
-	} `json:"intents"`
-	Anchor *struct {
-		EvidenceID string           `json:"evidence_id"`
-		Status     string           `json:"status"`
-		Receipt    *receipt.Receipt `json:"receipt"`
-	} `json:"anchor"`
-	Deadline string            `json:"deadline"`
-	Timings  map[string]string `json:"timings"`
-	Links    map[string]string `json:"links"`
-}
-
 const threeAccounts = `{"pool":"1000","usage":[{"account":"carol","units":"1"},{"account":"alice","units":"01"},{"account":"bob","units":"1"}]}`
 
 func TestComputeQueuesTheEpochAndStartsItsWorkflow(t *testing.T) {
@@ -127,7 +99,7 @@ func TestComputeQueuesTheEpochAndStartsItsWorkflow(t *testing.T) {
 	rec := f.compute(t, "2026-11", threeAccounts)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	assert.Equal(t, "/rewarder/epochs/2026-11", rec.Header().Get("Location"))
-	m := decode[manifestJSON](t, rec)
+	m := decode[api.Manifest](t, rec)
 	assert.Equal(t, "queued", m.Status)
 	assert.Equal(t, "1000", m.Pool)
 	assert.Equal(t, m.RequestHash, m.InputsHash, "inline usage is sealed at intake: its hash is known at once")
@@ -145,7 +117,7 @@ func TestComputeQueuesTheEpochAndStartsItsWorkflow(t *testing.T) {
 
 	got := f.do(t, "GET", "/rewarder/epochs/2026-11", "")
 	require.Equal(t, http.StatusOK, got.Code)
-	assert.Equal(t, m.RequestHash, decode[manifestJSON](t, got).RequestHash)
+	assert.Equal(t, m.RequestHash, decode[api.Manifest](t, got).RequestHash)
 }
 
 func TestTheCallersDeadlineShortensTheExecutionTimeout(t *testing.T) {
@@ -160,11 +132,11 @@ func TestTheCallersDeadlineShortensTheExecutionTimeout(t *testing.T) {
 
 func TestTheSameRequestAgainJoinsTheEpochAndOtherInputsAreAConflict(t *testing.T) {
 	f := newEpochFixture(t, 64)
-	first := decode[manifestJSON](t, f.compute(t, "e1", threeAccounts))
+	first := decode[api.Manifest](t, f.compute(t, "e1", threeAccounts))
 	// The same inputs in another order and spelling are the same request.
 	again := f.compute(t, "e1", `{"pool":"01000","usage":[{"account":"alice","units":"1"},{"account":"bob","units":"1"},{"account":"carol","units":"1"}]}`)
 	require.Equal(t, http.StatusAccepted, again.Code, again.Body.String())
-	assert.Equal(t, first.RequestHash, decode[manifestJSON](t, again).RequestHash)
+	assert.Equal(t, first.RequestHash, decode[api.Manifest](t, again).RequestHash)
 	for _, s := range f.temporal.started() {
 		assert.Equal(t, "epoch-e1", s.opts.ID, "every start names the same workflow id; Temporal keeps one run")
 	}
@@ -183,7 +155,7 @@ func TestACompletedEpochAskedForAgainAnswersItsManifestAndStartsNothing(t *testi
 
 	rec := f.compute(t, "done", threeAccounts)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	assert.Equal(t, "completed", decode[manifestJSON](t, rec).Status)
+	assert.Equal(t, "completed", decode[api.Manifest](t, rec).Status)
 	assert.Len(t, f.temporal.started(), 1)
 }
 
@@ -194,7 +166,7 @@ func TestAFailedEpochAskedForAgainRunsAgain(t *testing.T) {
 
 	rec := f.compute(t, "retry", threeAccounts)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	m := decode[manifestJSON](t, rec)
+	m := decode[api.Manifest](t, rec)
 	assert.Equal(t, "queued", m.Status)
 	assert.Equal(t, 2, m.Run)
 	assert.Empty(t, m.Reason)
@@ -250,7 +222,7 @@ func TestAnEpochPastItsDeadlineIsFailedAndLeavesRoom(t *testing.T) {
 	f := newEpochFixture(t, 1)
 	_, _, err := f.st.CreateEpoch(context.Background(), store.NewEpoch{ID: "slow", RequestHash: "h", Pool: "1", Source: "http://x", Deadline: time.Now().Add(-time.Second)}, 1)
 	require.NoError(t, err)
-	m := decode[manifestJSON](t, f.do(t, "GET", "/rewarder/epochs/slow", ""))
+	m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/slow", ""))
 	assert.Equal(t, "failed", m.Status)
 	assert.Equal(t, "deadline exceeded", m.Reason)
 	assert.Equal(t, http.StatusAccepted, f.compute(t, "next", threeAccounts).Code, "an epoch past its deadline is not in flight")
@@ -272,7 +244,7 @@ func TestTheManifestShowsArtifactsIntentsAndTheCommitmentsReceipt(t *testing.T) 
 	require.NoError(t, f.st.RecordAnchor(ctx, "full", 1, ev.ID))
 	require.NoError(t, f.st.FinishEpoch(ctx, "full", 1, store.EpochCompleted, ""))
 
-	m := decode[manifestJSON](t, f.do(t, "GET", "/rewarder/epochs/full", ""))
+	m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/full", ""))
 	assert.Equal(t, "completed", m.Status)
 	assert.Equal(t, "1000", m.TotalPaid)
 	assert.Equal(t, 3, m.Accounts)
@@ -298,7 +270,7 @@ func TestTheManifestShowsArtifactsIntentsAndTheCommitmentsReceipt(t *testing.T) 
 	root := merkle.LeafHash(leaves[0]) // a one-leaf tree
 	require.NoError(t, f.st.MarkSubmitted(ctx, b.ID, root, "stub:tx"))
 	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "stub:tx", Block: 7, BlockTime: time.Now()}))
-	m = decode[manifestJSON](t, f.do(t, "GET", "/rewarder/epochs/full", ""))
+	m = decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/full", ""))
 	require.NotNil(t, m.Anchor.Receipt)
 	assert.Equal(t, "confirmed", m.Anchor.Status)
 	assert.Equal(t, strings.Repeat("ab", 32), m.Anchor.Receipt.Digest)

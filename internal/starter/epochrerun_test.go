@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -20,18 +21,18 @@ func TestAQuarantinedEpochRunsAgainOnlyWhenARerunIsAskedFor(t *testing.T) {
 	const reason = "intents not delivered: emit intents of epoch stuck: ledger HTTP 503"
 	require.NoError(t, f.st.FinishEpoch(context.Background(), "stuck", 1, store.EpochQuarantined, reason))
 
-	m := decode[manifestJSON](t, f.do(t, "GET", "/rewarder/epochs/stuck", ""))
+	m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/stuck", ""))
 	assert.Equal(t, "quarantined", m.Status)
 	assert.Equal(t, reason, m.Reason, "the reason is on the manifest")
 
 	rec := f.compute(t, "stuck", threeAccounts)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	assert.Equal(t, "quarantined", decode[manifestJSON](t, rec).Status)
+	assert.Equal(t, "quarantined", decode[api.Manifest](t, rec).Status)
 	assert.Len(t, f.temporal.started(), 1, "the same request again sends nothing")
 
 	rec = f.do(t, "POST", "/rewarder/epochs/stuck/compute?rerun=true", threeAccounts)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	m = decode[manifestJSON](t, rec)
+	m = decode[api.Manifest](t, rec)
 	assert.Equal(t, "queued", m.Status)
 	assert.Equal(t, 2, m.Run)
 	assert.Empty(t, m.Reason)
@@ -112,7 +113,7 @@ func TestComputeAnswers503WithRetryAfterWhenTemporalDoesNotAcceptWithinTheDeadli
 	assert.GreaterOrEqual(t, took, 300*time.Millisecond)
 
 	// The epoch stays queued: once Temporal accepts, the same request starts it.
-	m := decode[manifestJSON](t, f.do(t, "GET", "/rewarder/epochs/slow", ""))
+	m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/slow", ""))
 	assert.Equal(t, "queued", m.Status)
 	f.api.Temporal = f.temporal
 	require.Equal(t, http.StatusAccepted, f.compute(t, "slow", threeAccounts).Code)

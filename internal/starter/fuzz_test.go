@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/backfill/evmscan"
 	"github.com/keeperhq/keeper/internal/backfill/solscan"
 	"github.com/keeperhq/keeper/internal/rewards"
@@ -113,7 +114,7 @@ func FuzzDecodeWallet(f *testing.F) {
 			}
 			names = append(names, n.Network)
 		}
-		again, err := json.Marshal(walletRequest{Address: &addr, Networks: names})
+		again, err := json.Marshal(api.WalletRequest{Address: addr, Networks: names})
 		if err != nil {
 			t.Fatal(err)
 		}

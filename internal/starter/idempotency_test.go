@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
 )
@@ -22,16 +23,16 @@ func TestTheIdempotencyKeyHeaderActsAsTheBodysField(t *testing.T) {
 	body := `{"digest":"` + hexDigest("header") + `","chains":["stub"]}`
 	first := f.doWith(t, "POST", "/v1/evidence", body, map[string]string{"Idempotency-Key": "upload-42"})
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
-	ev := decode[evidenceJSON](t, first)
+	ev := decode[api.Evidence](t, first)
 	assert.Equal(t, "upload-42", ev.IdempotencyKey)
 
 	// The draft's quoted form, and the key in the body, name the same evidence.
 	again := f.doWith(t, "POST", "/v1/evidence", body, map[string]string{"Idempotency-Key": `"upload-42"`})
 	require.Equal(t, http.StatusOK, again.Code, again.Body.String())
-	assert.Equal(t, ev.ID, decode[evidenceJSON](t, again).ID)
+	assert.Equal(t, ev.ID, decode[api.Evidence](t, again).ID)
 	inBody := f.do(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest("header")+`","chains":["stub"],"idempotency_key":"upload-42"}`)
 	require.Equal(t, http.StatusOK, inBody.Code, inBody.Body.String())
-	assert.Equal(t, ev.ID, decode[evidenceJSON](t, inBody).ID)
+	assert.Equal(t, ev.ID, decode[api.Evidence](t, inBody).ID)
 
 	// Another digest under the same header key is the body field's conflict.
 	other := f.doWith(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest("other")+`","chains":["stub"]}`, map[string]string{"Idempotency-Key": "upload-42"})
@@ -43,7 +44,7 @@ func TestTheSameKeyInTheHeaderAndTheBodyIsAccepted(t *testing.T) {
 	f := newFixture(t, 100)
 	rec := f.doWith(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest("both")+`","chains":["stub"],"idempotency_key":"k-1"}`, map[string]string{"Idempotency-Key": "k-1"})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	assert.Equal(t, "k-1", decode[evidenceJSON](t, rec).IdempotencyKey)
+	assert.Equal(t, "k-1", decode[api.Evidence](t, rec).IdempotencyKey)
 }
 
 func TestADifferentKeyInTheHeaderAndTheBodyIsRefusedAndStoresNothing(t *testing.T) {
@@ -98,7 +99,7 @@ func TestAKeyReusedWithOnlyOtherMetadataIsRefusedWith422(t *testing.T) {
 	f := newFixture(t, 100)
 	first := f.post(t, map[string]any{"digest": hexDigest("m"), "chains": []string{"stub"}, "idempotency_key": "k-m", "metadata": map[string]any{"case": 7}})
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
-	id := decode[evidenceJSON](t, first).ID
+	id := decode[api.Evidence](t, first).ID
 
 	for name, md := range map[string]any{
 		"other metadata": map[string]any{"case": 8},
@@ -141,7 +142,7 @@ func TestTheSameRequestAgainAnswersTheOriginalEvidenceEvenWithItsMetadataWritten
 	}
 	first := f.do(t, "POST", "/v1/evidence", body(`{"case":7,"tags":["a","b"],"by":{"x":1,"y":2}}`))
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
-	ev := decode[evidenceJSON](t, first)
+	ev := decode[api.Evidence](t, first)
 
 	for _, md := range []string{
 		`{"case":7,"tags":["a","b"],"by":{"x":1,"y":2}}`,
@@ -149,7 +150,7 @@ func TestTheSameRequestAgainAnswersTheOriginalEvidenceEvenWithItsMetadataWritten
 	} {
 		again := f.do(t, "POST", "/v1/evidence", body(md))
 		require.Equal(t, http.StatusOK, again.Code, again.Body.String())
-		assert.Equal(t, ev.ID, decode[evidenceJSON](t, again).ID)
+		assert.Equal(t, ev.ID, decode[api.Evidence](t, again).ID)
 	}
 	// The order of an array's items, and how a number is written, count.
 	for _, md := range []string{`{"case":7,"tags":["b","a"],"by":{"x":1,"y":2}}`, `{"case":7.0,"tags":["a","b"],"by":{"x":1,"y":2}}`} {
@@ -163,12 +164,12 @@ func TestTheHeaderKeyIsReadAsTheDraftsStructuredFieldString(t *testing.T) {
 	body := `{"digest":"` + hexDigest("sf") + `","chains":["stub"]}`
 	first := f.doWith(t, "POST", "/v1/evidence", body, map[string]string{"Idempotency-Key": `"say \"hi\" \\ 1"`})
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
-	ev := decode[evidenceJSON](t, first)
+	ev := decode[api.Evidence](t, first)
 	assert.Equal(t, `say "hi" \ 1`, ev.IdempotencyKey, "the string's escapes are undone")
 
 	bare := f.doWith(t, "POST", "/v1/evidence", body, map[string]string{"Idempotency-Key": `say "hi" \ 1`})
 	require.Equal(t, http.StatusOK, bare.Code, bare.Body.String())
-	assert.Equal(t, ev.ID, decode[evidenceJSON](t, bare).ID, "the bare key is the same key")
+	assert.Equal(t, ev.ID, decode[api.Evidence](t, bare).ID, "the bare key is the same key")
 
 	for _, v := range []string{`"no closing quote`, `"a" "b"`, `"bad \escape"`} {
 		rec := f.doWith(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest(v)+`","chains":["stub"]}`, map[string]string{"Idempotency-Key": v})
@@ -209,7 +210,7 @@ func TestConcurrentRequestsWithOneIdempotencyKeyStoreOneEvidence(t *testing.T) {
 					}
 					return
 				}
-				var ev evidenceJSON
+				var ev api.Evidence
 				assert.NoError(t, json.Unmarshal(rec.Body.Bytes(), &ev), rec.Body.String())
 				answers[i] = answer{rec.Code, ev.ID}
 			})

@@ -1,8 +1,9 @@
 package starter
 
 // The intake decoders as they were before the fast path (commit b899443),
-// kept word for word but for their names: the tests hold the decoders to
-// answer every body exactly as these do.
+// kept word for word but for their names and for the request type, now
+// api.EvidenceRequest with givenFields where it had pointers: the tests hold
+// the decoders to answer every body exactly as these do.
 
 import (
 	"bytes"
@@ -14,26 +15,28 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
 func legacyDecodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError) {
-	var req evidenceRequest
+	var req api.EvidenceRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return store.NewEvidence{}, err
 	}
+	given := givenFields(body)
 	var ne store.NewEvidence
 	switch {
-	case req.Digest != nil && req.Content != nil:
+	case given["digest"] && given["content"]:
 		return ne, badRequest("conflicting_fields", "digest", "give either digest or content, not both")
-	case req.Digest != nil:
-		b, err := hex.DecodeString(*req.Digest)
+	case given["digest"]:
+		b, err := hex.DecodeString(req.Digest)
 		if err != nil || len(b) != sha256.Size {
 			return ne, badRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
 		}
 		copy(ne.Digest[:], b)
-	case req.Content != nil:
-		b, err := base64.StdEncoding.DecodeString(*req.Content)
+	case given["content"]:
+		b, err := base64.StdEncoding.DecodeString(req.Content)
 		if err != nil {
 			return ne, badRequest("invalid_content", "content", "content must be standard base64")
 		}
@@ -70,17 +73,17 @@ func legacyDecodeEvidence(body []byte, chains []string) (store.NewEvidence, *api
 	sort.Strings(ne.Chains)
 
 	ne.Priority = defaultPriority
-	if req.Priority != nil {
-		if *req.Priority < 1 || *req.Priority > 10 {
+	if given["priority"] {
+		if req.Priority < 1 || req.Priority > 10 {
 			return ne, badRequest("invalid_priority", "priority", "priority must be an integer from 1 (highest) to 10")
 		}
-		ne.Priority = *req.Priority
+		ne.Priority = req.Priority
 	}
-	if req.IdempotencyKey != nil {
-		if aerr := checkKey(*req.IdempotencyKey, "idempotency_key"); aerr != nil {
+	if given["idempotency_key"] {
+		if aerr := checkKey(req.IdempotencyKey, "idempotency_key"); aerr != nil {
 			return ne, aerr
 		}
-		ne.IdempotencyKey = *req.IdempotencyKey
+		ne.IdempotencyKey = req.IdempotencyKey
 	}
 	if len(req.Metadata) > 0 && !bytes.Equal(req.Metadata, []byte("null")) {
 		if len(req.Metadata) > maxMetadataBytes {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/receipt"
@@ -51,7 +52,7 @@ func ReceiptOf(ctx context.Context, st *store.Store, ev store.Evidence) (receipt
 }
 
 // withReceipt adds a confirmed evidence's receipt to its view.
-func (a *API) withReceipt(ctx context.Context, v *evidenceView, ev store.Evidence) error {
+func (a *API) withReceipt(ctx context.Context, v *api.Evidence, ev store.Evidence) error {
 	if ev.Status != store.StatusConfirmed {
 		return nil
 	}

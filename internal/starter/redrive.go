@@ -8,40 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
 // Re-driving dead letters in bulk (docs/retries.md, job queue) and the
 // anchoring ages /readyz shows.
-
-// redriveRequest is the body of POST /v1/dead-letters/redrive. Each field
-// given narrows the selection; {} selects every dead-lettered evidence.
-type redriveRequest struct {
-	Chain  string `json:"chain"`
-	Batch  int64  `json:"batch"`
-	Since  string `json:"since"` // RFC 3339: dead-lettered at or after
-	Until  string `json:"until"` // RFC 3339: dead-lettered before
-	DryRun bool   `json:"dry_run"`
-}
-
-// redriveView is the answer: what was (or, in a dry run, would be) put back.
-type redriveView struct {
-	DryRun      bool             `json:"dry_run"`
-	Evidence    int              `json:"evidence"`
-	Anchors     int              `json:"anchors"`
-	ByChain     map[string]int   `json:"by_chain"`
-	Batches     []redriveBatchOf `json:"batches"`
-	EvidenceIDs []string         `json:"evidence_ids"`                // the first 100
-	MoreIDs     bool             `json:"more_evidence_ids,omitempty"` // more evidence than evidence_ids lists
-}
-
-type redriveBatchOf struct {
-	ID             int64  `json:"id"`
-	Chain          string `json:"chain"`
-	Evidence       int    `json:"evidence"`
-	DeadLetteredAt string `json:"dead_lettered_at"`
-	LastError      string `json:"last_error,omitempty"`
-}
 
 func (a *API) redrive(w http.ResponseWriter, r *http.Request) {
 	body, aerr := a.readBody(w, r)
@@ -49,7 +21,7 @@ func (a *API) redrive(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	var req redriveRequest
+	var req api.RedriveRequest
 	if aerr := decodeStrict(body, &req); aerr != nil {
 		writeError(w, aerr)
 		return
@@ -84,7 +56,7 @@ func (a *API) redrive(w http.ResponseWriter, r *http.Request) {
 }
 
 // redriveFilter checks a re-drive request, naming the field at fault.
-func (a *API) redriveFilter(req redriveRequest) (store.RedriveFilter, *apiError) {
+func (a *API) redriveFilter(req api.RedriveRequest) (store.RedriveFilter, *apiError) {
 	f := store.RedriveFilter{Chain: req.Chain, BatchID: req.Batch}
 	if req.Chain != "" && !contains(a.Chains, req.Chain) {
 		return f, badRequest("unknown_chain", "chain", fmt.Sprintf("chain %q is not configured here (configured: %s)", printable(req.Chain), strings.Join(a.Chains, ", ")))
@@ -111,9 +83,9 @@ func (a *API) redriveFilter(req redriveRequest) (store.RedriveFilter, *apiError)
 	return f, nil
 }
 
-func redriveAnswer(dry bool, res store.RedriveResult) redriveView {
-	v := redriveView{DryRun: dry, Evidence: res.Evidence, Anchors: res.Anchors, ByChain: res.ByChain,
-		Batches: []redriveBatchOf{}, EvidenceIDs: res.IDs, MoreIDs: res.Evidence > len(res.IDs)}
+func redriveAnswer(dry bool, res store.RedriveResult) api.RedriveResult {
+	v := api.RedriveResult{DryRun: dry, Evidence: res.Evidence, Anchors: res.Anchors, ByChain: res.ByChain,
+		Batches: []api.RedriveBatch{}, EvidenceIDs: res.IDs, MoreIDs: res.Evidence > len(res.IDs)}
 	if v.ByChain == nil {
 		v.ByChain = map[string]int{}
 	}
@@ -121,8 +93,8 @@ func redriveAnswer(dry bool, res store.RedriveResult) redriveView {
 		v.EvidenceIDs = []string{}
 	}
 	for _, b := range res.Batches {
-		v.Batches = append(v.Batches, redriveBatchOf{ID: b.ID, Chain: b.Chain, Evidence: b.Evidence,
-			DeadLetteredAt: b.DeadLetteredAt.UTC().Format(time.RFC3339Nano), LastError: b.LastError})
+		v.Batches = append(v.Batches, api.RedriveBatch{ID: b.ID, Chain: b.Chain, Evidence: b.Evidence,
+			DeadLetteredAt: b.DeadLetteredAt.UTC(), LastError: b.LastError})
 	}
 	return v
 }

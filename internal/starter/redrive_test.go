@@ -10,23 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/store"
 )
-
-type redriveJSON struct {
-	DryRun   bool           `json:"dry_run"`
-	Evidence int            `json:"evidence"`
-	Anchors  int            `json:"anchors"`
-	ByChain  map[string]int `json:"by_chain"`
-	Batches  []struct {
-		ID             int64  `json:"id"`
-		Chain          string `json:"chain"`
-		Evidence       int    `json:"evidence"`
-		DeadLetteredAt string `json:"dead_lettered_at"`
-		LastError      string `json:"last_error"`
-	} `json:"batches"`
-	EvidenceIDs []string `json:"evidence_ids"`
-}
 
 // deadLetter submits n evidence, forms them into one batch and dead-letters it.
 func (f *fixture) deadLetter(t *testing.T, tag string, n int) (store.Batch, []string) {
@@ -50,7 +36,7 @@ func TestADeadLetteredBatchIsRedrivenInOneCall(t *testing.T) {
 
 	rec := f.do(t, "POST", "/v1/dead-letters/redrive", fmt.Sprintf(`{"batch": %d, "dry_run": true}`, b.ID))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	dry := decode[redriveJSON](t, rec)
+	dry := decode[api.RedriveResult](t, rec)
 	assert.True(t, dry.DryRun)
 	assert.Equal(t, 5, dry.Evidence)
 	assert.Equal(t, map[string]int{"stub": 5}, dry.ByChain)
@@ -62,7 +48,7 @@ func TestADeadLetteredBatchIsRedrivenInOneCall(t *testing.T) {
 
 	rec = f.do(t, "POST", "/v1/dead-letters/redrive", fmt.Sprintf(`{"batch": %d}`, b.ID))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	done := decode[redriveJSON](t, rec)
+	done := decode[api.RedriveResult](t, rec)
 	assert.False(t, done.DryRun)
 	assert.Equal(t, 5, done.Evidence)
 	assert.Equal(t, ids, done.EvidenceIDs)
@@ -71,12 +57,12 @@ func TestADeadLetteredBatchIsRedrivenInOneCall(t *testing.T) {
 		assert.Equal(t, "pending", ev.Status)
 		assert.Zero(t, ev.Attempts)
 	}
-	assert.Equal(t, "dead_letter", f.get(t, decode[redriveJSON](t, f.do(t, "POST", "/v1/dead-letters/redrive",
+	assert.Equal(t, "dead_letter", f.get(t, decode[api.RedriveResult](t, f.do(t, "POST", "/v1/dead-letters/redrive",
 		fmt.Sprintf(`{"batch": %d, "dry_run": true}`, other.ID))).EvidenceIDs[0]).Status, "another batch is left alone")
 
 	rec = f.do(t, "POST", "/v1/dead-letters/redrive", fmt.Sprintf(`{"batch": %d}`, b.ID))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	again := decode[redriveJSON](t, rec)
+	again := decode[api.RedriveResult](t, rec)
 	assert.Zero(t, again.Evidence, "re-running after success re-drives nothing")
 	assert.Empty(t, again.Batches)
 	assert.Empty(t, again.EvidenceIDs)
@@ -87,7 +73,7 @@ func TestADeadLetteredBatchIsRedrivenInOneCall(t *testing.T) {
 	// {} re-drives every dead letter left.
 	rec = f.do(t, "POST", "/v1/dead-letters/redrive", `{}`)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	assert.Equal(t, 2, decode[redriveJSON](t, rec).Evidence)
+	assert.Equal(t, 2, decode[api.RedriveResult](t, rec).Evidence)
 	rec = f.do(t, "GET", "/metrics", "")
 	assert.Contains(t, rec.Body.String(), `keeper_evidence_redriven_total{chain="stub"} 7`)
 }
@@ -130,7 +116,7 @@ func TestRedriveSelectsByTheTimeOfDeadLettering(t *testing.T) {
 
 	rec := f.do(t, "POST", "/v1/dead-letters/redrive", `{"chain": "stub", "since": "`+cut+`"}`)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	assert.Equal(t, after, decode[redriveJSON](t, rec).EvidenceIDs)
+	assert.Equal(t, after, decode[api.RedriveResult](t, rec).EvidenceIDs)
 	assert.Equal(t, "dead_letter", f.get(t, before[0]).Status)
 	assert.Equal(t, "pending", f.get(t, after[0]).Status)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -27,48 +28,29 @@ func (a *API) webhookRoutes() []route {
 	}
 }
 
-// webhookView is a subscription as the API shows it.
-type webhookView struct {
-	ID             string   `json:"id"`
-	URL            string   `json:"url"`
-	Events         []string `json:"events"`
-	Secret         string   `json:"secret,omitempty"`
-	Enabled        bool     `json:"enabled"`
-	DisabledAt     string   `json:"disabled_at,omitempty"`
-	DisabledReason string   `json:"disabled_reason,omitempty"`
-	FailingSince   string   `json:"failing_since,omitempty"`
-	CreatedAt      string   `json:"created_at"`
-	// PreviousSecretExpiresAt is when the secret replaced by the last
-	// rotation stops signing beside the current one.
-	PreviousSecretExpiresAt string `json:"previous_secret_expires_at,omitempty"`
-}
-
-func rfc3339(t time.Time) string {
+// wireTime is t as the webhook answers show it: in UTC, or zero (left
+// out) when unset, the Unix epoch being how some stores read an unset time.
+func wireTime(t time.Time) time.Time {
 	if t.IsZero() || t.UnixMilli() == 0 {
-		return ""
+		return time.Time{}
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC()
 }
 
-func webhookOf(w store.Webhook) webhookView {
-	return webhookView{
+func webhookOf(w store.Webhook) api.Webhook {
+	return api.Webhook{
 		ID: w.ID, URL: w.URL, Events: w.Events, Secret: w.Secret, Enabled: !w.Disabled,
-		DisabledAt: rfc3339(w.DisabledAt), DisabledReason: w.DisabledReason,
-		FailingSince: rfc3339(w.FailingSince), CreatedAt: rfc3339(w.CreatedAt),
-		PreviousSecretExpiresAt: rfc3339(w.PreviousSecretUntil),
+		DisabledAt: wireTime(w.DisabledAt), DisabledReason: w.DisabledReason,
+		FailingSince: wireTime(w.FailingSince), CreatedAt: wireTime(w.CreatedAt),
+		PreviousSecretExpiresAt: wireTime(w.PreviousSecretUntil),
 	}
-}
-
-type newWebhook struct {
-	URL    string   `json:"url"`
-	Events []string `json:"events"`
 }
 
 // maxWebhookURL bounds a webhook URL's length.
 const maxWebhookURL = 2048
 
-func (a *API) decodeWebhook(body []byte) (newWebhook, *apiError) {
-	var nw newWebhook
+func (a *API) decodeWebhook(body []byte) (api.WebhookRequest, *apiError) {
+	var nw api.WebhookRequest
 	if aerr := decodeStrict(body, &nw); aerr != nil {
 		return nw, aerr
 	}
@@ -130,11 +112,11 @@ func (a *API) listWebhooks(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.internal("list webhooks", err))
 		return
 	}
-	out := make([]webhookView, 0, len(ws))
+	out := make([]api.Webhook, 0, len(ws))
 	for _, wh := range ws {
 		out = append(out, webhookOf(wh))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"webhooks": out})
+	writeJSON(w, http.StatusOK, api.WebhookList{Webhooks: out})
 }
 
 // webhookID validates the {id} path segment.
@@ -187,28 +169,20 @@ func (a *API) getWebhook(w http.ResponseWriter, r *http.Request) {
 // (config.MaxRotationGrace).
 const maxRotationGrace = 7 * 24 * time.Hour
 
-// rotation is rotate-secret's optional body.
-type rotation struct {
-	// Grace is how long the replaced secret keeps signing beside the new
-	// one, a duration such as "1h" ("0s": it stops at once); absent: the
-	// server's KEEPER_WEBHOOK_ROTATION_GRACE.
-	Grace *string `json:"grace"`
-}
-
 // rotationGrace reads rotate-secret's body; an empty body asks for the
 // default grace.
 func (a *API) rotationGrace(body []byte) (time.Duration, *apiError) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return a.WebhookRotationGrace, nil
 	}
-	var rot rotation
+	var rot api.WebhookRotation
 	if aerr := decodeStrict(body, &rot); aerr != nil {
 		return 0, aerr
 	}
-	if rot.Grace == nil {
+	if !givenFields(body)["grace"] {
 		return a.WebhookRotationGrace, nil
 	}
-	d, err := time.ParseDuration(*rot.Grace)
+	d, err := time.ParseDuration(rot.Grace)
 	if err != nil || d < 0 || d > maxRotationGrace {
 		return 0, badRequest("invalid_grace", "grace", "grace must be a duration such as \"1h\" or \"30m\", from \"0s\" (the old secret stops signing at once) to 168h")
 	}
@@ -263,25 +237,11 @@ func (a *API) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// deliveryView is a delivery as the API shows it.
-type deliveryView struct {
-	ID          string `json:"id"`
-	Type        string `json:"type"`
-	ObjectID    string `json:"object_id"`
-	Status      string `json:"status"`
-	Attempts    int    `json:"attempts"`
-	LastStatus  int    `json:"last_status,omitempty"`
-	LastError   string `json:"last_error,omitempty"`
-	CreatedAt   string `json:"created_at"`
-	UpdatedAt   string `json:"updated_at"`
-	DeliveredAt string `json:"delivered_at,omitempty"`
-}
-
-func deliveryOf(d store.Delivery) deliveryView {
-	return deliveryView{
+func deliveryOf(d store.Delivery) api.Delivery {
+	return api.Delivery{
 		ID: d.ID, Type: d.Type, ObjectID: d.ObjectID, Status: d.Status, Attempts: d.Attempts,
 		LastStatus: d.LastStatus, LastError: d.LastError,
-		CreatedAt: rfc3339(d.CreatedAt), UpdatedAt: rfc3339(d.UpdatedAt), DeliveredAt: rfc3339(d.DeliveredAt),
+		CreatedAt: wireTime(d.CreatedAt), UpdatedAt: wireTime(d.UpdatedAt), DeliveredAt: wireTime(d.DeliveredAt),
 	}
 }
 
@@ -314,11 +274,11 @@ func (a *API) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 		writeError(w, a.internal("list webhook deliveries", err))
 		return
 	}
-	out := make([]deliveryView, 0, len(ds))
+	out := make([]api.Delivery, 0, len(ds))
 	for _, d := range ds {
 		out = append(out, deliveryOf(d))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"deliveries": out})
+	writeJSON(w, http.StatusOK, api.DeliveryList{Deliveries: out})
 }
 
 func (a *API) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) {

@@ -12,32 +12,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/store"
 )
-
-type webhookJSON struct {
-	ID                      string    `json:"id"`
-	URL                     string    `json:"url"`
-	Events                  []string  `json:"events"`
-	Secret                  string    `json:"secret"`
-	Enabled                 bool      `json:"enabled"`
-	DisabledAt              time.Time `json:"disabled_at"`
-	DisabledReason          string    `json:"disabled_reason"`
-	PreviousSecretExpiresAt time.Time `json:"previous_secret_expires_at"`
-}
-
-type deliveryJSON struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	ObjectID string `json:"object_id"`
-	Status   string `json:"status"`
-}
 
 func TestCreatingAWebhookShowsItsSecretOnceAndRotatingShowsANewOne(t *testing.T) {
 	f := newFixture(t, 100)
 	rec := f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/keeper","events":["evidence.confirmed","epoch.failed","evidence.confirmed"]}`)
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	created := decode[webhookJSON](t, rec)
+	created := decode[api.Webhook](t, rec)
 	assert.Equal(t, "/v1/webhooks/"+created.ID, rec.Header().Get("Location"))
 	assert.Equal(t, []string{"evidence.confirmed", "epoch.failed"}, created.Events)
 	assert.True(t, created.Enabled)
@@ -55,7 +38,7 @@ func TestCreatingAWebhookShowsItsSecretOnceAndRotatingShowsANewOne(t *testing.T)
 
 	rec = f.do(t, "POST", "/v1/webhooks/"+created.ID+"/rotate-secret", "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	rotated := decode[webhookJSON](t, rec)
+	rotated := decode[api.Webhook](t, rec)
 	assert.True(t, strings.HasPrefix(rotated.Secret, "whsec_"))
 	assert.NotEqual(t, created.Secret, rotated.Secret)
 
@@ -105,14 +88,14 @@ func TestHostileWebhookURLsAndBadEventsAreRefusedNamingTheField(t *testing.T) {
 	requireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["epoch.failed","evidence.lost"]}`), 400, "invalid_event", "events[1]")
 	requireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["epoch.failed"],"secret":"mine"}`), 400, "unknown_field", "secret")
 	requireRefused(t, f.do(t, "GET", "/v1/webhooks/wh_nothex", ""), 400, "invalid_id", "id")
-	list := decode[struct{ Webhooks []webhookJSON }](t, f.do(t, "GET", "/v1/webhooks", ""))
+	list := decode[struct{ Webhooks []api.Webhook }](t, f.do(t, "GET", "/v1/webhooks", ""))
 	assert.Empty(t, list.Webhooks, "nothing was stored")
 }
 
 func TestAFailedDeliveryIsListedAndReDrivenOnce(t *testing.T) {
 	f := newFixture(t, 100)
 	ctx := context.Background()
-	created := decode[webhookJSON](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
+	created := decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
 	ev := f.submit(t, "a", 5)
 	b, ok, err := f.st.FormBatch(ctx, "stub", 10)
 	require.NoError(t, err)
@@ -120,7 +103,7 @@ func TestAFailedDeliveryIsListedAndReDrivenOnce(t *testing.T) {
 	require.NoError(t, f.st.DeadLetterBatch(ctx, b.ID, "gave up"))
 
 	base := "/v1/webhooks/" + created.ID + "/deliveries"
-	list := decode[struct{ Deliveries []deliveryJSON }](t, f.do(t, "GET", base, ""))
+	list := decode[struct{ Deliveries []api.Delivery }](t, f.do(t, "GET", base, ""))
 	require.Len(t, list.Deliveries, 1)
 	d := list.Deliveries[0]
 	assert.Equal(t, "evidence.dead_lettered", d.Type)
@@ -131,7 +114,7 @@ func TestAFailedDeliveryIsListedAndReDrivenOnce(t *testing.T) {
 	require.NoError(t, f.st.FailDelivery(ctx, d.ID, 0, "retries used up"))
 	rec := f.do(t, "POST", base+"/"+d.ID+"/retry", "")
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	assert.Equal(t, store.DeliveryPending, decode[deliveryJSON](t, rec).Status)
+	assert.Equal(t, store.DeliveryPending, decode[api.Delivery](t, rec).Status)
 	requireRefused(t, f.do(t, "POST", base+"/msg_000000000000000000000000/retry", ""), 404, "not_found", "delivery_id")
 	requireRefused(t, f.do(t, "GET", base+"?limit=0", ""), 400, "invalid_limit", "limit")
 }
@@ -139,25 +122,25 @@ func TestAFailedDeliveryIsListedAndReDrivenOnce(t *testing.T) {
 func TestRotatingWithAGraceShowsOnlyTheNewSecretAndWhenTheOldOneStopsSigning(t *testing.T) {
 	f := newFixture(t, 100)
 	f.api.WebhookRotationGrace = 24 * time.Hour
-	created := decode[webhookJSON](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
+	created := decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
 	path := "/v1/webhooks/" + created.ID
 
 	before := time.Now()
 	rec := f.do(t, "POST", path+"/rotate-secret", `{"grace":"1h"}`)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	rotated := decode[webhookJSON](t, rec)
+	rotated := decode[api.Webhook](t, rec)
 	assert.NotEqual(t, created.Secret, rotated.Secret)
 	assert.NotContains(t, rec.Body.String(), created.Secret, "the old secret is never shown")
 	assert.WithinDuration(t, before.Add(time.Hour), rotated.PreviousSecretExpiresAt, 5*time.Second)
 	got := f.do(t, "GET", path, "")
 	assert.NotContains(t, got.Body.String(), "whsec_")
-	assert.Equal(t, rotated.PreviousSecretExpiresAt, decode[webhookJSON](t, got).PreviousSecretExpiresAt)
+	assert.Equal(t, rotated.PreviousSecretExpiresAt, decode[api.Webhook](t, got).PreviousSecretExpiresAt)
 
 	// Without a body the server's default grace applies.
-	rotated = decode[webhookJSON](t, f.do(t, "POST", path+"/rotate-secret", ""))
+	rotated = decode[api.Webhook](t, f.do(t, "POST", path+"/rotate-secret", ""))
 	assert.WithinDuration(t, time.Now().Add(24*time.Hour), rotated.PreviousSecretExpiresAt, 5*time.Second)
 	// "0s" replaces the secret outright.
-	rotated = decode[webhookJSON](t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"0s"}`))
+	rotated = decode[api.Webhook](t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"0s"}`))
 	assert.True(t, rotated.PreviousSecretExpiresAt.IsZero())
 
 	_, target, err := deliveryTarget(t, f, created.ID)
@@ -197,7 +180,7 @@ func deliveryTarget(t *testing.T, f *fixture, id string) (store.Delivery, store.
 func TestAWebhookDisabledByA410ShowsWhyAndIsEnabledByTheEnableCall(t *testing.T) {
 	f := newFixture(t, 100)
 	ctx := context.Background()
-	created := decode[webhookJSON](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
+	created := decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
 	d, _, err := deliveryTarget(t, f, created.ID)
 	require.NoError(t, err)
 	disabled, err := f.st.RecordDeliveryAttempt(ctx, d.ID, d.Run, store.Attempt{Status: http.StatusGone, Error: "answered 410", At: time.Now(), Gone: true})
@@ -205,19 +188,19 @@ func TestAWebhookDisabledByA410ShowsWhyAndIsEnabledByTheEnableCall(t *testing.T)
 	require.True(t, disabled)
 
 	path := "/v1/webhooks/" + created.ID
-	got := decode[webhookJSON](t, f.do(t, "GET", path, ""))
+	got := decode[api.Webhook](t, f.do(t, "GET", path, ""))
 	assert.False(t, got.Enabled)
 	assert.Equal(t, "the endpoint answered 410 Gone", got.DisabledReason)
 	assert.False(t, got.DisabledAt.IsZero())
 
 	rec := f.do(t, "POST", path+"/enable", "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	enabled := decode[webhookJSON](t, rec)
+	enabled := decode[api.Webhook](t, rec)
 	assert.True(t, enabled.Enabled)
 	assert.Empty(t, enabled.DisabledReason)
 	assert.True(t, enabled.DisabledAt.IsZero())
 	assert.Empty(t, enabled.Secret, "enabling shows no secret")
-	assert.True(t, decode[webhookJSON](t, f.do(t, "GET", path, "")).Enabled)
+	assert.True(t, decode[api.Webhook](t, f.do(t, "GET", path, "")).Enabled)
 	require.Equal(t, http.StatusOK, f.do(t, "POST", path+"/enable", "").Code, "enabling an enabled webhook is fine")
 	requireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_000000000000000000000000/enable", ""), 404, "not_found", "id")
 	requireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_nothex/enable", ""), 400, "invalid_id", "id")
