@@ -167,9 +167,15 @@ var rules = []rule{
 		transitive: true,
 	},
 	{
-		name:       "the Idempotency-Key header and problem details are leaves: the Go client, the API and the ledger share them",
-		from:       []string{"internal/idemkey/...", "internal/problem/..."},
+		name:       "the Idempotency-Key header is a leaf: the Go client, the API and the ledger share it",
+		from:       []string{"internal/idemkey/..."},
 		to:         []string{"..."},
+		transitive: true,
+	},
+	{
+		name:       "problem details link nothing of keeper's but their wire type (api.Problem): the API and the ledger answer with them",
+		from:       []string{"internal/problem/..."},
+		to:         []string{"internal/...", "client/..."},
 		transitive: true,
 	},
 }

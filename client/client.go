@@ -35,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/idemkey"
 )
 
@@ -72,31 +73,9 @@ func New(baseURL string) *Client {
 }
 
 // Error is an error answer of the API: RFC 9457 problem details, whose
-// extension members code, message and field keeper has always sent.
-type Error struct {
-	Status  int    `json:"-"`    // the HTTP status (a bulk item's own status)
-	Code    string `json:"code"` // stable code, e.g. "invalid_digest" (the description lists them per answer)
-	Message string `json:"message"`
-	Field   string `json:"field"` // the field, parameter or header at fault, if one is
-	// Archive, with 410 "archived", is the receipts archive file holding the
-	// evidence's receipt (retention moved the evidence there).
-	Archive string `json:"archive,omitempty"`
-
-	// The problem's RFC 9457 members: Type names the problem
-	// (tag:keeperhq.github.io,2026:problems/<code>), Title summarises it,
-	// Detail is Message, and Instance is the path it is about, when given.
-	Type     string `json:"type,omitempty"`
-	Title    string `json:"title,omitempty"`
-	Detail   string `json:"detail,omitempty"`
-	Instance string `json:"instance,omitempty"`
-}
-
-func (e *Error) Error() string {
-	if e.Code == "" {
-		return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
-	}
-	return fmt.Sprintf("%s (HTTP %d, %s)", e.Message, e.Status, e.Code)
-}
+// extension members code, message and field keeper has always sent. Its
+// Status is the answer's HTTP status (a bulk item's own).
+type Error = api.Problem
 
 // IsCode reports whether err is an API error with the given code.
 func IsCode(err error, code string) bool {
@@ -231,8 +210,10 @@ func (cl *Client) once(ctx context.Context, c call, u string, body []byte) (stat
 // as keeper answered before them), or makes one of a status that came
 // without it (a proxy's answer).
 func answerError(resp *http.Response, raw []byte) *Error {
-	e := &Error{Status: resp.StatusCode}
-	if json.Unmarshal(raw, e) == nil && (e.Code != "" || e.Detail != "" || e.Title != "") {
+	e := &Error{}
+	err := json.Unmarshal(raw, e)
+	e.Status = resp.StatusCode
+	if err == nil && (e.Code != "" || e.Detail != "" || e.Title != "") {
 		if e.Message == "" {
 			e.Message = cmp.Or(e.Detail, e.Title)
 		}

@@ -2,14 +2,16 @@
 // problem details (application/problem+json) whose type names a stable
 // code, with that code, the message and the field at fault kept as extension
 // members (code, message, field), so clients written for keeper's earlier
-// {code, message, field} errors read them unchanged. It imports nothing of
-// keeper's.
+// {code, message, field} errors read them unchanged. Its one import of
+// keeper's is the wire type, api.Problem.
 package problem
 
 import (
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/keeperhq/keeper/api"
 )
 
 // ContentType is the media type of a problem answer.
@@ -20,17 +22,9 @@ const ContentType = "application/problem+json"
 // fetch; the API's OpenAPI description lists the codes of each answer.
 const TypePrefix = "tag:keeperhq.github.io,2026:problems/"
 
-// Details is one problem: RFC 9457's members, then keeper's.
-type Details struct {
-	Type     string `json:"type"`
-	Title    string `json:"title"`
-	Status   int    `json:"status"`
-	Detail   string `json:"detail"`
-	Instance string `json:"instance,omitempty"` // the request path the problem is about, where useful
-	Code     string `json:"code"`
-	Message  string `json:"message"`         // the same as detail
-	Field    string `json:"field,omitempty"` // the field, parameter or header at fault
-}
+// Details is one problem: the API's wire type (RFC 9457's members, then
+// keeper's), declared once in package api for the server and the Go client.
+type Details = api.Problem
 
 // New is the problem of code with HTTP status and a message for people
 // that names field (when one is at fault).

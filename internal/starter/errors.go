@@ -27,11 +27,8 @@ type apiError struct {
 // archive as extension members.
 func (e *apiError) MarshalJSON() ([]byte, error) {
 	p := problem.New(e.Status, e.Code, e.Message, e.Field)
-	p.Instance = e.Instance
-	return json.Marshal(struct {
-		problem.Details
-		Archive string `json:"archive,omitempty"`
-	}{p, e.Archive})
+	p.Instance, p.Archive = e.Instance, e.Archive
+	return json.Marshal(p)
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
