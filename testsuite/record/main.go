@@ -207,7 +207,7 @@ func recordEpochs(ctx context.Context, node *node.Node, outDir string, done int)
 }
 
 // epochIntentsFile is the number of the recorded EpochCompute whose intents
-// the ledger refused: version 1 of workflows/epoch.go's
+// the ledger refused: version 1 of internal/workflows/epoch.go's
 // intents-failure-quarantines, recorded after the files before it existed.
 const epochIntentsFile = 22
 
