@@ -19,6 +19,7 @@ import (
 	"github.com/keeperhq/keeper/internal/cli"
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/dev/localnet"
+	"github.com/keeperhq/keeper/internal/devserver"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/receipt"
@@ -120,6 +121,16 @@ func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
 // when set, adjusts the configuration first.
 func startOnLocalChains(t *testing.T, mutate func(*config.Config)) (*node.Node, config.Config, *store.Store, map[string]chains.Adapter) {
 	t.Helper()
+	srv, cfg, chs, dir := startLocalChains(t, mutate)
+	st := openStore(t, dir)
+	return startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, st, chs), cfg, st, chs
+}
+
+// startLocalChains starts the embedded Temporal server and both local
+// chains (or the ones mutate leaves in cfg.Chains) and their adapters, for
+// the nodes a test starts on them; dir is the stack's data directory.
+func startLocalChains(t *testing.T, mutate func(*config.Config)) (*devserver.Server, config.Config, map[string]chains.Adapter, string) {
+	t.Helper()
 	dir := tempDir(t)
 	srv := startServer(t, dir)
 	cfg := testConfig(dir)
@@ -133,10 +144,9 @@ func startOnLocalChains(t *testing.T, mutate func(*config.Config)) (*node.Node, 
 	net, err := localnet.StartFor(context.Background(), &cfg, testLogger(t))
 	require.NoError(t, err)
 	t.Cleanup(net.Stop)
-	st := openStore(t, dir)
 	chs, err := node.NewChains(context.Background(), cfg, nil, testLogger(t))
 	require.NoError(t, err)
-	return startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, st, chs), cfg, st, chs
+	return srv, cfg, chs, dir
 }
 
 func receiptFor(t *testing.T, apiAddr, id string) receipt.Receipt {

@@ -1,6 +1,7 @@
 package testsuite
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"testing"
@@ -9,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/node"
+	"github.com/keeperhq/keeper/internal/store"
 )
 
 // TestAWorkerIsReadyOnItsOwnAddressWhileItPollsItsTaskQueuesAndNotOnceTemporalIsGone
@@ -62,4 +65,37 @@ func TestKeeperDevsReadinessCountsItsWorkersAndServesNoSecondAddress(t *testing.
 	ready, checks := readyz(t, n.APIAddr())
 	assert.True(t, ready, "%v", checks)
 	assert.Equal(t, "ok", checks["worker"], "the workers poll their task queues")
+}
+
+// TestAWorkerOnALostStoreIsNotReadyAndSignsNothingWhileAChainHoldsALaterCheckpoint:
+// a worker started with the deployment's log key on a store that lost the
+// log (here a new one) reads the checkpoint the chain holds, signs nothing
+// and answers /readyz with the log check failing and saying what to do; the
+// worker on the store the checkpoint came from stays ready.
+func TestAWorkerOnALostStoreIsNotReadyAndSignsNothingWhileAChainHoldsALaterCheckpoint(t *testing.T) {
+	endToEnd(t)
+	srv, cfg, chs, dir := startLocalChains(t, func(c *config.Config) { c.Chains = []string{"etherlink"} })
+	st := openStore(t, dir)
+	n := startNode(t, srv, cfg, node.Roles{API: true, Worker: true}, st, chs)
+	hc := &http.Client{Timeout: 10 * time.Second}
+	for i := range 5 {
+		code, _, err := post(hc, n.APIAddr(), map[string]any{"digest": digest(t.Name(), i), "chains": []string{"etherlink"}})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusAccepted, code)
+	}
+	waitConfirmed(t, st, 5, 2*time.Minute)
+	ready, checks := readyz(t, n.APIAddr())
+	require.True(t, ready, "%v", checks)
+
+	lost := openStore(t, tempDir(t))
+	w := startNode(t, srv, cfg, node.Roles{Worker: true}, lost, chs)
+	ready, checks = readyz(t, w.HealthAddr())
+	assert.False(t, ready)
+	assert.Contains(t, checks["log"], "a chain holds a checkpoint of 5 entries and this store's log has 0")
+	assert.Contains(t, checks["log"], "restore the newest one")
+	_, err := lost.LatestCheckpoint(context.Background())
+	assert.ErrorIs(t, err, store.ErrNotFound, "the lost store's log signed nothing")
+
+	ready, checks = readyz(t, n.APIAddr())
+	assert.True(t, ready, "%v", checks)
 }
