@@ -46,7 +46,7 @@ type (
 	// RedriveBatch is a dead-lettered batch a re-drive took anchors from.
 	RedriveBatch = api.RedriveBatch
 
-	// Webhook is a subscription (README, "Webhooks"). Secret is set only in
+	// Webhook is a subscription (docs/webhooks.md). Secret is set only in
 	// the answers of CreateWebhook and RotateWebhookSecret: keep it then.
 	Webhook = api.Webhook
 	// WebhookRequest subscribes URL to events (evidence.confirmed, …).

@@ -24,8 +24,7 @@ import (
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
-// WebhookMaxAnswer is the largest answer a delivery attempt reads (README,
-// "Webhooks"): a larger one counts as a failure, as does one slower than
+// WebhookMaxAnswer is the largest answer a delivery attempt reads (docs/webhooks.md): a larger one counts as a failure, as does one slower than
 // workflows.WebhookTimeout.
 const WebhookMaxAnswer = 64 << 10
 

@@ -18,7 +18,7 @@ import (
 )
 
 // `keeper submit FILE` with no --chains anchors on every chain the API is
-// configured with, so the README's example works on a fresh `keeper dev`
+// configured with, so docs/cli.md's example works on a fresh `keeper dev`
 // (etherlink and solana), not only where the stub chain is configured.
 func TestSubmitWithoutChainsAnchorsOnEveryConfiguredChain(t *testing.T) {
 	s := newServerWith(t, "etherlink", "solana")

@@ -24,7 +24,7 @@ type WorkflowStarter interface {
 // per run of a delivery, with workflow id webhook-<delivery>-<run>, so a
 // start repeated after a crash finds the workflow already there. Deliveries
 // are recorded by the activities that change state, in any worker process;
-// the sweep picks them up (README, "Webhooks").
+// the sweep picks them up (docs/webhooks.md).
 type Webhooks struct {
 	Store    *store.Store
 	Temporal WorkflowStarter

@@ -472,7 +472,7 @@ func evidenceID(r *http.Request) (string, *apiError) {
 }
 
 // notFound is the answer for an evidence id the store does not hold: 410
-// naming the receipts archive file when retention moved it there (README,
+// naming the receipts archive file when retention moved it there (docs/production.md,
 // "Storage and retention"), else 404.
 func (a *API) notFound(ctx context.Context, id string) *apiError {
 	arch, err := a.Store.ArchivedIn(ctx, id)

@@ -12,7 +12,7 @@ import (
 	"github.com/keeperhq/keeper/internal/store"
 )
 
-// Archiver is retention (README, "Storage and retention"): it moves
+// Archiver is retention (docs/production.md, "Storage and retention"): it moves
 // confirmed evidence taken in more than Retention ago into the receipts
 // archive in Dir, a file of whole receipts at a time, and the store drops
 // their rows. It runs beside the dispatcher on each API node; the store

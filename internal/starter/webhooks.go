@@ -13,7 +13,7 @@ import (
 	"github.com/keeperhq/keeper/internal/store"
 )
 
-// Webhooks (README, "Webhooks"): subscriptions, their deliveries and the
+// Webhooks (docs/webhooks.md): subscriptions, their deliveries and the
 // re-drive of a failed one. The secret is in an answer only on creation and
 // rotation (the new one; never the one it replaced).
 

@@ -15,7 +15,7 @@ import (
 // TestTemporalMetricsKeepTheirPrometheusNames: the SDK's counters, timers
 // and gauges reach the registry as temporal_…_total counters,
 // temporal_…_seconds histograms on temporalBuckets and plain gauges, with
-// only the SDK's own labels, the names the README, the alerts and the
+// only the SDK's own labels, the names docs/production.md, the alerts and the
 // dashboard use.
 func TestTemporalMetricsKeepTheirPrometheusNames(t *testing.T) {
 	reg := prometheus.NewRegistry()

@@ -11,7 +11,7 @@ const (
 )
 
 // WebhookTimeout bounds one delivery attempt's wait for the endpoint's
-// answer (README, "Webhooks"): a slower answer counts as a failure.
+// answer (docs/webhooks.md): a slower answer counts as a failure.
 const WebhookTimeout = 10 * time.Second
 
 // WebhookSchedule is the wait between a delivery's attempts as its
