@@ -38,3 +38,32 @@ func TestTheDevStacksSettingsAreApartFromProductions(t *testing.T) {
 	assert.Equal(t, "250ms", c.Dev.EVMBlockTime.String())
 	assert.Error(t, prod.Parse([]string{"--dev-temporal-port", "7300"}))
 }
+
+// TestKeeperDevsQuickCadenceYieldsToWhatTheUserSet: `keeper dev` anchors
+// and signs checkpoints twice a second unless --anchor-interval,
+// --log-checkpoint-interval or their environment variables say otherwise.
+func TestKeeperDevsQuickCadenceYieldsToWhatTheUserSet(t *testing.T) {
+	t.Setenv("KEEPER_ANCHOR_INTERVAL", "")
+	t.Setenv("KEEPER_LOG_CHECKPOINT_INTERVAL", "")
+	none := func(string) bool { return false }
+
+	c := Default()
+	c.DevCadence(none)
+	assert.Equal(t, DevAnchorInterval, c.AnchorInterval)
+	assert.Equal(t, DevLogCheckpointInterval, c.Log.CheckpointInterval)
+
+	c = Default()
+	fs := pflag.NewFlagSet("keeper dev", pflag.ContinueOnError)
+	c.BindFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--log-checkpoint-interval", "3s"}))
+	c.DevCadence(fs.Changed)
+	assert.Equal(t, "3s", c.Log.CheckpointInterval.String(), "the flag stands")
+	assert.Equal(t, DevAnchorInterval, c.AnchorInterval)
+
+	t.Setenv("KEEPER_ANCHOR_INTERVAL", "2s")
+	c, err := Load(nil)
+	require.NoError(t, err)
+	c.DevCadence(none)
+	assert.Equal(t, "2s", c.AnchorInterval.String(), "the environment stands")
+	assert.Equal(t, DevLogCheckpointInterval, c.Log.CheckpointInterval)
+}
