@@ -1,0 +1,80 @@
+package activities
+
+import (
+	"context"
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/internal/logsvc"
+	"github.com/keeperhq/keeper/internal/store"
+)
+
+// TestABatchJournaledBeforeTheLogKeepsItsOwnRootAndANewOneCommitsToACheckpoint:
+// after an upgrade, a batch whose first transaction was journaled before
+// the evidence log existed is rebroadcast with the root it was signed with
+// (its receipts stay version 2), while a batch formed since commits to a
+// checkpoint of the log that holds its evidence, fixed by its first submit.
+func TestABatchJournaledBeforeTheLogKeepsItsOwnRootAndANewOneCommitsToACheckpoint(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "keeper.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	batch := func() int64 {
+		var ne store.NewEvidence
+		_, err := rand.Read(ne.Digest[:])
+		require.NoError(t, err)
+		ne.Chains, ne.Priority = []string{"stub"}, 5
+		ins, err := st.InsertEvidenceBatch(ctx, []store.NewEvidence{ne})
+		require.NoError(t, err)
+		require.NoError(t, ins[0].Err)
+		b, ok, err := st.FormBatch(ctx, "stub", 100)
+		require.NoError(t, err)
+		require.True(t, ok)
+		return b.ID
+	}
+
+	old := batch()
+	require.NoError(t, st.SaveTransaction(ctx, store.JournaledTx{BatchID: old, Chain: "stub", Ref: "0x01", Raw: []byte{1}, CreatedAt: time.Now()}))
+	fresh := batch()
+
+	skey, _, err := evlog.GenerateKey("keeper.test/log")
+	require.NoError(t, err)
+	signer, err := evlog.NewSigner(skey, "keeper.test/log")
+	require.NoError(t, err)
+	a := &Anchor{Store: st, Log: &logsvc.Sequencer{Store: st, Signer: signer, Interval: time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+
+	an, err := a.anchorOf(ctx, old)
+	require.NoError(t, err)
+	assert.Nil(t, an.Checkpoint, "a batch journaled before the log anchors its own root")
+	tree, err := a.tree(ctx, old)
+	require.NoError(t, err)
+	assert.Equal(t, [32]byte(tree.Root()), an.Root)
+	size, err := st.BatchLogSize(ctx, old)
+	require.NoError(t, err)
+	assert.Zero(t, size)
+
+	an, err = a.anchorOf(ctx, fresh)
+	require.NoError(t, err)
+	require.NotNil(t, an.Checkpoint, "a batch formed with the log commits to a checkpoint")
+	assert.Equal(t, uint64(2), an.Checkpoint.Size, "the checkpoint holds the batch's evidence, second in intake order")
+	assert.Equal(t, signer.Key().Hash, an.Checkpoint.KeyHash)
+	cp, err := st.CheckpointAt(ctx, 2)
+	require.NoError(t, err)
+	assert.Equal(t, cp.Root, an.Root)
+
+	batch() // the log grows; a rebroadcast of the fresh batch carries what its first submit fixed
+	_, err = a.Log.Sync(ctx)
+	require.NoError(t, err)
+	again, err := a.anchorOf(ctx, fresh)
+	require.NoError(t, err)
+	assert.Equal(t, an, again)
+}
