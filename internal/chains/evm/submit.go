@@ -190,7 +190,52 @@ func (a *Adapter) signNew(ctx context.Context, an chains.Anchor, j chains.Journa
 	if a.now().Sub(a.nextNonceAt) < nonceMemory && a.nextNonce > nonce {
 		nonce = a.nextNonce
 	}
-	return a.signSaveSend(ctx, an, j, nonce, m.gas, tip, feeCap, reason)
+	tx, err := a.sign(an, nonce, m.gas, tip, feeCap)
+	if err != nil {
+		return "", err
+	}
+	if tx, err = a.pastIdentical(ctx, an, j, tx); err != nil {
+		return "", err
+	}
+	return a.saveSend(ctx, an, j, tx, reason)
+}
+
+// maxIdentical bounds how many nonces pastIdentical moves up.
+const maxIdentical = 64
+
+// pastIdentical re-signs tx on the next nonce for as long as another batch
+// journaled this very transaction. Two batches that commit to one checkpoint
+// carry the same calldata, so on one nonce and at one price they sign the
+// same bytes: when the first one's broadcast never reached the node (its
+// nonce still reads as pending) and keeper forgot it had used that nonce
+// (a restart, or the memory ran out), the second would take the first's
+// transaction for its own, and one transaction would stand for two batches.
+func (a *Adapter) pastIdentical(ctx context.Context, an chains.Anchor, j chains.Journal, tx *types.Transaction) (*types.Transaction, error) {
+	if an.Checkpoint == nil {
+		return tx, nil // a batch root is the batch's own
+	}
+	recs, err := j.Unconfirmed(ctx, Name)
+	if err != nil {
+		return nil, fmt.Errorf("load journal: %w", err)
+	}
+	others := map[common.Hash]int64{}
+	for _, r := range recs {
+		if r.BatchID != an.BatchID {
+			others[common.HexToHash(r.Ref)] = r.BatchID
+		}
+	}
+	for range maxIdentical {
+		other, ok := others[tx.Hash()]
+		if !ok {
+			return tx, nil
+		}
+		a.log.Warn("another batch journaled this very transaction (same checkpoint, nonce and fees); signing on the next nonce",
+			"batch", an.BatchID, "other_batch", other, "ref", tx.Hash().Hex(), "nonce", tx.Nonce())
+		if tx, err = a.sign(an, tx.Nonce()+1, tx.Gas(), tx.GasTipCap(), tx.GasFeeCap()); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("batch %d: the journal holds other batches' transactions identical to this one on %d nonces in a row", an.BatchID, maxIdentical)
 }
 
 // bump re-signs old on its nonce with both fee caps raised by at least 10 %
@@ -251,6 +296,15 @@ func (a *Adapter) markResent(batchID int64) {
 
 // signSaveSend signs, journals (before anything reaches the network) and broadcasts.
 func (a *Adapter) signSaveSend(ctx context.Context, an chains.Anchor, j chains.Journal, nonce, gas uint64, tip, feeCap *big.Int, reason string) (string, error) {
+	tx, err := a.sign(an, nonce, gas, tip, feeCap)
+	if err != nil {
+		return "", err
+	}
+	return a.saveSend(ctx, an, j, tx, reason)
+}
+
+// sign signs the batch's anchor transaction.
+func (a *Adapter) sign(an chains.Anchor, nonce, gas uint64, tip, feeCap *big.Int) (*types.Transaction, error) {
 	to := a.to
 	signed, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{
 		ChainID:   a.chainID,
@@ -263,16 +317,23 @@ func (a *Adapter) signSaveSend(ctx context.Context, an chains.Anchor, j chains.J
 		Data:      an.Calldata(),
 	}), a.signer, a.key)
 	if err != nil {
-		return "", retry.Permanent(errors.New("sign transaction: the signer rejected it")) // never wrap: key material stays out
+		return nil, retry.Permanent(errors.New("sign transaction: the signer rejected it")) // never wrap: key material stays out
 	}
+	return signed, nil
+}
+
+// saveSend journals a signed transaction (before anything reaches the
+// network) and broadcasts it.
+func (a *Adapter) saveSend(ctx context.Context, an chains.Anchor, j chains.Journal, signed *types.Transaction, reason string) (string, error) {
 	raw, err := signed.MarshalBinary()
 	if err != nil {
 		return "", err
 	}
 	ref := signed.Hash().Hex()
+	nonce, gas, tip, feeCap := signed.Nonce(), signed.Gas(), signed.GasTipCap(), signed.GasFeeCap()
 	meta, err := json.Marshal(txMeta{
 		Nonce: nonce, Gas: gas, MaxFeePerGas: feeCap.String(), MaxPriorityFeePerGas: tip.String(),
-		From: a.from.Hex(), To: to.Hex(), Reason: reason,
+		From: a.from.Hex(), To: a.to.Hex(), Reason: reason,
 	})
 	if err != nil {
 		return "", err
@@ -339,10 +400,17 @@ func classifySend(err error) sendKind {
 // afterSend turns a broadcast's answer into Submit's. fresh says the
 // transaction was signed on a nonce just read from the node.
 func (a *Adapter) afterSend(ctx context.Context, an chains.Anchor, j chains.Journal, ref string, nonce uint64, err error, fresh bool) (string, error) {
-	switch classifySend(err) {
-	case sendOK, sendKnown:
+	switch kind := classifySend(err); kind {
+	case sendOK, sendKnown, sendFailed:
+		// A broadcast that failed without a word on the transaction (a
+		// timeout, a dropped connection, a node's internal error) may have
+		// reached the pool; either way the journal holds it and the batch's
+		// retry rebroadcasts it. The next batch signs on the nonce after it.
 		if nonce+1 >= a.nextNonce || a.now().Sub(a.nextNonceAt) >= nonceMemory {
 			a.nextNonce, a.nextNonceAt = nonce+1, a.now()
+		}
+		if kind == sendFailed {
+			return "", fmt.Errorf("broadcast %s: %w", ref, err)
 		}
 		return ref, nil
 	case sendUnderpriced:
@@ -372,7 +440,7 @@ func (a *Adapter) afterSend(ctx context.Context, an chains.Anchor, j chains.Jour
 	case sendRejected:
 		return "", retry.Permanent(fmt.Errorf("node rejected transaction %s: %w", ref, err))
 	}
-	return "", fmt.Errorf("broadcast %s: %w", ref, err)
+	panic("unreachable")
 }
 
 // nonceTaken handles a nonce of the batch that was mined without any of the

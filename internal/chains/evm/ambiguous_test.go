@@ -1,0 +1,99 @@
+package evm_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/dev/devchain"
+	"github.com/keeperhq/keeper/internal/dev/rpcfault"
+	"github.com/keeperhq/keeper/receipt"
+)
+
+// failNextBroadcast makes the node's proxy answer every request with a
+// JSON-RPC error from the moment the next transaction is journaled: its
+// broadcast fails without a word on whether the node took it. The caller
+// clears the faults.
+func failNextBroadcast(j *memJournal, p *rpcfault.Proxy) {
+	var once sync.Once
+	j.afterSave = func(chains.TxRecord) {
+		once.Do(func() { p.SetFaults(rpcfault.Faults{ErrorRate: 1}) })
+	}
+}
+
+// Two batches that commit to one checkpoint carry the same calldata. The
+// first one's broadcast failed and keeper restarted before the second was
+// signed: at the same price the second would sign the first's very bytes on
+// the nonce the node still reports free, and one transaction would stand
+// for both batches.
+func TestTwoBatchesOnOneCheckpointNeverShareATransactionAfterABroadcastFailedAndARestart(t *testing.T) {
+	c := startChain(t, devchain.Options{})
+	p, _ := behindEtherLinkFees(t, c, params.GWei) // a fixed price: both batches are priced alike
+	before, _ := etherlinkAdapter(t, c, p.URL())
+	ec := client(t, c.URL())
+	start := latestNonce(t, ec, before.Address())
+	j := newJournal()
+	cp := receipt.CheckpointRef{KeyHash: 0x0badcafe, Size: 12, Root: randomRoot(t)}
+	first := chains.Anchor{BatchID: 1, Root: cp.Root, Checkpoint: &cp}
+	second := chains.Anchor{BatchID: 2, Root: cp.Root, Checkpoint: &cp}
+	ctx := context.Background()
+
+	failNextBroadcast(j, p)
+	_, err := before.Submit(ctx, first, j)
+	require.Error(t, err, "the broadcast failed")
+	p.SetFaults(rpcfault.Faults{})
+	require.Len(t, j.records(1), 1, "journaled before the broadcast")
+
+	after, logs := etherlinkAdapter(t, c, p.URL()) // keeper restarted: it remembers no nonce
+	ref2, err := after.Submit(ctx, second, j)
+	require.NoError(t, err)
+	ref1, err := after.Submit(ctx, first, j) // the first batch's retry rebroadcasts its journaled transaction
+	require.NoError(t, err)
+	assert.NotEqual(t, ref1, ref2, "each batch has a transaction of its own")
+	assert.Equal(t, j.records(1)[0].Ref, ref1)
+	assert.Equal(t, start, decodeTx(t, j.records(1)[0].Raw).Nonce())
+	assert.Equal(t, start+1, decodeTx(t, j.records(2)[0].Raw).Nonce(), "the second batch signed on the nonce after the first's")
+	assert.Contains(t, logs.String(), "another batch journaled this very transaction")
+
+	assert.Equal(t, ref1, waitState(t, after, j, 1, chains.Final, 10*time.Second).Ref)
+	assert.Equal(t, ref2, waitState(t, after, j, 2, chains.Final, 10*time.Second).Ref)
+	assert.Equal(t, start+2, latestNonce(t, ec, after.Address()), "two transactions mined, one per batch")
+}
+
+// A broadcast that fails without a word on the transaction may have reached
+// the node's pool: the next batch signs on the nonce after it, instead of
+// competing for it with a transaction the first batch's retry rebroadcasts.
+func TestAfterABroadcastFailsTheNextBatchSignsOnTheFollowingNonceAndEachLandsFirstTime(t *testing.T) {
+	c := startChain(t, devchain.Options{})
+	p, _ := behindEtherLinkFees(t, c, params.GWei)
+	a, _ := etherlinkAdapter(t, c, p.URL())
+	ec := client(t, c.URL())
+	start := latestNonce(t, ec, a.Address())
+	j := newJournal()
+	ctx := context.Background()
+	first := chains.Anchor{BatchID: 1, Root: randomRoot(t)}
+	second := chains.Anchor{BatchID: 2, Root: randomRoot(t)}
+
+	failNextBroadcast(j, p)
+	_, err := a.Submit(ctx, first, j)
+	require.Error(t, err)
+	p.SetFaults(rpcfault.Faults{})
+
+	ref2, err := a.Submit(ctx, second, j)
+	require.NoError(t, err)
+	assert.Equal(t, start+1, decodeTx(t, j.records(2)[0].Raw).Nonce())
+	ref1, err := a.Submit(ctx, first, j)
+	require.NoError(t, err)
+
+	assert.Equal(t, ref1, waitState(t, a, j, 1, chains.Final, 10*time.Second).Ref)
+	assert.Equal(t, ref2, waitState(t, a, j, 2, chains.Final, 10*time.Second).Ref)
+	assert.Len(t, j.records(1), 1, "signed once")
+	assert.Len(t, j.records(2), 1, "signed once")
+	assert.Equal(t, start+2, latestNonce(t, ec, a.Address()))
+}
