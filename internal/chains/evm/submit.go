@@ -25,7 +25,8 @@ const GasMarginPercent = 20
 // nonceMemory is how long the adapter trusts its own count of the signer's
 // next nonce over the node's: eth_getTransactionCount(pending) can lag a
 // broadcast the node just accepted (geth promotes pooled transactions
-// asynchronously; behind a load balancer another backend may answer). The
+// asynchronously; behind a load balancer another backend may answer), and
+// does not count one whose answer never came but which may be pooled. The
 // memory is short so that a transaction the node later evicts leaves no
 // lasting nonce gap.
 const nonceMemory = 30 * time.Second
@@ -409,10 +410,9 @@ func (a *Adapter) afterSend(ctx context.Context, an chains.Anchor, j chains.Jour
 		if nonce+1 >= a.nextNonce || a.now().Sub(a.nextNonceAt) >= nonceMemory {
 			a.nextNonce, a.nextNonceAt = nonce+1, a.now()
 		}
-		if kind == sendFailed {
-			return "", fmt.Errorf("broadcast %s: %w", ref, err)
+		if kind != sendFailed {
+			return ref, nil
 		}
-		return ref, nil
 	case sendUnderpriced:
 		// Another transaction with this nonce is pooled (an earlier one of
 		// this batch, or a bump the pool did not take): it stands.
@@ -440,7 +440,7 @@ func (a *Adapter) afterSend(ctx context.Context, an chains.Anchor, j chains.Jour
 	case sendRejected:
 		return "", retry.Permanent(fmt.Errorf("node rejected transaction %s: %w", ref, err))
 	}
-	panic("unreachable")
+	return "", fmt.Errorf("broadcast %s: %w", ref, err)
 }
 
 // nonceTaken handles a nonce of the batch that was mined without any of the
