@@ -2,12 +2,10 @@ package testsuite
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -16,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,33 +21,6 @@ import (
 	"github.com/keeperhq/keeper/internal/dev/browsertest"
 	"github.com/keeperhq/keeper/merkle"
 )
-
-// pageOutcome is what the /verify page shows after a run.
-type pageOutcome struct {
-	Result string         `json:"result"` // "ok" or "fail"
-	Check  string         `json:"check"`  // the first failed check
-	Text   string         `json:"text"`
-	Digest map[string]any `json:"digest"`
-	Chains []struct {
-		Chain  string `json:"chain"`
-		Result string `json:"result"`
-		Check  string `json:"check"`
-		Passed string `json:"passed"`
-		Text   string `json:"text"`
-	} `json:"chains"`
-}
-
-// chain is the outcome for one chain's anchor.
-func (o pageOutcome) chain(t *testing.T, name string) (result, check, passed string) {
-	t.Helper()
-	for _, c := range o.Chains {
-		if c.Chain == name {
-			return c.Result, c.Check, c.Passed
-		}
-	}
-	require.FailNow(t, "the page shows no result for "+name, "%+v", o)
-	return
-}
 
 // TestBrowserVerifiesReceiptsOnBothLocalChains anchors a real file on the
 // local EtherLink-like chain and the local Solana devnet, then has headless
@@ -98,9 +68,9 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 	t.Logf("receipt %s: version %v, digest %s, anchors on %d chains", id, genuine["version"], sum, len(anchorsOf(genuine)))
 
 	pageURL := api + "/verify"
-	run := func(t *testing.T, name, page, file string, r map[string]any, endpoints map[string]string) pageOutcome {
+	run := func(t *testing.T, name, page, file string, r map[string]any, endpoints map[string]string) browsertest.Outcome {
 		t.Helper()
-		out := verifyInBrowser(t, browser, page, file, writeReceipt(t, files, name, r), endpoints)
+		out := browsertest.Verify(t, browser, browsertest.Run{Page: page, File: file, Receipt: writeReceipt(t, files, name, r), Endpoints: endpoints})
 		t.Logf("%-22s result=%-4s check=%-8s %s", name, out.Result, out.Check, out.Text)
 		t.Logf("%-22s   digest: %v", "", out.Digest["text"])
 		for _, c := range out.Chains {
@@ -124,7 +94,7 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 		assert.Equal(t, "ok", out.Result, out.Text)
 		assert.Equal(t, "ok", out.Digest["result"])
 		for _, chain := range both {
-			result, check, passed := out.chain(t, chain)
+			result, check, passed := out.Chain(t, chain)
 			assert.Equal(t, "ok", result, "%s failed at %s", chain, check)
 			assert.Equal(t, everyCheck(genuine, chain), passed, "every check ran on %s", chain)
 		}
@@ -136,7 +106,7 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 		assert.Equal(t, "digest", out.Check)
 		assert.Equal(t, "fail", out.Digest["result"])
 		for _, chain := range both {
-			result, _, _ := out.chain(t, chain)
+			result, _, _ := out.Chain(t, chain)
 			assert.Equal(t, "ok", result, "the receipt itself still holds on %s", chain)
 		}
 	})
@@ -152,7 +122,7 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 		assert.Equal(t, "fail", out.Result)
 		assert.Equal(t, "inclusion", out.Check)
 		for _, chain := range both {
-			result, check, _ := out.chain(t, chain)
+			result, check, _ := out.Chain(t, chain)
 			assert.Equal(t, "fail", result, "the entry is in neither chain's anchored log")
 			assert.Equal(t, "inclusion", check)
 		}
@@ -166,11 +136,11 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 		out := run(t, "another network", pageURL, original, r, map[string]string{"etherlink": cfg.EVM.RPCURL})
 		assert.Equal(t, "fail", out.Result)
 		assert.Equal(t, "network", out.Check)
-		result, check, _ := out.chain(t, "etherlink")
+		result, check, _ := out.Chain(t, "etherlink")
 		assert.Equal(t, "fail", result)
 		assert.Equal(t, "network", check)
 		assert.Contains(t, out.Chains[indexOf(out, "etherlink")].Text, "eip155:42793")
-		result, _, _ = out.chain(t, "solana")
+		result, _, _ = out.Chain(t, "solana")
 		assert.Equal(t, "ok", result)
 	})
 
@@ -198,14 +168,14 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 			}},
 		}
 		out := run(t, "hand-built v2", pageURL, original, r, nil)
-		result, check, passed := out.chain(t, "etherlink")
+		result, check, passed := out.Chain(t, "etherlink")
 		assert.Equal(t, "fail", result)
 		assert.Equal(t, "payload", check, "the salted proof holds; the chain carries another root")
 		assert.Equal(t, "proof network transaction", passed)
 
 		r["salt"] = strings.Repeat("00", 16)
 		out = run(t, "v2 with another salt", pageURL, original, r, nil)
-		_, check, _ = out.chain(t, "etherlink")
+		_, check, _ = out.Chain(t, "etherlink")
 		assert.Equal(t, "proof", check, "the salt is part of the leaf")
 
 		tree, err = merkle.Build([][]byte{[]byte("a"), []byte("b"), d})
@@ -221,7 +191,7 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 			}},
 		}
 		out = run(t, "hand-built v1", pageURL, original, v1, nil)
-		_, check, passed = out.chain(t, "etherlink")
+		_, check, passed = out.Chain(t, "etherlink")
 		assert.Equal(t, "payload", check, "the unsalted proof holds; the chain carries another root")
 		assert.Equal(t, "proof transaction", passed, "a version 1 anchor names no network to check")
 	})
@@ -237,46 +207,10 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 		out := run(t, "saved as a file", "file://"+saved, original, genuine, nil)
 		assert.Equal(t, "ok", out.Result, out.Text)
 		for _, chain := range both {
-			result, check, _ := out.chain(t, chain)
+			result, check, _ := out.Chain(t, chain)
 			assert.Equal(t, "ok", result, "%s from file:// failed at %s (the chain must answer CORS preflights)", chain, check)
 		}
 	})
-}
-
-// verifyInBrowser opens page in a new tab, gives it file and receipt through
-// its file inputs, sets the endpoint of the chains in endpoints, presses
-// Verify and reads what the page shows.
-func verifyInBrowser(t *testing.T, browser context.Context, page, file, receiptFile string, endpoints map[string]string) pageOutcome {
-	t.Helper()
-	tab, cancelTab := chromedp.NewContext(browser)
-	defer cancelTab()
-	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
-	defer cancel()
-	steps := []chromedp.Action[chromedp.Void]{
-		chromedp.Navigate(page),
-		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{file}),
-		chromedp.SetUploadFiles(chromedp.CSS("#receipt-file"), []string{receiptFile}),
-		chromedp.WaitVisible(chromedp.CSS("#endpoints input")),
-	}
-	for chain, url := range endpoints {
-		steps = append(steps, chromedp.SetValue(chromedp.CSS(fmt.Sprintf(`#endpoints input[data-chain=%q]`, chain)), url))
-	}
-	steps = append(steps,
-		chromedp.Click(chromedp.CSS("#verify")),
-		chromedp.WaitVisible(chromedp.CSS("#result[data-result]")),
-	)
-	require.NoError(t, chromedp.Do(ctx, steps...), "verify on %s", page)
-	out, err := chromedp.Run(ctx, chromedp.Evaluate[pageOutcome](`({
-			result: document.querySelector("#result").dataset.result,
-			check: document.querySelector("#result").dataset.check,
-			text: document.querySelector("#result").textContent,
-			digest: {result: document.querySelector("#digest").dataset.result || "", text: document.querySelector("#digest").textContent},
-			chains: Array.from(document.querySelectorAll("#checks li"), (li) => ({
-				chain: li.dataset.chain, result: li.dataset.result, check: li.dataset.check, passed: li.dataset.passed, text: li.textContent,
-			})),
-		})`))
-	require.NoError(t, err, "read the outcome on %s", page)
-	return out
 }
 
 func sha256File(t *testing.T, path string) string {
@@ -333,7 +267,7 @@ func anchorOf(r map[string]any, chain string) map[string]any {
 	return nil
 }
 
-func indexOf(o pageOutcome, chain string) int {
+func indexOf(o browsertest.Outcome, chain string) int {
 	for i, c := range o.Chains {
 		if c.Chain == chain {
 			return i

@@ -10,9 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,34 +20,6 @@ import (
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 )
-
-// outcome is what the page shows after a run.
-type outcome struct {
-	Result  string `json:"result"` // "ok" or "fail"
-	Check   string `json:"check"`  // the first failed check
-	Text    string `json:"text"`
-	Warning string `json:"warning"`
-	Chains  []struct {
-		Chain  string `json:"chain"`
-		Result string `json:"result"`
-		Check  string `json:"check"`
-		Passed string `json:"passed"`
-		Text   string `json:"text"`
-	} `json:"chains"`
-}
-
-// chain is the outcome of one chain's anchor: its result, failed check and
-// the checks that passed.
-func (o outcome) chain(t *testing.T, name string) (result, check, passed string) {
-	t.Helper()
-	for _, c := range o.Chains {
-		if c.Chain == name {
-			return c.Result, c.Check, c.Passed
-		}
-	}
-	require.FailNow(t, "the page shows no result for "+name, "%+v", o)
-	return
-}
 
 const everyV3Check = "checkpoint inclusion size consistency network transaction payload account status finality block"
 
@@ -88,9 +58,9 @@ func TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 		require.NoError(t, err)
 		return write(name, raw)
 	}
-	run := func(t *testing.T, receiptFile, logKey string) outcome {
+	run := func(t *testing.T, receiptFile, logKey string) browsertest.Outcome {
 		t.Helper()
-		out := verifyInBrowser(t, browser, srv.URL+"/verify", file, receiptFile, logKey)
+		out := browsertest.Verify(t, browser, browsertest.Run{Page: srv.URL + "/verify", File: file, Receipt: receiptFile, LogKey: logKey})
 		t.Logf("result=%s check=%s %s %s", out.Result, out.Check, out.Text, out.Warning)
 		for _, c := range out.Chains {
 			t.Logf("  %-9s %-4s check=%-11s passed=[%s] %s", c.Chain, c.Result, c.Check, c.Passed, c.Text)
@@ -104,7 +74,7 @@ func TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 		assert.Equal(t, "ok", out.Result, out.Text)
 		assert.Empty(t, out.Warning)
 		for _, chain := range []string{"etherlink", "solana"} {
-			result, check, passed := out.chain(t, chain)
+			result, check, passed := out.Chain(t, chain)
 			assert.Equal(t, "ok", result, "%s failed at %s", chain, check)
 			assert.Equal(t, everyV3Check, passed, chain)
 		}
@@ -143,19 +113,19 @@ func TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 			r.Log.Inclusion[0] = hex.EncodeToString(b)
 		}), w.Log.VKey)
 		assert.Equal(t, "inclusion", out.Check)
-		_, _, passed := out.chain(t, "etherlink")
+		_, _, passed := out.Chain(t, "etherlink")
 		assert.Equal(t, "checkpoint", passed)
 	})
 
 	t.Run("a transaction another account sent fails the account", func(t *testing.T) {
 		out := run(t, forge("intruder.json", func(r *receipt.Receipt) { r.Anchors[1].TxRef = w.SolanaByIntruder }), w.Log.VKey)
 		assert.Equal(t, "account", out.Check)
-		result, _, passed := out.chain(t, "solana")
+		result, _, passed := out.Chain(t, "solana")
 		assert.Equal(t, "fail", result)
 		assert.Equal(t, "checkpoint inclusion size consistency network transaction payload", passed)
 		out = run(t, forge("intruder-evm.json", func(r *receipt.Receipt) { r.Anchors[0].TxRef = w.EVMByIntruder }), w.Log.VKey)
 		assert.Equal(t, "account", out.Check)
-		result, _, _ = out.chain(t, "solana")
+		result, _, _ = out.Chain(t, "solana")
 		assert.Equal(t, "ok", result)
 	})
 
@@ -166,7 +136,7 @@ func TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 			r.Anchors[0].Consistency[0] = hex.EncodeToString(b)
 		}), w.Log.VKey)
 		assert.Equal(t, "consistency", out.Check)
-		_, _, passed := out.chain(t, "etherlink")
+		_, _, passed := out.Chain(t, "etherlink")
 		assert.Equal(t, "checkpoint inclusion size", passed)
 	})
 
@@ -180,7 +150,7 @@ func TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 		require.NoError(t, err)
 		out := run(t, write("contract.txt.tlog-proof", []byte(proof)), w.Log.VKey)
 		assert.Equal(t, "ok", out.Result, out.Text)
-		_, _, passed := out.chain(t, "solana")
+		_, _, passed := out.Chain(t, "solana")
 		assert.Equal(t, everyV3Check, passed)
 	})
 
@@ -203,43 +173,7 @@ func TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 		out := run(t, write("v2.json", raw), "")
 		assert.Equal(t, "ok", out.Result, out.Text)
 		assert.Empty(t, out.Warning, "a version 2 receipt has no log key to pin")
-		_, _, passed := out.chain(t, "etherlink")
+		_, _, passed := out.Chain(t, "etherlink")
 		assert.Equal(t, "proof network transaction payload status finality block", passed)
 	})
-}
-
-// verifyInBrowser opens page in a new tab, gives it file and receipt
-// through its file inputs and the log key, presses Verify and reads what
-// the page shows.
-func verifyInBrowser(t *testing.T, browser context.Context, page, file, receiptFile, logKey string) outcome {
-	t.Helper()
-	tab, cancelTab := chromedp.NewContext(browser)
-	defer cancelTab()
-	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
-	defer cancel()
-	steps := []chromedp.Action[chromedp.Void]{
-		chromedp.Navigate(page),
-		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{file}),
-		chromedp.SetUploadFiles(chromedp.CSS("#receipt-file"), []string{receiptFile}),
-		chromedp.WaitVisible(chromedp.CSS("#endpoints input")),
-	}
-	if logKey != "" { // else the field stays empty
-		steps = append(steps, chromedp.SetValue(chromedp.CSS("#log-key"), logKey))
-	}
-	steps = append(steps,
-		chromedp.Click(chromedp.CSS("#verify")),
-		chromedp.WaitVisible(chromedp.CSS("#result[data-result]")),
-	)
-	require.NoError(t, chromedp.Do(ctx, steps...), "verify %s on %s", filepath.Base(receiptFile), page)
-	out, err := chromedp.Run(ctx, chromedp.Evaluate[outcome](`({
-			result: document.querySelector("#result").dataset.result,
-			check: document.querySelector("#result").dataset.check,
-			text: document.querySelector("#result").textContent,
-			warning: document.querySelector("#warning").textContent,
-			chains: Array.from(document.querySelectorAll("#checks li"), (li) => ({
-				chain: li.dataset.chain, result: li.dataset.result, check: li.dataset.check, passed: li.dataset.passed, text: li.textContent,
-			})),
-		})`))
-	require.NoError(t, err, "read the outcome of %s on %s", filepath.Base(receiptFile), page)
-	return out
 }

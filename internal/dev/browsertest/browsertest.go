@@ -4,8 +4,10 @@ package browsertest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -61,4 +63,84 @@ func Start(t *testing.T) context.Context {
 	})
 	require.NoError(t, chromedp.Do(ctx), "start chromium")
 	return ctx
+}
+
+// Outcome is what the /verify page shows after a run.
+type Outcome struct {
+	Result  string         `json:"result"` // "ok" or "fail"
+	Check   string         `json:"check"`  // the first failed check
+	Text    string         `json:"text"`
+	Warning string         `json:"warning"`
+	Digest  map[string]any `json:"digest"` // "result" and "text" of the digest's line
+	Chains  []ChainOutcome `json:"chains"`
+}
+
+// ChainOutcome is the page's line for one chain's anchor.
+type ChainOutcome struct {
+	Chain  string `json:"chain"`
+	Result string `json:"result"`
+	Check  string `json:"check"`  // the failed check
+	Passed string `json:"passed"` // the checks that passed, space-separated
+	Text   string `json:"text"`
+}
+
+// Chain is the outcome of one chain's anchor: its result, failed check and
+// the checks that passed. A page without a line for the chain fails the test.
+func (o Outcome) Chain(t *testing.T, name string) (result, check, passed string) {
+	t.Helper()
+	for _, c := range o.Chains {
+		if c.Chain == name {
+			return c.Result, c.Check, c.Passed
+		}
+	}
+	require.FailNow(t, "the page shows no result for "+name, "%+v", o)
+	return
+}
+
+// Run is one run of the /verify page: the evidence file and its receipt
+// given through the page's file inputs, the log key and chain endpoints
+// typed in (empty: the fields stay as the page fills them).
+type Run struct {
+	Page, File, Receipt string
+	LogKey              string
+	Endpoints           map[string]string // chain → JSON-RPC URL
+}
+
+// Verify opens r.Page in a new tab of browser, fills it in, presses Verify
+// and reads what the page shows.
+func Verify(t *testing.T, browser context.Context, r Run) Outcome {
+	t.Helper()
+	tab, cancelTab := chromedp.NewContext(browser)
+	defer cancelTab()
+	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
+	defer cancel()
+	steps := []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(r.Page),
+		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{r.File}),
+		chromedp.SetUploadFiles(chromedp.CSS("#receipt-file"), []string{r.Receipt}),
+		chromedp.WaitVisible(chromedp.CSS("#endpoints input")),
+	}
+	if r.LogKey != "" {
+		steps = append(steps, chromedp.SetValue(chromedp.CSS("#log-key"), r.LogKey))
+	}
+	for chain, url := range r.Endpoints {
+		steps = append(steps, chromedp.SetValue(chromedp.CSS(fmt.Sprintf(`#endpoints input[data-chain=%q]`, chain)), url))
+	}
+	steps = append(steps,
+		chromedp.Click(chromedp.CSS("#verify")),
+		chromedp.WaitVisible(chromedp.CSS("#result[data-result]")),
+	)
+	require.NoError(t, chromedp.Do(ctx, steps...), "verify %s on %s", filepath.Base(r.Receipt), r.Page)
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[Outcome](`({
+			result: document.querySelector("#result").dataset.result,
+			check: document.querySelector("#result").dataset.check,
+			text: document.querySelector("#result").textContent,
+			warning: document.querySelector("#warning").textContent,
+			digest: {result: document.querySelector("#digest").dataset.result || "", text: document.querySelector("#digest").textContent},
+			chains: Array.from(document.querySelectorAll("#checks li"), (li) => ({
+				chain: li.dataset.chain, result: li.dataset.result, check: li.dataset.check, passed: li.dataset.passed, text: li.textContent,
+			})),
+		})`))
+	require.NoError(t, err, "read the outcome of %s on %s", filepath.Base(r.Receipt), r.Page)
+	return out
 }
