@@ -192,3 +192,19 @@ func shorten(s string) string {
 	}
 	return s
 }
+
+// SignText signs any text as a note by the log's key: the log's trust file
+// (package evlog/trust) is served this way, so a verifier holding the key
+// can check it. text must end in a newline and hold no blank line.
+func (s *Signer) SignText(text string) ([]byte, error) {
+	return note.Sign(&note.Note{Text: text}, s.signer)
+}
+
+// OpenText checks a note signed by the key (SignText) and returns its text.
+func (k Key) OpenText(signed []byte) (string, error) {
+	n, err := note.Open(signed, note.VerifierList(k.verifier))
+	if err != nil {
+		return "", fmt.Errorf("evlog: note signature: %w", err)
+	}
+	return n.Text, nil
+}

@@ -1,0 +1,432 @@
+// Package trust is the trust root a verifier of keeper's receipts pins
+// (docs/trust.md): one versioned JSON document, shaped like Sigstore's
+// trusted_root.json, that names the evidence log (its origin and verifier
+// key) and the accounts allowed to anchor it, per network (CAIP-10), with
+// the tree sizes and times each one covers, and that leaves room for
+// witness keys and a quorum.
+//
+// A receipt verifies only against what the root lists: its checkpoint must
+// be signed by the root's key, and every anchor must have been sent by an
+// account the root lists for the anchor's network and tree size. A
+// deployment's root only grows: an account that is rotated out gets an end
+// to its ranges, a new one is appended, nothing is removed (Extends checks
+// this). keeper serves its root at /log/trust as a note signed by the log's
+// key (Sign, Open) and prints it with `keeper log trust`.
+//
+// The package depends on nothing of keeper's server: verifiers and monitors
+// import it.
+package trust
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/keeperhq/keeper/evlog"
+)
+
+// MediaType names the format and its version; a root carrying another is
+// refused.
+const MediaType = "application/vnd.keeper.trustroot+json;version=1"
+
+// Root is a trust root.
+type Root struct {
+	MediaType string    `json:"mediaType"`
+	Log       Log       `json:"log"`
+	Accounts  []Account `json:"accounts"`
+	Witnesses Witnesses `json:"witnesses"`
+}
+
+// Log names the evidence log: its origin (the first line of its
+// checkpoints) and its verifier key (note vkey, as /log/key serves it).
+type Log struct {
+	Origin   string    `json:"origin"`
+	Key      string    `json:"key"`
+	ValidFor TimeRange `json:"validFor"`
+}
+
+// Account is one anchoring account on one network.
+type Account struct {
+	// ID is the account in CAIP-10 form: "<CAIP-2 network>:<address>"
+	// ("eip155:42793:0xAbC…", "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp:<base58>").
+	ID string `json:"id"`
+	// Chain is keeper's name for the chain ("etherlink", "solana"), as
+	// receipts' anchors spell it.
+	Chain string `json:"chain"`
+	// Sizes are the tree sizes the account's checkpoint anchors may commit
+	// to: from Start, up to but not including End (none: open).
+	Sizes SizeRange `json:"sizes"`
+	// ValidFor is when the account anchored (informative: sizes decide).
+	ValidFor TimeRange `json:"validFor"`
+
+	anyNetwork bool // the short form: Chain=address, on whatever network
+}
+
+// SizeRange is [Start, End) of tree sizes; End nil is open.
+type SizeRange struct {
+	Start uint64  `json:"start"`
+	End   *uint64 `json:"end,omitempty"`
+}
+
+// Holds reports whether size is in the range.
+func (s SizeRange) Holds(size uint64) bool {
+	return size >= s.Start && (s.End == nil || size < *s.End)
+}
+
+// TimeRange is [Start, End) in time; End nil is open.
+type TimeRange struct {
+	Start time.Time  `json:"start"`
+	End   *time.Time `json:"end,omitempty"`
+}
+
+// Witnesses are the log's witnesses (c2sp.org/tlog-witness) and how many
+// must cosign a checkpoint. keeper uses none yet: Quorum 0.
+type Witnesses struct {
+	Keys   []string `json:"keys"`
+	Quorum int      `json:"quorum"`
+}
+
+// Network is the account's CAIP-2 network ("" in the short form).
+func (a Account) Network() string {
+	if a.anyNetwork {
+		return ""
+	}
+	n, _, _ := SplitCAIP10(a.ID)
+	return n
+}
+
+// Address is the account's address as its chain spells it.
+func (a Account) Address() string {
+	if a.anyNetwork {
+		return a.ID
+	}
+	_, addr, _ := SplitCAIP10(a.ID)
+	return addr
+}
+
+// String is the account as a verifier prints it.
+func (a Account) String() string {
+	end := "…"
+	if a.Sizes.End != nil {
+		end = fmt.Sprint(*a.Sizes.End - 1)
+	}
+	if a.anyNetwork {
+		return fmt.Sprintf("%s=%s (any size, pinned by --account)", a.Chain, a.ID)
+	}
+	return fmt.Sprintf("%s (sizes %d–%s)", a.ID, a.Sizes.Start, end)
+}
+
+// SplitCAIP10 splits a CAIP-10 account id into its CAIP-2 network and its
+// address.
+func SplitCAIP10(id string) (network, address string, err error) {
+	i := strings.LastIndexByte(id, ':')
+	if i <= 0 || i == len(id)-1 {
+		return "", "", fmt.Errorf("trust: account %q is not CAIP-10 (<namespace>:<reference>:<address>)", id)
+	}
+	network, address = id[:i], id[i+1:]
+	ns, ref, ok := strings.Cut(network, ":")
+	if !ok || ns == "" || ref == "" || strings.Contains(ref, ":") {
+		return "", "", fmt.Errorf("trust: account %q is not CAIP-10 (<namespace>:<reference>:<address>)", id)
+	}
+	return network, address, nil
+}
+
+// CAIP10 is the CAIP-10 id of address on network.
+func CAIP10(network, address string) string { return network + ":" + address }
+
+// Parse reads a trust root and checks its shape: the media type, the log's
+// key (for the log's origin), every account's CAIP-10 id and ranges, and
+// the witness quorum.
+func Parse(data []byte) (Root, error) {
+	var r Root
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return Root{}, fmt.Errorf("trust: not a trust root: %w", err)
+	}
+	return r, r.Check()
+}
+
+// Check validates a root.
+func (r Root) Check() error {
+	if r.MediaType != MediaType {
+		return fmt.Errorf("trust: mediaType %q: this verifier reads %q", r.MediaType, MediaType)
+	}
+	k, err := evlog.ParseKey(r.Log.Key)
+	if err != nil {
+		return fmt.Errorf("trust: log.key: %w", err)
+	}
+	if k.Name != r.Log.Origin {
+		return fmt.Errorf("trust: log.key is for %q, log.origin is %q", k.Name, r.Log.Origin)
+	}
+	for i, a := range r.Accounts {
+		if _, _, err := SplitCAIP10(a.ID); err != nil {
+			return fmt.Errorf("trust: accounts[%d].id: %w", i, err)
+		}
+		if a.Chain == "" {
+			return fmt.Errorf("trust: accounts[%d].chain: empty (etherlink, solana)", i)
+		}
+		if a.Sizes.End != nil && *a.Sizes.End <= a.Sizes.Start {
+			return fmt.Errorf("trust: accounts[%d].sizes: end %d is not after start %d", i, *a.Sizes.End, a.Sizes.Start)
+		}
+	}
+	for i, w := range r.Witnesses.Keys {
+		if _, err := evlog.ParseKey(w); err != nil {
+			return fmt.Errorf("trust: witnesses.keys[%d]: %w", i, err)
+		}
+	}
+	if r.Witnesses.Quorum < 0 || r.Witnesses.Quorum > len(r.Witnesses.Keys) {
+		return fmt.Errorf("trust: witnesses.quorum %d: between 0 and the %d keys listed", r.Witnesses.Quorum, len(r.Witnesses.Keys))
+	}
+	return nil
+}
+
+// Key is the log's verifier key.
+func (r Root) Key() (evlog.Key, error) { return evlog.ParseKey(r.Log.Key) }
+
+// Marshal writes the root as indented JSON ending in a newline, with no
+// blank line (so it can be the text of a signed note).
+func (r Root) Marshal() []byte {
+	if r.Accounts == nil {
+		r.Accounts = []Account{}
+	}
+	if r.Witnesses.Keys == nil {
+		r.Witnesses.Keys = []string{}
+	}
+	b, _ := json.MarshalIndent(r, "", "  ") // plain data: cannot fail
+	return append(b, '\n')
+}
+
+// New is the root of a log with no account listed yet.
+func New(logKey string, since time.Time) (Root, error) {
+	k, err := evlog.ParseKey(logKey)
+	if err != nil {
+		return Root{}, err
+	}
+	return Root{MediaType: MediaType, Log: Log{Origin: k.Name, Key: k.Text, ValidFor: TimeRange{Start: since.UTC()}}}, nil
+}
+
+// ShortForm is the root a verifier builds from a pinned log key and
+// accounts given as CHAIN=ADDRESS (any network of that chain, any size) or
+// as CAIP-10 ids (that network, any size): `keeper verify --log-key …
+// --account etherlink=0x…`.
+func ShortForm(logKey string, accounts []string) (Root, error) {
+	r, err := New(logKey, time.Time{})
+	if err != nil {
+		return Root{}, err
+	}
+	for _, s := range accounts {
+		a, err := parseShortAccount(s)
+		if err != nil {
+			return Root{}, err
+		}
+		r.Accounts = append(r.Accounts, a)
+	}
+	return r, nil
+}
+
+func parseShortAccount(s string) (Account, error) {
+	s = strings.TrimSpace(s)
+	if chain, addr, ok := strings.Cut(s, "="); ok {
+		if chain == "" || addr == "" {
+			return Account{}, fmt.Errorf("trust: account %q: write CHAIN=ADDRESS (etherlink=0x…, solana=<base58>) or a CAIP-10 id", s)
+		}
+		return Account{ID: addr, Chain: chain, anyNetwork: true}, nil
+	}
+	network, _, err := SplitCAIP10(s)
+	if err != nil {
+		return Account{}, fmt.Errorf("trust: account %q: write CHAIN=ADDRESS (etherlink=0x…, solana=<base58>) or a CAIP-10 id", s)
+	}
+	return Account{ID: s, Chain: chainOfNetwork(network)}, nil
+}
+
+// chainOfNetwork is keeper's chain name for a CAIP-2 namespace.
+func chainOfNetwork(network string) string {
+	switch {
+	case strings.HasPrefix(network, "eip155:"):
+		return "etherlink"
+	case strings.HasPrefix(network, "solana:"):
+		return "solana"
+	}
+	return ""
+}
+
+// Allows reports whether the root lets address anchor a checkpoint of size
+// entries on network (chain is keeper's name for it), and if not, why.
+// size < 0 asks about an anchor of a batch root made before the log, which
+// commits to no size: any account listed for the network allows it.
+func (r Root) Allows(chain, network, address string, size int64) (bool, string) {
+	listed := r.On(chain, network)
+	if len(listed) == 0 {
+		return false, fmt.Sprintf("the pinned trust root lists no anchoring account on %s (%s)", network, chain)
+	}
+	for _, a := range listed {
+		if !SameAddress(a.Address(), address) {
+			continue
+		}
+		if size < 0 || a.Sizes.Holds(uint64(size)) {
+			return true, ""
+		}
+	}
+	var names []string
+	for _, a := range listed {
+		names = append(names, a.String())
+	}
+	what := "an anchor"
+	if size >= 0 {
+		what = fmt.Sprintf("a checkpoint of %d entries", size)
+	}
+	return false, fmt.Sprintf("%s sent %s on %s; the pinned trust root lists %s", address, what, network, strings.Join(names, ", "))
+}
+
+// On are the accounts the root lists for a network (and the short form's
+// for its chain).
+func (r Root) On(chain, network string) []Account {
+	var out []Account
+	for _, a := range r.Accounts {
+		if a.anyNetwork && a.Chain == chain || !a.anyNetwork && a.Network() == network {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Networks are the networks the root lists accounts on, in the order first
+// listed.
+func (r Root) Networks() []string {
+	var out []string
+	for _, a := range r.Accounts {
+		if n := a.Network(); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// SameAddress compares addresses as their chains spell them: EVM (0x hex)
+// in any letter case, anything else exactly.
+func SameAddress(a, b string) bool {
+	if strings.HasPrefix(a, "0x") && strings.HasPrefix(b, "0x") {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+// List records that address anchors on network from tree size onward, as
+// of at: nothing when it is already the open account there; else the open
+// account there (if any) is closed at size and the new one appended. The
+// first account of a network starts at size 0, since it may have anchored
+// before it was listed. It reports whether the root changed.
+func (r *Root) List(chain, network, address string, size uint64, at time.Time) bool {
+	first := true
+	for i := range r.Accounts {
+		a := &r.Accounts[i]
+		if a.Network() != network {
+			continue
+		}
+		first = false
+		if a.Sizes.End != nil {
+			continue
+		}
+		if SameAddress(a.Address(), address) {
+			return false
+		}
+		end, t := max(size, a.Sizes.Start+1), at.UTC()
+		a.Sizes.End, a.ValidFor.End = &end, &t
+	}
+	start := size
+	if first {
+		start = 0
+	}
+	r.Accounts = append(r.Accounts, Account{ID: CAIP10(network, address), Chain: chain,
+		Sizes: SizeRange{Start: start}, ValidFor: TimeRange{Start: at.UTC()}})
+	return true
+}
+
+// Extends reports, as an error, how next fails to extend prev: the same
+// log, every account of prev still listed in order and unchanged but for an
+// open range that was closed, then new accounts, and witnesses only added.
+func Extends(prev, next Root) error {
+	if prev.Log.Origin != next.Log.Origin || prev.Log.Key != next.Log.Key {
+		return errors.New("trust: the log's origin or key changed")
+	}
+	if len(next.Accounts) < len(prev.Accounts) {
+		return fmt.Errorf("trust: %d accounts listed before, %d now: accounts are never removed", len(prev.Accounts), len(next.Accounts))
+	}
+	for i, p := range prev.Accounts {
+		n := next.Accounts[i]
+		if n.ID != p.ID || n.Chain != p.Chain || n.Sizes.Start != p.Sizes.Start || !n.ValidFor.Start.Equal(p.ValidFor.Start) {
+			return fmt.Errorf("trust: accounts[%d] (%s) changed", i, p.ID)
+		}
+		if p.Sizes.End != nil && (n.Sizes.End == nil || *n.Sizes.End != *p.Sizes.End) {
+			return fmt.Errorf("trust: accounts[%d] (%s): its closed range changed", i, p.ID)
+		}
+	}
+	for _, k := range prev.Witnesses.Keys {
+		if !slices.Contains(next.Witnesses.Keys, k) {
+			return fmt.Errorf("trust: witness %s removed", k)
+		}
+	}
+	return nil
+}
+
+// Sign signs the root as a note by the log's key, as /log/trust serves it.
+func Sign(r Root, s *evlog.Signer) ([]byte, error) {
+	if s.Key().Text != r.Log.Key {
+		return nil, errors.New("trust: the root names another log key than the signer's")
+	}
+	return s.SignText(string(r.Marshal()))
+}
+
+// Open reads a trust root served as a signed note (/log/trust), checking
+// the signature with the pinned log key, or a plain JSON file when key is
+// nil (a file the verifier pinned itself).
+func Open(data []byte, key *evlog.Key) (Root, error) {
+	text := data
+	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) && !bytes.Contains(data, []byte("\n\n\u2014 ")) {
+		if key != nil {
+			return Root{}, errors.New("trust: a plain JSON root is not signed; fetch /log/trust, which the log's key signs")
+		}
+	} else {
+		if key == nil {
+			k, err := keyOfNote(data)
+			if err != nil {
+				return Root{}, err
+			}
+			key = &k
+		}
+		t, err := key.OpenText(data)
+		if err != nil {
+			return Root{}, fmt.Errorf("trust: %w", err)
+		}
+		text = []byte(t)
+	}
+	r, err := Parse(text)
+	if err != nil {
+		return Root{}, err
+	}
+	if key != nil && r.Log.Key != key.Text {
+		return Root{}, fmt.Errorf("trust: the root names log key %s, signed by %s", r.Log.Key, key.Text)
+	}
+	return r, nil
+}
+
+// keyOfNote reads the key a signed root names in its own text, which its
+// signature must then verify with: a root is self-signed.
+func keyOfNote(data []byte) (evlog.Key, error) {
+	i := bytes.Index(data, []byte("\n\n\u2014 "))
+	if i < 0 {
+		return evlog.Key{}, errors.New("trust: neither a JSON trust root nor one signed as a note")
+	}
+	var head struct {
+		Log Log `json:"log"`
+	}
+	if err := json.Unmarshal(data[:i+1], &head); err != nil {
+		return evlog.Key{}, fmt.Errorf("trust: the signed note does not hold a trust root: %w", err)
+	}
+	return evlog.ParseKey(head.Log.Key)
+}
