@@ -291,7 +291,7 @@ func TestKeepersPackagesFollowTheImportRules(t *testing.T) {
 // Merkle tree receipts name, and the evidence log's formats and monitor.
 // Everything else is keeper's own and lives under internal/, where the go
 // command refuses it to other modules.
-var public = []string{"api", "client", "receipt", "receipt/verify", "merkle", "evlog", "evlog/audit"}
+var public = []string{"api", "client", "receipt", "receipt/verify", "merkle", "evlog", "evlog/audit", "evlog/trust"}
 
 func TestEveryPackageButThePublicOnesIsInternal(t *testing.T) {
 	pkgs := load(t)
