@@ -214,7 +214,10 @@ func (r *replayed) applyBlock(p []byte) error {
 	}
 	b := l.openBlock(parent.slot+dslot, parent.time+dtime)
 	b.congestionFee = fee
-	env := l.env(b)
+	var env execEnv
+	if count > 0 {
+		env = l.env(b)
+	}
 	for range count {
 		size, n := binary.Uvarint(p)
 		if n <= 0 || size > uint64(len(p)-n) {
