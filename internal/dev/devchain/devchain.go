@@ -39,15 +39,15 @@
 // than the parent's (TimestampFromPast), so several EtherLink blocks may share
 // a second; devchain keeps geth's stricter rule instead of patching its
 // consensus, since what keeper needs from either chain is the same: a block
-// time no earlier than the second the transaction was sealed in, and never
-// far from the clock. Options.AheadOfClock (tests only) restores the old
+// time no earlier than the second the block was sealed in, and never far
+// from the clock. Options.AheadOfClock (tests only) restores the old
 // behaviour, a block every BlockTime stamped a second after its parent.
 //
 // A chain directory an older keeper left (it sealed a block every 500 ms,
-// each a second after its parent, so after a day its clock ran hours ahead)
-// is kept, so its blocks, receipts and nonces stay as keeper's store knows
-// them, but it seals only one block every catchUpBlockTime (2 s), each a
-// second after its parent, until its clock is within a second of the wall
+// each a second after its parent, so its clock ran ahead by a second every
+// second) is kept, so its blocks, receipts and nonces stay as keeper's store
+// knows them, but it seals only one block every catchUpBlockTime (2 s), each
+// a second after its parent, until its clock is within a second of the wall
 // clock again: the lead shrinks by a second every 2 s. Start logs the lead,
 // when it will be gone, and the directory to delete to start afresh instead
 // (receipts anchored on the old chain then no longer verify against it).
