@@ -89,7 +89,7 @@ func startFaultStack(t *testing.T, o faultOptions) *faultStack {
 	s := &faultStack{cfg: cfg}
 	ctx := context.Background()
 	if o.evm {
-		c, err := devchain.Start(ctx, devchain.Options{Dir: t.TempDir(), BlockTime: evmBlockTime, Logger: testLogger(t)})
+		c, err := devchain.Start(ctx, devchain.Options{Dir: t.TempDir(), BlockTime: evmBlockTime, Logger: testLogger(t), AheadOfClock: true})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = c.Stop() })
 		s.evm, s.cfg.EVM.RPCURL, s.cfg.EVM.KeyFile = c, c.URL(), c.KeyFile()

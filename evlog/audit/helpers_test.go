@@ -67,7 +67,7 @@ func run(m *testing.M) int {
 		evmKeys = append(evmKeys, k)
 		fund = append(fund, crypto.PubkeyToAddress(k.PublicKey))
 	}
-	evmChain, err = devchain.Start(ctx, devchain.Options{Dir: dir, BlockTime: 50 * time.Millisecond, FinalityDepth: 2, Fund: fund})
+	evmChain, err = devchain.Start(ctx, devchain.Options{Dir: dir, BlockTime: 50 * time.Millisecond, FinalityDepth: 2, Fund: fund, AheadOfClock: true})
 	if err != nil {
 		panic(err)
 	}

@@ -51,7 +51,7 @@ func TestRunwayIsTheBalanceOverADayOfTheLastHoursSpendIgnoringTopUps(t *testing.
 
 func TestSignerBalancesOfTheLocalChainsAreReadAtStartAndAgainOnlyAfterAnAnchor(t *testing.T) {
 	ctx := context.Background()
-	ec, err := devchain.Start(ctx, devchain.Options{Dir: t.TempDir(), BlockTime: 50 * time.Millisecond, FinalityDepth: 1})
+	ec, err := devchain.Start(ctx, devchain.Options{Dir: t.TempDir(), BlockTime: 50 * time.Millisecond, FinalityDepth: 1, AheadOfClock: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ec.Stop() })
 	key, err := evm.LoadKey(ec.KeyFile())

@@ -15,7 +15,7 @@ import (
 )
 
 func TestAStalledFinalizedBlockShowsOnMetricsUntilItMovesAgain(t *testing.T) {
-	c, err := devchain.Start(context.Background(), devchain.Options{Dir: t.TempDir(), BlockTime: 50 * time.Millisecond, FinalityDepth: 3})
+	c, err := devchain.Start(context.Background(), devchain.Options{Dir: t.TempDir(), BlockTime: 50 * time.Millisecond, FinalityDepth: 3, AheadOfClock: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Stop() })
 	key, err := evm.LoadKey(c.KeyFile())

@@ -30,7 +30,7 @@ func anchorOnLocalChain(file string) (raw []byte, rpcURL string, stop func(), er
 	if err != nil {
 		return nil, "", nil, err
 	}
-	c, err := devchain.Start(context.Background(), devchain.Options{Dir: dir, BlockTime: 50 * time.Millisecond, FinalityDepth: 3})
+	c, err := devchain.Start(context.Background(), devchain.Options{Dir: dir, BlockTime: 50 * time.Millisecond, FinalityDepth: 3, AheadOfClock: true})
 	if err != nil {
 		return nil, "", nil, err
 	}

@@ -110,6 +110,7 @@ func startChain(t *testing.T, o devchain.Options) *devchain.Chain {
 	if o.FinalityDepth == 0 {
 		o.FinalityDepth = 3
 	}
+	o.AheadOfClock = true // a block every 50 ms, whatever the clock says
 	c, err := devchain.Start(context.Background(), o)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Stop() })

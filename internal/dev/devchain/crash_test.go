@@ -53,7 +53,7 @@ func TestDevchainCrashChild(t *testing.T) {
 	devchain.SetLegacyPathScheme(os.Getenv(childPathEnv) != "")
 	gethlog.SetDefault(gethlog.NewLogger(gethlog.NewTerminalHandlerWithLevel(os.Stderr, gethlog.LevelWarn, false))) // geth's own warnings, for the failure log
 	c, err := devchain.Start(context.Background(), devchain.Options{
-		Dir: dir, Port: port, Persist: true, BlockTime: 20 * time.Millisecond, FinalityDepth: 8,
+		Dir: dir, Port: port, Persist: true, BlockTime: 20 * time.Millisecond, FinalityDepth: 8, AheadOfClock: true,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	})
 	require.NoError(t, err)

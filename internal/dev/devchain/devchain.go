@@ -19,12 +19,38 @@
 // finalized = head − FinalityDepth (and safe = head − FinalityDepth/2) after
 // every block, as a consensus client would.
 //
-// The chain lives in memory unless Options.Persist keeps it in Dir/chain; in
-// memory a restart begins again at genesis (the dev key file is reused, so the
-// same address is funded again, but transactions journaled before the restart
-// are gone with their nonces). Block timestamps are whole seconds and must grow
-// by at least one per block, so with BlockTime under a second the chain's clock
-// runs ahead of the wall clock.
+// The chain lives in memory unless Options.Persist keeps it in
+// Dir/chain/keeper (a fixed node name: geth's default, the binary's name, gave
+// `go run` and every differently named build a chain of its own; a chain an
+// older keeper left under another name is moved there, see migrateNodeDir);
+// in memory a restart begins again at genesis (the dev key file is reused, so
+// the same address is funded again, but transactions journaled before the
+// restart are gone with their nonces).
+//
+// # Block time
+//
+// A block's timestamp follows the wall clock: max(parent + 1 s, now) in whole
+// seconds. go-ethereum's consensus rules want timestamps that strictly grow,
+// so two blocks cannot share a second, and a block whose timestamp would be
+// more than a second ahead of the clock is not sealed: whatever BlockTime
+// says, at most about one block a second is sealed, and the head's timestamp
+// stays within a second of the clock. EtherLink's sequencer stamps its
+// blueprints with its own clock and its kernel only refuses a timestamp older
+// than the parent's (TimestampFromPast), so several EtherLink blocks may share
+// a second; devchain keeps geth's stricter rule instead of patching its
+// consensus, since what keeper needs from either chain is the same: a block
+// time no earlier than the second the block was sealed in, and never far
+// from the clock. Options.AheadOfClock (tests only) restores the old
+// behaviour, a block every BlockTime stamped a second after its parent.
+//
+// A chain directory an older keeper left (it sealed a block every 500 ms,
+// each a second after its parent, so its clock ran ahead by a second every
+// second) is kept, so its blocks, receipts and nonces stay as keeper's store
+// knows them, but it seals only one block every catchUpBlockTime (2 s), each
+// a second after its parent, until its clock is within a second of the wall
+// clock again: the lead shrinks by a second every 2 s. Start logs the lead,
+// when it will be gone, and the directory to delete to start afresh instead
+// (receipts anchored on the old chain then no longer verify against it).
 //
 // # Surviving a kill
 //
@@ -126,7 +152,21 @@ type Options struct {
 	Fund []common.Address
 	// Logger receives sealing errors; default discard.
 	Logger *slog.Logger
+	// AheadOfClock is for tests only (keeper dev never sets it): seal a
+	// block every BlockTime even when its timestamp, a second after its
+	// parent's, runs ahead of the wall clock, so a test waiting for
+	// FinalityDepth blocks at a BlockTime of milliseconds stays fast. See
+	// "Block time" in the package documentation.
+	AheadOfClock bool
 }
+
+// nodeName names the node's directory under Dir/chain (see migrateNodeDir).
+// A variable so tests can play an older keeper, which used the binary's name.
+var nodeName = "keeper"
+
+// catchUpBlockTime is how often a chain left ahead of the clock by an older
+// keeper seals a block until the clock catches up (see "Block time").
+const catchUpBlockTime = 2 * time.Second
 
 // Chain is a running dev chain. Methods are safe for concurrent use.
 type Chain struct {
@@ -138,9 +178,11 @@ type Chain struct {
 	url     string
 	depth   uint64
 
-	mu     sync.Mutex // serialises sealing and faults
-	paused bool
-	frozen bool // finality does not move
+	mu         sync.Mutex // serialises sealing and faults
+	paused     bool
+	frozen     bool      // finality does not move
+	lastSealed time.Time // when the last block was sealed
+	catchingUp bool      // the head's timestamp is ahead of the clock (an older keeper's chain)
 
 	stop     chan struct{}
 	loopDone chan struct{}
@@ -191,9 +233,13 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 
 	nodeCfg := node.DefaultConfig
 	nodeCfg.DataDir = "" // in memory
+	nodeCfg.Name = nodeName
 	if o.Persist {
 		nodeCfg.DataDir = filepath.Join(o.Dir, "chain")
 		nodeCfg.KeyStoreDir = filepath.Join(o.Dir, "chain", "keystore")
+		if err := migrateNodeDir(nodeCfg.DataDir, nodeName, o.Logger); err != nil {
+			return nil, err
+		}
 	}
 	nodeCfg.IPCPath = ""
 	nodeCfg.P2P = p2p.Config{NoDiscovery: true, MaxPeers: 0}
@@ -279,12 +325,16 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 		stop:     make(chan struct{}),
 		loopDone: make(chan struct{}),
 	}
+	c.noteLead(time.Now())
 	// Seal a block and let the transaction indexer catch up: on a chain still
 	// at genesis geth answers lookups of unknown transactions with "transaction
-	// indexing is in progress" instead of null.
-	if err := c.Mine(1); err != nil {
-		stack.Close()
-		return nil, err
+	// indexing is in progress" instead of null. A chain whose head is ahead
+	// of the clock waits for its turn like any other block.
+	if c.mayseal(time.Now()) {
+		if err := c.Mine(1); err != nil {
+			stack.Close()
+			return nil, err
+		}
 	}
 	for deadline := time.Now().Add(5 * time.Second); !backend.BlockChain().TxIndexDone() && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
@@ -328,13 +378,65 @@ func (c *Chain) loop() {
 		case <-t.C:
 		}
 		c.mu.Lock()
-		if !c.paused {
+		if !c.paused && c.mayseal(time.Now()) {
 			if err := c.seal(); err != nil {
 				c.o.Logger.Warn("devchain: seal block", "error", err)
 			}
 		}
 		c.mu.Unlock()
 	}
+}
+
+// mayseal reports whether the loop may seal a block now (see "Block time"
+// in the package documentation). c.mu must be held.
+func (c *Chain) mayseal(now time.Time) bool {
+	if c.o.AheadOfClock {
+		return true
+	}
+	lead := c.nextLead(now)
+	switch {
+	case lead <= time.Second:
+		if c.catchingUp {
+			c.catchingUp = false
+			c.o.Logger.Info("devchain: the chain's clock has caught up with the wall clock: blocks come every block time again")
+		}
+		return true
+	case lead <= 2*time.Second:
+		return false // the next second is the next block's
+	default:
+		return now.Sub(c.lastSealed) >= catchUpBlockTime
+	}
+}
+
+// nextLead is how far ahead of now the next block's timestamp would be.
+func (c *Chain) nextLead(now time.Time) time.Duration {
+	return time.Unix(int64(nextTimestamp(c.eth.BlockChain().CurrentBlock().Time, now)), 0).Sub(now)
+}
+
+// nextTimestamp is the timestamp of a block sealed now on a parent stamped
+// parentTime: the clock's second, or a second after the parent.
+func nextTimestamp(parentTime uint64, now time.Time) uint64 {
+	return max(parentTime+1, uint64(now.Unix()))
+}
+
+// noteLead logs, at start, a head stamped ahead of the clock.
+func (c *Chain) noteLead(now time.Time) {
+	if c.o.AheadOfClock {
+		return
+	}
+	lead := time.Unix(int64(c.eth.BlockChain().CurrentBlock().Time), 0).Sub(now)
+	if lead <= time.Second {
+		return
+	}
+	c.catchingUp = true
+	dir := c.stack.InstanceDir()
+	if dir == "" {
+		dir = "(in memory)"
+	}
+	c.o.Logger.Warn("devchain: the chain's block times run ahead of the clock (an older keeper stamped every block a second after its parent, however fast it sealed); "+
+		"the chain is kept so its receipts still verify, and it seals one block every 2 s until the clock catches up; "+
+		"delete the directory to start a fresh chain instead (receipts anchored on this one then no longer verify locally)",
+		"lead", lead.Round(time.Second).String(), "caught_up_in", (lead * catchUpBlockTime / (catchUpBlockTime - time.Second)).Round(time.Second).String(), "dir", dir)
 }
 
 // seal builds a block on the current head from the pool, makes it canonical
@@ -345,10 +447,8 @@ func (c *Chain) seal() error {
 	if err := c.eth.TxPool().Sync(); err != nil {
 		return fmt.Errorf("sync txpool: %w", err)
 	}
-	ts := uint64(time.Now().Unix())
-	if ts <= parent.Time {
-		ts = parent.Time + 1
-	}
+	now := time.Now()
+	ts := nextTimestamp(parent.Time, now)
 	var random common.Hash
 	_, _ = crand.Read(random[:])
 	payload, err := c.eth.Miner().BuildPayload(context.Background(), &miner.BuildPayloadArgs{
@@ -393,6 +493,7 @@ func (c *Chain) seal() error {
 			return fmt.Errorf("sync block %d to disk: %w", block.NumberU64(), err)
 		}
 	}
+	c.lastSealed = now
 	c.markFinality(block.NumberU64())
 	return nil
 }

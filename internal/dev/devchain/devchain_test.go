@@ -53,7 +53,7 @@ func finalized(t *testing.T, ec *ethclient.Client) uint64 {
 }
 
 func TestTheChainServesEtherLinksChainIDOverHTTPAndProducesBlocks(t *testing.T) {
-	c := start(t, devchain.Options{BlockTime: 20 * time.Millisecond})
+	c := start(t, devchain.Options{BlockTime: 20 * time.Millisecond, AheadOfClock: true})
 	ec := dial(t, c.URL())
 	id, err := ec.ChainID(context.Background())
 	require.NoError(t, err)
@@ -67,7 +67,7 @@ func TestTheChainServesEtherLinksChainIDOverHTTPAndProducesBlocks(t *testing.T) 
 
 func TestTheDevKeyIsFundedWrittenWithMode0600AndReusedOnRestart(t *testing.T) {
 	dir := t.TempDir()
-	c := start(t, devchain.Options{Dir: dir, BlockTime: 20 * time.Millisecond})
+	c := start(t, devchain.Options{Dir: dir, BlockTime: 20 * time.Millisecond, AheadOfClock: true})
 	st, err := os.Stat(filepath.Join(dir, devchain.KeyFileName))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
@@ -85,7 +85,7 @@ func TestTheDevKeyIsFundedWrittenWithMode0600AndReusedOnRestart(t *testing.T) {
 
 	first := c.Address()
 	require.NoError(t, c.Stop())
-	again := start(t, devchain.Options{Dir: dir, BlockTime: 20 * time.Millisecond})
+	again := start(t, devchain.Options{Dir: dir, BlockTime: 20 * time.Millisecond, AheadOfClock: true})
 	assert.Equal(t, first, again.Address())
 }
 
@@ -124,7 +124,7 @@ func sendTransfer(t *testing.T, c *devchain.Chain, ec *ethclient.Client, nonce u
 }
 
 func TestAPausedChainKeepsTransactionsPendingAndDropPendingForgetsThem(t *testing.T) {
-	c := start(t, devchain.Options{BlockTime: 20 * time.Millisecond})
+	c := start(t, devchain.Options{BlockTime: 20 * time.Millisecond, AheadOfClock: true})
 	ec := dial(t, c.URL())
 	c.PauseMining()
 	head := c.Head()

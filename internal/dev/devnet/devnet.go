@@ -11,6 +11,16 @@
 // the same default commitment as the real RPC (finalized), so a client that
 // works here has the same commitment handling a real cluster needs.
 //
+// With Options.Dir the ledger is kept across restarts (and a SIGKILL) in a
+// journal there (see journal.go): the same genesis hash, blocks, slots,
+// block times, transactions and balances, so a transaction made before a
+// restart is found after it. Block times are the wall clock's when the
+// block is produced. A restart also produces maxProcessingAge+1 blocks at
+// once: the transactions the RPC node was still resending are gone with it,
+// and a client waiting for their lastValidBlockHeight to pass before it
+// signs anew needs no further wait. Without Dir the ledger lives in memory,
+// a new cluster at every start.
+//
 // Fault injection (dropped or delayed transactions, skipped slots, paused
 // slot production, failing RPC calls, congestion that leaves out
 // transactions paying too low a compute unit price) and per-method call
@@ -34,6 +44,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -71,8 +82,10 @@ type Options struct {
 	// SlotTime is the time between slots (default 400ms).
 	SlotTime time.Duration
 	// Dir, if set, is where the funded fee-payer key is kept, as a Solana
-	// CLI key file (JSON array of 64 bytes, mode 0600) named PayerKeyFileName.
-	// An existing file is reused, so the payer address is stable across runs.
+	// CLI key file (JSON array of 64 bytes, mode 0600) named PayerKeyFileName,
+	// and the ledger's journal (journalFileName). An existing key file is
+	// reused, so the payer address is stable across runs, and an existing
+	// journal is replayed, so the ledger goes on where it stopped.
 	Dir string
 	// PayerLamports funds the fee payer at genesis (default 1000 SOL).
 	PayerLamports uint64
@@ -88,8 +101,11 @@ type Options struct {
 	// GenesisHash, when set, is the genesis block's hash, which
 	// getGenesisHash answers: the devnet poses as that cluster (e.g. Solana
 	// devnet's EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG). Zero: a hash
-	// derived from the start time, a new cluster at every start.
+	// derived from the start time, a new cluster at every start (with Dir:
+	// the journal's, once it has one).
 	GenesisHash solana.Hash
+	// Logger receives the journal's replay and write problems; default discard.
+	Logger *slog.Logger
 }
 
 // Devnet is a running local cluster. Its methods are safe for concurrent use.
@@ -103,6 +119,7 @@ type Devnet struct {
 
 	mu           sync.Mutex // guards everything below, down to fmu
 	l            *ledger
+	journal      *journal // nil without Options.Dir
 	pending      []*pendingTx
 	pendingBySig map[solana.Signature]*pendingTx
 	paused       bool
@@ -147,6 +164,9 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 	if opts.StatusCacheSlots == 0 {
 		opts.StatusCacheSlots = DefaultStatusCacheSlots
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	seed := opts.Seed
 	if seed == 0 {
 		seed = rand.Uint64()
@@ -168,16 +188,13 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.faucet, err = solana.NewRandomPrivateKey(); err != nil {
+	if err := d.openLedger(); err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	d.l = newLedger([]byte(strconv.FormatInt(now.UnixNano(), 10)), now.Unix(), d.restartHeight(), opts.GenesisHash)
-	d.l.credit(d.faucet.PublicKey(), faucetLamports)
-	d.l.credit(d.payer.PublicKey(), opts.PayerLamports)
 
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port)))
 	if err != nil {
+		d.journal.close()
 		return nil, fmt.Errorf("solana devnet: listen: %w", err)
 	}
 	d.url = "http://" + ln.Addr().String()
@@ -215,6 +232,10 @@ func (d *Devnet) Stop() {
 			_ = d.srv.Close()
 		}
 		d.wg.Wait()
+		d.mu.Lock()
+		d.journal.close()
+		d.journal = nil
+		d.mu.Unlock()
 	})
 }
 
@@ -231,7 +252,13 @@ func (d *Devnet) FaucetKeyFile() string { return d.keyFile }
 func (d *Devnet) Fund(pk solana.PublicKey, lamports uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.credit(pk, lamports)
+}
+
+// credit credits an account and journals it. d.mu must be held.
+func (d *Devnet) credit(pk solana.PublicKey, lamports uint64) {
 	d.l.credit(pk, lamports)
+	d.journal.append(creditRecord(pk, lamports), true)
 }
 
 // NewFundedKey creates a keypair funded with lamports (see Fund).
@@ -333,33 +360,85 @@ func (d *Devnet) clock() {
 	}
 }
 
-// The devnet keeps its ledger in memory and starts a new one at every start,
-// but a transaction signed against the old ledger carries a
-// lastValidBlockHeight from it, and a client (keeper) waits for the block
-// height to pass it before signing anew. So the block height never goes
-// back: every heightEvery blocks the tip's height is written to heightFile
-// in Options.Dir, and a restart begins above anything the old ledger can
-// have issued (the height written, plus what may have been produced after
-// it, plus the longest validity).
-const (
-	heightFileName = "solana-devnet.height"
-	heightEvery    = 32
-)
-
-func (d *Devnet) heightFile() string {
+// openLedger replays the journal in Options.Dir, or starts a new ledger
+// (journaled when there is a Dir).
+func (d *Devnet) openLedger() error {
 	if d.opts.Dir == "" {
-		return ""
+		return d.newLedger()
 	}
-	return filepath.Join(d.opts.Dir, heightFileName)
+	path := filepath.Join(d.opts.Dir, journalFileName)
+	r, err := replayJournal(path)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		if err := d.newLedger(); err != nil {
+			return err
+		}
+		if d.journal, err = openJournal(path, 0, d.opts.Logger); err != nil {
+			return err
+		}
+		g := d.l.genesis()
+		d.journal.append(genesisRecord(g, d.faucet), false)
+		for _, pk := range []solana.PublicKey{d.faucet.PublicKey(), d.payer.PublicKey()} {
+			d.journal.append(creditRecord(pk, d.l.balanceAt(pk, 0)), false)
+		}
+		if err := d.journal.f.Sync(); err != nil {
+			return fmt.Errorf("solana devnet: write the ledger journal: %w", err)
+		}
+		return nil
+	}
+	if !d.opts.GenesisHash.IsZero() && d.opts.GenesisHash != r.l.genesis().hash {
+		return fmt.Errorf("solana devnet: the ledger in %s has genesis hash %s, not %s: delete it to start a new ledger", path, r.l.genesis().hash, d.opts.GenesisHash)
+	}
+	if r.dropped > 0 {
+		d.opts.Logger.Warn("solana devnet: the ledger journal ends in a torn or unreadable record (the process was killed while writing it): it and what follows are dropped",
+			"file", path, "kept_bytes", r.good, "dropped_bytes", r.dropped, "reason", r.reason)
+	}
+	d.l, d.faucet = r.l, r.faucet
+	if d.journal, err = openJournal(path, r.good, d.opts.Logger); err != nil {
+		return err
+	}
+	if len(d.l.balances[d.payer.PublicKey()]) == 0 {
+		d.credit(d.payer.PublicKey(), d.opts.PayerLamports) // a new payer key file
+	}
+	// Expire every blockhash a client got before the restart (see the
+	// package documentation).
+	now := time.Now()
+	for range maxProcessingAge + 1 {
+		d.produceSlot(now)
+	}
+	return nil
 }
 
-// restartHeight is where a new ledger's block heights begin.
-func (d *Devnet) restartHeight() uint64 {
-	f := d.heightFile()
-	if f == "" {
+// newLedger starts a ledger: a new cluster, or the one Options.GenesisHash names.
+func (d *Devnet) newLedger() error {
+	var err error
+	if d.faucet, err = solana.NewRandomPrivateKey(); err != nil {
+		return err
+	}
+	now := time.Now()
+	d.l = newLedger([]byte(strconv.FormatInt(now.UnixNano(), 10)), now.Unix(), d.legacyRestartHeight(), d.opts.GenesisHash)
+	d.l.credit(d.faucet.PublicKey(), faucetLamports)
+	d.l.credit(d.payer.PublicKey(), d.opts.PayerLamports)
+	return nil
+}
+
+// Before the journal, keeper kept the devnet's ledger in memory and wrote
+// only the tip's height to this file every legacyHeightEvery blocks, so
+// that a restart began above every lastValidBlockHeight the old ledger had
+// issued. A directory such an older keeper left still has it (and no
+// journal): the new ledger begins above it.
+const (
+	legacyHeightFileName = "solana-devnet.height"
+	legacyHeightEvery    = 32
+)
+
+func (d *Devnet) legacyRestartHeight() uint64 {
+	if d.opts.Dir == "" {
 		return 0
 	}
-	raw, err := os.ReadFile(f)
+	raw, err := os.ReadFile(filepath.Join(d.opts.Dir, legacyHeightFileName))
 	if err != nil {
 		return 0
 	}
@@ -367,20 +446,7 @@ func (d *Devnet) restartHeight() uint64 {
 	if err != nil {
 		return 0
 	}
-	return h + heightEvery + maxProcessingAge + 1
-}
-
-// saveHeight records the tip's height (atomically; a failure only makes
-// the next restart begin lower).
-func (d *Devnet) saveHeight(h uint64) {
-	f := d.heightFile()
-	if f == "" {
-		return
-	}
-	tmp := f + ".tmp"
-	if os.WriteFile(tmp, []byte(strconv.FormatUint(h, 10)+"\n"), 0o600) == nil {
-		os.Rename(tmp, f)
-	}
+	return h + legacyHeightEvery + maxProcessingAge + 1
 }
 
 // produceSlot ticks one slot and, unless it is skipped, builds its block
@@ -393,21 +459,9 @@ func (d *Devnet) produceSlot(now time.Time) {
 		return
 	}
 	parent := l.tip()
-	b := &block{
-		slot:       l.slot,
-		height:     parent.height + 1,
-		parentSlot: parent.slot,
-		prevHash:   parent.hash,
-		hash:       nextBlockHash(parent.hash, l.slot),
-		time:       now.Unix(),
-		txTotal:    parent.txTotal,
-	}
+	b := l.openBlock(l.slot, now.Unix())
 	b.congestionFee = congestionFee(b, d.congestion)
-	env := execEnv{
-		hashOK: func(h solana.Hash) bool { return l.hashValidIn(h, math.MaxUint64, b.height) },
-		seen:   func(s solana.Signature) bool { _, ok := l.txs[s]; return ok },
-		state:  newView(func(pk solana.PublicKey) uint64 { return l.balanceAt(pk, math.MaxUint64) }),
-	}
+	env := l.env(b)
 	keep := make([]*pendingTx, 0, len(d.pending))
 	for _, pt := range d.pending {
 		if now.Before(pt.nextAttempt) {
@@ -429,10 +483,7 @@ func (d *Devnet) produceSlot(now time.Time) {
 		// The leader's sigverify silently discards bad signatures.
 		if delivered && pt.p.sigsOK {
 			if res := execute(pt.p, env); res.committed {
-				for k, v := range res.writes {
-					l.setBalance(k, b.slot, v)
-				}
-				l.record(&txRecord{p: pt.p, block: b, index: len(b.txs), res: res})
+				l.include(b, pt.p, res)
 				delete(d.pendingBySig, pt.p.sig)
 				continue
 			}
@@ -448,13 +499,8 @@ func (d *Devnet) produceSlot(now time.Time) {
 		keep = append(keep, pt)
 	}
 	d.pending = keep
-	b.txTotal += uint64(len(b.txs))
-	l.blocks = append(l.blocks, b)
-	l.bySlot[b.slot] = b
-	l.byHash[b.hash] = b
-	if b.height%heightEvery == 0 {
-		d.saveHeight(b.height)
-	}
+	l.seal(b)
+	d.journal.append(blockRecord(b, parent), len(b.txs) > 0)
 }
 
 // enqueue hands a transaction to the RPC node's send service. d.mu must be held.

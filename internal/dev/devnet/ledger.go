@@ -242,3 +242,43 @@ func (l *ledger) record(rec *txRecord) {
 		}
 	}
 }
+
+// openBlock starts the block at slot on the tip, stamped t (unix seconds).
+func (l *ledger) openBlock(slot uint64, t int64) *block {
+	parent := l.tip()
+	return &block{
+		slot:       slot,
+		height:     parent.height + 1,
+		parentSlot: parent.slot,
+		prevHash:   parent.hash,
+		hash:       nextBlockHash(parent.hash, slot),
+		time:       t,
+		txTotal:    parent.txTotal,
+	}
+}
+
+// env is the bank transactions of block b run against.
+func (l *ledger) env(b *block) execEnv {
+	return execEnv{
+		hashOK: func(h solana.Hash) bool { return l.hashValidIn(h, math.MaxUint64, b.height) },
+		seen:   func(s solana.Signature) bool { _, ok := l.txs[s]; return ok },
+		state:  newView(func(pk solana.PublicKey) uint64 { return l.balanceAt(pk, math.MaxUint64) }),
+	}
+}
+
+// include commits a transaction that executed (res.committed) into b.
+func (l *ledger) include(b *block, p *parsedTx, res *execResult) {
+	for k, v := range res.writes {
+		l.setBalance(k, b.slot, v)
+	}
+	l.record(&txRecord{p: p, block: b, index: len(b.txs), res: res})
+}
+
+// seal makes b the tip.
+func (l *ledger) seal(b *block) {
+	b.txTotal += uint64(len(b.txs))
+	l.blocks = append(l.blocks, b)
+	l.bySlot[b.slot] = b
+	l.byHash[b.hash] = b
+	l.slot = max(l.slot, b.slot)
+}

@@ -2,7 +2,10 @@
 // devchains`) anchor on when no real endpoint is configured: an EtherLink-like
 // EVM chain (a go-ethereum node with a dev genesis, sealing blocks on a timer,
 // over HTTP JSON-RPC, its chain kept in the data directory) and a Solana-like
-// devnet (in memory), each with a funded key written to the data directory.
+// devnet (its ledger journaled in the data directory), each with a funded
+// key written to the data directory. Both go on where they stopped after a
+// restart or a kill, so receipts from earlier runs still verify against
+// them; see docs/chains.md.
 package localnet
 
 import (
@@ -103,7 +106,7 @@ func Start(ctx context.Context, o Options) (*Net, error) {
 		n.EVM = c
 	}
 	if o.Solana {
-		d, err := devnet.Start(life, devnet.Options{Dir: KeyDir(o.Dir), Port: o.SolanaPort, SlotTime: o.SolanaSlot})
+		d, err := devnet.Start(life, devnet.Options{Dir: KeyDir(o.Dir), Port: o.SolanaPort, SlotTime: o.SolanaSlot, Logger: o.Logger})
 		if err != nil {
 			n.Stop()
 			return nil, fmt.Errorf("local Solana devnet: %w", err)

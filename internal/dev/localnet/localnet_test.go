@@ -2,8 +2,20 @@ package localnet
 
 import (
 	"context"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/gagliardetto/solana-go"
+	solrpc "github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,4 +34,84 @@ func TestNoLocalChainStartsWhereSeveralProvidersAreConfigured(t *testing.T) {
 	assert.Nil(t, n, "the providers are the chains: no local chain, no dev key")
 	assert.Empty(t, cfg.EVM.RPCURL)
 	assert.Empty(t, cfg.Solana.RPCURL)
+}
+
+// keeper dev restarted on the same data directory finds both chains where
+// they were: a transaction made before the restart is on each after it.
+func TestBothLocalChainsGoOnWhereTheyStoppedAfterARestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	o := Options{Dir: dir, EVM: true, EVMBlock: 50 * time.Millisecond, Solana: true, SolanaSlot: 20 * time.Millisecond}
+	n, err := Start(ctx, o)
+	require.NoError(t, err)
+	stopped := false
+	defer func() {
+		if !stopped {
+			n.Stop()
+		}
+	}()
+
+	// EVM: a transfer from the dev key.
+	ec, err := ethclient.Dial(n.EVM.URL())
+	require.NoError(t, err)
+	key, err := crypto.HexToECDSA(readHex(t, EVMKeyFile(dir)))
+	require.NoError(t, err)
+	chainID := new(big.Int).SetUint64(n.EVM.ChainID())
+	to := common.HexToAddress("0x00000000000000000000000000000000000000aa")
+	etx := types.MustSignNewTx(key, types.LatestSignerForChainID(chainID), &types.DynamicFeeTx{
+		ChainID: chainID, Nonce: 0, GasTipCap: big.NewInt(0), GasFeeCap: big.NewInt(10 * params.GWei), Gas: 21000, To: &to, Value: big.NewInt(1),
+	})
+	require.NoError(t, ec.SendTransaction(ctx, etx))
+	var receipt *types.Receipt
+	require.Eventually(t, func() bool {
+		receipt, err = ec.TransactionReceipt(ctx, etx.Hash())
+		return err == nil
+	}, 20*time.Second, 50*time.Millisecond)
+	ec.Close()
+
+	// Solana: a memo from the fee payer.
+	sc := solrpc.New(n.Solana.URL())
+	payer := n.Solana.Payer()
+	bh, err := sc.GetLatestBlockhash(ctx, solrpc.CommitmentFinalized)
+	require.NoError(t, err)
+	stx, err := solana.NewTransaction([]solana.Instruction{solana.NewInstruction(solana.MemoProgramID,
+		solana.AccountMetaSlice{solana.Meta(payer.PublicKey()).SIGNER()}, []byte("keeper:v3 test"))},
+		bh.Value.Blockhash, solana.TransactionPayer(payer.PublicKey()))
+	require.NoError(t, err)
+	_, err = stx.Sign(func(solana.PublicKey) *solana.PrivateKey { return &payer })
+	require.NoError(t, err)
+	sig, err := sc.SendTransaction(ctx, stx)
+	require.NoError(t, err)
+	var slot uint64
+	require.Eventually(t, func() bool {
+		tx, err := sc.GetTransaction(ctx, sig, &solrpc.GetTransactionOpts{Commitment: solrpc.CommitmentConfirmed})
+		if err == nil {
+			slot = tx.Slot
+		}
+		return err == nil
+	}, 20*time.Second, 20*time.Millisecond)
+
+	n.Stop()
+	stopped = true
+	assert.DirExists(t, filepath.Join(KeyDir(dir), "chain", "keeper", "chaindata"), "the EVM chain's directory does not depend on the binary's name")
+
+	again, err := Start(ctx, o)
+	require.NoError(t, err)
+	defer again.Stop()
+	ec, err = ethclient.Dial(again.EVM.URL())
+	require.NoError(t, err)
+	defer ec.Close()
+	r, err := ec.TransactionReceipt(ctx, etx.Hash())
+	require.NoError(t, err)
+	assert.Equal(t, receipt.BlockHash, r.BlockHash)
+	tx, err := solrpc.New(again.Solana.URL()).GetTransaction(ctx, sig, &solrpc.GetTransactionOpts{Commitment: solrpc.CommitmentConfirmed})
+	require.NoError(t, err)
+	assert.Equal(t, slot, tx.Slot)
+}
+
+func readHex(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return strings.TrimSpace(string(raw))
 }

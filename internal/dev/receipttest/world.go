@@ -138,7 +138,7 @@ func (w *World) forge(t testing.TB, intruderKey *ecdsa.PrivateKey, sol *devnet.D
 
 func startEVM(t testing.TB, dir string, fund ...common.Address) *devchain.Chain {
 	t.Helper()
-	c, err := devchain.Start(t.Context(), devchain.Options{Dir: dir, BlockTime: 50 * time.Millisecond, FinalityDepth: 3, Fund: fund})
+	c, err := devchain.Start(t.Context(), devchain.Options{Dir: dir, BlockTime: 50 * time.Millisecond, FinalityDepth: 3, Fund: fund, AheadOfClock: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Stop() })
 	return c

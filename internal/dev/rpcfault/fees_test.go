@@ -21,7 +21,7 @@ import (
 // etherlinkProxy is the local EVM chain behind a proxy with EtherLink's fee market.
 func etherlinkProxy(t *testing.T) (*devchain.Chain, *rpcfault.Proxy, *ethclient.Client) {
 	t.Helper()
-	c, err := devchain.Start(context.Background(), devchain.Options{Dir: t.TempDir(), BlockTime: 50 * time.Millisecond})
+	c, err := devchain.Start(context.Background(), devchain.Options{Dir: t.TempDir(), BlockTime: 50 * time.Millisecond, AheadOfClock: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Stop() })
 	p, err := rpcfault.Start(c.URL(), 1)
