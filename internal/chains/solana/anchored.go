@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
@@ -44,22 +45,24 @@ func (a *Adapter) LatestCheckpoints(ctx context.Context) ([]receipt.CheckpointRe
 		if err != nil {
 			return nil, fmt.Errorf("solana: getSignaturesForAddress: %w", err)
 		}
+		var claims []sol.Signature
+		past := false
 		for _, s := range sigs {
-			if s.Slot < oldest {
-				return nil, nil
+			if past = s.Slot < oldest; past {
+				break
 			}
-			if s.Err != nil || !claimsCheckpoint(s.Memo) {
-				continue
-			}
-			ref, ok, err := a.ownAnchor(ctx, s.Signature)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return []receipt.CheckpointRef{ref}, nil
+			if s.Err == nil && claimsCheckpoint(s.Memo) {
+				claims = append(claims, s.Signature)
 			}
 		}
-		if len(sigs) < limit {
+		ref, ok, err := a.firstOwnAnchor(ctx, claims)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return []receipt.CheckpointRef{ref}, nil
+		}
+		if past || len(sigs) < limit {
 			return nil, nil
 		}
 		opts.Before = sigs[len(sigs)-1].Signature
@@ -72,6 +75,37 @@ func (a *Adapter) LatestCheckpoints(ctx context.Context) ([]receipt.CheckpointRe
 // transfers costs one call per page.
 func claimsCheckpoint(memo *string) bool {
 	return memo != nil && strings.Contains(*memo, receipt.PayloadPrefixCheckpoint)
+}
+
+// firstOwnAnchor returns the checkpoint of the first of sigs (newest
+// first) that is keeper's own anchor. It fetches RPCConnections of them at
+// a time: a flood of memos that claim checkpoints costs one getTransaction
+// each, so they are read in parallel, and keeper's latest anchor, usually
+// the first, is found in the first round.
+func (a *Adapter) firstOwnAnchor(ctx context.Context, sigs []sol.Signature) (receipt.CheckpointRef, bool, error) {
+	type found struct {
+		ref receipt.CheckpointRef
+		ok  bool
+		err error
+	}
+	for len(sigs) > 0 {
+		round := sigs[:min(len(sigs), a.cfg.RPCConnections)]
+		sigs = sigs[len(round):]
+		res := make([]found, len(round))
+		var wg sync.WaitGroup
+		for i, sig := range round {
+			wg.Go(func() {
+				res[i].ref, res[i].ok, res[i].err = a.ownAnchor(ctx, sig)
+			})
+		}
+		wg.Wait()
+		for _, r := range res {
+			if r.err != nil || r.ok {
+				return r.ref, r.ok, r.err
+			}
+		}
+	}
+	return receipt.CheckpointRef{}, false, nil
 }
 
 // ownAnchor fetches the transaction with signature sig and returns the

@@ -110,7 +110,10 @@ func TestOnlyThePayersOwnAnchorIsReadBackWhateverOthersSendIt(t *testing.T) {
 		}
 	}
 	sendDust(t, chain.URL(), attacker, payer.PublicKey(), memos)
+	chain.ResetCalls()
 	assert.Equal(t, []receipt.CheckpointRef{own}, latest(t, a), "keeper's anchor behind 200 dust transactions")
+	assert.LessOrEqual(t, chain.Calls("getTransaction"), 151+DefaultRPCConnections,
+		"only transactions whose memo claims a checkpoint are fetched (151 of the 201 that follow keeper's anchor, a round of fetches at most beyond it)")
 
 	next := receipt.CheckpointRef{KeyHash: key, Size: 130, Root: rootOf("130 entries")}
 	anchorCheckpoint(t, a, j, 2, next)
