@@ -1,7 +1,13 @@
 package solana
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -131,4 +137,66 @@ func TestAnAnchorOlderThanTheLookbackIsNotReadBack(t *testing.T) {
 
 	chain.Advance(600)
 	assert.Empty(t, latest(t, a), "600 slots later")
+}
+
+// forgingNode forwards JSON-RPC to a node, except that its getTransaction
+// answer for one signature carries another transaction: one whose fee
+// payer and memo are keeper's, under that signature, which does not verify.
+func forgingNode(t *testing.T, target string, sig sol.Signature, forged []byte) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		resp, err := http.Post(target, "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		out, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		var req struct {
+			Method string `json:"method"`
+			Params []any  `json:"params"`
+		}
+		if json.Unmarshal(body, &req) == nil && req.Method == "getTransaction" && len(req.Params) > 0 && req.Params[0] == sig.String() {
+			var answer map[string]any
+			require.NoError(t, json.Unmarshal(out, &answer))
+			answer["result"].(map[string]any)["transaction"] = []string{base64.StdEncoding.EncodeToString(forged), "base64"}
+			out, err = json.Marshal(answer)
+			require.NoError(t, err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(out)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestATransactionWhoseSignaturesDoNotVerifyIsNoAnchorWhateverTheNodeSays:
+// a node (or a proxy before it) that answers a third party's dust with a
+// transaction naming keeper's payer as fee payer and signer, under the
+// dust's signature, is not believed: the signatures do not verify.
+func TestATransactionWhoseSignaturesDoNotVerifyIsNoAnchorWhateverTheNodeSays(t *testing.T) {
+	chain, payer := startDevnet(t, 5*time.Millisecond)
+	attacker, err := chain.NewFundedKey(devnet.LamportsPerSOL)
+	require.NoError(t, err)
+	memo := dustMemo(0x1234abcd, 1_000_000_000)
+	sendDust(t, chain.URL(), attacker, payer.PublicKey(), []string{memo})
+
+	client := rpc.New(chain.URL())
+	limit := 1
+	listed, err := client.GetSignaturesForAddressWithOpts(context.Background(), payer.PublicKey(), &rpc.GetSignaturesForAddressOpts{Limit: &limit, Commitment: rpc.CommitmentConfirmed})
+	require.NoError(t, err)
+	require.Len(t, listed, 1)
+	forged, err := sol.NewTransaction([]sol.Instruction{
+		sol.NewInstruction(MemoProgramID, sol.AccountMetaSlice{sol.Meta(payer.PublicKey()).SIGNER()}, []byte(memo)),
+	}, sol.Hash{1}, sol.TransactionPayer(payer.PublicKey()))
+	require.NoError(t, err)
+	forged.Signatures = []sol.Signature{listed[0].Signature}
+	raw, err := forged.MarshalBinary()
+	require.NoError(t, err)
+
+	a := newAdapter(t, forgingNode(t, chain.URL(), listed[0].Signature, raw), payer)
+	assert.Empty(t, latest(t, a))
 }
