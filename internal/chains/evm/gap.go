@@ -2,6 +2,7 @@ package evm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -96,9 +97,21 @@ func (a *Adapter) nonceAt(ctx context.Context, block string) (uint64, error) {
 // blockTx is a transaction as a block with full transactions lists it.
 type blockTx struct {
 	Hash  common.Hash    `json:"hash"`
-	From  common.Address `json:"from"`
+	From  common.Address `json:"from"` // the node's word for it
 	Nonce hexutil.Uint64 `json:"nonce"`
 	Input hexutil.Bytes  `json:"input"`
+	raw   json.RawMessage
+}
+
+// UnmarshalJSON keeps the listing whole besides its fields, so the signed
+// transaction can be rebuilt from it (signedBy).
+func (b *blockTx) UnmarshalJSON(data []byte) error {
+	type fields blockTx
+	if err := json.Unmarshal(data, (*fields)(b)); err != nil {
+		return err
+	}
+	b.raw = append(json.RawMessage(nil), data...)
+	return nil
 }
 
 // nonceTaker finds the mined transaction of the signer at nonce (below

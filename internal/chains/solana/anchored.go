@@ -2,7 +2,10 @@ package solana
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
 
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
@@ -11,42 +14,137 @@ import (
 	"github.com/keeperhq/keeper/receipt/verify"
 )
 
-// anchoredLookback bounds how many of the payer's latest transactions
-// LatestCheckpoints reads back for a checkpoint anchor.
-const anchoredLookback = 64
+// DefaultAnchorLookbackSlots is Config.AnchorLookbackSlots' default: 30
+// days of slots at Solana's 400 ms slot target.
+const DefaultAnchorLookbackSlots = 30 * 24 * 60 * 60 * 10 / 4
 
-// LatestCheckpoints implements chains.AnchorReader: the checkpoint the
-// payer's latest log anchor commits to, read from the chain alone, or none
-// when its last anchoredLookback transactions carry none.
+// signaturesPerPage is how many signatures one getSignaturesForAddress call
+// asks for (the RPC's limit).
+const signaturesPerPage = 1000
+
+// LatestCheckpoints implements chains.AnchorReader: the checkpoint of the
+// payer's latest log anchor, read from the chain alone, or none when the
+// payer anchored none within the last AnchorLookbackSlots slots.
+//
+// Anyone can send a transaction that mentions the payer (a 1-lamport
+// transfer with a memo that claims any checkpoint), so only the payer's own
+// transactions count (ownAnchor), and the payer's signatures are paged back
+// with `before`, past everything others sent, until keeper's latest anchor
+// or the slot bound: however many transactions others send, none hides
+// keeper's anchor and none stands for it (docs/log.md, "Checkpoints").
 func (a *Adapter) LatestCheckpoints(ctx context.Context) ([]receipt.CheckpointRef, error) {
-	limit := anchoredLookback
-	sigs, err := a.client.GetSignaturesForAddressWithOpts(ctx, a.pub, &rpc.GetSignaturesForAddressOpts{Limit: &limit, Commitment: rpc.CommitmentConfirmed})
+	tip, err := a.client.GetSlot(ctx, rpc.CommitmentConfirmed)
 	if err != nil {
-		return nil, fmt.Errorf("solana: getSignaturesForAddress: %w", err)
+		return nil, fmt.Errorf("solana: getSlot: %w", err)
 	}
-	version := uint64(0)
-	for _, s := range sigs {
-		if s.Err != nil {
-			continue
-		}
-		res, err := a.client.GetTransaction(ctx, s.Signature, &rpc.GetTransactionOpts{
-			Encoding: sol.EncodingBase64, Commitment: rpc.CommitmentConfirmed, MaxSupportedTransactionVersion: &version,
-		})
+	oldest := tip - min(tip, a.cfg.AnchorLookbackSlots)
+	limit := a.sigPage
+	opts := &rpc.GetSignaturesForAddressOpts{Limit: &limit, Commitment: rpc.CommitmentConfirmed}
+	for {
+		sigs, err := a.client.GetSignaturesForAddressWithOpts(ctx, a.pub, opts)
 		if err != nil {
-			return nil, fmt.Errorf("solana: getTransaction %s: %w", s.Signature, err)
+			return nil, fmt.Errorf("solana: getSignaturesForAddress: %w", err)
 		}
-		if res == nil || res.Transaction == nil {
-			continue
+		var claims []sol.Signature
+		past := false
+		for _, s := range sigs {
+			if past = s.Slot < oldest; past {
+				break
+			}
+			if s.Err == nil && claimsCheckpoint(s.Memo) {
+				claims = append(claims, s.Signature)
+			}
 		}
-		tx, err := res.Transaction.GetTransaction()
+		ref, ok, err := a.firstOwnAnchor(ctx, claims)
 		if err != nil {
-			continue
+			return nil, err
 		}
-		for _, p := range verify.MemoPayloads(tx) {
-			if p.Checkpoint != nil {
-				return []receipt.CheckpointRef{*p.Checkpoint}, nil
+		if ok {
+			return []receipt.CheckpointRef{ref}, nil
+		}
+		if past || len(sigs) < limit {
+			return nil, nil
+		}
+		opts.Before = sigs[len(sigs)-1].Signature
+	}
+}
+
+// claimsCheckpoint reports whether a transaction's memos, as
+// getSignaturesForAddress lists them ("[len] text" joined by "; "), may
+// hold a checkpoint anchor: only those are fetched, so a flood of plain
+// transfers costs one call per page.
+func claimsCheckpoint(memo *string) bool {
+	return memo != nil && strings.Contains(*memo, receipt.PayloadPrefixCheckpoint)
+}
+
+// firstOwnAnchor returns the checkpoint of the first of sigs (newest
+// first) that is keeper's own anchor. It fetches RPCConnections of them at
+// a time: a flood of memos that claim checkpoints costs one getTransaction
+// each, so they are read in parallel, and keeper's latest anchor, usually
+// the first, is found in the first round.
+func (a *Adapter) firstOwnAnchor(ctx context.Context, sigs []sol.Signature) (receipt.CheckpointRef, bool, error) {
+	type found struct {
+		ref receipt.CheckpointRef
+		ok  bool
+		err error
+	}
+	for len(sigs) > 0 {
+		round := sigs[:min(len(sigs), a.cfg.RPCConnections)]
+		sigs = sigs[len(round):]
+		res := make([]found, len(round))
+		var wg sync.WaitGroup
+		for i, sig := range round {
+			wg.Go(func() {
+				res[i].ref, res[i].ok, res[i].err = a.ownAnchor(ctx, sig)
+			})
+		}
+		wg.Wait()
+		for _, r := range res {
+			if r.err != nil || r.ok {
+				return r.ref, r.ok, r.err
 			}
 		}
 	}
-	return nil, nil
+	return receipt.CheckpointRef{}, false, nil
+}
+
+// ownAnchor fetches the transaction with signature sig and returns the
+// checkpoint it anchors when it is keeper's own: it succeeded, the payer is
+// its first account key (the fee payer) and a required signer, sig is its
+// first signature and every signature verifies over its message, so neither
+// a third party's transaction nor a node's forged answer counts.
+func (a *Adapter) ownAnchor(ctx context.Context, sig sol.Signature) (receipt.CheckpointRef, bool, error) {
+	version := uint64(0)
+	res, err := a.client.GetTransaction(ctx, sig, &rpc.GetTransactionOpts{
+		Encoding: sol.EncodingBase64, Commitment: rpc.CommitmentConfirmed, MaxSupportedTransactionVersion: &version,
+	})
+	if errors.Is(err, rpc.ErrNotFound) {
+		return receipt.CheckpointRef{}, false, nil
+	}
+	if err != nil {
+		return receipt.CheckpointRef{}, false, fmt.Errorf("solana: getTransaction %s: %w", sig, err)
+	}
+	if res == nil || res.Transaction == nil || res.Meta == nil || res.Meta.Err != nil {
+		return receipt.CheckpointRef{}, false, nil
+	}
+	tx, err := res.Transaction.GetTransaction()
+	if err != nil || !a.signedAndPaid(tx, sig) {
+		return receipt.CheckpointRef{}, false, nil
+	}
+	for _, p := range verify.MemoPayloads(tx) {
+		if p.Checkpoint != nil {
+			return *p.Checkpoint, true, nil
+		}
+	}
+	return receipt.CheckpointRef{}, false, nil
+}
+
+// signedAndPaid reports whether tx, listed under sig, was paid for and
+// signed by the payer.
+func (a *Adapter) signedAndPaid(tx *sol.Transaction, sig sol.Signature) bool {
+	m := tx.Message
+	if m.Header.NumRequiredSignatures == 0 || len(m.AccountKeys) == 0 || !m.AccountKeys[0].Equals(a.pub) {
+		return false
+	}
+	return len(tx.Signatures) > 0 && tx.Signatures[0] == sig && tx.VerifySignatures() == nil
 }

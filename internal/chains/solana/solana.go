@@ -109,6 +109,10 @@ type Config struct {
 	RebroadcastInterval time.Duration
 	// RPCTimeout bounds one RPC call. Default 10 s.
 	RPCTimeout time.Duration
+	// AnchorLookbackSlots bounds how far back, in slots, LatestCheckpoints
+	// pages through the payer's signatures for its latest anchor. Default
+	// DefaultAnchorLookbackSlots (30 days).
+	AnchorLookbackSlots uint64
 	// Logger receives rebroadcast and re-sign events. Default: discard.
 	Logger *slog.Logger
 }
@@ -128,6 +132,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RPCTimeout <= 0 {
 		c.RPCTimeout = DefaultRPCTimeout
+	}
+	if c.AnchorLookbackSlots == 0 {
+		c.AnchorLookbackSlots = DefaultAnchorLookbackSlots
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -150,6 +157,8 @@ type Adapter struct {
 	statusP  *poller.Poller[rpc.SignatureStatusesResult] // recent status cache
 	historyP *poller.Poller[rpc.SignatureStatusesResult] // with history, after expiry
 	heightP  *poller.Poller[uint64]
+
+	sigPage int // signatures per getSignaturesForAddress call (LatestCheckpoints)
 
 	lastPrice atomic.Uint64 // compute unit price of the last anchor signed
 	noFeeRead atomic.Bool   // the node has no getRecentPrioritizationFees
@@ -223,6 +232,7 @@ func New(cfg Config) (*Adapter, error) {
 		sent:       map[string]time.Time{},
 		blocks:     map[uint64]block{},
 		batchLocks: map[int64]*batchLock{},
+		sigPage:    signaturesPerPage,
 	}
 	var head func(context.Context) (uint64, error)
 	if cfg.HeadInterval >= 0 {
