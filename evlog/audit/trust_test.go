@@ -52,6 +52,17 @@ func TestACleanLogAuditedWithItsTrustRootHasNoFindings(t *testing.T) {
 	assert.True(t, r.Trusted)
 	assert.Equal(t, map[string]int{"etherlink": 2, "solana": 2}, r.Anchors)
 	assert.Equal(t, 2, r.Checkpoints)
+
+	t.Run("an anchor keeper lists from an account the root does not list is a finding", func(t *testing.T) {
+		root := f.trustRoot(t)
+		root.Accounts = root.Accounts[:1] // etherlink only
+		r := f.audit(t, f.serve(t), withTrust(root))
+		ks, all := kinds(r)
+		assert.Equal(t, []string{audit.KindAccount, audit.KindAccount}, ks, all)
+		assert.Contains(t, all, "account: solana: keeper lists tx ")
+		assert.Contains(t, all, "the pinned trust root lists no anchoring account on solana:")
+		assert.Equal(t, map[string]int{"etherlink": 2}, r.Anchors, "only the listed accounts are read")
+	})
 }
 
 // TestTheTrustRootsAccountsAreReadEvenWhenKeeperListsNone is a split view:
