@@ -148,8 +148,9 @@ var readers = map[string]func(ctx context.Context, c Chain, o Options) (reader, 
 	"solana":    newSolanaReader,
 }
 
-// Run audits the log. An error means the audit could not be made (the log
-// or a chain could not be read); what it found is in the report.
+// Run audits the log. An error means the audit could not be made (nothing
+// pinned, or the log could not be read); what it found is in the report,
+// including the accounts and networks it could not read (KindUnread).
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.ScanBlocks == 0 {
 		o.ScanBlocks = DefaultScanBlocks
