@@ -1,16 +1,22 @@
 // Package audit is the evidence log's monitor (`keeper log audit`): it
-// reads the checkpoints keeper's anchoring accounts committed to on each
-// chain, straight from the chains, and the log's own checkpoints and tiles,
-// and reports every way the two disagree: a checkpoint not signed by the
-// log's key, two checkpoints of one size that differ, a checkpoint that is
-// not consistent with an earlier one or with the latest, a smaller tree
+// reads the checkpoints the anchoring accounts committed to on each chain,
+// straight from the chains, and the log's own checkpoints and tiles, and
+// reports every way the two disagree: a checkpoint not signed by the log's
+// key, two checkpoints of one size that differ, a checkpoint that is not
+// consistent with an earlier one or with the latest, a smaller tree
 // anchored after a bigger one, tiles or entries that do not rebuild the
-// signed root, and anchors keeper lists that the chain does not hold.
+// signed root, anchors keeper lists that the chain does not hold, an
+// anchor sent by an account the pinned trust root does not list for its
+// size, and a listed account or network that could not be read.
 //
-// Nothing the log serves is trusted: checkpoints are opened with the pinned
-// key, every hash is read through tlog.TileHashReader (which checks the
-// tiles against the latest signed root), and consistency is proved with
-// tlog.ProveTree and checked with tlog.CheckTree.
+// Nothing the log serves is trusted: the key and the accounts are the ones
+// the auditor pinned (a trust root, docs/log.md), checkpoints are opened
+// with the pinned key, every hash is read through tlog.TileHashReader
+// (which checks the tiles against the latest signed root), and consistency
+// is proved with tlog.ProveTree and checked with tlog.CheckTree. Only a
+// transaction the account itself signed counts as its anchor: on EVM
+// chains the sender recovered from the signature, on Solana the fee payer
+// whose signature verifies.
 package audit
 
 import (
@@ -21,11 +27,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/receipt"
 )
 
@@ -34,21 +40,27 @@ import (
 const DefaultScanBlocks = 10_000
 
 // Chain is a chain to audit: its name as keeper's anchors spell it
-// ("etherlink", "solana"), a JSON-RPC endpoint, and the anchoring accounts
-// (empty: the ones keeper lists for the chain).
+// ("etherlink", "solana"), a JSON-RPC endpoint, and, in the short form
+// (no trust root), the anchoring accounts (empty: the ones keeper lists
+// for the chain). With a trust root a chain may be named once per network
+// it lists; the endpoint's node says which network it is on.
 type Chain struct {
 	Name     string
 	RPC      string
 	Accounts []string
 }
 
-// Options configure Run.
+// Options configure Run. Something must be pinned: Trust, or Key.
 type Options struct {
 	Log *evlog.Client
-	// Key is the log's pinned verifier key; nil: the key the log serves,
-	// which trusts the log for it (Report.KeyFromLog says so).
+	// Trust is the trust root the auditor pinned (evlog/trust): the log's
+	// key, and the accounts whose anchors are read on every network it
+	// lists; anchors their accounts sent outside the sizes listed are
+	// findings. nil: the short form, Key and Chains' accounts.
+	Trust *trust.Root
+	// Key is the log's pinned verifier key (with Trust: its key, or nil).
 	Key *evlog.Key
-	// Chains to read, with their endpoints and accounts.
+	// Chains to read, with their endpoints (and, without Trust, accounts).
 	Chains []Chain
 	// DefaultRPC, when set, is the endpoint of a chain keeper lists anchors
 	// on that Chains does not name ("": none). Chains left without an
@@ -70,6 +82,8 @@ const (
 	KindEntries   = "entries"   // entries that do not hash to the tree's leaves
 	KindAnchor    = "anchor"    // an anchor keeper lists that the chain does not bear out
 	KindNonce     = "nonce"     // an EVM account's transactions that were not all examined
+	KindAccount   = "account"   // an anchor sent by an account the trust root does not list for its network and size
+	KindUnread    = "unread"    // a listed account or network that could not be read, or no anchor read at all
 )
 
 // Finding is one disagreement.
@@ -90,7 +104,7 @@ func (f Finding) String() string {
 type Report struct {
 	Latest      evlog.Checkpoint // the log's latest checkpoint (verified)
 	Key         evlog.Key
-	KeyFromLog  bool           // the key was read from the log, not pinned
+	Trusted     bool           // the accounts are a pinned trust root's, not keeper's list
 	Checkpoints int            // distinct anchored checkpoints checked against the log
 	Leaves      uint64         // leaves of the latest tree rebuilt from hash tiles and entries
 	Anchors     map[string]int // checkpoint anchors read per chain
@@ -124,6 +138,7 @@ func (a Anchored) String() string {
 // checks the ones keeper lists against the chain.
 type reader interface {
 	read(ctx context.Context, account string, listed []evlog.Anchor, r *Report) ([]Anchored, error)
+	network() string // the CAIP-2 network the endpoint's node is on
 	close()
 }
 
@@ -133,13 +148,27 @@ var readers = map[string]func(ctx context.Context, c Chain, o Options) (reader, 
 	"solana":    newSolanaReader,
 }
 
-// Run audits the log. An error means the audit could not be made (the log
-// or a chain could not be read); what it found is in the report.
+// Run audits the log. An error means the audit could not be made (nothing
+// pinned, or the log could not be read); what it found is in the report,
+// including the accounts and networks it could not read (KindUnread).
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.ScanBlocks == 0 {
 		o.ScanBlocks = DefaultScanBlocks
 	}
-	r := &Report{Anchors: map[string]int{}}
+	if o.Trust != nil {
+		k, err := o.Trust.Key()
+		if err != nil {
+			return nil, err
+		}
+		if o.Key != nil && o.Key.Text != k.Text {
+			return nil, fmt.Errorf("the pinned key %s is not the trust root's %s", o.Key.Text, k.Text)
+		}
+		o.Key = &k
+	}
+	if o.Key == nil {
+		return nil, ErrNothingPinned
+	}
+	r := &Report{Anchors: map[string]int{}, Trusted: o.Trust != nil}
 	if ok, err := r.openLatest(ctx, o); err != nil || !ok {
 		return r, err
 	}
@@ -167,20 +196,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return r, nil
 }
 
-// openLatest reads the key and the latest checkpoint, and reports whether
-// the checkpoint is signed with the key: every later check stands on it.
+// ErrNothingPinned is Run's answer when neither a trust root nor a key is
+// pinned: an audit against what the log says of itself proves nothing.
+var ErrNothingPinned = errors.New("nothing pinned: give the deployment's trust root (keeper log trust, or /log/trust) or at least the log's verifier key")
+
+// openLatest reads the latest checkpoint, and reports whether it is signed
+// with the pinned key: every later check stands on it.
 func (r *Report) openLatest(ctx context.Context, o Options) (bool, error) {
-	served, err := o.Log.Key(ctx)
-	switch {
-	case o.Key != nil:
-		r.Key = *o.Key
-		if err == nil && served.Text != o.Key.Text {
-			r.find(KindKey, "", "the log serves the key %s, not the pinned %s", served.Text, o.Key.Text)
-		}
-	case err != nil:
-		return false, fmt.Errorf("the log's key: %w", err)
-	default:
-		r.Key, r.KeyFromLog = served, true
+	r.Key = *o.Key
+	if served, err := o.Log.Key(ctx); err == nil && served.Text != o.Key.Text {
+		r.find(KindKey, "", "the log serves the key %s, not the pinned %s", served.Text, o.Key.Text)
 	}
 	signed, err := o.Log.Checkpoint(ctx)
 	if err != nil {
@@ -225,97 +250,6 @@ func (r *Report) catchUp(ctx context.Context, log *evlog.Client, anchored []Anch
 	}
 	r.Latest = c
 	return nil
-}
-
-// readChains reads every account's anchors on every chain.
-func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report) ([]Anchored, error) {
-	byChain := map[string][]evlog.Anchor{}
-	for _, a := range listed {
-		byChain[a.Chain] = append(byChain[a.Chain], a)
-	}
-	chainList := slices.Clone(o.Chains)
-	for _, name := range slices.Sorted(maps.Keys(byChain)) {
-		named := slices.ContainsFunc(chainList, func(c Chain) bool { return c.Name == name })
-		if _, known := readers[name]; known && !named && o.DefaultRPC != nil {
-			if url := o.DefaultRPC(name); url != "" {
-				chainList = append(chainList, Chain{Name: name, RPC: url})
-			}
-		}
-	}
-	configured := map[string]bool{}
-	var out []Anchored
-	for _, c := range chainList {
-		configured[c.Name] = true
-		newReader, ok := readers[c.Name]
-		if !ok {
-			return nil, fmt.Errorf("cannot audit chain %q: only %s", c.Name, strings.Join(slices.Sorted(maps.Keys(readers)), " and "))
-		}
-		accounts := accountsOf(c, byChain[c.Name], r)
-		if len(accounts) == 0 {
-			r.Warnings = append(r.Warnings, c.Name+": keeper lists no anchor and no account was given (--account): nothing to read")
-			continue
-		}
-		rd, err := newReader(ctx, c, o)
-		if err != nil {
-			return nil, err
-		}
-		defer rd.close()
-		for _, acct := range accounts {
-			var mine []evlog.Anchor
-			for _, a := range byChain[c.Name] {
-				if sameAddress(a.Account, acct) {
-					mine = append(mine, a)
-				}
-			}
-			got, err := rd.read(ctx, acct, mine, r)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", c.Name, err)
-			}
-			r.Anchors[c.Name] += len(got)
-			out = append(out, got...)
-		}
-	}
-	for name, as := range byChain {
-		if configured[name] {
-			continue
-		}
-		why := "no RPC endpoint for the chain"
-		if _, known := readers[name]; !known {
-			why = "the audit reads " + strings.Join(slices.Sorted(maps.Keys(readers)), " and ")
-		}
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d anchor(s) keeper lists were not audited (%s)", name, len(as), why))
-	}
-	return out, nil
-}
-
-// accountsOf is the chain's anchoring accounts: the ones given, else the
-// ones keeper lists. An anchor keeper lists from another account than the
-// ones given is a finding.
-func accountsOf(c Chain, listed []evlog.Anchor, r *Report) []string {
-	if len(c.Accounts) == 0 {
-		var out []string
-		for _, a := range listed {
-			if a.Account != "" && !slices.Contains(out, a.Account) {
-				out = append(out, a.Account)
-			}
-		}
-		return out
-	}
-	for _, a := range listed {
-		if !slices.ContainsFunc(c.Accounts, func(x string) bool { return sameAddress(x, a.Account) }) {
-			r.find(KindAnchor, c.Name, "keeper lists tx %s as sent by %s, not an anchoring account (%s)", a.TxRef, a.Account, strings.Join(c.Accounts, ", "))
-		}
-	}
-	return c.Accounts
-}
-
-// sameAddress compares accounts: EVM addresses in any letter case, others
-// (Solana's base58) exactly.
-func sameAddress(a, b string) bool {
-	if strings.HasPrefix(a, "0x") || strings.HasPrefix(a, "0X") {
-		return strings.EqualFold(a, b)
-	}
-	return a == b
 }
 
 // checkOrder finds, on each chain, a checkpoint anchored after a bigger

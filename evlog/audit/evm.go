@@ -30,12 +30,12 @@ const evmScanBatch = 50
 // accounts for its confirmed anchors, and the blocks back from the head are
 // scanned for the others.
 type evmReader struct {
-	name    string
-	rc      *rpc.Client
-	ec      *ethclient.Client
-	network string
-	signer  types.Signer
-	scan    uint64
+	name   string
+	rc     *rpc.Client
+	ec     *ethclient.Client
+	caip2  string
+	signer types.Signer
+	scan   uint64
 }
 
 func newEVMReader(ctx context.Context, c Chain, o Options) (reader, error) {
@@ -49,11 +49,13 @@ func newEVMReader(ctx context.Context, c Chain, o Options) (reader, error) {
 		rc.Close()
 		return nil, fmt.Errorf("%s: eth_chainId: %w", c.Name, err)
 	}
-	return &evmReader{name: c.Name, rc: rc, ec: ec, network: receipt.EVMNetwork(id.Uint64()),
+	return &evmReader{name: c.Name, rc: rc, ec: ec, caip2: receipt.EVMNetwork(id.Uint64()),
 		signer: types.LatestSignerForChainID(new(big.Int).Set(id)), scan: o.ScanBlocks}, nil
 }
 
 func (e *evmReader) close() { e.rc.Close() }
+
+func (e *evmReader) network() string { return e.caip2 }
 
 func (e *evmReader) read(ctx context.Context, account string, listed []evlog.Anchor, r *Report) ([]Anchored, error) {
 	if !common.IsHexAddress(account) {
@@ -106,8 +108,8 @@ func (e *evmReader) read(ctx context.Context, account string, listed []evlog.Anc
 // returns the anchor as read from the chain (nil when it is not one the
 // account sent) and the nonce it accounts for (-1: none).
 func (e *evmReader) checkListed(ctx context.Context, acct common.Address, a evlog.Anchor, r *Report) (*Anchored, int64, error) {
-	if a.Network != "" && a.Network != e.network {
-		r.find(KindAnchor, e.name, "keeper lists tx %s on network %s, and the node is on %s", a.TxRef, a.Network, e.network)
+	if a.Network != "" && a.Network != e.caip2 {
+		r.find(KindAnchor, e.name, "keeper lists tx %s on network %s, and the node is on %s", a.TxRef, a.Network, e.caip2)
 	}
 	h, ok := evmHash(a.TxRef)
 	if !ok {

@@ -59,7 +59,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	var fund []common.Address
-	for range 16 {
+	for range 24 {
 		k, err := crypto.GenerateKey()
 		if err != nil {
 			panic(err)

@@ -19,12 +19,15 @@ import (
 const solanaPage = 1000
 
 // solanaReader reads Solana: an account's whole finalized history
-// (getSignaturesForAddress, paged), and each transaction whose memo
-// carries a checkpoint and whose fee payer is the account (getTransaction).
+// (getSignaturesForAddress, paged back to its first transaction, so no
+// number of others' transactions can push the account's own out of
+// sight), and each transaction whose memo carries a checkpoint
+// (getTransaction), which counts only when the account paid for it and
+// signed it (notOwn).
 type solanaReader struct {
-	name    string
-	client  *rpc.Client
-	network string
+	name   string
+	client *rpc.Client
+	caip2  string
 }
 
 func newSolanaReader(ctx context.Context, c Chain, _ Options) (reader, error) {
@@ -34,10 +37,12 @@ func newSolanaReader(ctx context.Context, c Chain, _ Options) (reader, error) {
 		client.Close()
 		return nil, fmt.Errorf("%s: getGenesisHash: %w", c.Name, err)
 	}
-	return &solanaReader{name: c.Name, client: client, network: receipt.SolanaNetwork(genesis.String())}, nil
+	return &solanaReader{name: c.Name, client: client, caip2: receipt.SolanaNetwork(genesis.String())}, nil
 }
 
 func (s *solanaReader) close() { s.client.Close() }
+
+func (s *solanaReader) network() string { return s.caip2 }
 
 func (s *solanaReader) read(ctx context.Context, account string, listed []evlog.Anchor, r *Report) ([]Anchored, error) {
 	pk, err := sol.PublicKeyFromBase58(account)
@@ -46,8 +51,8 @@ func (s *solanaReader) read(ctx context.Context, account string, listed []evlog.
 	}
 	byRef := map[string]evlog.Anchor{}
 	for _, a := range listed {
-		if a.Network != "" && a.Network != s.network {
-			r.find(KindAnchor, s.name, "keeper lists tx %s on network %s, and the node is on %s", a.TxRef, a.Network, s.network)
+		if a.Network != "" && a.Network != s.caip2 {
+			r.find(KindAnchor, s.name, "keeper lists tx %s on network %s, and the node is on %s", a.TxRef, a.Network, s.caip2)
 		}
 		byRef[strings.TrimPrefix(a.TxRef, "solana:")] = a
 	}
@@ -150,10 +155,9 @@ func (s *solanaReader) anchorsOf(ctx context.Context, pk sol.PublicKey, sig sol.
 		}
 		return nil, nil
 	}
-	keys := tx.Message.AccountKeys
-	if len(keys) == 0 || !keys[0].Equals(pk) {
+	if why := notOwn(tx, sig, pk); why != "" {
 		if listed {
-			r.find(KindAnchor, s.name, "keeper lists tx %s, which was not paid by the anchoring account %s", sig, pk)
+			r.find(KindAnchor, s.name, "keeper lists tx %s, which %s", sig, why)
 		}
 		return nil, nil
 	}
@@ -168,6 +172,25 @@ func (s *solanaReader) anchorsOf(ctx context.Context, pk sol.PublicKey, sig sol.
 		r.find(KindAnchor, s.name, "keeper lists tx %s as an anchor, and it commits to no checkpoint", sig)
 	}
 	return out, nil
+}
+
+// notOwn says why tx, read under sig, is not a transaction the account
+// sent ("" when it is): the account must be its fee payer (the first
+// account key, which always signs), the signature asked for must be the
+// payer's, and every signature must verify over the message. Anyone can
+// send the account a transfer with a keeper memo; only its own count.
+func notOwn(tx *sol.Transaction, sig sol.Signature, pk sol.PublicKey) string {
+	keys := tx.Message.AccountKeys
+	if len(keys) == 0 || !keys[0].Equals(pk) || tx.Message.Header.NumRequiredSignatures == 0 {
+		return "was not paid by the anchoring account " + pk.String()
+	}
+	if len(tx.Signatures) == 0 || tx.Signatures[0] != sig {
+		return "the node answered with another transaction than " + sig.String()
+	}
+	if err := tx.VerifySignatures(); err != nil {
+		return "does not verify: " + err.Error()
+	}
+	return ""
 }
 
 // checkListedSolana compares an anchor keeper lists with what its

@@ -16,6 +16,7 @@ import (
 
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/evlog/audit"
+	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/node"
@@ -27,7 +28,7 @@ func logCmd() *cobra.Command {
 		Use:   "log",
 		Short: "The evidence log: mirror it as static files, audit it against the chains",
 	}
-	cmd.AddCommand(logExportCmd(), logAuditCmd(), logKeygenCmd())
+	cmd.AddCommand(logExportCmd(), logAuditCmd(), logKeygenCmd(), logTrustCmd())
 	return cmd
 }
 
@@ -58,7 +59,7 @@ func logKeygenCmd() *cobra.Command {
 func logExportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export DIR",
-		Short: "Write the log from keeper's store to DIR as static files (checkpoint, key, tile/…, checkpoints/, anchors.json) that any web server or bucket can serve",
+		Short: "Write the log from keeper's store to DIR as static files (checkpoint, key, trust, tile/…, checkpoints/, anchors.json) that any web server or bucket can serve",
 		Args:  cobra.ExactArgs(1),
 	}
 	follow := cmd.Flags().Bool("follow", false, "keep mirroring: export again every --interval until interrupted")
@@ -127,10 +128,39 @@ func followExport(ctx context.Context, st *store.Store, dir string, every time.D
 	}
 }
 
+func logTrustCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "trust",
+		Short: "Print the deployment's trust root from keeper's store (docs/log.md, Trust): the log's key and the anchoring accounts per network; auditors and verifiers pin it",
+		Args:  cobra.NoArgs,
+	}
+	signed := cmd.Flags().Bool("signed", false, "print it as the note the log's key signed (what /log/trust serves), not as plain JSON")
+	return Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+		st, err := node.OpenStore(ctx, *cfg)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		t, err := st.TrustRoot(ctx)
+		if errors.Is(err, store.ErrNotFound) {
+			return errors.New("the log has no trust root yet: a worker lists its anchoring accounts when it starts")
+		}
+		if err != nil {
+			return err
+		}
+		out := t.Root.Marshal()
+		if *signed {
+			out = t.Note
+		}
+		_, err = cmd.OutOrStdout().Write(out)
+		return err
+	})
+}
+
 func logAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
-		Short: "Monitor the log: check every checkpoint the anchoring accounts committed to on each chain against the log's signed checkpoints and tiles (exit 0 only when nothing is found)",
+		Short: "Monitor the log: check every checkpoint the pinned anchoring accounts committed to on each chain against the log's signed checkpoints and tiles (exit 0 only when nothing is found)",
 		Args:  cobra.NoArgs,
 	}
 	api := os.Getenv("KEEPER_API_URL")
@@ -138,9 +168,10 @@ func logAuditCmd() *cobra.Command {
 		api = "http://127.0.0.1:8081"
 	}
 	logFlag := cmd.Flags().String("log", strings.TrimSuffix(api, "/")+"/log", "the log: its URL (keeper's /log, or a mirror) or a directory `keeper log export` wrote (default from KEEPER_API_URL)")
-	rpcFlags := cmd.Flags().StringArray("rpc", nil, "CHAIN=URL: the JSON-RPC endpoint of a chain to read (etherlink, solana), repeatable; chains keeper lists anchors on default to KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL or the local dev chains")
-	keyFlag := cmd.Flags().String("log-key", "", "the log's verifier key (vkey text, or a file holding it); without it the key the log serves is used, with a warning")
-	accountFlags := cmd.Flags().StringArray("account", nil, "CHAIN=ADDRESS: an anchoring account to audit (EVM 0x address, Solana fee payer), repeatable; default: the accounts keeper lists")
+	trustFlag := cmd.Flags().String("trust", "", "the deployment's trust root you pinned (a file: the JSON `keeper log trust` prints, or the signed note /log/trust serves): every account it lists is read on every network it lists")
+	rpcFlags := cmd.Flags().StringArray("rpc", nil, "CHAIN=URL: a JSON-RPC endpoint of a chain to read (etherlink, solana), repeatable (one per network); chains without one default to KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL or the local dev chains")
+	keyFlag := cmd.Flags().String("log-key", "", "the log's verifier key (vkey text, or a file holding it): the short form, without --trust (with it, it must be the root's key)")
+	accountFlags := cmd.Flags().StringArray("account", nil, "CHAIN=ADDRESS: with --log-key, an anchoring account to audit (EVM 0x address, Solana fee payer), repeatable; default: the accounts keeper lists")
 	scan := cmd.Flags().Uint64("scan-blocks", audit.DefaultScanBlocks, "EVM blocks read back from the head to find the anchoring account's transactions keeper does not list")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		o := audit.Options{ScanBlocks: *scan, DefaultRPC: func(chain string) string {
@@ -151,6 +182,12 @@ func logAuditCmd() *cobra.Command {
 		}}
 		if *scan == 0 {
 			return errors.New("--scan-blocks must be at least 1")
+		}
+		if *trustFlag == "" && *keyFlag == "" {
+			return errors.New("nothing pinned: give --trust FILE (the deployment's trust root: `keeper log trust`, or /log/trust) or at least --log-key VKEY; an audit against the log's own word proves nothing")
+		}
+		if *trustFlag != "" && len(*accountFlags) > 0 {
+			return errors.New("--account: the trust root lists the anchoring accounts; give --trust or --account, not both")
 		}
 		var err error
 		if o.Chains, err = auditChains(*rpcFlags, *accountFlags); err != nil {
@@ -163,12 +200,19 @@ func logAuditCmd() *cobra.Command {
 			}
 			o.Key = &k
 		}
+		if *trustFlag != "" {
+			root, err := readTrust(*trustFlag, o.Key)
+			if err != nil {
+				return err
+			}
+			o.Trust = &root
+		}
 		if o.Log, err = evlog.NewClient(*logFlag, nil); err != nil {
 			return fmt.Errorf("--log: %w", err)
 		}
 		r, err := audit.Run(cmd.Context(), o)
 		if r != nil {
-			printAudit(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.Log.Location(), r)
+			printAudit(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.Log.Location(), o, r)
 		}
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)
@@ -181,54 +225,54 @@ func logAuditCmd() *cobra.Command {
 	return cmd
 }
 
+// readTrust reads the trust root the auditor pinned: plain JSON, or the
+// note the log's key signed (checked against the pinned key when there is
+// one, else against the key the root names).
+func readTrust(path string, key *evlog.Key) (trust.Root, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return trust.Root{}, fmt.Errorf("--trust: %w", err)
+	}
+	root, err := trust.Open(b, nil)
+	if err != nil {
+		return trust.Root{}, fmt.Errorf("--trust %s: %w", path, err)
+	}
+	if key != nil && root.Log.Key != key.Text {
+		return trust.Root{}, fmt.Errorf("--trust %s: the root names log key %s, and --log-key is %s", path, root.Log.Key, key.Text)
+	}
+	return root, nil
+}
+
 // auditChains reads --rpc CHAIN=URL and --account CHAIN=ADDRESS; a chain
 // with an account and no --rpc takes its default endpoint.
 func auditChains(rpcs, accounts []string) ([]audit.Chain, error) {
 	var out []audit.Chain
-	index := map[string]int{}
-	add := func(name, url string) (int, error) {
-		if i, ok := index[name]; ok {
-			if url != "" {
-				if out[i].RPC != "" && out[i].RPC != url {
-					return 0, fmt.Errorf("--rpc: %s is given twice; the audit reads one endpoint a chain", name)
-				}
-				out[i].RPC = url
-			}
-			return i, nil
-		}
-		index[name] = len(out)
-		out = append(out, audit.Chain{Name: name, RPC: url})
-		return len(out) - 1, nil
-	}
+	index := map[string]int{} // a chain's first entry
 	for _, f := range rpcs {
 		name, url, ok := strings.Cut(f, "=")
 		if !ok || name == "" || url == "" || strings.Contains(name, "/") {
 			return nil, fmt.Errorf("--rpc %s: write CHAIN=URL (etherlink=https://…, solana=https://…)", f)
 		}
-		if _, err := add(name, url); err != nil {
-			return nil, err
+		if _, ok := index[name]; !ok {
+			index[name] = len(out)
 		}
+		out = append(out, audit.Chain{Name: name, RPC: url})
 	}
 	for _, f := range accounts {
 		name, acct, ok := strings.Cut(f, "=")
 		if !ok || name == "" || acct == "" {
 			return nil, fmt.Errorf("--account %s: write CHAIN=ADDRESS", f)
 		}
-		i, err := add(name, "")
-		if err != nil {
-			return nil, err
+		i, ok := index[name]
+		if !ok {
+			def, known := defaultRPC[name]
+			if !known {
+				return nil, fmt.Errorf("--account %s=…: no endpoint for %s; add --rpc %s=URL", name, name, name)
+			}
+			i, index[name] = len(out), len(out)
+			out = append(out, audit.Chain{Name: name, RPC: def()})
 		}
 		out[i].Accounts = append(out[i].Accounts, acct)
-	}
-	for i, c := range out {
-		if c.RPC != "" {
-			continue
-		}
-		def, ok := defaultRPC[c.Name]
-		if !ok {
-			return nil, fmt.Errorf("--account %s=…: no endpoint for %s; add --rpc %s=URL", c.Name, c.Name, c.Name)
-		}
-		out[i].RPC = def()
 	}
 	return out, nil
 }
@@ -250,19 +294,30 @@ func readLogKey(v string) (evlog.Key, error) {
 	return k, nil
 }
 
-// printAudit prints the report: what was read and checked, then one line
-// per warning (to errOut) and per finding.
-func printAudit(out, errOut io.Writer, location string, r *audit.Report) {
+// printAudit prints the report: what was pinned, read and checked, then
+// one line per warning (to errOut) and per finding.
+func printAudit(out, errOut io.Writer, location string, o audit.Options, r *audit.Report) {
 	if r.Key.Text == "" {
 		return // the audit ended before it read the log
 	}
-	if r.KeyFromLog {
-		fmt.Fprintf(errOut, "warning: the log's key was read from the log itself (%s); pin it with --log-key\n", r.Key.Text)
+	if o.Trust == nil {
+		accounts := "the accounts keeper lists (its own word: pin its trust root with --trust)"
+		if len(o.Chains) > 0 && slices.ContainsFunc(o.Chains, func(c audit.Chain) bool { return len(c.Accounts) > 0 }) {
+			accounts = "the accounts given with --account"
+		}
+		fmt.Fprintln(errOut, "warning: no trust root pinned: reading "+accounts)
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintln(errOut, "warning: "+w)
 	}
 	fmt.Fprintf(out, "log %s at %s\n", r.Key.Name, location)
+	fmt.Fprintf(out, "  pinned key: %s\n", r.Key.Text)
+	if o.Trust != nil {
+		fmt.Fprintf(out, "  pinned trust root: %d account(s) on %d network(s)\n", len(o.Trust.Accounts), len(o.Trust.Networks()))
+		for _, a := range o.Trust.Accounts {
+			fmt.Fprintf(out, "    %s\n", a)
+		}
+	}
 	if r.Latest.Size > 0 {
 		fmt.Fprintf(out, "  latest checkpoint: %d entries, root %s\n", r.Latest.Size, base64.StdEncoding.EncodeToString(r.Latest.Root[:]))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/internal/cli"
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/store"
@@ -54,7 +55,7 @@ func growLog(t *testing.T, signer *evlog.Signer, n int) {
 	require.NoError(t, err)
 }
 
-func TestLogExportThenAuditOfTheDirectoryPasses(t *testing.T) {
+func TestLogExportThenAuditOfTheDirectoryChecksItsTilesAndSaysNothingWasAnchored(t *testing.T) {
 	vkey, _ := logInDataDir(t, 300)
 	dir := filepath.Join(t.TempDir(), "mirror")
 	out, _, err := keeper(t, "log", "export", dir)
@@ -64,20 +65,25 @@ func TestLogExportThenAuditOfTheDirectoryPasses(t *testing.T) {
 		assert.FileExists(t, filepath.Join(dir, f))
 	}
 
+	// The stub chain anchors nothing a chain holds: the audit checks the
+	// log's tiles and says that nothing was checked against a chain.
 	out, errOut, err := keeper(t, "log", "audit", "--log", dir, "--log-key", vkey)
-	require.NoError(t, err, out)
+	require.Error(t, err)
+	assert.Equal(t, "audit: 1 finding(s)", err.Error())
+	assert.Contains(t, out, "pinned key: "+vkey)
 	assert.Contains(t, out, "latest checkpoint: 300 entries")
-	assert.Contains(t, out, "no findings")
-	assert.NotContains(t, errOut, "pin it with --log-key")
+	assert.Contains(t, out, "the latest root rebuilt from its 300 leaves")
+	assert.Contains(t, out, "FINDING unread: no checkpoint anchor was read from any chain")
+	assert.Contains(t, errOut, "warning: no trust root pinned: reading the accounts keeper lists")
 
 	keyFile := filepath.Join(t.TempDir(), "log.vkey")
 	require.NoError(t, os.WriteFile(keyFile, []byte(vkey+"\n"), 0o644))
-	_, _, err = keeper(t, "log", "audit", "--log", dir, "--log-key", keyFile)
-	require.NoError(t, err, "the key may be given as a file")
+	out, _, _ = keeper(t, "log", "audit", "--log", dir, "--log-key", keyFile)
+	assert.Contains(t, out, "pinned key: "+vkey, "the key may be given as a file")
 
-	_, errOut, err = keeper(t, "log", "audit", "--log", dir)
-	require.NoError(t, err)
-	assert.Contains(t, errOut, "warning: the log's key was read from the log itself")
+	_, _, err = keeper(t, "log", "audit", "--log", dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nothing pinned: give --trust FILE")
 }
 
 func TestLogAuditFailsWithOneLinePerFinding(t *testing.T) {
@@ -93,7 +99,7 @@ func TestLogAuditFailsWithOneLinePerFinding(t *testing.T) {
 
 	out, _, err := keeper(t, "log", "audit", "--log", dir, "--log-key", vkey)
 	require.Error(t, err)
-	assert.Equal(t, "audit: 1 finding(s)", err.Error())
+	assert.Equal(t, "audit: 2 finding(s)", err.Error(), "the entry, and nothing anchored (the stub chain)")
 	assert.Contains(t, out, "FINDING entries: entry 0 in the entry bundles does not hash to its leaf")
 }
 
@@ -104,13 +110,16 @@ func TestLogCommandsRefuseBadInputWithOneLine(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"log", "audit", "--log", dir, "--rpc", "http://x"}, "--rpc http://x: write CHAIN=URL"},
-		{[]string{"log", "audit", "--log", dir, "--account", "etherlink"}, "--account etherlink: write CHAIN=ADDRESS"},
-		{[]string{"log", "audit", "--log", dir, "--account", "stub=abc"}, "no endpoint for stub"},
+		{[]string{"log", "audit", "--log", dir, "--log-key", vkey, "--rpc", "http://x"}, "--rpc http://x: write CHAIN=URL"},
+		{[]string{"log", "audit", "--log", dir, "--log-key", vkey, "--account", "etherlink"}, "--account etherlink: write CHAIN=ADDRESS"},
+		{[]string{"log", "audit", "--log", dir, "--log-key", vkey, "--account", "stub=abc"}, "no endpoint for stub"},
+		{[]string{"log", "audit", "--log", dir, "--trust", filepath.Join(dir, "none.json")}, "--trust: open"},
+		{[]string{"log", "audit", "--log", dir, "--trust", vkey, "--account", "etherlink=0xabc"}, "give --trust or --account, not both"},
 		{[]string{"log", "audit", "--log", dir, "--log-key", "nonsense"}, "--log-key: neither a verifier key"},
-		{[]string{"log", "audit", "--log", filepath.Join(dir, "none")}, "--log: evlog: the log directory"},
+		{[]string{"log", "audit", "--log", filepath.Join(dir, "none"), "--log-key", vkey}, "--log: evlog: the log directory"},
 		{[]string{"log", "audit", "--log", dir, "--log-key", vkey}, "checkpoint: not published by the log"}, // an empty directory: nothing exported
-		{[]string{"log", "audit", "--log", dir, "--scan-blocks", "0"}, "--scan-blocks must be at least 1"},
+		{[]string{"log", "audit", "--log", dir, "--log-key", vkey, "--scan-blocks", "0"}, "--scan-blocks must be at least 1"},
+		{[]string{"log", "audit", "--log", dir}, "nothing pinned"},
 		{[]string{"log", "export"}, "accepts 1 arg(s)"},
 	} {
 		_, _, err := keeper(t, c.args...)
@@ -195,4 +204,64 @@ func TestLogKeygenWritesAKeyOnceAndPrintsItsVerifierKey(t *testing.T) {
 	again, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, skey, again, "the key is kept")
+}
+
+// TestLogTrustPrintsTheRootAWorkerListedAndTheAuditReadsEveryAccountInIt:
+// the root a worker lists in the store, printed as JSON and as the note the
+// log's key signed, exported beside the log, and pinned by an audit that
+// cannot read the account it lists: that is a finding, not a warning.
+func TestLogTrustPrintsTheRootAWorkerListedAndTheAuditReadsEveryAccountInIt(t *testing.T) {
+	vkey, signer := logInDataDir(t, 10)
+	_, _, err := keeper(t, "log", "trust")
+	require.Error(t, err)
+	assert.Equal(t, "the log has no trust root yet: a worker lists its anchoring accounts when it starts", err.Error())
+
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(os.Getenv("KEEPER_DATA_DIR"), "keeper.db"))
+	require.NoError(t, err)
+	const account = "0xaaaa000000000000000000000000000000000001"
+	_, err = logsvc.ListAccounts(ctx, st, signer, []logsvc.Account{{Chain: "etherlink", Network: "eip155:128123", Address: account}}, time.Now())
+	require.NoError(t, err)
+	st.Close()
+
+	plain, _, err := keeper(t, "log", "trust")
+	require.NoError(t, err)
+	root, err := trust.Parse([]byte(plain))
+	require.NoError(t, err)
+	assert.Equal(t, vkey, root.Log.Key)
+	require.Len(t, root.Accounts, 1)
+	assert.Equal(t, "eip155:128123:"+account, root.Accounts[0].ID)
+
+	signed, _, err := keeper(t, "log", "trust", "--signed")
+	require.NoError(t, err)
+	key := signer.Key()
+	opened, err := trust.Open([]byte(signed), &key)
+	require.NoError(t, err)
+	assert.Equal(t, root.Marshal(), opened.Marshal())
+
+	dir := t.TempDir()
+	_, _, err = keeper(t, "log", "export", dir)
+	require.NoError(t, err)
+	exported, err := os.ReadFile(filepath.Join(dir, "trust"))
+	require.NoError(t, err)
+	assert.Equal(t, signed, string(exported))
+
+	for name, file := range map[string]string{"plain": plain, "signed": signed} {
+		path := filepath.Join(t.TempDir(), "trust")
+		require.NoError(t, os.WriteFile(path, []byte(file), 0o644))
+		out, _, err := keeper(t, "log", "audit", "--log", dir, "--trust", path, "--rpc", "etherlink=http://127.0.0.1:1")
+		require.Error(t, err, name)
+		assert.Equal(t, "audit: 2 finding(s)", err.Error(), name)
+		assert.Contains(t, out, "pinned trust root: 1 account(s) on 1 network(s)", name)
+		assert.Contains(t, out, "FINDING unread: etherlink: cannot read eip155:128123:"+account, name)
+		assert.Contains(t, out, "FINDING unread: no checkpoint anchor was read", name)
+	}
+
+	path := filepath.Join(t.TempDir(), "trust")
+	require.NoError(t, os.WriteFile(path, []byte(plain), 0o644))
+	_, otherKey, err := evlog.GenerateKey("keeper.test/log")
+	require.NoError(t, err)
+	_, _, err = keeper(t, "log", "audit", "--log", dir, "--trust", path, "--log-key", otherKey)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the root names log key")
 }

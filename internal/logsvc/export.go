@@ -20,13 +20,14 @@ import (
 type Exported struct {
 	Size    uint64 // the checkpoint the directory now holds
 	OldSize uint64 // the one it held before (0: none)
-	Files   int    // files written (tiles, checkpoints, key, anchors, checkpoint)
+	Files   int    // files written (tiles, checkpoints, key, trust, anchors, checkpoint)
 }
 
 // Export mirrors src's log into dir as static files, the layout Server
 // serves under Prefix: checkpoint, key, tile/<L>/<N>[.p/<W>],
 // tile/entries/<N>[.p/<W>], checkpoints/<size> (the latest checkpoint and
-// every anchored one) and anchors.json. Any web server or bucket over dir
+// every anchored one), anchors.json and trust (the trust root as the log's
+// key signed it, when there is one). Any web server or bucket over dir
 // then serves the log without keeper.
 //
 // Every file is written to a temporary name and renamed, so a reader never
@@ -104,6 +105,17 @@ func Export(ctx context.Context, src Source, dir string) (Exported, error) {
 	}
 	if err := x.write(evlog.AnchorsPath, b); err != nil {
 		return res, err
+	}
+	switch tr, err := src.TrustRoot(ctx); {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return res, fmt.Errorf("export the log: %w", err)
+	default:
+		if have, _ := os.ReadFile(filepath.Join(dir, TrustPath)); !bytes.Equal(have, tr.Note) {
+			if err := x.write(TrustPath, tr.Note); err != nil {
+				return res, err
+			}
+		}
 	}
 	if err := x.once(evlog.KeyPath, func() ([]byte, error) { return []byte(key.Text + "\n"), nil }); err != nil {
 		return res, err

@@ -28,6 +28,7 @@ type Source interface {
 	LogHashes(ctx context.Context, ids []int64) ([]tlog.Hash, error)
 	LogEntries(ctx context.Context, from, to uint64) ([][32]byte, error)
 	LogAnchors(ctx context.Context) ([]store.LogAnchor, error)
+	TrustRoot(ctx context.Context) (store.TrustRoot, error)
 }
 
 var _ Source = (*store.Store)(nil)
@@ -35,6 +36,10 @@ var _ Source = (*store.Store)(nil)
 // Prefix is the path the log is served under. The handler is mounted at it
 // unchanged (it sees /log/checkpoint, not /checkpoint).
 const Prefix = "/log/"
+
+// TrustPath is where the deployment's trust root is served, under Prefix,
+// and written by Export.
+const TrustPath = "trust"
 
 // The answers' cache lifetimes. Full tiles never change. A partial tile's
 // bytes do not change either, but a wider one replaces it as the log grows:
@@ -56,6 +61,7 @@ const DefaultTileCache = 4096
 //
 //	GET /log/checkpoint                  the latest signed checkpoint (text/plain)
 //	GET /log/key                         the verifier key (note vkey), then a newline
+//	GET /log/trust                       the trust root (evlog/trust), a note signed by the log's key
 //	GET /log/tile/<L>/<N>[.p/<W>]        hash tiles, within the latest checkpoint
 //	GET /log/tile/entries/<N>[.p/<W>]    entry bundles, within the latest checkpoint
 //
@@ -111,6 +117,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.checkpoint(ctx, w)
 	case path == evlog.KeyPath:
 		s.key(ctx, w)
+	case path == TrustPath:
+		s.trust(ctx, w)
 	case path == "anchors" || path == evlog.AnchorsPath:
 		s.anchors(ctx, w)
 	case strings.HasPrefix(path, evlog.CheckpointsPath):
@@ -146,6 +154,21 @@ func (s *Server) key(ctx context.Context, w http.ResponseWriter) {
 		return
 	}
 	write(w, "text/plain; charset=utf-8", cacheKey, []byte(k+"\n"))
+}
+
+// trust serves the latest trust root as the log's key signed it. It
+// changes only when an anchoring account is rotated or a network added.
+func (s *Server) trust(ctx context.Context, w http.ResponseWriter) {
+	t, err := s.Source.TrustRoot(ctx)
+	if errors.Is(err, store.ErrNotFound) {
+		notFound(w, "the log has no trust root yet: a worker lists its anchoring accounts when it starts")
+		return
+	}
+	if err != nil {
+		s.internal(w, "read the trust root", err)
+		return
+	}
+	write(w, "text/plain; charset=utf-8", cacheKey, t.Note)
 }
 
 func (s *Server) checkpointAt(ctx context.Context, w http.ResponseWriter, sizeText string) {

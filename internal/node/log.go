@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/keeperhq/keeper/evlog"
@@ -89,12 +91,66 @@ func (n *Node) startLog(ctx context.Context) (*logsvc.Sequencer, error) {
 	first, cancel := context.WithTimeout(ctx, firstLogRound)
 	seq.Step(first)
 	cancel()
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go func() {
 		defer n.wg.Done()
 		seq.Run(ctx)
 	}()
+	go func() {
+		defer n.wg.Done()
+		n.listAccounts(ctx, signer)
+	}()
 	return seq, nil
+}
+
+// listAccounts records the anchoring accounts of this worker's chains in
+// the deployment's trust root (docs/log.md, Trust), trying again every
+// checkpoint interval until every chain has named its network.
+func (n *Node) listAccounts(ctx context.Context, signer *evlog.Signer) {
+	var lastErr string
+	for {
+		err := n.listAccountsOnce(ctx, signer)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		if err.Error() != lastErr {
+			n.Logger.Warn("trust root: cannot list this worker's anchoring accounts yet; trying again", "error", err)
+			lastErr = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(max(n.Cfg.Log.CheckpointInterval, time.Second)):
+		}
+	}
+}
+
+func (n *Node) listAccountsOnce(ctx context.Context, signer *evlog.Signer) error {
+	var accounts []logsvc.Account
+	for _, name := range slices.Sorted(maps.Keys(n.Chains)) {
+		ad := n.Chains[name]
+		addr := chains.AccountOf(ad)
+		if addr == "" {
+			continue // an adapter with no account of its own (stub) anchors nothing a verifier reads
+		}
+		network, err := chains.NetworkOf(ctx, ad)
+		if err != nil {
+			return fmt.Errorf("%s: its network: %w", name, err)
+		}
+		if network == "" {
+			continue
+		}
+		accounts = append(accounts, logsvc.Account{Chain: name, Network: network, Address: addr})
+	}
+	if len(accounts) == 0 {
+		return nil
+	}
+	t, err := logsvc.ListAccounts(ctx, n.Store, signer, accounts, time.Now())
+	if err != nil {
+		return err
+	}
+	n.Logger.Info("trust root: this worker's anchoring accounts are listed", "version", t.Version, "accounts", len(t.Root.Accounts))
+	return nil
 }
 
 // anchoredCheckpoints reads the latest checkpoints the chains hold from

@@ -167,7 +167,7 @@ func (a *API) logRoutes() []route {
 	}
 	get := map[string]http.HandlerFunc{"GET": h.ServeHTTP}
 	var out []route
-	for _, p := range []string{"/log/checkpoint", "/log/key", "/log/anchors", "/log/anchors.json", "/log/checkpoints/{size}", "/log/tile/{path...}"} {
+	for _, p := range []string{"/log/checkpoint", "/log/key", "/log/trust", "/log/anchors", "/log/anchors.json", "/log/checkpoints/{size}", "/log/tile/{path...}"} {
 		out = append(out, route{p, get})
 	}
 	return out

@@ -1,0 +1,70 @@
+package logsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/evlog/trust"
+	"github.com/keeperhq/keeper/internal/store"
+)
+
+// Account is one anchoring account of a starting worker: its chain's name,
+// the CAIP-2 network its node is on, and its address.
+type Account struct {
+	Chain, Network, Address string
+}
+
+// TrustStore is where the deployment's trust root is kept: *store.Store.
+type TrustStore interface {
+	LatestCheckpoint(ctx context.Context) (store.LogCheckpoint, error)
+	LogKey(ctx context.Context) (string, error)
+	UpdateTrustRoot(ctx context.Context, next func(prev trust.Root, ok bool) (trust.Root, []byte, error)) (store.TrustRoot, error)
+}
+
+var _ TrustStore = (*store.Store)(nil)
+
+// ListAccounts records a worker's anchoring accounts in the deployment's
+// trust root (docs/log.md, Trust), signed by the log's key: an account
+// already open on its network changes nothing; another account on a
+// network closes the open one; a new network is appended. The boundary is
+// the size after the latest checkpoint: every checkpoint signed so far (the
+// ones a rotated account may have anchored, or still has in flight) stays
+// the old account's, and the new one covers those signed from now on.
+func ListAccounts(ctx context.Context, st TrustStore, signer *evlog.Signer, accounts []Account, at time.Time) (store.TrustRoot, error) {
+	key := signer.Key().Text
+	if have, err := st.LogKey(ctx); err != nil {
+		return store.TrustRoot{}, err
+	} else if have != "" && have != key {
+		return store.TrustRoot{}, fmt.Errorf("trust root: the log is signed with %s, not this worker's %s", have, key)
+	}
+	var size uint64
+	latest, err := st.LatestCheckpoint(ctx)
+	switch {
+	case err == nil:
+		size = latest.Size + 1
+	case !errors.Is(err, store.ErrNotFound):
+		return store.TrustRoot{}, err
+	}
+	return st.UpdateTrustRoot(ctx, func(prev trust.Root, ok bool) (trust.Root, []byte, error) {
+		r := prev
+		if !ok {
+			var err error
+			if r, err = trust.New(key, at); err != nil {
+				return trust.Root{}, nil, err
+			}
+		}
+		r.Accounts = append([]trust.Account(nil), r.Accounts...)
+		changed := !ok
+		for _, a := range accounts {
+			changed = r.List(a.Chain, a.Network, a.Address, size, at) || changed
+		}
+		if !changed {
+			return prev, nil, nil
+		}
+		note, err := trust.Sign(r, signer)
+		return r, note, err
+	})
+}
