@@ -61,7 +61,7 @@ type Node struct {
 	worker    sdkworker.Worker
 	watcher   *activities.Watcher              // completes ConfirmAnchor attempts (with worker)
 	sequencer atomic.Pointer[logsvc.Sequencer] // appends to the evidence log and signs it (with worker)
-	runCtx    context.Context // the dispatcher's and the background loops'; Shutdown and Kill end it
+	runCtx    context.Context                  // the dispatcher's and the background loops'; Shutdown and Kill end it
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	stopOnce  sync.Once
