@@ -4,10 +4,14 @@ import (
 	"os"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/node"
 )
 
 // composeFile is the part of docker-compose.yml this test reads; the YAML
@@ -22,6 +26,12 @@ type composeFile struct {
 		Secrets     []string          `json:"secrets"`
 		Command     any               `json:"command"`
 		Volumes     []string          `json:"volumes"`
+		Restart     string            `json:"restart"`
+		StopGrace   string            `json:"stop_grace_period"`
+		Healthcheck struct {
+			Test     []string `json:"test"`
+			Interval string   `json:"interval"`
+		} `json:"healthcheck"`
 	} `json:"services"`
 	Secrets map[string]struct {
 		File string `json:"file"`
@@ -78,6 +88,43 @@ func TestComposeRunsTheTemporalServerKeeperEmbedsAfterAdminToolsSetUpItsSchemas(
 	assert.Equal(t, "/run/secrets/log_key", worker.Environment["KEEPER_LOG_KEY_FILE"])
 	assert.Contains(t, worker.Secrets, "log_key")
 	assert.NotEmpty(t, c.Secrets["log_key"].File)
+}
+
+// keeper exits non-zero when it cannot go on by itself; compose starts it
+// again, and stops it no sooner than its drain allows (docs/production.md,
+// Restarts).
+func TestComposeRestartsKeeperAndGivesItsDrainTimeToFinish(t *testing.T) {
+	raw, err := os.ReadFile("../docker-compose.yml")
+	require.NoError(t, err)
+	var c composeFile
+	require.NoError(t, yaml.Unmarshal(raw, &c))
+	for _, name := range []string{"keeper-worker", "keeper-api"} {
+		svc := c.Services[name]
+		assert.Equal(t, "unless-stopped", svc.Restart, "%s is started again whenever it exits, unless stopped on purpose", name)
+
+		drain := config.Default().DrainTimeout
+		if v, ok := svc.Environment["KEEPER_DRAIN_TIMEOUT"]; ok {
+			cfg, err := config.Load(func(k string) string {
+				if k == "KEEPER_DRAIN_TIMEOUT" {
+					return defaults(v)
+				}
+				return ""
+			})
+			require.NoError(t, err, name)
+			drain = cfg.DrainTimeout
+		}
+		grace, err := time.ParseDuration(svc.StopGrace)
+		require.NoError(t, err, "%s sets stop_grace_period", name)
+		// keeper gives its connections up to 10 s more to close after the drain.
+		assert.GreaterOrEqual(t, grace, drain+10*time.Second, "%s: SIGKILL comes after the drain", name)
+
+		// A probe sees the 503 of a worker that stopped for good before its
+		// process exits.
+		interval, err := time.ParseDuration(svc.Healthcheck.Interval)
+		require.NoError(t, err, name)
+		assert.Contains(t, svc.Healthcheck.Test, "http://127.0.0.1:8081/readyz", name)
+		assert.LessOrEqual(t, interval, node.FailedReadyHold, name)
+	}
 }
 
 // defaults is what compose makes of a value when the shell sets none of its

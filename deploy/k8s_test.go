@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/node"
 )
 
 // manifests is the Kubernetes example: every object of every file in
@@ -279,6 +280,22 @@ func TestTheGracePeriodCoversPreStopAndTheDrain(t *testing.T) {
 		grace := time.Duration(*d.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second
 		// Ten seconds to spare for the store and Temporal connections' closing.
 		assert.GreaterOrEqual(t, grace, preStop+drain+10*time.Second, "%s: SIGKILL comes after preStop and the drain", d.Name)
+	}
+}
+
+// keeper exits non-zero when it cannot go on by itself; the kubelet starts
+// it again, and a worker's readiness probe sees it unready before it exits
+// (docs/production.md, Restarts).
+func TestTheKubeletRestartsKeeperAndProbesReadinessWithinTheHoldBeforeExit(t *testing.T) {
+	m := load(t)
+	for _, d := range m.deployments {
+		c, role := keeper(t, d)
+		assert.Equal(t, corev1.RestartPolicyAlways, d.Spec.Template.Spec.RestartPolicy, "%s: restarted whenever it exits", d.Name)
+		if role == "worker" {
+			require.NotNil(t, c.ReadinessProbe, d.Name)
+			period := time.Duration(c.ReadinessProbe.PeriodSeconds) * time.Second
+			assert.LessOrEqual(t, period, node.FailedReadyHold, "%s: a probe comes while /readyz answers 503, before the process exits", d.Name)
+		}
 	}
 }
 

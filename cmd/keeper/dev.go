@@ -100,7 +100,10 @@ func devCmd() *cobra.Command {
 			fmt.Fprintf(out, "  data             %s\n", abs)
 		}
 
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-node.Failed(): // as `keeper worker` and `keeper api`: stop, and say why
+		}
 		fmt.Fprintln(out, "keeper dev: shutting down (draining in-flight work)")
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout+10*time.Second)
 		defer cancel()
@@ -111,7 +114,7 @@ func devCmd() *cobra.Command {
 			log.Warn("stop Temporal server", "error", err)
 		}
 		fmt.Fprintln(out, "keeper dev: stopped")
-		return nil
+		return node.Err()
 	})
 }
 

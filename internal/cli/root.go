@@ -107,10 +107,23 @@ func nodeCmd(use, short string, roles node.Roles, extra map[string]node.ChainMak
 			return err
 		}
 		log.Info("keeper "+use+" running", "temporal", co.HostPort, "namespace", co.Namespace, "api", node.APIAddr(), "health", node.HealthAddr(), "metrics", node.MetricsAddr())
-		<-ctx.Done()
+		// SIGINT or SIGTERM ends it with exit status 0; a node that cannot go
+		// on by itself (node.Failed) with its cause and status 1, so that a
+		// supervisor starts it again (docs/production.md, Restarts).
+		select {
+		case <-ctx.Done():
+		case <-node.Failed():
+		}
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.DrainTimeout+10*time.Second)
 		defer cancel()
-		return node.Shutdown(sctx)
+		err = node.Shutdown(sctx)
+		if failed := node.Err(); failed != nil {
+			if err != nil {
+				log.Warn("shutdown", "error", err)
+			}
+			return failed
+		}
+		return err
 	})
 }
 

@@ -75,7 +75,7 @@ func (n *Node) startBackfillWorker(ctx context.Context) error {
 		return err
 	}
 	acts := &activities.Backfill{Store: n.Store, Scanners: scanners, RPCURLs: append([]string{EVMRPC(n.Cfg), SolanaRPC(n.Cfg)}, append(n.Cfg.EVM.RPC.URLs, n.Cfg.Solana.RPC.URLs...)...), Logger: n.Logger}
-	n.backfillWorker = worker.NewBackfill(n.Client, acts, n.Cfg.Backfill.Workers, n.Cfg.DrainTimeout, Versioning(n.Cfg))
+	n.backfillWorker = worker.NewBackfill(n.Client, acts, n.workerOptions(n.Cfg.Backfill.Workers))
 	if err := n.backfillWorker.Start(); err != nil {
 		return fmt.Errorf("start backfill worker: %w", err)
 	}

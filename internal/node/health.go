@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -28,6 +27,9 @@ func (n *Node) readinessChecks() []starter.Check {
 		// With the server answering (above), started workers poll their
 		// task queues.
 		checks = append(checks, starter.Check{Name: "worker", Ping: func(context.Context) error {
+			if err := n.workerErr.Load(); err != nil {
+				return *err
+			}
 			if !n.workersUp.Load() {
 				return errors.New("not polling its task queues: the workers have not started, or are stopping")
 			}
@@ -71,22 +73,16 @@ func (n *Node) startHealthListener() error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listen("KEEPER_HEALTH_ADDR", addr)
 	if err != nil {
 		if n.Cfg.HealthAddr == "" {
-			return fmt.Errorf("KEEPER_HEALTH_ADDR: listen on %s (the default, also `keeper api`'s; give each worker on this host an address of its own): %w", addr, err)
+			return fmt.Errorf("%w (the default, also `keeper api`'s; give each worker on this host an address of its own)", err)
 		}
-		return fmt.Errorf("KEEPER_HEALTH_ADDR: listen on %s: %w", addr, err)
+		return err
 	}
 	n.healthHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
 	n.healthAddr = ln.Addr().String()
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		if err := n.healthHTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			n.Logger.Error("health server stopped", "error", err)
-		}
-	}()
+	n.serve("KEEPER_HEALTH_ADDR", n.healthHTTP, ln)
 	return nil
 }
 

@@ -2,9 +2,7 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"sort"
 	"time"
@@ -122,19 +120,13 @@ func (n *Node) startMetricsListener() error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", n.Cfg.MetricsAddr)
+	ln, err := listen("KEEPER_METRICS_ADDR", n.Cfg.MetricsAddr)
 	if err != nil {
 		return err
 	}
 	n.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 30 * time.Second}
 	n.metricsAddr = ln.Addr().String()
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		if err := n.metricsHTTP.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			n.Logger.Error("metrics server stopped", "error", err)
-		}
-	}()
+	n.serve("KEEPER_METRICS_ADDR", n.metricsHTTP, ln)
 	return nil
 }
 

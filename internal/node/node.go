@@ -61,9 +61,17 @@ type Node struct {
 	worker    sdkworker.Worker
 	watcher   *activities.Watcher              // completes ConfirmAnchor attempts (with worker)
 	sequencer atomic.Pointer[logsvc.Sequencer] // appends to the evidence log and signs it (with worker)
+	runCtx    context.Context                  // the dispatcher's and the background loops'; Shutdown and Kill end it
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	stopOnce  sync.Once
+
+	// Supervision (supervise.go): a Temporal worker stopped for good, and
+	// the node's failure, which ends its process.
+	workerErr atomic.Pointer[error]
+	failed    chan struct{}
+	failErr   error
+	failOnce  sync.Once
 
 	sharedStore bool
 
@@ -130,7 +138,7 @@ type Options struct {
 // The HTTP API listens before Start returns.
 func Start(ctx context.Context, o Options) (*Node, error) {
 	cfg := o.Config
-	n := &Node{Cfg: cfg, Roles: o.Roles, Chains: o.Chains, Logger: o.Logger}
+	n := &Node{Cfg: cfg, Roles: o.Roles, Chains: o.Chains, Logger: o.Logger, failed: make(chan struct{})}
 	co, err := n.withCodec(o.ClientOptions)
 	if err != nil {
 		return nil, err
@@ -167,10 +175,10 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		return nil, fmt.Errorf("temporal client: %w", err)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	n.cancel = cancel
+	n.runCtx, n.cancel = runCtx, cancel
 	if err := n.startMetricsListener(); err != nil {
 		n.close()
-		return nil, fmt.Errorf("metrics listen on %s: %w", cfg.MetricsAddr, err)
+		return nil, err
 	}
 	if err := n.startHealthListener(); err != nil {
 		n.close()
@@ -205,13 +213,13 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		n.watcher = &activities.Watcher{Anchor: anchor, Temporal: n.Client, Namespace: ns, WorkflowID: workflows.WorkflowID}
 		anchor.Watcher = n.watcher
 		n.watcher.Start()
-		n.worker = worker.NewAnchor(n.Client, anchor, worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout, Versioning: Versioning(cfg)})
+		n.worker = worker.NewAnchor(n.Client, anchor, n.workerOptions(cfg.ActivityWorkers))
 		if err := n.worker.Start(); err != nil {
 			n.watcher.Stop()
 			n.close()
 			return nil, fmt.Errorf("start worker: %w", err)
 		}
-		n.epochWorker = worker.NewEpoch(n.Client, n.epochActivities(), worker.Options{ActivityWorkers: cfg.ActivityWorkers, DrainTimeout: cfg.DrainTimeout, Versioning: Versioning(cfg)})
+		n.epochWorker = worker.NewEpoch(n.Client, n.epochActivities(), n.workerOptions(cfg.ActivityWorkers))
 		if err := n.epochWorker.Start(); err != nil {
 			n.worker.Stop()
 			n.close()
@@ -282,22 +290,17 @@ func (n *Node) startAPI(ctx context.Context) error {
 		Codec: n.codecAPI(), Registry: n.registry, Traces: n.traces, VerifyNetworks: verifyNetworks(cfg),
 		LongRequestTimeout: cfg.HTTP.LongRequest,
 	}
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	ln, err := listen("KEEPER_HTTP_ADDR", cfg.HTTPAddr)
 	if err != nil {
-		return fmt.Errorf("API listen on %s: %w", cfg.HTTPAddr, err)
+		return err
 	}
 	n.listener = ln
 	if token == "" && !isLoopback(ln.Addr()) {
 		n.Logger.Warn("the API listens beyond loopback without a token: anyone who can reach " + ln.Addr().String() + " can submit and read evidence; set KEEPER_API_TOKEN")
 	}
 	n.http = apiServer(cfg.HTTP, n.api.Handler())
-	n.wg.Add(2)
-	go func() {
-		defer n.wg.Done()
-		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			n.Logger.Error("API server stopped", "error", err)
-		}
-	}()
+	n.serve("KEEPER_HTTP_ADDR", n.http, ln)
+	n.wg.Add(1)
 	cadence := dispatch.NewCadence(interval, cfg.Chains)
 	n.registry.MustRegister(cadence.Collectors()...)
 	d := &dispatch.Anchors{

@@ -33,7 +33,7 @@ func (n *Node) startWebhookWorker() error {
 		Schedule: workflows.WebhookSchedule{Base: n.Cfg.Webhook.RetryBase, Cap: n.Cfg.Webhook.RetryCap},
 		Logger:   n.Logger, Metrics: n.webhookMetrics,
 	}
-	n.webhookWorker = worker.NewWebhook(n.Client, acts, worker.Options{ActivityWorkers: n.Cfg.ActivityWorkers, DrainTimeout: n.Cfg.DrainTimeout, Versioning: Versioning(n.Cfg)})
+	n.webhookWorker = worker.NewWebhook(n.Client, acts, n.workerOptions(n.Cfg.ActivityWorkers))
 	if err := n.webhookWorker.Start(); err != nil {
 		return fmt.Errorf("start webhook worker: %w", err)
 	}

@@ -18,6 +18,7 @@ func NewAnchor(c client.Client, anchor *activities.Anchor, o Options) sdkworker.
 		MaxConcurrentLocalActivityExecutionSize: o.ActivityWorkers,
 		WorkerStopTimeout:                       o.DrainTimeout,
 		DeploymentOptions:                       o.Versioning.deploymentOptions(),
+		OnFatalError:                            o.OnFatalError,
 	})
 	w.RegisterWorkflowWithOptions(workflows.AnchorBatch, pinned)
 	RegisterAnchorActivities(w, anchor)

@@ -1,8 +1,6 @@
 package worker
 
 import (
-	"time"
-
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
@@ -11,15 +9,17 @@ import (
 )
 
 // NewBackfill returns a worker on the wallet-backfill task queue with
-// WalletSync, Backfill and their activities registered. At most scans scan
-// activities run at once (KEEPER_BACKFILL_WORKERS: docs/backfill.md);
+// WalletSync, Backfill and their activities registered. At most
+// o.ActivityWorkers scan activities run at once (KEEPER_BACKFILL_WORKERS:
+// docs/backfill.md);
 // Temporal hands a freed slot the next waiting item at once. The short
 // bookkeeping steps are local activities and take no slot.
-func NewBackfill(c client.Client, acts *activities.Backfill, scans int, drain time.Duration, v Versioning) sdkworker.Worker {
+func NewBackfill(c client.Client, acts *activities.Backfill, o Options) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.BackfillTaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: scans,
-		WorkerStopTimeout:                  drain,
-		DeploymentOptions:                  v.deploymentOptions(),
+		MaxConcurrentActivityExecutionSize: o.ActivityWorkers,
+		WorkerStopTimeout:                  o.DrainTimeout,
+		DeploymentOptions:                  o.Versioning.deploymentOptions(),
+		OnFatalError:                       o.OnFatalError,
 	})
 	w.RegisterWorkflowWithOptions(workflows.WalletSync, autoUpgrade)
 	w.RegisterWorkflowWithOptions(workflows.Backfill, autoUpgrade)

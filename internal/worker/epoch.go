@@ -16,6 +16,7 @@ func NewEpoch(c client.Client, epoch *activities.Epoch, o Options) sdkworker.Wor
 		MaxConcurrentActivityExecutionSize: o.ActivityWorkers,
 		WorkerStopTimeout:                  o.DrainTimeout,
 		DeploymentOptions:                  o.Versioning.deploymentOptions(),
+		OnFatalError:                       o.OnFatalError,
 	})
 	w.RegisterWorkflowWithOptions(workflows.EpochCompute, pinned)
 	RegisterEpochActivities(w, epoch)

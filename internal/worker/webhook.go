@@ -16,6 +16,7 @@ func NewWebhook(c client.Client, acts *activities.Webhook, o Options) sdkworker.
 		MaxConcurrentActivityExecutionSize: o.ActivityWorkers,
 		WorkerStopTimeout:                  o.DrainTimeout,
 		DeploymentOptions:                  o.Versioning.deploymentOptions(),
+		OnFatalError:                       o.OnFatalError,
 	})
 	// A delivery retries for up to a day: its runs move to new builds
 	// (autoUpgrade), so its code stays replay-compatible across builds.

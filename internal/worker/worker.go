@@ -22,6 +22,12 @@ type Options struct {
 	ActivityWorkers int           // concurrent activities
 	DrainTimeout    time.Duration // how long Stop lets in-flight activities finish
 	Versioning      Versioning    // zero: unversioned
+	// OnFatalError, when set, is told once that the worker stopped polling
+	// for good: the Temporal server refused it in a way asking again will
+	// not change (its namespace is gone, the client is refused). The worker
+	// stops itself after the call; the process should then stop too, so
+	// that its supervisor starts it again (docs/production.md, Restarts).
+	OnFatalError func(error)
 }
 
 // SearchAttributes are the custom search attributes keeper's workflows set.

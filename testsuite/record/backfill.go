@@ -153,7 +153,7 @@ func recordTwoNetworks(ctx context.Context, node *node.Node, first *devnet.Devne
 		backfill.Solana: solscan.New(solscan.Config{Network: backfill.Solana, RPCURL: first.URL(), ChunkSize: 10}),
 		other:           solscan.New(solscan.Config{Network: other, RPCURL: second.URL(), ChunkSize: 10}),
 	}}
-	w := worker.NewBackfill(node.Client, acts, 4, time.Second, worker.Versioning{})
+	w := worker.NewBackfill(node.Client, acts, worker.Options{ActivityWorkers: 4, DrainTimeout: time.Second})
 	if err := w.Start(); err != nil {
 		return err
 	}
