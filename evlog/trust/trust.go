@@ -317,26 +317,23 @@ func SameAddress(a, b string) bool {
 }
 
 // List records that address anchors on network from tree size onward, as
-// of at: nothing when it is already the open account there; else the open
-// account there (if any) is closed at size and the new one appended. The
-// first account of a network starts at size 0, since it may have anchored
-// before it was listed. It reports whether the root changed.
+// of at, and reports whether the root changed: nothing changes when the
+// account is already open there, or was retired there (Retired says so, and
+// a worker holding a retired key must not anchor). Several accounts may be
+// open on one network at once (workers on several hosts, each with its own
+// key); only Retire, the operator's rotation step, closes one. The first
+// account of a network starts at size 0, since it may have anchored before
+// it was listed.
 func (r *Root) List(chain, network, address string, size uint64, at time.Time) bool {
 	first := true
-	for i := range r.Accounts {
-		a := &r.Accounts[i]
+	for _, a := range r.Accounts {
 		if a.Network() != network {
 			continue
 		}
 		first = false
-		if a.Sizes.End != nil {
-			continue
-		}
-		if SameAddress(a.Address(), address) {
+		if SameAddress(a.Address(), address) && (a.Sizes.End == nil || r.Retired(network, address)) {
 			return false
 		}
-		end, t := max(size, a.Sizes.Start+1), at.UTC()
-		a.Sizes.End, a.ValidFor.End = &end, &t
 	}
 	start := size
 	if first {
@@ -345,6 +342,41 @@ func (r *Root) List(chain, network, address string, size uint64, at time.Time) b
 	r.Accounts = append(r.Accounts, Account{ID: CAIP10(network, address), Chain: chain,
 		Sizes: SizeRange{Start: start}, ValidFor: TimeRange{Start: at.UTC()}})
 	return true
+}
+
+// Retired reports whether address was listed on network and every range
+// of it is closed.
+func (r Root) Retired(network, address string) bool {
+	listed := false
+	for _, a := range r.Accounts {
+		if a.Network() == network && SameAddress(a.Address(), address) {
+			if a.Sizes.End == nil {
+				return false
+			}
+			listed = true
+		}
+	}
+	return listed
+}
+
+// Retire closes the open range of the account id (CAIP-10) at tree size,
+// as of at: its anchors of checkpoints of size entries or more no longer
+// verify. It is how an operator rotates a key out (`keeper log trust
+// retire`); nothing is removed.
+func (r *Root) Retire(id string, size uint64, at time.Time) error {
+	network, address, err := SplitCAIP10(id)
+	if err != nil {
+		return err
+	}
+	for i := range r.Accounts {
+		a := &r.Accounts[i]
+		if a.Network() == network && SameAddress(a.Address(), address) && a.Sizes.End == nil {
+			end, t := max(size, a.Sizes.Start+1), at.UTC()
+			a.Sizes.End, a.ValidFor.End = &end, &t
+			return nil
+		}
+	}
+	return fmt.Errorf("trust: %s is not an open account of the root", id)
 }
 
 // Extends reports, as an error, how next fails to extend prev: the same

@@ -24,7 +24,7 @@ func newRoot(t *testing.T) (trust.Root, *evlog.Signer) {
 	return r, s
 }
 
-func TestARotatedAccountCoversOnlyTheSizesBeforeItsSuccessorAndNothingIsRemoved(t *testing.T) {
+func TestARetiredAccountCoversOnlyTheSizesBeforeItsRetirementAndNothingIsRemoved(t *testing.T) {
 	r, _ := newRoot(t)
 	at := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	require.True(t, r.List("etherlink", evmNet, "0xAAaa000000000000000000000000000000000001", 120, at))
@@ -33,11 +33,22 @@ func TestARotatedAccountCoversOnlyTheSizesBeforeItsSuccessorAndNothingIsRemoved(
 	before.Accounts = append([]trust.Account(nil), r.Accounts...)
 	require.True(t, r.List("etherlink", evmNet, "0xbbbb000000000000000000000000000000000002", 500, at.Add(time.Hour)))
 	require.NoError(t, trust.Extends(before, r))
+	ok, _ := r.Allows("etherlink", evmNet, "0xaaaa000000000000000000000000000000000001", 700)
+	assert.True(t, ok, "a second worker's account does not close the first's: both anchor")
+	ok, _ = r.Allows("etherlink", evmNet, "0xbbbb000000000000000000000000000000000002", 499)
+	assert.False(t, ok, "an account listed later covers only sizes from its listing")
 
-	ok, _ := r.Allows("etherlink", evmNet, "0xaaaa000000000000000000000000000000000001", 0)
+	before.Accounts = append([]trust.Account(nil), r.Accounts...)
+	require.NoError(t, r.Retire(evmNet+":0xaaaa000000000000000000000000000000000001", 500, at.Add(2*time.Hour)))
+	require.NoError(t, trust.Extends(before, r))
+	assert.True(t, r.Retired(evmNet, "0xAAAA000000000000000000000000000000000001"))
+	require.False(t, r.List("etherlink", evmNet, "0xaaaa000000000000000000000000000000000001", 600, at), "a retired account is not listed again by a worker that still holds its key")
+	assert.Error(t, r.Retire(evmNet+":0xaaaa000000000000000000000000000000000001", 600, at), "retired once")
+
+	ok, _ = r.Allows("etherlink", evmNet, "0xaaaa000000000000000000000000000000000001", 0)
 	assert.True(t, ok, "the first account of a network covers sizes from 0")
 	ok, _ = r.Allows("etherlink", evmNet, "0xaaaa000000000000000000000000000000000001", 500)
-	assert.False(t, ok, "the old account does not cover sizes from its successor's start")
+	assert.False(t, ok, "the retired account does not cover sizes from its retirement")
 	ok, why := r.Allows("etherlink", evmNet, "0xcccc000000000000000000000000000000000003", 10)
 	assert.False(t, ok)
 	assert.Contains(t, why, "0xcccc")

@@ -135,7 +135,7 @@ func logTrustCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	signed := cmd.Flags().Bool("signed", false, "print it as the note the log's key signed (what /log/trust serves), not as plain JSON")
-	return Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	cmd = Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		st, err := node.OpenStore(ctx, *cfg)
 		if err != nil {
 			return err
@@ -154,6 +154,61 @@ func logTrustCmd() *cobra.Command {
 		}
 		_, err = cmd.OutOrStdout().Write(out)
 		return err
+	})
+	cmd.AddCommand(logTrustRetireCmd())
+	return cmd
+}
+
+// logTrustRetireCmd closes an anchoring account in the trust root: the
+// operator's step when a key is rotated out or was lost.
+func logTrustRetireCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "retire ACCOUNT",
+		Short: "Retire an anchoring account (its CAIP-10 id, as `keeper log trust` lists it) from the trust root at the log's next checkpoint: " +
+			"its anchors of later checkpoints no longer verify, and a worker holding its key is refused (docs/trust.md)",
+		Args: cobra.ExactArgs(1),
+	}
+	return Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+		id := strings.TrimSpace(cmd.Flags().Arg(0))
+		if _, _, err := trust.SplitCAIP10(id); err != nil {
+			return err
+		}
+		if _, err := os.Stat(cfg.LogKeyFileOrDefault()); err != nil {
+			return fmt.Errorf("the log's signing key: %w (retire runs where the workers' KEEPER_LOG_KEY_FILE is)", err)
+		}
+		signer, _, err := node.LogSigner(*cfg)
+		if err != nil {
+			return err
+		}
+		st, err := node.OpenStore(ctx, *cfg)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		var size uint64
+		switch latest, err := st.LatestCheckpoint(ctx); {
+		case err == nil:
+			size = latest.Size + 1
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		t, err := st.UpdateTrustRoot(ctx, func(prev trust.Root, ok bool) (trust.Root, []byte, error) {
+			if !ok {
+				return trust.Root{}, nil, errors.New("the log has no trust root yet: nothing to retire")
+			}
+			next := prev
+			next.Accounts = append([]trust.Account(nil), prev.Accounts...)
+			if err := next.Retire(id, size, time.Now()); err != nil {
+				return trust.Root{}, nil, err
+			}
+			note, err := trust.Sign(next, signer)
+			return next, note, err
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "retired %s from checkpoints of %d entries on (trust root version %d)\n", id, size, t.Version)
+		return nil
 	})
 }
 

@@ -29,10 +29,11 @@ var _ TrustStore = (*store.Store)(nil)
 // ListAccounts records a worker's anchoring accounts in the deployment's
 // trust root (docs/log.md, Trust), signed by the log's key: an account
 // already open on its network changes nothing; another account on a
-// network closes the open one; a new network is appended. The boundary is
-// the size after the latest checkpoint: every checkpoint signed so far (the
-// ones a rotated account may have anchored, or still has in flight) stays
-// the old account's, and the new one covers those signed from now on.
+// network is appended beside the open ones (workers on several hosts hold
+// keys of their own); a new network is appended. A later account covers the
+// sizes after the latest checkpoint: every checkpoint signed so far stays
+// the earlier accounts'. A worker whose account the operator retired
+// (`keeper log trust retire`) is refused: its anchors would not verify.
 func ListAccounts(ctx context.Context, st TrustStore, signer *evlog.Signer, accounts []Account, at time.Time) (store.TrustRoot, error) {
 	key := signer.Key().Text
 	if have, err := st.LogKey(ctx); err != nil {
@@ -59,6 +60,9 @@ func ListAccounts(ctx context.Context, st TrustStore, signer *evlog.Signer, acco
 		r.Accounts = append([]trust.Account(nil), r.Accounts...)
 		changed := !ok
 		for _, a := range accounts {
+			if r.Retired(a.Network, a.Address) {
+				return trust.Root{}, nil, fmt.Errorf("trust root: %s was retired; give this worker another %s key", trust.CAIP10(a.Network, a.Address), a.Chain)
+			}
 			changed = r.List(a.Chain, a.Network, a.Address, size, at) || changed
 		}
 		if !changed {
