@@ -14,8 +14,8 @@ const (
 )
 
 // NetworkName names a CAIP-2 network for people: "EtherLink mainnet",
-// "EtherLink testnet (a test network)", "a test network (solana:…)".
-// Testnet reports whether it is anything but a mainnet.
+// "EtherLink testnet, a test network", "a test Solana cluster". Testnet
+// reports whether it is anything but a mainnet keeper anchors on.
 func NetworkName(network string) (name string, testnet bool) {
 	switch network {
 	case EtherLinkMainnet:
@@ -23,17 +23,24 @@ func NetworkName(network string) (name string, testnet bool) {
 	case SolanaMainnet:
 		return "Solana mainnet-beta", false
 	case etherLinkTestnet:
-		return "EtherLink testnet (a test network)", true
+		return "EtherLink testnet, a test network", true
 	case solanaDevnetNetwork:
-		return "Solana devnet (a test network)", true
+		return "Solana devnet, a test network", true
 	case solanaTestnetNetwork:
-		return "Solana testnet (a test network)", true
+		return "Solana testnet, a test network", true
 	}
 	switch {
 	case strings.HasPrefix(network, "eip155:"):
-		return "a test EVM network " + network, true
+		return "a test EVM network", true
 	case strings.HasPrefix(network, "solana:"):
-		return "a test Solana cluster " + network, true
+		return "a test Solana cluster", true
 	}
-	return "a test network " + network, true
+	return "a test network", true
+}
+
+// DescribeNetwork is a network as verifiers print it: its CAIP-2 id and
+// its name ("eip155:42793 (EtherLink mainnet)").
+func DescribeNetwork(network string) string {
+	name, _ := NetworkName(network)
+	return network + " (" + name + ")"
 }
