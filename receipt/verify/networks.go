@@ -8,7 +8,8 @@ import "strings"
 const (
 	EtherLinkMainnet     = "eip155:42793"
 	SolanaMainnet        = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"
-	etherLinkTestnet     = "eip155:128123"
+	etherLinkShadownet   = "eip155:127823"
+	etherLinkGhostnet    = "eip155:128123"
 	solanaDevnetNetwork  = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
 	solanaTestnetNetwork = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"
 )
@@ -22,8 +23,10 @@ func NetworkName(network string) (name string, testnet bool) {
 		return "EtherLink mainnet", false
 	case SolanaMainnet:
 		return "Solana mainnet-beta", false
-	case etherLinkTestnet:
-		return "EtherLink testnet, a test network", true
+	case etherLinkShadownet:
+		return "EtherLink Shadownet testnet, a test network", true
+	case etherLinkGhostnet:
+		return "EtherLink Ghostnet testnet, a test network", true
 	case solanaDevnetNetwork:
 		return "Solana devnet, a test network", true
 	case solanaTestnetNetwork:
