@@ -164,6 +164,9 @@ func (r Root) Check() error {
 		return fmt.Errorf("trust: log.key is for %q, log.origin is %q", k.Name, r.Log.Origin)
 	}
 	for i, a := range r.Accounts {
+		if a.anyNetwork { // the short form: ParseAccount checked it
+			continue
+		}
 		if _, _, err := SplitCAIP10(a.ID); err != nil {
 			return fmt.Errorf("trust: accounts[%d].id: %w", i, err)
 		}
@@ -228,6 +231,11 @@ func ShortForm(logKey string, accounts []string) (Root, error) {
 	}
 	return r, nil
 }
+
+// ParseAccount reads one account of the short form: CHAIN=ADDRESS (any
+// network of that chain, any size) or a CAIP-10 id (that network, any
+// size).
+func ParseAccount(s string) (Account, error) { return parseShortAccount(s) }
 
 func parseShortAccount(s string) (Account, error) {
 	s = strings.TrimSpace(s)

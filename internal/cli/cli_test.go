@@ -214,6 +214,25 @@ func TestStatusPrintsTheEvidenceStatus(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "dead_letter")
 	assert.Contains(t, out, "stub: rejected for good")
+
+	// Once confirmed, it shows the anchor's block time and the bound the
+	// receipt proves.
+	ctx := context.Background()
+	ev = s.insert(t, "confirm me")
+	b, ok, err = s.st.FormBatch(ctx, "stub", 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+	leaves, err := s.st.BatchLeaves(ctx, b.ID)
+	require.NoError(t, err)
+	tree, err := merkle.Build(leaves)
+	require.NoError(t, err)
+	require.NoError(t, s.st.MarkSubmitted(ctx, b.ID, tree.Root(), "0xfeed"))
+	at := time.Date(2026, 11, 27, 12, 0, 5, 0, time.UTC)
+	require.NoError(t, s.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "0xfeed", Block: 42, BlockTime: at}))
+	out, _, err = keeper(t, "status", ev.ID, "--api", s.url)
+	require.NoError(t, err)
+	assert.Contains(t, out, "tx 0xfeed block 42 at 2026-11-27T12:00:05Z")
+	assert.Contains(t, out, "existed no later than 2026-11-27T12:00:05Z, keeper says")
 }
 
 func TestStatusAsJSONPrintsTheAPIsAnswer(t *testing.T) {

@@ -246,7 +246,13 @@ func statusCmd() *cobra.Command {
 			if a.Block > 0 {
 				fmt.Fprintf(out, " block %d", a.Block)
 			}
+			if !a.BlockTime.IsZero() {
+				fmt.Fprintf(out, " at %s", a.BlockTime.UTC().Format(time.RFC3339))
+			}
 			fmt.Fprintln(out)
+		}
+		if !ev.ExistedBy.IsZero() {
+			fmt.Fprintf(out, "  existed no later than %s, keeper says (`keeper verify` checks it on the chains)\n", ev.ExistedBy.UTC().Format(time.RFC3339))
 		}
 		return nil
 	}
