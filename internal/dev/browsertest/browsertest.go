@@ -107,8 +107,8 @@ type Run struct {
 	Page, File, Receipt string
 	Trust               string // a trust root file (JSON or signed note)
 	LogKey              string
-	Accounts            string // CHAIN=ADDRESS or CAIP-10 ids, space-separated
-	Insecure            bool   // tick "Insecure: trust the receipt's own key and accounts"
+	Accounts            string            // CHAIN=ADDRESS or CAIP-10 ids, space-separated
+	Insecure            bool              // tick "Insecure: trust the receipt's own key and accounts"
 	Endpoints           map[string]string // chain → JSON-RPC URLs, space-separated
 }
 
