@@ -134,7 +134,23 @@ func Build(ctx context.Context, rows Rows, src ProofSource) (Receipt, error) {
 		}
 		r.Anchors = append(r.Anchors, out)
 	}
+	if r.Version == Version { // versions 1 and 2 are written as they always were
+		r.ExistedBy = EarliestBlockTime(r.Anchors)
+	}
 	return r, nil
+}
+
+// EarliestBlockTime is the earliest block time of anchors (zero when none
+// states one): the bound a receipt proves, its ExistedBy. Every anchor a
+// receipt lists is final, so every one counts.
+func EarliestBlockTime(anchors []Anchor) time.Time {
+	var t time.Time
+	for _, a := range anchors {
+		if !a.BlockTime.IsZero() && (t.IsZero() || a.BlockTime.Before(t)) {
+			t = a.BlockTime
+		}
+	}
+	return t.UTC()
 }
 
 // buildLog proves the evidence's entry is in the largest checkpoint its

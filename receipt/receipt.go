@@ -48,6 +48,10 @@ type Receipt struct {
 	Tree       string   `json:"tree"`           // "rfc6962-sha256"
 	Log        *Log     `json:"log,omitempty"`  // v3: where the evidence is in the evidence log
 	Anchors    []Anchor `json:"anchors"`        // one per requested chain
+	// ExistedBy is the bound the receipt proves: the evidence existed no
+	// later than this, the earliest anchor's block time on chain. A
+	// verifier reads it off the chains and checks this copy against them.
+	ExistedBy time.Time `json:"existed_by,omitzero"`
 }
 
 // Log is a version 3 receipt's proof that the evidence's entry,

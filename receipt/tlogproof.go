@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/keeperhq/keeper/evlog"
 )
@@ -25,11 +26,12 @@ const TLogProofHeader = "c2sp.org/tlog-proof@v1"
 // unauthenticated, and so does keeper: every field is checked as a
 // receipt's is.
 type tlogExtra struct {
-	EvidenceID string   `json:"evidence_id"`
-	Digest     string   `json:"digest"`
-	Salt       string   `json:"salt"`
-	Key        string   `json:"key,omitempty"` // the log's verifier key, as Log.Key
-	Anchors    []Anchor `json:"anchors"`
+	EvidenceID string    `json:"evidence_id"`
+	Digest     string    `json:"digest"`
+	Salt       string    `json:"salt"`
+	Key        string    `json:"key,omitempty"` // the log's verifier key, as Log.Key
+	Anchors    []Anchor  `json:"anchors"`
+	ExistedBy  time.Time `json:"existed_by,omitzero"`
 }
 
 // TLogProof writes a version 3 receipt as a C2SP tlog-proof: the header, the
@@ -43,7 +45,7 @@ func (r Receipt) TLogProof() (string, error) {
 	if !strings.HasSuffix(r.Log.Checkpoint, "\n") {
 		return "", errors.New("receipt: the checkpoint is not a signed note (no final newline)")
 	}
-	extra, err := json.Marshal(tlogExtra{EvidenceID: r.EvidenceID, Digest: r.Digest, Salt: r.Salt, Key: r.Log.Key, Anchors: r.Anchors})
+	extra, err := json.Marshal(tlogExtra{EvidenceID: r.EvidenceID, Digest: r.Digest, Salt: r.Salt, Key: r.Log.Key, Anchors: r.Anchors, ExistedBy: r.ExistedBy})
 	if err != nil {
 		return "", fmt.Errorf("receipt: tlog-proof extra data: %w", err)
 	}
@@ -134,7 +136,7 @@ func ParseTLogProof(data []byte) (Receipt, error) {
 	r := Receipt{
 		Version: Version, EvidenceID: extra.EvidenceID, Digest: extra.Digest, Salt: extra.Salt, Tree: TreeRFC6962,
 		Log:     &Log{Origin: c.Origin, Key: extra.Key, Index: index, Checkpoint: checkpoint, Inclusion: inclusion},
-		Anchors: extra.Anchors,
+		Anchors: extra.Anchors, ExistedBy: extra.ExistedBy,
 	}
 	// Parse checks the shape of every field, as for a receipt read as JSON.
 	if raw, err = json.Marshal(r); err != nil {

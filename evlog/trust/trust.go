@@ -229,6 +229,11 @@ func ShortForm(logKey string, accounts []string) (Root, error) {
 	return r, nil
 }
 
+// ParseAccount reads one account of the short form: CHAIN=ADDRESS (any
+// network of that chain, any size) or a CAIP-10 id (that network, any
+// size).
+func ParseAccount(s string) (Account, error) { return parseShortAccount(s) }
+
 func parseShortAccount(s string) (Account, error) {
 	s = strings.TrimSpace(s)
 	if chain, addr, ok := strings.Cut(s, "="); ok {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -22,6 +23,7 @@ const EVMConfirmations = 64
 type evmHeader struct {
 	Number hexutil.Uint64 `json:"number"`
 	Hash   common.Hash    `json:"hash"`
+	Time   hexutil.Uint64 `json:"timestamp"`
 }
 
 type evmReceipt struct {
@@ -34,8 +36,8 @@ type evmReceipt struct {
 // optional): its chain (eth_chainId, as "eip155:<id>"), whether it exists,
 // what its calldata commits to, who sent it (recovered from its signature,
 // after checking that the transaction the node returned hashes to ref),
-// whether it succeeded, its block, and whether that block is canonical and
-// final: at or below the node's `finalized` block, or EVMConfirmations deep
+// whether it succeeded, its block and that block's time (the canonical
+// header's timestamp), and whether that block is canonical and final: at or below the node's `finalized` block, or EVMConfirmations deep
 // where the node lacks the tag.
 func EVM(ctx context.Context, rpcURL, ref string) (Tx, error) {
 	tx, err := evmLookup(ctx, rpcURL, ref)
@@ -130,6 +132,7 @@ func evmLookup(ctx context.Context, rpcURL, ref string) (Tx, error) {
 		v.Detail = fmt.Sprintf("included in block %d, which is being reorganised", v.Block)
 		return v, nil
 	}
+	v.BlockTime = time.Unix(int64(canon.Time), 0).UTC()
 	if elems[4].Error == nil && fin != nil {
 		v.Final = v.Block <= uint64(fin.Number)
 		if v.Final {

@@ -24,15 +24,15 @@ import (
 // a local EVM chain, anchors the root of a three-leaf tree whose middle leaf
 // is the file's salted digest (a plain go-ethereum transaction), waits until
 // the block is final and returns the file's version 2 receipt, the chain's
-// RPC URL, and a function that stops the chain.
-func anchorOnLocalChain(file string) (raw []byte, rpcURL string, stop func(), err error) {
+// RPC URL, the anchoring account, and a function that stops the chain.
+func anchorOnLocalChain(file string) (raw []byte, rpcURL, account string, stop func(), err error) {
 	dir, err := os.MkdirTemp("", "verify-example-")
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	c, err := devchain.Start(context.Background(), devchain.Options{Dir: dir, BlockTime: 50 * time.Millisecond, FinalityDepth: 3})
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	stop = func() { _ = c.Stop(); _ = os.RemoveAll(dir) }
 	defer func() {
@@ -50,28 +50,28 @@ func anchorOnLocalChain(file string) (raw []byte, rpcURL string, stop func(), er
 	}
 	tree, err := merkle.Build(leaves)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	root := tree.Root()
 	path, err := tree.Path(1)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 
 	ctx := context.Background()
 	ec, err := ethclient.Dial(c.URL())
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	defer ec.Close()
 	key, err := crypto.LoadECDSA(c.KeyFile())
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	from := crypto.PubkeyToAddress(key.PublicKey)
 	nonce, err := ec.PendingNonceAt(ctx, from)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	chainID := new(big.Int).SetUint64(c.ChainID())
 	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(chainID), &types.DynamicFeeTx{
@@ -79,20 +79,20 @@ func anchorOnLocalChain(file string) (raw []byte, rpcURL string, stop func(), er
 		To: &from, Data: receipt.EVMCalldata(root),
 	})
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	if err := ec.SendTransaction(ctx, tx); err != nil {
-		return nil, "", nil, err
+		return nil, "", "", nil, err
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	var got verify.Tx
 	for !got.Final {
 		if time.Now().After(deadline) {
-			return nil, "", nil, fmt.Errorf("anchor not final within 20 s: %s", got.Detail)
+			return nil, "", "", nil, fmt.Errorf("anchor not final within 20 s: %s", got.Detail)
 		}
 		time.Sleep(50 * time.Millisecond)
 		if got, err = verify.EVM(ctx, c.URL(), tx.Hash().Hex()); err != nil {
-			return nil, "", nil, err
+			return nil, "", "", nil, err
 		}
 	}
 	hashes := make([][32]byte, len(path))
@@ -105,8 +105,8 @@ func anchorOnLocalChain(file string) (raw []byte, rpcURL string, stop func(), er
 		Anchors: []receipt.Anchor{{
 			Chain: "etherlink", Network: receipt.EVMNetwork(c.ChainID()), LeafIndex: 1, TreeSize: 3,
 			Path: receipt.HexPath(hashes), Root: hex.EncodeToString(root[:]), TxRef: tx.Hash().Hex(),
-			Block: got.Block, BlockHash: got.BlockHash, BlockTime: time.Now().UTC(), Finality: "finalized",
+			Block: got.Block, BlockHash: got.BlockHash, BlockTime: got.BlockTime, Finality: "finalized",
 		}},
 	})
-	return raw, c.URL(), stop, err
+	return raw, c.URL(), from.Hex(), stop, err
 }

@@ -20,7 +20,8 @@ var SolanaMemoProgram = sol.MustPublicKeyFromBase58("MemoSq4gqABAXKb96qnH8TysNcW
 // its cluster (getGenesisHash), what its keeper memo commits to and its fee
 // payer (getTransaction; the transaction must carry that signature first
 // and every signature must verify, so the node cannot answer with another),
-// whether it succeeded, its slot and that slot's blockhash (getBlock), and
+// whether it succeeded, its slot and that slot's blockhash and time
+// (getBlock's blockTime), and
 // whether it is finalized (getSignatureStatuses, searching history).
 func Solana(ctx context.Context, rpcURL, signature string) (Tx, error) {
 	tx, err := solanaLookup(ctx, rpcURL, signature)
@@ -106,6 +107,9 @@ func solanaLookup(ctx context.Context, rpcURL, signature string) (Tx, error) {
 		return v, fmt.Errorf("solana: getBlock %d at %s: %w", res.Slot, rpcURL, err)
 	}
 	v.BlockHash = block.Blockhash.String()
+	if block.BlockTime != nil {
+		v.BlockTime = block.BlockTime.Time().UTC()
+	}
 
 	st, err := client.GetSignatureStatuses(ctx, true, sig)
 	if err != nil {

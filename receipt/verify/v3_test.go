@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,8 +28,10 @@ func (w world) receipt(t *testing.T) receipt.Receipt {
 	return r
 }
 
+// options pin the log's key and keeper's two accounts (the short form).
 func (w world) options() verify.Options {
-	return verify.Options{RPC: map[string]string{"etherlink": w.EVMURL, "solana": w.SolanaURL}, LogKey: w.Log.VKey}
+	return verify.Options{RPC: map[string]string{"etherlink": w.EVMURL, "solana": w.SolanaURL}, LogKey: w.Log.VKey,
+		Accounts: []string{"etherlink=" + w.Keeper.Hex(), "solana=" + w.SolanaKeeper}}
 }
 
 func flipHex(s string) string {
@@ -52,13 +55,40 @@ func TestAVersionThreeReceiptVerifiesAgainstThePinnedKeyAndBothChains(t *testing
 	assert.Contains(t, res[0].Detail, "sent by "+w.Keeper.Hex())
 	assert.Contains(t, res[0].Detail, "commits to checkpoint 6, which the receipt's (10) extends")
 
-	// Without a pinned key the receipt's own key is used, and every result
-	// says so.
+	for _, x := range res {
+		assert.Equal(t, w.Log.VKey, x.Key, "the full key checked against")
+		assert.False(t, x.Time.IsZero())
+		assert.Contains(t, x.Detail, x.Time.UTC().Format(time.RFC3339)+" (chain time)")
+	}
+	rep := verify.Check(ctx, r, w.options())
+	require.True(t, rep.OK)
+	assert.Equal(t, r.ExistedBy, rep.ExistedBy, "the receipt's existed_by is its earliest anchor's chain time")
+	assert.Equal(t, w.Log.VKey, rep.Key)
+	assert.Contains(t, rep.Summary(), "verified on 2 network(s)")
+	assert.Contains(t, rep.Summary(), "existed no later than "+r.ExistedBy.UTC().Format(time.RFC3339))
+
+	// With nothing pinned, nothing verifies.
 	o := w.options()
-	o.LogKey = ""
+	o.LogKey, o.Accounts = "", nil
+	for _, x := range verify.Receipt(ctx, r, o) {
+		assert.False(t, x.OK)
+		assert.Equal(t, verify.CheckTrust, x.Check, x.Failed())
+	}
+	// Only the explicit option checks the receipt against itself, and
+	// every result says so.
+	o.InsecureTrustReceipt = true
 	for _, x := range verify.Receipt(ctx, r, o) {
 		assert.True(t, x.OK, x.Failed())
-		assert.Equal(t, verify.KeyWarning, x.Warning)
+		assert.Equal(t, verify.InsecureWarning, x.Warning)
+	}
+	assert.Contains(t, verify.Check(ctx, r, o).Summary(), "INSECURE")
+
+	// A key pinned without accounts verifies no anchor.
+	o = w.options()
+	o.Accounts = nil
+	for _, x := range verify.Receipt(ctx, r, o) {
+		assert.Equal(t, verify.CheckAccount, x.Check, x.Failed())
+		assert.Contains(t, x.Reason, "lists no anchoring account")
 	}
 
 	// Several endpoints that agree: two spellings of the same node.
@@ -87,8 +117,13 @@ func TestAVersionThreeReceiptFailsAtTheCheckThatCatchesEachForgery(t *testing.T)
 		{"another pinned key", func(r *receipt.Receipt, o *verify.Options) { o.LogKey = another.VKey }, "", verify.CheckCheckpoint, "signature"},
 		{"a key for another log", func(r *receipt.Receipt, o *verify.Options) { o.LogKey = otherOrigin.VKey }, "", verify.CheckCheckpoint,
 			`the receipt's log is "keeper.test/log", the key is for "other.test/log"`},
-		{"a receipt carrying another key, none pinned", func(r *receipt.Receipt, o *verify.Options) { r.Log.Key, o.LogKey = another.VKey, "" }, "",
-			verify.CheckCheckpoint, "signature"},
+		{"a receipt carrying another key, none pinned", func(r *receipt.Receipt, o *verify.Options) { r.Log.Key, o.LogKey, o.Accounts = another.VKey, "", nil }, "",
+			verify.CheckTrust, "nothing pinned"},
+		{"accounts pinned without a key", func(r *receipt.Receipt, o *verify.Options) { o.LogKey = "" }, "",
+			verify.CheckTrust, "no log key pinned"},
+		{"a receipt carrying another key, checked against itself", func(r *receipt.Receipt, o *verify.Options) {
+			r.Log.Key, o.LogKey, o.Accounts, o.InsecureTrustReceipt = another.VKey, "", nil, true
+		}, "", verify.CheckCheckpoint, "signature"},
 		{"a checkpoint edited after signing", func(r *receipt.Receipt, o *verify.Options) {
 			r.Log.Checkpoint = strings.Replace(r.Log.Checkpoint, "\n10\n", "\n11\n", 1)
 		}, "", verify.CheckCheckpoint, "signature"},

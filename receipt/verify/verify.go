@@ -1,16 +1,23 @@
 // Package verify checks a keeper receipt against the chains themselves,
-// without trusting keeper. For a version 3 receipt: the checkpoint's
-// signature by the log's key (pinned by the caller; else the receipt's own,
-// with a warning), the evidence's inclusion in it, and per anchor that the
-// checkpoint it committed to holds the evidence and is extended by the
-// receipt's; then, over each chain's public JSON-RPC, that the node is on
-// the receipt's network, that the transaction exists, commits to that
-// checkpoint, was sent by the anchor's account, succeeded, is final, and
-// sits in the receipt's block. Versions 1 and 2 prove a leaf of a batch
-// root instead. Given several endpoints for a chain, every one is asked and
-// all must agree. It depends on nothing of keeper's server: other Go
-// programs import it to check receipts they were handed (`keeper verify` is
-// one of them).
+// trusting only what the caller pinned: the log's trust root (package
+// evlog/trust: its key and the accounts allowed to anchor it), or its key
+// and accounts in the short form. With nothing pinned it fails (CheckTrust)
+// unless the caller asks, by Options.InsecureTrustReceipt, to check the
+// receipt against its own key and accounts, and then every Result says so.
+//
+// For a version 3 receipt: the checkpoint's signature by the pinned key,
+// the evidence's inclusion in it, and per anchor that the checkpoint it
+// committed to holds the evidence and is extended by the receipt's; then,
+// over each chain's public JSON-RPC, that the node is on the receipt's
+// network, that the transaction exists, commits to that checkpoint, was
+// sent by an account the trust root lists for that network and size (the
+// sender recovered from the transaction's signature), succeeded, is final,
+// sits in the receipt's block, and that the block's time on chain is the
+// receipt's. Versions 1 and 2 prove a leaf of a batch root instead. Given
+// several endpoints for a chain, every one is asked and all must agree. The
+// trust model is in docs/receipts.md. It depends on nothing of keeper's
+// server: other Go programs import it to check receipts they were handed
+// (`keeper verify` is one of them).
 package verify
 
 import (
@@ -25,12 +32,14 @@ import (
 	"time"
 
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/internal/redact"
 	"github.com/keeperhq/keeper/receipt"
 )
 
 // The checks, in the order they are made. A Result that failed names one.
 const (
+	CheckTrust       = "trust"       // the verifier pinned a trust root or a log key (or chose InsecureTrustReceipt)
 	CheckDigest      = "digest"      // the original file hashes to the receipt's digest
 	CheckCheckpoint  = "checkpoint"  // v3: the log's key signed the receipt's checkpoint, whose origin is the key's
 	CheckInclusion   = "inclusion"   // v3: the evidence's entry is in that checkpoint at the receipt's index
@@ -42,10 +51,11 @@ const (
 	CheckEndpoints   = "endpoints"   // every endpoint asked says the same of the transaction
 	CheckTransaction = "transaction" // the node has the transaction
 	CheckPayload     = "payload"     // the transaction carries the anchor's root (v3: its checkpoint, by this log's key)
-	CheckAccount     = "account"     // v3: the anchor's account sent (signed and paid for) the transaction
+	CheckAccount     = "account"     // the sender (signed and paid for the transaction) is the anchor's account, and one the trust root lists
 	CheckStatus      = "status"      // it succeeded
 	CheckFinality    = "finality"    // its block is final
 	CheckBlock       = "block"       // it is in the anchor's block (number and, v2 and v3, hash)
+	CheckTime        = "time"        // the block's time on chain is the anchor's block_time (and the receipt's existed_by the earliest)
 )
 
 // Tx is what a chain's node says about an anchor transaction.
@@ -62,6 +72,10 @@ type Tx struct {
 	Sender    string
 	Block     uint64 // block number or slot (0 while pending)
 	BlockHash string // that block's hash, spelled as the chain spells it
+	// BlockTime is the block's time as the chain states it (the EVM
+	// header's timestamp, Solana's blockTime), to the second; zero when the
+	// chain states none.
+	BlockTime time.Time
 	Detail    string // a human-readable account of the above
 }
 
@@ -76,7 +90,9 @@ var Lookups = map[string]Lookup{
 	"solana":    Solana,
 }
 
-// Options say where to ask and whom to trust.
+// Options say where to ask and whom to trust. Trust (or LogKey) pins whom
+// to trust; with neither, every Result fails with CheckTrust unless
+// InsecureTrustReceipt is set.
 type Options struct {
 	// RPC maps a chain name to its JSON-RPC endpoint.
 	RPC map[string]string
@@ -85,11 +101,23 @@ type Options struct {
 	// block and block hash, its payload and its sender. A chain with no
 	// endpoint in either fails with CheckChain.
 	Endpoints map[string][]string
-	// LogKey is the evidence log's verifier key (note vkey, as served at
-	// /log/key), pinned by whoever verifies. Empty: the key the receipt
-	// carries is used, and every Result of a version 3 receipt says so in
-	// Warning.
-	LogKey string
+	// Trust is the log's trust root, pinned by whoever verifies (a file
+	// they keep, or /log/trust fetched once): the log's key, which must
+	// have signed a version 3 receipt's checkpoint, and the accounts that
+	// may anchor it, per network and tree size.
+	Trust *trust.Root
+	// LogKey and Accounts are the short form of Trust (trust.ShortForm):
+	// the log's verifier key (note vkey, as /log/key serves it) and its
+	// anchoring accounts as CHAIN=ADDRESS or CAIP-10 ids. With Trust set,
+	// LogKey must be Trust's key and Accounts are not read.
+	LogKey   string
+	Accounts []string
+	// InsecureTrustReceipt checks a receipt with nothing pinned against the
+	// key and accounts it names itself. That proves only that the receipt
+	// agrees with itself and with the chains: anyone can make such a
+	// receipt for a log of their own. Every Result then says so in
+	// Warning. Ignored when Trust or LogKey is set.
+	InsecureTrustReceipt bool
 	// Lookups replaces the package's Lookups (tests, other chains).
 	Lookups map[string]Lookup
 	// Timeout bounds each anchor's lookups; default 30 s.
@@ -115,8 +143,14 @@ type Result struct {
 	Check   string // the check that failed (one of the Check constants)
 	Reason  string // why it failed
 	Detail  string // what was checked, when OK
+	// Time is the anchor's block time as the chain states it, checked
+	// against the receipt's (when OK).
+	Time time.Time
+	// Key is the log key a version 3 receipt's checkpoint was checked
+	// against (note vkey: origin, key hash and key), whoever pinned it.
+	Key string
 	// Warning says what the result rests on that the verifier did not
-	// pin: a version 3 receipt checked with the log key it carries itself.
+	// pin: InsecureWarning when the receipt was checked against itself.
 	Warning string
 }
 
@@ -128,41 +162,43 @@ func (r Result) Failed() string {
 	return r.Check + ": " + r.Reason
 }
 
-// KeyWarning is Result.Warning for a version 3 receipt checked without a
-// pinned log key.
-const KeyWarning = "no log key pinned: the checkpoint was checked with the key the receipt carries, " +
-	"which proves only that the receipt agrees with itself; pin the log's key (its /log/key)"
+// InsecureWarning is Result.Warning for a receipt checked against its own
+// key and accounts (Options.InsecureTrustReceipt).
+const InsecureWarning = "INSECURE: nothing pinned; checked against the receipt's own log key and accounts, " +
+	"which proves only that the receipt agrees with itself: anyone can make such a receipt for a log of their own"
+
+// NothingPinned is the reason of the CheckTrust failure when the verifier
+// pinned neither a trust root nor a log key.
+const NothingPinned = "nothing pinned: a receipt verifies only against the log's trust root (its /log/trust, " +
+	"Options.Trust) or its key and anchoring accounts (Options.LogKey, Options.Accounts), pinned by the verifier"
 
 // Receipt checks every anchor of r and returns one Result per anchor, in the
-// receipt's order. The receipt is trusted for nothing: each anchor passes
-// only if its chain confirms it (and, in version 3, the log's key signed
-// the checkpoint that holds the evidence).
+// receipt's order: Check's Results.
 func Receipt(ctx context.Context, r receipt.Receipt, o Options) []Result {
-	out := make([]Result, 0, len(r.Anchors))
-	for _, a := range r.Anchors {
-		out = append(out, Anchor(ctx, r, a, o))
-	}
-	return out
+	return Check(ctx, r, o).Results
 }
 
 // logView is what the receipt's log part proved: the key its checkpoint was
 // checked with, and the checkpoint.
 type logView struct {
-	key     evlog.Key
-	head    evlog.Checkpoint
-	warning string
+	key  evlog.Key
+	head evlog.Checkpoint
 }
 
 // checkLog makes the receipt-wide checks of a version 3 receipt: the
-// checkpoint's signature and origin, then the entry's inclusion.
-func checkLog(r receipt.Receipt, o Options) (logView, string, error) {
+// checkpoint's signature by the pinned key and its origin, then the
+// entry's inclusion.
+func checkLog(r receipt.Receipt, p pin) (logView, string, error) {
 	var v logView
-	vkey := o.LogKey
-	if vkey == "" {
-		vkey, v.warning = r.Log.Key, KeyWarning
+	vkey := r.Log.Key
+	if p.root != nil {
+		vkey = p.root.Log.Key
+		if vkey == "" {
+			return v, CheckTrust, fmt.Errorf("no log key pinned: a version 3 receipt verifies only against the log's key (its trust root, or its key and accounts)")
+		}
 	}
 	if vkey == "" {
-		return v, CheckCheckpoint, fmt.Errorf("no log key: the receipt carries none, so pin the log's key")
+		return v, CheckCheckpoint, fmt.Errorf("no log key: the receipt carries none, so pin the log's trust root or key")
 	}
 	key, err := evlog.ParseKey(vkey)
 	if err != nil {
@@ -186,31 +222,50 @@ func shortKey(k evlog.Key) string { return fmt.Sprintf("%s+%08x", k.Name, k.Hash
 // Anchor checks one anchor of r: what the receipt proves by itself, then
 // what the chain's endpoints say.
 func Anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options) Result {
+	p, f := o.pin()
+	return anchor(ctx, r, a, o, p, f)
+}
+
+func anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options, p pin, f *failure) Result {
 	res := Result{Chain: a.Chain, Network: a.Network}
-	lv, f := offChain(r, a, o)
-	res.Warning = lv.warning
+	if p.insecure {
+		res.Warning = InsecureWarning
+	}
+	var lv logView
+	if f == nil {
+		lv, f = offChain(r, a, p)
+	}
+	if lv.key.Text != "" {
+		res.Key = lv.key.Text
+	}
 	var answers []answer
 	if f == nil {
 		answers, f = ask(ctx, a, o)
 	}
 	if f == nil {
-		f = judge(a, answers, lv)
+		f = judge(a, answers, lv, p)
 	}
 	if f != nil {
 		res.Check, res.Reason = f.check, f.reason
 		return res
 	}
 	got := answers[0].tx
-	res.OK, res.Network = true, got.Network
+	res.OK, res.Network, res.Time = true, got.Network, got.BlockTime
 	agree := ""
 	if len(answers) > 1 {
 		agree = fmt.Sprintf(" (%d endpoints agree)", len(answers))
 	}
+	where := got.Network
+	if name, test := NetworkName(got.Network); test {
+		where = got.Network + ", " + name
+	}
+	at := got.BlockTime.UTC().Format(time.RFC3339)
 	if a.Kind == receipt.AnchorCheckpoint {
-		res.Detail = fmt.Sprintf("%s tx %s, block %d, final, sent by %s; commits to checkpoint %d, which the receipt's (%d) extends; entry %d%s",
-			got.Network, a.TxRef, got.Block, got.Sender, a.TreeSize, lv.head.Size, r.Log.Index, agree)
+		res.Detail = fmt.Sprintf("%s tx %s, block %d at %s (chain time), final, sent by %s; commits to checkpoint %d, which the receipt's (%d) extends; entry %d%s",
+			where, a.TxRef, got.Block, at, got.Sender, a.TreeSize, lv.head.Size, r.Log.Index, agree)
 	} else {
-		res.Detail = fmt.Sprintf("%s tx %s, block %d, final; root %s… holds leaf %d of %d%s", got.Network, a.TxRef, got.Block, a.Root[:16], a.LeafIndex, a.TreeSize, agree)
+		res.Detail = fmt.Sprintf("%s tx %s, block %d at %s (chain time), final, sent by %s; root %s… holds leaf %d of %d%s",
+			where, a.TxRef, got.Block, at, got.Sender, a.Root[:16], a.LeafIndex, a.TreeSize, agree)
 	}
 	return res
 }
@@ -225,7 +280,7 @@ func failed(check, format string, args ...any) *failure {
 // offChain makes the checks that need no chain: a version 3 receipt's log
 // checks, then the anchor's consistency with its checkpoint (or a batch
 // anchor's proof).
-func offChain(r receipt.Receipt, a receipt.Anchor, o Options) (logView, *failure) {
+func offChain(r receipt.Receipt, a receipt.Anchor, p pin) (logView, *failure) {
 	var lv logView
 	if r.Version == receipt.Version {
 		if r.Log == nil {
@@ -233,7 +288,7 @@ func offChain(r receipt.Receipt, a receipt.Anchor, o Options) (logView, *failure
 		}
 		var check string
 		var err error
-		if lv, check, err = checkLog(r, o); err != nil {
+		if lv, check, err = checkLog(r, p); err != nil {
 			return lv, failed(check, "%v", err)
 		}
 	}
@@ -295,7 +350,7 @@ func ask(ctx context.Context, a receipt.Anchor, o Options) ([]answer, *failure) 
 }
 
 // judge checks the endpoints' (agreeing) answers against the anchor.
-func judge(a receipt.Anchor, answers []answer, lv logView) *failure {
+func judge(a receipt.Anchor, answers []answer, lv logView, p pin) *failure {
 	got := answers[0].tx
 	if !got.Found {
 		return failed(CheckTransaction, "%s is not on %s (asked %s)", a.TxRef, got.Network, answers[0].name)
@@ -303,11 +358,10 @@ func judge(a receipt.Anchor, answers []answer, lv logView) *failure {
 	if why := payloadMismatch(a, got.Payload, lv); why != "" {
 		return failed(CheckPayload, "transaction %s %s", a.TxRef, why)
 	}
+	if f := checkAccount(a, got, p); f != nil {
+		return f
+	}
 	switch {
-	case a.Account != "" && !sameAccount(got.Sender, a.Account):
-		return failed(CheckAccount, "transaction %s was sent by %s, the receipt's anchoring account is %s", a.TxRef, got.Sender, a.Account)
-	case a.Account == "" && a.Kind == receipt.AnchorCheckpoint:
-		return failed(CheckAccount, "the anchor names no account: anyone could have sent transaction %s", a.TxRef)
 	case !got.Succeeded:
 		return failed(CheckStatus, "transaction %s failed on chain: %s", a.TxRef, got.Detail)
 	}
@@ -321,6 +375,11 @@ func judge(a receipt.Anchor, answers []answer, lv logView) *failure {
 		return failed(CheckBlock, "transaction %s is in block %d, the receipt says %d", a.TxRef, got.Block, a.Block)
 	case a.BlockHash != "" && got.BlockHash != a.BlockHash:
 		return failed(CheckBlock, "block %d's hash is %s, the receipt says %s", got.Block, got.BlockHash, a.BlockHash)
+	case got.BlockTime.IsZero():
+		return failed(CheckTime, "%s states no time for block %d", got.Network, got.Block)
+	case !a.BlockTime.Equal(got.BlockTime):
+		return failed(CheckTime, "block %d's time on %s is %s, the receipt's block_time is %s",
+			got.Block, got.Network, got.BlockTime.UTC().Format(time.RFC3339), a.BlockTime.UTC().Format(time.RFC3339Nano))
 	}
 	return nil
 }
@@ -350,15 +409,6 @@ func describe(p receipt.Payload) string {
 		return fmt.Sprintf("batch root %x", p.Root)
 	}
 	return fmt.Sprintf("checkpoint %d with root %x of the log whose key hash is %08x", p.Checkpoint.Size, p.Root, p.Checkpoint.KeyHash)
-}
-
-// sameAccount compares accounts as their chains spell them: EVM addresses
-// in any letter case, anything else exactly.
-func sameAccount(a, b string) bool {
-	if strings.HasPrefix(a, "0x") && strings.HasPrefix(b, "0x") {
-		return strings.EqualFold(a, b)
-	}
-	return a == b
 }
 
 // answer is one endpoint's lookup.
@@ -409,6 +459,8 @@ func disagreement(answers []answer) (check, why string) {
 			what, x, y = "its sender", a.Sender, b.Sender
 		case a.Succeeded != b.Succeeded:
 			what, x, y = "its outcome", succeededWord(a.Succeeded), succeededWord(b.Succeeded)
+		case !a.BlockTime.Equal(b.BlockTime):
+			what, x, y = "its block's time", a.BlockTime.UTC().Format(time.RFC3339), b.BlockTime.UTC().Format(time.RFC3339)
 		default:
 			continue
 		}

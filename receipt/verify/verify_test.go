@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,10 +16,10 @@ import (
 
 func TestAReceiptVerifiesOnlyAgainstItsOwnNetworkBlockAndFile(t *testing.T) {
 	const file = "minutes of the meeting"
-	raw, url, stop, err := anchorOnLocalChain(file)
+	raw, url, account, stop, err := anchorOnLocalChain(file)
 	require.NoError(t, err)
 	defer stop()
-	rpc := verify.Options{RPC: map[string]string{"etherlink": url}}
+	rpc := verify.Options{RPC: map[string]string{"etherlink": url}, Accounts: []string{"etherlink=" + account}}
 	ctx := context.Background()
 	genuine := func() receipt.Receipt {
 		r, err := receipt.Parse(raw)
@@ -50,6 +51,7 @@ func TestAReceiptVerifiesOnlyAgainstItsOwnNetworkBlockAndFile(t *testing.T) {
 		"another block hash":     {func(r *receipt.Receipt) { r.Anchors[0].BlockHash = "0x" + strings.Repeat("ab", 32) }, verify.CheckBlock},
 		"another transaction":    {func(r *receipt.Receipt) { r.Anchors[0].TxRef = "0x" + strings.Repeat("cd", 32) }, verify.CheckTransaction},
 		"a chain nobody can ask": {func(r *receipt.Receipt) { r.Anchors[0].Chain = "stub" }, verify.CheckChain},
+		"another block time":     {func(r *receipt.Receipt) { r.Anchors[0].BlockTime = r.Anchors[0].BlockTime.Add(-time.Second) }, verify.CheckTime},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -62,9 +64,17 @@ func TestAReceiptVerifiesOnlyAgainstItsOwnNetworkBlockAndFile(t *testing.T) {
 		})
 	}
 
+	// A version 2 receipt names no account: the pinned one decides.
+	other := rpc
+	other.Accounts = []string{"etherlink=0x000000000000000000000000000000000000dEaD"}
+	res = verify.Receipt(ctx, genuine(), other)
+	assert.Equal(t, verify.CheckAccount, res[0].Check, res[0].Failed())
+	res = verify.Receipt(ctx, genuine(), verify.Options{RPC: rpc.RPC})
+	assert.Equal(t, verify.CheckTrust, res[0].Check, res[0].Failed())
+
 	// The node's answer about another network wins over an endpoint that
 	// cannot be reached: a wrong URL says so.
-	down := verify.Receipt(ctx, genuine(), verify.Options{RPC: map[string]string{"etherlink": "http://127.0.0.1:1/?apikey=secret"}})
+	down := verify.Receipt(ctx, genuine(), verify.Options{RPC: map[string]string{"etherlink": "http://127.0.0.1:1/?apikey=secret"}, Accounts: rpc.Accounts})
 	assert.Equal(t, verify.CheckTransaction, down[0].Check)
 	assert.NotContains(t, down[0].Reason, "secret", "an endpoint's API key stays out of the reason")
 }

@@ -100,7 +100,7 @@ func waitFinal(ctx context.Context, chain string, look func() (verify.Tx, error)
 		}
 		if got.Final {
 			return receipt.AnchorRow{Chain: chain, Network: got.Network, TxRef: ref, Block: got.Block, BlockHash: got.BlockHash,
-				BlockTime: time.Now().UTC().Truncate(time.Second), Finality: "finalized", Account: got.Sender}, nil
+				BlockTime: got.BlockTime, Finality: "finalized", Account: got.Sender}, nil
 		}
 		if time.Now().After(deadline) {
 			return receipt.AnchorRow{}, fmt.Errorf("receipttest: %s %s not final within %s: %s", chain, ref, FinalWithin, got.Detail)

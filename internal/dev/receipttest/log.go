@@ -39,7 +39,15 @@ func NewLog(origin string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Log{Signer: s, VKey: vkey, notes: map[uint64][]byte{}, batches: map[int64][][32]byte{}}, nil
+	return newLog(s, vkey), nil
+}
+
+// Fork is an empty log under l's key: a second history its operator could
+// sign, split from the one it shows.
+func (l *Log) Fork() *Log { return newLog(l.Signer, l.VKey) }
+
+func newLog(s *evlog.Signer, vkey string) *Log {
+	return &Log{Signer: s, VKey: vkey, notes: map[uint64][]byte{}, batches: map[int64][][32]byte{}}
 }
 
 // ReadHashes reads stored hashes (tlog.HashReader).

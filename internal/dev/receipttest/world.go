@@ -32,13 +32,20 @@ type World struct {
 	// another node of the EVM chain, on a fork.
 	EVMURL, ForkURL, SolanaURL string
 	// Keeper and Intruder are EVM accounts: the one that anchored and
-	// another, funded. KeeperKey is Keeper's key, to anchor more.
-	Keeper, Intruder common.Address
-	KeeperKey        *ecdsa.PrivateKey
+	// another, funded. KeeperKey is Keeper's key, to anchor more, and
+	// IntruderKey the other's.
+	Keeper, Intruder       common.Address
+	KeeperKey, IntruderKey *ecdsa.PrivateKey
+	// SolanaKeeper and SolanaIntruder are the Solana fee payers (base58):
+	// the one that anchored and another, funded.
+	SolanaKeeper, SolanaIntruder string
 	// Transactions a forged receipt could name instead of the genuine ones:
 	// the same payloads sent by other accounts (EVM, Solana), and a payload
 	// naming another log key sent by keeper's account.
 	EVMByIntruder, SolanaByIntruder, EVMOtherKey string
+	// EVMByIntruderRow and SolanaByIntruderRow are those anchors as the
+	// chains state them (block, hash, time, sender).
+	EVMByIntruderRow, SolanaByIntruderRow receipt.AnchorRow
 }
 
 // Origin is World's log origin.
@@ -57,6 +64,7 @@ func NewWorld(t testing.TB) *World {
 
 	intruderKey, err := crypto.GenerateKey()
 	require.NoError(t, err)
+	w.IntruderKey = intruderKey
 	w.Intruder = crypto.PubkeyToAddress(intruderKey.PublicKey)
 	dir := t.TempDir()
 	evm := startEVM(t, dir, w.Intruder)
@@ -68,6 +76,7 @@ func NewWorld(t testing.TB) *World {
 	require.NoError(t, err)
 	t.Cleanup(sol.Stop)
 	w.SolanaURL = sol.URL()
+	w.SolanaKeeper = sol.Payer().PublicKey().String()
 
 	// keeper's anchors, and its receipt.
 	anchorTx, err := SignEVM(w.KeeperKey, evm.ChainID(), 0, receipt.EVMCheckpointCalldata(ref6))
@@ -123,7 +132,7 @@ func (w *World) forge(t testing.TB, intruderKey *ecdsa.PrivateKey, sol *devnet.D
 	ctx := t.Context()
 	byIntruder, err := AnchorEVM(ctx, w.EVMURL, intruderKey, receipt.EVMCheckpointCalldata(ref6))
 	require.NoError(t, err)
-	w.EVMByIntruder = byIntruder.TxRef
+	w.EVMByIntruder, w.EVMByIntruderRow = byIntruder.TxRef, byIntruder
 	otherKey := ref6
 	otherKey.KeyHash ^= 1
 	withOtherKey, err := AnchorEVM(ctx, w.EVMURL, w.KeeperKey, receipt.EVMCheckpointCalldata(otherKey))
@@ -133,7 +142,8 @@ func (w *World) forge(t testing.TB, intruderKey *ecdsa.PrivateKey, sol *devnet.D
 	require.NoError(t, err)
 	solByIntruder, err := AnchorSolana(ctx, w.SolanaURL, solIntruder, receipt.SolanaCheckpointMemo(ref10))
 	require.NoError(t, err)
-	w.SolanaByIntruder = solByIntruder.TxRef
+	w.SolanaByIntruder, w.SolanaByIntruderRow = solByIntruder.TxRef, solByIntruder
+	w.SolanaIntruder = solIntruder.PublicKey().String()
 }
 
 func startEVM(t testing.TB, dir string, fund ...common.Address) *devchain.Chain {

@@ -1,0 +1,39 @@
+package verify
+
+import "strings"
+
+// The mainnets an anchor counts on as a production network. Any other
+// network is a test network, and every verifier output names it as one
+// (docs/receipts.md).
+const (
+	EtherLinkMainnet     = "eip155:42793"
+	SolanaMainnet        = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"
+	etherLinkTestnet     = "eip155:128123"
+	solanaDevnetNetwork  = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
+	solanaTestnetNetwork = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"
+)
+
+// NetworkName names a CAIP-2 network for people: "EtherLink mainnet",
+// "EtherLink testnet (a test network)", "a test network (solana:…)".
+// Testnet reports whether it is anything but a mainnet.
+func NetworkName(network string) (name string, testnet bool) {
+	switch network {
+	case EtherLinkMainnet:
+		return "EtherLink mainnet", false
+	case SolanaMainnet:
+		return "Solana mainnet-beta", false
+	case etherLinkTestnet:
+		return "EtherLink testnet (a test network)", true
+	case solanaDevnetNetwork:
+		return "Solana devnet (a test network)", true
+	case solanaTestnetNetwork:
+		return "Solana testnet (a test network)", true
+	}
+	switch {
+	case strings.HasPrefix(network, "eip155:"):
+		return "a test EVM network " + network, true
+	case strings.HasPrefix(network, "solana:"):
+		return "a test Solana cluster " + network, true
+	}
+	return "a test network " + network, true
+}
