@@ -324,6 +324,14 @@ func TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 		assert.Equal(t, "ok", out.Result, out.Text)
 		_, _, passed := out.Chain(t, "solana")
 		assert.Equal(t, everyV3Check, passed)
+
+		require.False(t, p.genuine.ExistedBy.IsZero(), "the receipt states the bound it proves")
+		moved := p.genuine
+		moved.ExistedBy = moved.ExistedBy.Add(-time.Second)
+		proof, err = moved.TLogProof()
+		require.NoError(t, err)
+		out = p.run(t, browsertest.Run{Trust: p.trust, Receipt: p.write(t, "moved.tlog-proof", []byte(proof))})
+		assert.Equal(t, "time", out.Check, "a tlog-proof's existed_by is checked as a receipt's")
 	})
 
 	t.Run("a version 2 receipt verifies against the pinned accounts", func(t *testing.T) {
