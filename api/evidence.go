@@ -14,18 +14,22 @@ type Evidence struct {
 	Status string `json:"status"` // pending, batched, submitted, confirmed or dead_letter
 	Digest string `json:"digest"`
 	// Salt is only in the evidence's own answers, never in lists.
-	Salt           string            `json:"salt,omitempty"`
-	Chains         []string          `json:"chains"`
-	Priority       int               `json:"priority"`
-	IdempotencyKey string            `json:"idempotency_key,omitempty"`
-	Metadata       json.RawMessage   `json:"metadata,omitempty"`
-	Attempts       int               `json:"attempts"`
-	LastError      string            `json:"last_error,omitempty"`
-	CreatedAt      time.Time         `json:"created_at"`
-	UpdatedAt      time.Time         `json:"updated_at"`
-	Anchors        []EvidenceAnchor  `json:"anchors"`
-	Receipt        *receipt.Receipt  `json:"receipt,omitempty"` // once confirmed; never in lists
-	Links          map[string]string `json:"links"`
+	Salt           string           `json:"salt,omitempty"`
+	Chains         []string         `json:"chains"`
+	Priority       int              `json:"priority"`
+	IdempotencyKey string           `json:"idempotency_key,omitempty"`
+	Metadata       json.RawMessage  `json:"metadata,omitempty"`
+	Attempts       int              `json:"attempts"`
+	LastError      string           `json:"last_error,omitempty"`
+	CreatedAt      time.Time        `json:"created_at"`
+	UpdatedAt      time.Time        `json:"updated_at"`
+	Anchors        []EvidenceAnchor `json:"anchors"`
+	// ExistedBy, once confirmed, is the bound its receipt proves: the
+	// evidence existed no later than its earliest anchor's block time on
+	// chain (docs/receipts.md).
+	ExistedBy time.Time         `json:"existed_by,omitzero"`
+	Receipt   *receipt.Receipt  `json:"receipt,omitempty"` // once confirmed; never in lists
+	Links     map[string]string `json:"links"`
 }
 
 // EvidenceAnchor is an evidence's state on one chain.
@@ -38,6 +42,7 @@ type EvidenceAnchor struct {
 	BatchID    int64     `json:"batch_id,omitempty"`
 	TxRef      string    `json:"tx_ref,omitempty"`
 	Block      uint64    `json:"block,omitempty"`
+	BlockTime  time.Time `json:"block_time,omitzero"` // once confirmed: the block's time as the chain states it
 }
 
 // EvidencePage is a page of GET /v1/evidence.

@@ -288,10 +288,11 @@ func TestKeepersPackagesFollowTheImportRules(t *testing.T) {
 
 // public are the packages other programs may import: the Go client, the wire
 // types it shares with the API, the receipt format and its verifier, the
-// Merkle tree receipts name, and the evidence log's formats and monitor.
+// Merkle tree receipts name, and the evidence log's formats, trust root and
+// monitor.
 // Everything else is keeper's own and lives under internal/, where the go
 // command refuses it to other modules.
-var public = []string{"api", "client", "receipt", "receipt/verify", "merkle", "evlog", "evlog/audit"}
+var public = []string{"api", "client", "receipt", "receipt/verify", "merkle", "evlog", "evlog/trust", "evlog/audit"}
 
 func TestEveryPackageButThePublicOnesIsInternal(t *testing.T) {
 	pkgs := load(t)

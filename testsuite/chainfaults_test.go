@@ -261,20 +261,21 @@ func (s *faultStack) checkExactlyOnce(t *testing.T, ids []string, limit time.Dur
 		}
 	}
 
-	rpc := map[string]string{}
+	rpc, accounts := map[string]string{}, map[string]string{}
 	if s.evm != nil {
-		rpc[evm.Name] = s.evm.URL()
+		rpc[evm.Name], accounts[evm.Name] = s.evm.URL(), s.evmAd.Account()
 	}
 	if s.sol != nil {
-		rpc[solana.Name] = s.sol.URL()
+		rpc[solana.Name], accounts[solana.Name] = s.sol.URL(), s.solAd.Account()
 	}
+	pinned := pinnedTrust(t, s.node.APIAddr(), accounts)
 	for _, id := range ids {
 		r := receiptFor(t, s.node.APIAddr(), id)
 		require.Len(t, r.Anchors, len(s.chains))
 		for _, a := range r.Anchors {
 			require.NoError(t, r.CheckProof(a), "receipt of %s on %s", id, a.Chain)
 		}
-		for _, c := range cli.VerifyReceipt(ctx, r, rpc) {
+		for _, c := range cli.VerifyReceipt(ctx, r, rpc, pinned) {
 			assert.True(t, c.OK, "%s on %s: %s", id, c.Chain, c.Failed())
 		}
 	}

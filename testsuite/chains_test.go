@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/evm"
 	"github.com/keeperhq/keeper/internal/chains/solana"
@@ -110,7 +112,8 @@ func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
 		assert.Equal(t, "eip155:42793", networks["etherlink"], "the local EVM chain's id, read from the node")
 		assert.Regexp(t, `^solana:[1-9A-HJ-NP-Za-km-z]{32}$`, networks["solana"], "the devnet's genesis hash, read from the node")
 		rpc := map[string]string{"etherlink": cfg.EVM.RPCURL, "solana": cfg.Solana.RPCURL}
-		for _, c := range cli.VerifyReceipt(context.Background(), r, rpc) {
+		pinned := pinnedTrust(t, node.APIAddr(), map[string]string{"etherlink": chains.AccountOf(chs["etherlink"]), "solana": chains.AccountOf(chs["solana"])})
+		for _, c := range cli.VerifyReceipt(context.Background(), r, rpc, pinned) {
 			assert.True(t, c.OK, "%s on %s: %s", id, c.Chain, c.Failed())
 		}
 	}
@@ -147,6 +150,26 @@ func startLocalChains(t *testing.T, mutate func(*config.Config)) (*devserver.Ser
 	chs, err := node.NewChains(context.Background(), cfg, nil, testLogger(t))
 	require.NoError(t, err)
 	return srv, cfg, chs, dir
+}
+
+// pinnedTrust is what a verifier of the node's receipts pins: the log's
+// key as /log/key serves it, and each chain's anchoring account
+// (trust.ShortForm).
+func pinnedTrust(t *testing.T, apiAddr string, accounts map[string]string) *trust.Root {
+	t.Helper()
+	resp, err := http.Get("http://" + apiAddr + "/log/key")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	key, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var short []string
+	for chain, account := range accounts {
+		short = append(short, chain+"="+account)
+	}
+	root, err := trust.ShortForm(strings.TrimSpace(string(key)), short)
+	require.NoError(t, err)
+	return &root
 }
 
 func receiptFor(t *testing.T, apiAddr, id string) receipt.Receipt {

@@ -164,6 +164,9 @@ func (r Root) Check() error {
 		return fmt.Errorf("trust: log.key is for %q, log.origin is %q", k.Name, r.Log.Origin)
 	}
 	for i, a := range r.Accounts {
+		if a.anyNetwork { // the short form: ParseAccount checked it
+			continue
+		}
 		if _, _, err := SplitCAIP10(a.ID); err != nil {
 			return fmt.Errorf("trust: accounts[%d].id: %w", i, err)
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/receipt/verify"
 )
@@ -40,21 +42,22 @@ func envOr(key, def string) string {
 // for `keeper verify` when --log-key is not given.
 const LogKeyEnv = "KEEPER_LOG_PUBLIC_KEY"
 
-// VerifyReceipt checks every anchor of a receipt with package verify. rpc
-// maps chain names to endpoints (missing: the default); a version 3
-// receipt's checkpoint is checked with the key it carries.
-func VerifyReceipt(ctx context.Context, r receipt.Receipt, rpc map[string]string) []verify.Result {
+// VerifyReceipt checks every anchor of a receipt with package verify
+// against the trust root pinned (nil: nothing is pinned, and every anchor
+// fails the trust check). rpc maps chain names to endpoints (missing: the
+// default).
+func VerifyReceipt(ctx context.Context, r receipt.Receipt, rpc map[string]string, pinned *trust.Root) []verify.Result {
 	endpoints := map[string][]string{}
 	for chain, url := range rpc {
 		endpoints[chain] = []string{url}
 	}
-	return verifyWith(ctx, r, endpoints, "")
+	return verifyWith(ctx, r, endpoints, verify.Options{Trust: pinned}).Results
 }
 
-// verifyWith checks r asking every endpoint of each chain (a chain without
-// one: the default), with the log key pinned when logKey is set.
-func verifyWith(ctx context.Context, r receipt.Receipt, endpoints map[string][]string, logKey string) []verify.Result {
-	o := verify.Options{Endpoints: map[string][]string{}, LogKey: logKey, Lookups: lookups}
+// verifyWith checks r with o's trust, asking every endpoint of each chain
+// (a chain without one: the default).
+func verifyWith(ctx context.Context, r receipt.Receipt, endpoints map[string][]string, o verify.Options) verify.Report {
+	o.Endpoints, o.Lookups = map[string][]string{}, lookups
 	for _, a := range r.Anchors {
 		if urls := endpoints[a.Chain]; len(urls) > 0 {
 			o.Endpoints[a.Chain] = urls
@@ -62,20 +65,31 @@ func verifyWith(ctx context.Context, r receipt.Receipt, endpoints map[string][]s
 			o.Endpoints[a.Chain] = []string{def()}
 		}
 	}
-	return verify.Receipt(ctx, r, o)
+	return verify.Check(ctx, r, o)
 }
+
+// howToPin is the error of `keeper verify` with nothing pinned.
+const howToPin = "verify: nothing pinned, so nothing can be verified: pin the log's trust root with --trust FILE " +
+	"(saved once from its /log/trust, or `keeper log trust`), or its key and anchoring accounts with --log-key KEY " +
+	"(its /log/key) and --account CHAIN=ADDRESS for each; --insecure-trust-receipt checks the receipt against itself only (docs/receipts.md)"
 
 func verifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "verify RECEIPT",
-		Short: "Check a receipt (version 1, 2 or 3, as JSON or a .tlog-proof) against the chains themselves, without trusting keeper " +
-			"(exit 0 only if every check passes); FILE.receipt.json or FILE.tlog-proof also checks FILE beside it",
+		Short: "Check a receipt (version 1, 2 or 3, as JSON or a .tlog-proof) against the chains themselves and the trust you pin, " +
+			"without trusting keeper (exit 0 only if every check passes); FILE.receipt.json or FILE.tlog-proof also checks FILE beside it",
 		Args: cobra.ExactArgs(1),
 	}
 	rpcFlags := cmd.Flags().StringArray("rpc", nil, "RPC endpoint: URL (receipts with one chain) or CHAIN=URL, repeatable; "+
 		"a chain given several endpoints has every one asked, and they must agree")
+	trustFlag := cmd.Flags().String("trust", "", "the log's trust root to pin: a file holding it as JSON, or signed as /log/trust serves it "+
+		"(docs/receipts.md); the receipt must be signed by its key and anchored by the accounts it lists")
 	logKeyFlag := cmd.Flags().String("log-key", "", "the evidence log's public key (its /log/key: ORIGIN+HASH+KEY) or a file holding it; "+
-		"default $"+LogKeyEnv+"; without one a version 3 receipt is checked with the key it carries, with a warning")
+		"default $"+LogKeyEnv+"; with --trust it must be the root's key, without it pin the anchoring accounts with --account")
+	accountFlags := cmd.Flags().StringArray("account", nil, "an anchoring account to pin with --log-key: CHAIN=ADDRESS (etherlink=0x…, solana=<base58>) "+
+		"or a CAIP-10 id (eip155:42793:0x…), repeatable")
+	insecure := cmd.Flags().Bool("insecure-trust-receipt", false, "with nothing pinned, check the receipt against the key and accounts it names itself: "+
+		"proves only that it agrees with itself and the chains, and every line says INSECURE")
 	file := cmd.Flags().String("file", "", "the original file: check that it hashes to the receipt's digest (default: FILE for a receipt named FILE.receipt.json or FILE.tlog-proof)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		raw, err := readReceipt(args[0])
@@ -91,7 +105,7 @@ func verifyCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		logKey, err := pinnedLogKey(*logKeyFlag)
+		o, pinnedBy, err := pinnedTrust(*trustFlag, *logKeyFlag, *accountFlags, *insecure)
 		if err != nil {
 			return err
 		}
@@ -113,34 +127,120 @@ func verifyCmd() *cobra.Command {
 			}
 		}
 		out := cmd.OutOrStdout()
-		fmt.Fprintf(out, "evidence %s, digest %s (receipt version %d)\n", r.EvidenceID, r.Digest, r.Version)
+		say := func(format string, args ...any) {
+			if o.InsecureTrustReceipt {
+				format = "INSECURE " + format
+			}
+			fmt.Fprintf(out, format+"\n", args...)
+		}
+		say("evidence %s, digest %s (receipt version %d)", r.EvidenceID, r.Digest, r.Version)
+		if o.InsecureTrustReceipt {
+			say("  warning: %s", verify.InsecureWarning)
+		}
 		if *file != "" {
 			if err := checkFile(r, *file); err != nil {
-				fmt.Fprintf(out, "  %-10s FAIL  %v\n", "file", err)
+				say("  %-10s FAIL  %v", "file", err)
 				return fmt.Errorf("verify: %s does not match the receipt", *file)
 			}
-			fmt.Fprintf(out, "  %-10s ok    %s hashes to the digest\n", "file", *file)
+			say("  %-10s ok    %s hashes to the digest", "file", *file)
 		}
-		checks := verifyWith(cmd.Context(), r, endpoints, logKey)
-		if len(checks) > 0 && checks[0].Warning != "" {
-			fmt.Fprintf(out, "  warning: %s, with --log-key or $%s\n", checks[0].Warning, LogKeyEnv)
-		}
+		rep := verifyWith(cmd.Context(), r, endpoints, o)
+		printTrust(say, o, pinnedBy, rep)
 		failed := 0
-		for _, c := range checks {
+		for _, c := range rep.Results {
 			if c.OK {
-				fmt.Fprintf(out, "  %-10s ok    %s\n", c.Chain, c.Detail)
+				say("  %-10s ok    %s", c.Chain, c.Detail)
 			} else {
 				failed++
-				fmt.Fprintf(out, "  %-10s FAIL  %s\n", c.Chain, c.Failed())
+				say("  %-10s FAIL  %s", c.Chain, c.Failed())
 			}
 		}
-		if failed > 0 {
-			return fmt.Errorf("verify: %d of %d anchors failed", failed, len(checks))
+		if !rep.OK {
+			return fmt.Errorf("verify: %d of %d anchors failed", failed, len(rep.Results))
 		}
-		fmt.Fprintf(out, "verified on %d chain(s)\n", len(checks))
+		say("%s", strings.TrimPrefix(rep.Summary(), "INSECURE (nothing pinned): "))
 		return nil
 	}
 	return cmd
+}
+
+// pinnedTrust reads what `keeper verify` is told to trust: the trust root
+// of --trust, else --log-key (or $KEEPER_LOG_PUBLIC_KEY) and --account,
+// else, with --insecure-trust-receipt, the receipt itself. pinnedBy says
+// which, for the output. Nothing pinned is an error saying how to pin.
+func pinnedTrust(trustFile, logKeyFlag string, accounts []string, insecure bool) (o verify.Options, pinnedBy string, err error) {
+	logKey, err := pinnedLogKey(logKeyFlag)
+	if err != nil {
+		return o, "", err
+	}
+	switch {
+	case trustFile != "":
+		if len(accounts) > 0 {
+			return o, "", fmt.Errorf("--account: the trust root of --trust lists the accounts; give --account only with --log-key")
+		}
+		b, err := os.ReadFile(trustFile)
+		if err != nil {
+			return o, "", fmt.Errorf("--trust: cannot read %s: %w", trustFile, unwrapPathError(err))
+		}
+		root, err := trust.Open(b, nil)
+		if err != nil {
+			return o, "", fmt.Errorf("--trust %s: %w", trustFile, err)
+		}
+		if logKey != "" && logKey != root.Log.Key {
+			return o, "", fmt.Errorf("--trust %s: its log key %s is not the pinned --log-key %s", trustFile, root.Log.Key, logKey)
+		}
+		o.Trust, pinnedBy = &root, "--trust "+trustFile
+	case logKey != "" || len(accounts) > 0:
+		pinnedBy = "--log-key and --account"
+		if logKey == "" { // enough for a version 1 or 2 receipt, which names no log
+			o.Accounts, pinnedBy = accounts, "--account"
+			for _, a := range accounts {
+				if _, err := trust.ParseAccount(a); err != nil {
+					return o, "", fmt.Errorf("--account: %w", err)
+				}
+			}
+			break
+		}
+		root, err := trust.ShortForm(logKey, accounts)
+		if err != nil {
+			return o, "", fmt.Errorf("--account: %w", err)
+		}
+		o.Trust = &root
+	case insecure:
+		o.InsecureTrustReceipt, pinnedBy = true, "nothing (--insecure-trust-receipt): the receipt's own key and accounts"
+	default:
+		return o, "", errors.New(howToPin)
+	}
+	return o, pinnedBy, nil
+}
+
+// printTrust prints what the verification rested on: who pinned it, the
+// full log key (origin, key hash and key) and the accounts.
+func printTrust(say func(string, ...any), o verify.Options, pinnedBy string, rep verify.Report) {
+	say("  %-10s pinned by %s", "trust", pinnedBy)
+	if rep.Key != "" {
+		if k, err := evlog.ParseKey(rep.Key); err == nil {
+			say("  %-10s %s (origin %s, key hash %08x)", "log key", k.Text, k.Name, k.Hash)
+		}
+	}
+	var names []string
+	if o.Trust != nil {
+		for _, a := range o.Trust.Accounts {
+			names = append(names, a.String())
+		}
+		if len(names) == 0 {
+			names = []string{"none: every anchor fails the account check (pin them with --account)"}
+		}
+	}
+	for _, s := range o.Accounts {
+		if a, err := trust.ParseAccount(s); err == nil {
+			names = append(names, a.String())
+		}
+	}
+	if o.InsecureTrustReceipt {
+		names = []string{"the receipt's own"}
+	}
+	say("  %-10s %s", "accounts", strings.Join(names, ", "))
 }
 
 // pinnedLogKey is the log key to pin: the flag's, else the environment's,

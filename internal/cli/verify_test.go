@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,12 @@ import (
 	"github.com/keeperhq/keeper/receipt/verify"
 )
 
+// fakeAccount is the account that sends fakeChain's transactions, unless
+// a transaction names another; fakeTime is their blocks' time.
+const fakeAccount = "0x00000000000000000000000000000000000FeeD0"
+
+var fakeTime = time.Unix(1700000000, 0).UTC()
+
 // fakeChain answers lookups from a table of transactions, as a chain on
 // network "fake:1" would.
 func fakeChain(txs map[string]verify.Tx) verify.Lookup {
@@ -31,6 +38,12 @@ func fakeChain(txs map[string]verify.Tx) verify.Lookup {
 			return verify.Tx{Network: "fake:1"}, nil
 		}
 		v.Network = "fake:1"
+		if v.Sender == "" {
+			v.Sender = fakeAccount
+		}
+		if v.BlockTime.IsZero() {
+			v.BlockTime = fakeTime
+		}
 		return v, nil
 	}
 }
@@ -63,7 +76,7 @@ func genuineReceipt(t *testing.T) (receipt.Receipt, merkle.Hash) {
 		Salt: hex.EncodeToString(salt), Tree: receipt.TreeRFC6962,
 		Anchors: []receipt.Anchor{{Chain: "fake", Network: "fake:1", LeafIndex: 2, TreeSize: 5, Path: receipt.HexPath(hexPath),
 			Root: hex.EncodeToString(root[:]), TxRef: "tx-1", Block: 42, BlockHash: "0xb42", Finality: "finalized",
-			BlockTime: time.Unix(1700000000, 0).UTC()}},
+			BlockTime: fakeTime}},
 	}, root
 }
 
@@ -88,6 +101,9 @@ func verifyAt(t *testing.T, r receipt.Receipt, path string, flags ...string) (st
 	var out strings.Builder
 	root.SetOut(&out)
 	root.SetErr(&out)
+	if !slices.Contains(flags, "--insecure-trust-receipt") && !slices.Contains(flags, "--account") {
+		flags = append(flags, "--account", "fake="+fakeAccount)
+	}
 	root.SetArgs(append([]string{"verify", path, "--rpc", "http://127.0.0.1:1"}, flags...))
 	err = root.Execute()
 	return out.String(), err
@@ -101,6 +117,8 @@ func TestVerifyAcceptsAGenuineReceiptAndNamesTheCheckThatFailsOtherwise(t *testi
 		"pending": {Found: true, Succeeded: true, Final: false, Root: root, Block: 42, BlockHash: "0xb42"},
 		"failed":  {Found: true, Succeeded: false, Final: true, Root: root, Block: 42, BlockHash: "0xb42", Detail: "reverted"},
 		"forked":  {Found: true, Succeeded: true, Final: true, Root: root, Block: 42, BlockHash: "0xf0f"},
+		"intruder": {Found: true, Succeeded: true, Final: true, Root: root, Block: 42, BlockHash: "0xb42",
+			Sender: "0x000000000000000000000000000000000000dEaD"},
 	})
 	defer delete(lookups, "fake")
 
@@ -109,7 +127,10 @@ func TestVerifyAcceptsAGenuineReceiptAndNamesTheCheckThatFailsOtherwise(t *testi
 	out, err := runVerify(t, r, "--file", original)
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "file       ok")
-	assert.Contains(t, out, "fake       ok    fake:1 tx tx-1")
+	assert.Contains(t, out, "fake       ok    fake:1 (a test network) tx tx-1, block 42 at 2023-11-14T22:13:20Z (chain time), final, sent by "+fakeAccount)
+	assert.Contains(t, out, "trust      pinned by --account\n")
+	assert.Contains(t, out, "accounts   fake="+fakeAccount+" (any size, pinned by --account)\n")
+	assert.Contains(t, out, "verified on 1 network(s): fake:1 (a test network); existed no later than 2023-11-14T22:13:20Z (chain time)")
 
 	changed := filepath.Join(t.TempDir(), "changed.txt")
 	require.NoError(t, os.WriteFile(changed, []byte(theFile+"!"), 0o600))
@@ -134,6 +155,8 @@ func TestVerifyAcceptsAGenuineReceiptAndNamesTheCheckThatFailsOtherwise(t *testi
 		{"a tx that failed", func(r *receipt.Receipt) { r.Anchors[0].TxRef = "failed" }, "status:"},
 		{"another block", func(r *receipt.Receipt) { r.Anchors[0].Block = 43 }, "block:"},
 		{"another block hash", func(r *receipt.Receipt) { r.Anchors[0].TxRef = "forked" }, "block: block 42's hash is 0xf0f"},
+		{"another block time", func(r *receipt.Receipt) { r.Anchors[0].BlockTime = fakeTime.Add(time.Second) }, "time: block 42's time on fake:1 is 2023-11-14T22:13:20Z"},
+		{"a tx another account sent", func(r *receipt.Receipt) { r.Anchors[0].TxRef = "intruder" }, "account: transaction intruder: 0x000000000000000000000000000000000000dEaD sent an anchor on fake:1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -172,7 +195,7 @@ func TestVerifyOfFILEReceiptJSONChecksTheFileBesideIt(t *testing.T) {
 	out, err := verifyAt(t, r, filepath.Join(dir, "report.pdf.receipt.json"))
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "file       ok    "+original+" hashes to the digest")
-	assert.Contains(t, out, "verified on 1 chain(s)")
+	assert.Contains(t, out, "verified on 1 network(s)")
 
 	require.NoError(t, os.WriteFile(original, []byte(theFile+"!"), 0o600))
 	out, err = verifyAt(t, r, filepath.Join(dir, "report.pdf.receipt.json"))
@@ -204,112 +227,174 @@ func runKeeper(t *testing.T, args ...string) (string, error) {
 
 // TestVerifyOfAVersionThreeReceiptOnTheLocalChains runs `keeper verify` on
 // a receipt anchored for real on the local EVM chain and Solana devnet
-// (receipttest.World): with the log key pinned by flag, file or environment,
-// or taken from the receipt with a warning; as JSON or as a tlog-proof; and
-// against forgeries: a transaction another account sent, two endpoints on
-// two forks, another log's key.
+// (receipttest.World): pinned by a trust file (JSON or signed as /log/trust
+// serves it) or by --log-key and --account (the key by flag, file or
+// environment); refused with nothing pinned unless
+// --insecure-trust-receipt, which every line then names; as JSON or as a
+// tlog-proof.
 func TestVerifyOfAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 	w := receipttest.NewWorld(t)
+	f := w.Forgeries(t)
 	t.Setenv(LogKeyEnv, "")
 	dir := t.TempDir()
 	original := filepath.Join(dir, "contract.txt")
 	require.NoError(t, os.WriteFile(original, []byte(w.File), 0o600))
 	genuine := filepath.Join(dir, "contract.txt.receipt.json")
 	require.NoError(t, os.WriteFile(genuine, w.Receipt, 0o600))
+	trustFile := filepath.Join(dir, "trust.json")
+	require.NoError(t, os.WriteFile(trustFile, f.Trust, 0o600))
+	trustNote := filepath.Join(dir, "trust.note")
+	require.NoError(t, os.WriteFile(trustNote, f.TrustNote, 0o600))
+	accounts := []string{"--account", "etherlink=" + w.Keeper.Hex(), "--account", "solana=" + w.SolanaKeeper}
 	rpc := []string{"--rpc", "etherlink=" + w.EVMURL, "--rpc", "solana=" + w.SolanaURL}
 	verifyV3 := func(t *testing.T, path string, flags ...string) (string, error) {
 		t.Helper()
 		return runKeeper(t, append(append([]string{"verify", path}, rpc...), flags...)...)
 	}
-	forged := func(t *testing.T, change func(r *receipt.Receipt)) string {
-		r, err := receipt.Parse(w.Receipt)
-		require.NoError(t, err)
-		change(&r)
-		b, err := json.Marshal(r)
-		require.NoError(t, err)
-		path := filepath.Join(t.TempDir(), "forged.json")
-		require.NoError(t, os.WriteFile(path, b, 0o600))
-		return path
-	}
+	r, err := receipt.Parse(w.Receipt)
+	require.NoError(t, err)
+	existedBy := r.ExistedBy.UTC().Format(time.RFC3339)
 
-	t.Run("a genuine receipt verifies against the pinned key", func(t *testing.T) {
-		out, err := verifyV3(t, genuine, "--log-key", w.Log.VKey)
-		require.NoError(t, err, out)
-		assert.Contains(t, out, "(receipt version 3)")
-		assert.Contains(t, out, "file       ok    "+original)
-		assert.Contains(t, out, "etherlink  ok    eip155:42793 tx ")
-		assert.Contains(t, out, "sent by "+w.Keeper.Hex())
-		assert.Contains(t, out, "verified on 2 chain(s)")
-		assert.NotContains(t, out, "warning")
+	t.Run("a genuine receipt verifies against the pinned trust root, with its chain time", func(t *testing.T) {
+		for _, file := range []string{trustFile, trustNote} {
+			out, err := verifyV3(t, genuine, "--trust", file)
+			require.NoError(t, err, out)
+			assert.Contains(t, out, "(receipt version 3)")
+			assert.Contains(t, out, "file       ok    "+original)
+			assert.Contains(t, out, "log key    "+w.Log.VKey+" (origin "+receipttest.Origin+", key hash ")
+			assert.Contains(t, out, "pinned by --trust "+file)
+			assert.Contains(t, out, "etherlink  ok    eip155:42793 (EtherLink mainnet) tx ")
+			assert.Regexp(t, `solana     ok    solana:\w+ \(a test Solana cluster\) tx \w+, block \d+ at \S+ \(chain time\)`, out)
+			assert.Contains(t, out, "sent by "+w.Keeper.Hex())
+			assert.Contains(t, out, "verified on 2 network(s): eip155:42793 (EtherLink mainnet), solana:")
+			assert.Contains(t, out, "existed no later than "+existedBy+" (chain time)")
+			assert.NotContains(t, out, "INSECURE")
+		}
 	})
 
-	t.Run("the key is pinned from a file or the environment too", func(t *testing.T) {
+	t.Run("the short form pins the key by flag, file or environment, and the accounts", func(t *testing.T) {
+		out, err := verifyV3(t, genuine, append([]string{"--log-key", w.Log.VKey}, accounts...)...)
+		require.NoError(t, err, out)
+		assert.Contains(t, out, "log key    "+w.Log.VKey)
+		assert.Contains(t, out, "accounts   etherlink="+w.Keeper.Hex()+" (any size, pinned by --account)")
+
 		keyFile := filepath.Join(t.TempDir(), "log.vkey")
 		require.NoError(t, os.WriteFile(keyFile, []byte(w.Log.VKey+"\n"), 0o600))
-		out, err := verifyV3(t, genuine, "--log-key", keyFile)
+		out, err = verifyV3(t, genuine, append([]string{"--log-key", keyFile}, accounts...)...)
 		require.NoError(t, err, out)
-		assert.NotContains(t, out, "warning")
 
 		t.Setenv(LogKeyEnv, w.Log.VKey)
-		out, err = verifyV3(t, genuine)
+		out, err = verifyV3(t, genuine, accounts...)
 		require.NoError(t, err, out)
-		assert.NotContains(t, out, "warning")
+
+		// The key alone pins no account: every anchor fails.
+		out, err = verifyV3(t, genuine)
+		require.Error(t, err)
+		assert.Contains(t, out, "etherlink  FAIL  account: ")
+		assert.Contains(t, out, "lists no anchoring account")
 	})
 
-	t.Run("without a pinned key the receipt's own key is used, with a warning", func(t *testing.T) {
+	t.Run("with nothing pinned it fails and says how to pin", func(t *testing.T) {
 		out, err := verifyV3(t, genuine)
+		require.Error(t, err)
+		assert.Equal(t, howToPin, err.Error())
+		assert.NotContains(t, out, "verified")
+	})
+
+	t.Run("--insecure-trust-receipt checks the receipt against itself, and every line says so", func(t *testing.T) {
+		out, err := verifyV3(t, genuine, "--insecure-trust-receipt")
 		require.NoError(t, err, out)
-		assert.Contains(t, out, "warning: no log key pinned")
-		assert.Contains(t, out, "(its /log/key), with --log-key or $KEEPER_LOG_PUBLIC_KEY")
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			assert.True(t, strings.HasPrefix(line, "INSECURE "), line)
+		}
+		assert.Contains(t, out, "log key    "+w.Log.VKey)
+		assert.Contains(t, out, "verified on 2 network(s)")
 	})
 
 	t.Run("another log's key fails every anchor", func(t *testing.T) {
 		other, err := receipttest.NewLog(receipttest.Origin)
 		require.NoError(t, err)
-		out, err := verifyV3(t, genuine, "--log-key", other.VKey)
+		out, err := verifyV3(t, genuine, append([]string{"--log-key", other.VKey}, accounts...)...)
 		require.Error(t, err)
+		assert.Contains(t, out, "log key    "+other.VKey)
 		assert.Contains(t, out, "etherlink  FAIL  checkpoint: ")
 		assert.Contains(t, out, "solana     FAIL  checkpoint: ")
 	})
 
-	t.Run("a log key that is none is refused in one line", func(t *testing.T) {
+	t.Run("bad pins are refused in one line", func(t *testing.T) {
 		_, err := verifyV3(t, genuine, "--log-key", "PRIVATE+KEY+keeper.test/log+0000+secret")
 		require.Error(t, err)
 		assert.Equal(t, "--log-key: neither a log key (ORIGIN+HASH+KEY, as /log/key serves it) nor a readable file holding one", err.Error())
-	})
-
-	t.Run("a transaction another account sent fails", func(t *testing.T) {
-		path := forged(t, func(r *receipt.Receipt) { r.Anchors[0].TxRef = w.EVMByIntruder })
-		out, err := verifyV3(t, path, "--log-key", w.Log.VKey)
+		_, err = verifyV3(t, genuine, "--log-key", w.Log.VKey, "--account", "0xabc")
 		require.Error(t, err)
-		assert.Contains(t, out, "etherlink  FAIL  account: transaction "+w.EVMByIntruder+" was sent by "+w.Intruder.Hex()+
-			", the receipt's anchoring account is "+w.Keeper.Hex())
-		assert.Contains(t, out, "solana     ok")
-		assert.Equal(t, "verify: 1 of 2 anchors failed", err.Error())
+		assert.Contains(t, err.Error(), `--account: trust: account "0xabc": write CHAIN=ADDRESS`)
+		other, err := receipttest.NewLog(receipttest.Origin)
+		require.NoError(t, err)
+		_, err = verifyV3(t, genuine, "--trust", trustNote, "--log-key", other.VKey)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "is not the pinned --log-key")
+		_, err = verifyV3(t, genuine, "--trust", filepath.Join(dir, "missing.json"))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "--trust: cannot read")
 	})
 
 	t.Run("two endpoints that disagree fail", func(t *testing.T) {
-		out, err := verifyV3(t, genuine, "--log-key", w.Log.VKey, "--rpc", "etherlink="+w.ForkURL)
+		out, err := verifyV3(t, genuine, "--trust", trustFile, "--rpc", "etherlink="+w.ForkURL)
 		require.Error(t, err)
 		assert.Contains(t, out, "etherlink  FAIL  endpoints: endpoint 1 ("+w.EVMURL+") and endpoint 2 ("+w.ForkURL+") disagree on its block")
 		assert.Contains(t, out, "solana     ok")
 
 		// Two endpoints of one node agree.
-		out, err = verifyV3(t, genuine, "--log-key", w.Log.VKey, "--rpc", "etherlink="+strings.Replace(w.EVMURL, "127.0.0.1", "localhost", 1))
+		out, err = verifyV3(t, genuine, "--trust", trustFile, "--rpc", "etherlink="+strings.Replace(w.EVMURL, "127.0.0.1", "localhost", 1))
 		require.NoError(t, err, out)
 		assert.Contains(t, out, "(2 endpoints agree)")
 	})
 
 	t.Run("a tlog-proof beside its file verifies as the receipt does", func(t *testing.T) {
-		r, err := receipt.Parse(w.Receipt)
-		require.NoError(t, err)
 		proof, err := r.TLogProof()
 		require.NoError(t, err)
 		path := filepath.Join(dir, "contract.txt.tlog-proof")
 		require.NoError(t, os.WriteFile(path, []byte(proof), 0o600))
-		out, err := verifyV3(t, path, "--log-key", w.Log.VKey)
+		out, err := verifyV3(t, path, "--trust", trustFile)
 		require.NoError(t, err, out)
 		assert.Contains(t, out, "file       ok    "+original)
-		assert.Contains(t, out, "verified on 2 chain(s)")
+		assert.Contains(t, out, "existed no later than "+existedBy)
 	})
+
+	// receipttest's forgeries, each run through `keeper verify` with what
+	// the verifier is given: every one fails at its check, the genuine
+	// receipt and one listing an anchor twice verify, on 2 networks.
+	for _, c := range f.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			d := t.TempDir()
+			path := filepath.Join(d, "receipt.json")
+			require.NoError(t, os.WriteFile(path, c.Receipt, 0o600))
+			args := []string{"verify", path}
+			for chain, urls := range c.Endpoints {
+				for _, u := range urls {
+					args = append(args, "--rpc", chain+"="+u)
+				}
+			}
+			if c.Trust != nil {
+				require.NoError(t, os.WriteFile(filepath.Join(d, "trust.json"), c.Trust, 0o600))
+				args = append(args, "--trust", filepath.Join(d, "trust.json"))
+			}
+			out, err := runKeeper(t, args...)
+			if c.Check == "" {
+				require.NoError(t, err, out)
+				assert.Contains(t, out, fmt.Sprintf("verified on %d network(s)", c.Networks))
+				return
+			}
+			require.Error(t, err, out)
+			if c.Check == verify.CheckTrust {
+				assert.Equal(t, howToPin, err.Error())
+				return
+			}
+			chain := c.Chain
+			if chain == "" {
+				chain = "etherlink"
+			}
+			assert.Regexp(t, fmt.Sprintf(`%-10s FAIL  %s: `, chain, c.Check), out)
+		})
+	}
 }

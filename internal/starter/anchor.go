@@ -303,7 +303,11 @@ func view(ev store.Evidence) api.Evidence {
 		v.Salt = hex.EncodeToString(ev.Salt)
 	}
 	for _, a := range ev.Anchors {
-		v.Anchors = append(v.Anchors, api.EvidenceAnchor{Chain: a.Chain, Status: string(a.Status), BatchID: a.BatchID, TxRef: a.TxRef, Block: a.Block})
+		va := api.EvidenceAnchor{Chain: a.Chain, Status: string(a.Status), BatchID: a.BatchID, TxRef: a.TxRef, Block: a.Block}
+		if a.Status == store.StatusConfirmed && a.BlockTime.UnixMilli() > 0 { // 0: the store's "unknown"
+			va.BlockTime = a.BlockTime.UTC()
+		}
+		v.Anchors = append(v.Anchors, va)
 	}
 	if ev.Status == store.StatusConfirmed {
 		v.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"

@@ -623,6 +623,8 @@ func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
 		assert.Equal(t, "confirmed", got.Status)
 		require.NotNil(t, got.Receipt)
 		assert.Equal(t, r, *got.Receipt)
+		assert.True(t, blockTime.Equal(got.ExistedBy), "the evidence existed no later than its anchor's block time")
+		assert.True(t, blockTime.Equal(got.Anchors[0].BlockTime), "the anchor shows its block time")
 		assert.Equal(t, r.Salt, got.Salt, "the evidence's own GET hands out its salt")
 		assert.Equal(t, "/v1/evidence/"+ev.ID+"/receipt", got.Links["receipt"])
 	}

@@ -60,6 +60,6 @@ func (a *API) withReceipt(ctx context.Context, v *api.Evidence, ev store.Evidenc
 	if err != nil {
 		return err
 	}
-	v.Receipt = &r
+	v.Receipt, v.ExistedBy = &r, receipt.EarliestBlockTime(r.Anchors)
 	return nil
 }

@@ -207,9 +207,12 @@ func (s Webhooks) RotateWebhookSecret(ctx context.Context, id string, grace time
 
 // EventData is the "data" of an event's body.
 type EventData struct {
-	ID     string            `json:"id"`
-	Status string            `json:"status"`
-	Links  map[string]string `json:"links,omitempty"`
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	// ExistedBy, for evidence.confirmed, is the earliest block time of the
+	// evidence's anchors: the bound its receipt proves (docs/receipts.md).
+	ExistedBy time.Time         `json:"existed_by,omitzero"`
+	Links     map[string]string `json:"links,omitempty"`
 }
 
 type eventBody struct {
@@ -281,7 +284,11 @@ func evidenceEvents(ctx context.Context, tx *txn, subs []string, batchID int64, 
 	if state == BatchConfirmed {
 		complete = ` AND (SELECT COUNT(*) FROM outbox o3 WHERE o3.evidence_seq = o.evidence_seq) = ` + chainCount
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT e.id FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
+	// The earliest block time of the evidence's anchors (0: the store's
+	// "unknown"); read for a confirmed evidence, whose batches are all
+	// confirmed by now.
+	rows, err := tx.QueryContext(ctx, `SELECT e.id, COALESCE((SELECT MIN(b4.block_time) FROM outbox o4 JOIN batches b4 ON b4.id = o4.batch_id
+			WHERE o4.evidence_seq = o.evidence_seq AND b4.block_time > 0), 0) FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
 		WHERE o.batch_id = ?1 AND NOT EXISTS (SELECT 1 FROM outbox o2 LEFT JOIN batches b2 ON b2.id = o2.batch_id
 			WHERE o2.evidence_seq = o.evidence_seq AND o2.chain <> o.chain AND (`+other+`))`+complete+`
 		ORDER BY e.seq`, batchID)
@@ -289,13 +296,17 @@ func evidenceEvents(ctx context.Context, tx *txn, subs []string, batchID int64, 
 		return err
 	}
 	var ids []string
+	existedBy := map[string]int64{}
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var (
+			id string
+			bt int64
+		)
+		if err := rows.Scan(&id, &bt); err != nil {
 			rows.Close()
 			return err
 		}
-		ids = append(ids, id)
+		ids, existedBy[id] = append(ids, id), bt
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -304,6 +315,9 @@ func evidenceEvents(ctx context.Context, tx *txn, subs []string, batchID int64, 
 	for _, id := range ids {
 		data := EventData{ID: id, Status: state}
 		if typ == EventEvidenceConfirmed {
+			if bt := existedBy[id]; bt > 0 {
+				data.ExistedBy = fromMS(bt).UTC()
+			}
 			data.Links = map[string]string{"receipt": "/v1/evidence/" + id + "/receipt", "evidence": "/v1/evidence/" + id}
 		} else {
 			data.Links = map[string]string{"evidence": "/v1/evidence/" + id}

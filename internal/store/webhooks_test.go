@@ -94,12 +94,14 @@ func TestConfirmingABatchRecordsOneEvidenceConfirmedDeliveryPerSubscribedWebhook
 			Timestamp time.Time
 			Data      struct {
 				ID, Status string
+				ExistedBy  time.Time `json:"existed_by"`
 				Links      map[string]string
 			}
 		}
 		require.NoError(t, json.Unmarshal(d.Body, &body))
 		assert.Equal(t, store.EventEvidenceConfirmed, body.Type)
 		assert.Equal(t, ev.ID, body.Data.ID)
+		assert.Equal(t, time.UnixMilli(1_700_000_000_000).UTC(), body.Data.ExistedBy, "the evidence existed no later than its anchor's block time")
 		assert.Equal(t, "confirmed", body.Data.Status)
 		assert.Equal(t, "/v1/evidence/"+ev.ID+"/receipt", body.Data.Links["receipt"])
 		assert.NotContains(t, string(d.Body), "whsec_")

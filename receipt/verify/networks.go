@@ -8,32 +8,42 @@ import "strings"
 const (
 	EtherLinkMainnet     = "eip155:42793"
 	SolanaMainnet        = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"
-	etherLinkTestnet     = "eip155:128123"
+	etherLinkShadownet   = "eip155:127823"
+	etherLinkGhostnet    = "eip155:128123"
 	solanaDevnetNetwork  = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1"
 	solanaTestnetNetwork = "solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z"
 )
 
 // NetworkName names a CAIP-2 network for people: "EtherLink mainnet",
-// "EtherLink testnet (a test network)", "a test network (solana:…)".
-// Testnet reports whether it is anything but a mainnet.
+// "EtherLink testnet, a test network", "a test Solana cluster". Testnet
+// reports whether it is anything but a mainnet keeper anchors on.
 func NetworkName(network string) (name string, testnet bool) {
 	switch network {
 	case EtherLinkMainnet:
 		return "EtherLink mainnet", false
 	case SolanaMainnet:
 		return "Solana mainnet-beta", false
-	case etherLinkTestnet:
-		return "EtherLink testnet (a test network)", true
+	case etherLinkShadownet:
+		return "EtherLink Shadownet testnet, a test network", true
+	case etherLinkGhostnet:
+		return "EtherLink Ghostnet testnet, a test network", true
 	case solanaDevnetNetwork:
-		return "Solana devnet (a test network)", true
+		return "Solana devnet, a test network", true
 	case solanaTestnetNetwork:
-		return "Solana testnet (a test network)", true
+		return "Solana testnet, a test network", true
 	}
 	switch {
 	case strings.HasPrefix(network, "eip155:"):
-		return "a test EVM network " + network, true
+		return "a test EVM network", true
 	case strings.HasPrefix(network, "solana:"):
-		return "a test Solana cluster " + network, true
+		return "a test Solana cluster", true
 	}
-	return "a test network " + network, true
+	return "a test network", true
+}
+
+// DescribeNetwork is a network as verifiers print it: its CAIP-2 id and
+// its name ("eip155:42793 (EtherLink mainnet)").
+func DescribeNetwork(network string) string {
+	name, _ := NetworkName(network)
+	return network + " (" + name + ")"
 }

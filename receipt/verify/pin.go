@@ -73,7 +73,7 @@ func checkAccount(a receipt.Anchor, got Tx, p pin) *failure {
 	return nil
 }
 
-// pinnedKey describes the key a Report rests on, for its output.
+// describe says what a Report rests on, for its output.
 func (p pin) describe() string {
 	switch {
 	case p.insecure:

@@ -93,11 +93,10 @@ func (rep Report) Summary() string {
 	if rep.OK {
 		var names []string
 		for _, n := range rep.Networks {
-			name, _ := NetworkName(n)
-			names = append(names, name)
+			names = append(names, DescribeNetwork(n))
 		}
-		s = fmt.Sprintf("verified on %d network(s) (%s); existed no later than %s (chain time)",
-			len(rep.Networks), strings.Join(names, "; "), rep.ExistedBy.UTC().Format(time.RFC3339))
+		s = fmt.Sprintf("verified on %d network(s): %s; existed no later than %s (chain time)",
+			len(rep.Networks), strings.Join(names, ", "), rep.ExistedBy.UTC().Format(time.RFC3339))
 	} else {
 		failed := 0
 		for _, res := range rep.Results {

@@ -255,10 +255,7 @@ func anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options,
 	if len(answers) > 1 {
 		agree = fmt.Sprintf(" (%d endpoints agree)", len(answers))
 	}
-	where := got.Network
-	if name, test := NetworkName(got.Network); test {
-		where = got.Network + ", " + name
-	}
+	where := DescribeNetwork(got.Network)
 	at := got.BlockTime.UTC().Format(time.RFC3339)
 	if a.Kind == receipt.AnchorCheckpoint {
 		res.Detail = fmt.Sprintf("%s tx %s, block %d at %s (chain time), final, sent by %s; commits to checkpoint %d, which the receipt's (%d) extends; entry %d%s",
