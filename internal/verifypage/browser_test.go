@@ -388,6 +388,20 @@ func TestThePageAsksPublicEndpointsAndOnlyOffersKeepers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "https://node.mainnet.etherlink.com", got["evm"], "the public endpoint is asked by default")
 	assert.Contains(t, got["labels"], "uses http://127.0.0.1:8545", "keeper's endpoint is offered")
+	evm := `#endpoints input[data-chain="etherlink"]`
+	value := func() string {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+evm+`').value`))
+		require.NoError(t, err)
+		return v
+	}
+	click := func(text string) {
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`Array.from(document.querySelectorAll("#endpoints button")).find((b) => b.textContent === "`+text+`").click()`))
+		require.NoError(t, err)
+	}
+	click("ask it too")
+	assert.Equal(t, "https://node.mainnet.etherlink.com http://127.0.0.1:8545", value(), "asked beside the public one, which it must agree with")
+	click("ask only it")
+	assert.Equal(t, "http://127.0.0.1:8545", value(), "only when the user says so")
 	assert.Equal(t, "http://127.0.0.1:8899", got["sol"], "no public endpoint is known for a local network")
 	assert.Contains(t, got["labels"], "TEST NETWORK")
 }
