@@ -108,10 +108,13 @@ func tlogHashes(t testing.TB, hexes []string) []tlog.Hash {
 func TestBuildProvesTheEntryInTheLargestAnchoredCheckpointAndEachAnchorConsistentWithIt(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	r, err := receipt.Build(ctx, w.rows(w.checkpointAnchor(t, "etherlink", 20), w.checkpointAnchor(t, "solana", 30)), w.src)
+	later := w.checkpointAnchor(t, "solana", 30)
+	later.BlockTime = blockTime.Add(90 * time.Second)
+	r, err := receipt.Build(ctx, w.rows(w.checkpointAnchor(t, "etherlink", 20), later), w.src)
 	require.NoError(t, err)
 
 	require.Equal(t, receipt.Version, r.Version)
+	assert.Equal(t, blockTime, r.ExistedBy, "the evidence existed no later than its earliest anchor's block time")
 	require.NotNil(t, r.Log)
 	assert.Equal(t, origin, r.Log.Origin)
 	assert.Equal(t, w.vkey, r.Log.Key)

@@ -98,7 +98,8 @@ type Options struct {
 	RPC map[string]string
 	// Endpoints maps a chain name to several endpoints, asked with RPC's:
 	// every one must answer, and all must agree on the transaction, its
-	// block and block hash, its payload and its sender. A chain with no
+	// block, block hash and block time, its payload, its sender and its
+	// outcome. A chain with no
 	// endpoint in either fails with CheckChain.
 	Endpoints map[string][]string
 	// Trust is the log's trust root, pinned by whoever verifies (a file
@@ -116,7 +117,7 @@ type Options struct {
 	// key and accounts it names itself. That proves only that the receipt
 	// agrees with itself and with the chains: anyone can make such a
 	// receipt for a log of their own. Every Result then says so in
-	// Warning. Ignored when Trust or LogKey is set.
+	// Warning. Ignored when Trust, LogKey or Accounts is set.
 	InsecureTrustReceipt bool
 	// Lookups replaces the package's Lookups (tests, other chains).
 	Lookups map[string]Lookup

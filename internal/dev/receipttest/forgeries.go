@@ -106,13 +106,22 @@ func (w *World) Forgeries(t testing.TB) *Forgeries {
 	f.Cases = append(f.Cases, w.forkedLog(t, f))
 	f.Cases = append(f.Cases, w.madeUpLog(t, f))
 
-	evmProxy := RewritingProxy(t, w.EVMURL, fromRewriter(w.Intruder.Hex()))
-	add("an EVM endpoint that answers with another from", verify.CheckAccount, etherlink, func(r *receipt.Receipt) { r.Anchors[0].Account = w.Intruder.Hex() })
+	// The intruder's re-sent anchor, named as keeper's, through an EVM node
+	// that answers `from` as keeper's account: a verifier that believed the
+	// node's `from` would pass it.
+	evmProxy := RewritingProxy(t, w.EVMURL, fromRewriter(w.Keeper.Hex()))
+	add("an EVM endpoint that answers with another from", verify.CheckAccount, etherlink, func(r *receipt.Receipt) {
+		resent(&r.Anchors[0], w.EVMByIntruderRow)
+		r.Anchors[0].Account = w.Keeper.Hex()
+	})
 	f.Cases[len(f.Cases)-1].Endpoints = map[string][]string{"etherlink": {evmProxy}, "solana": {w.SolanaURL}}
 
-	solProxy := RewritingProxy(t, w.SolanaURL, signatureSwapper(genuine.Anchors[1].TxRef, w.SolanaByIntruder))
+	// The intruder's signature, through a Solana node that answers with
+	// keeper's genuine transaction under it: a verifier that did not check
+	// the transaction's signatures would pass it.
+	solProxy := RewritingProxy(t, w.SolanaURL, signatureSwapper(w.SolanaByIntruder, genuine.Anchors[1].TxRef))
 	add("a Solana endpoint that answers with another transaction under the signature", verify.CheckTransaction, solana, func(r *receipt.Receipt) {
-		r.Anchors[1].Account = w.SolanaIntruder
+		r.Anchors[1].TxRef = w.SolanaByIntruder
 	})
 	f.Cases[len(f.Cases)-1].Endpoints = map[string][]string{"etherlink": {w.EVMURL}, "solana": {solProxy}}
 	return f
@@ -221,7 +230,8 @@ func RewritingProxy(t testing.TB, upstream string, rewrite func(request bool, bo
 
 var evmFrom = regexp.MustCompile(`"from":\s*"0x[0-9a-fA-F]{40}"`)
 
-// fromRewriter makes every `from` an EVM node answers name account.
+// fromRewriter makes every `from` an EVM node answers name account (the
+// transaction's signature still names its real sender).
 func fromRewriter(account string) func(bool, []byte) []byte {
 	return func(request bool, body []byte) []byte {
 		if request {
@@ -232,7 +242,8 @@ func fromRewriter(account string) func(bool, []byte) []byte {
 }
 
 // signatureSwapper asks a Solana node for transaction other whenever it is
-// asked for sig: it answers with another transaction under the signature.
+// asked for sig (getTransaction): it answers with another transaction under
+// the signature.
 func signatureSwapper(sig, other string) func(bool, []byte) []byte {
 	return func(request bool, body []byte) []byte {
 		if !request {
