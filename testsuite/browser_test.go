@@ -68,9 +68,19 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 	t.Logf("receipt %s: version %v, digest %s, anchors on %d chains", id, genuine["version"], sum, len(anchorsOf(genuine)))
 
 	pageURL := api + "/verify"
+	// What a verifier pins: the log's key, and keeper's anchoring accounts
+	// (the ones that just anchored the genuine receipt).
+	logKey := httpGetText(t, api+"/log/key")
+	accounts := "etherlink=" + anchorOf(genuine, "etherlink")["account"].(string) + " solana=" + anchorOf(genuine, "solana")["account"].(string)
 	run := func(t *testing.T, name, page, file string, r map[string]any, endpoints map[string]string) browsertest.Outcome {
 		t.Helper()
-		out := browsertest.Verify(t, browser, browsertest.Run{Page: page, File: file, Receipt: writeReceipt(t, files, name, r), Endpoints: endpoints})
+		if endpoints == nil {
+			// The local EVM chain calls itself EtherLink mainnet, for which
+			// the page asks the public endpoint: type in the local one.
+			endpoints = map[string]string{"etherlink": cfg.EVM.RPCURL}
+		}
+		out := browsertest.Verify(t, browser, browsertest.Run{Page: page, File: file, Receipt: writeReceipt(t, files, name, r),
+			LogKey: logKey, Accounts: accounts, Endpoints: endpoints})
 		t.Logf("%-22s result=%-4s check=%-8s %s", name, out.Result, out.Check, out.Text)
 		t.Logf("%-22s   digest: %v", "", out.Digest["text"])
 		for _, c := range out.Chains {
@@ -80,11 +90,11 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 	}
 	everyCheck := func(r map[string]any, chain string) string {
 		if r["version"] == json.Number("3") {
-			return "checkpoint inclusion size consistency network transaction payload account status finality block"
+			return "checkpoint inclusion size consistency network transaction payload account status finality block time"
 		}
-		checks := "proof transaction payload status finality block"
+		checks := "proof transaction payload account status finality block time"
 		if anchorOf(r, chain)["network"] != nil {
-			checks = "proof network transaction payload status finality block"
+			checks = "proof network transaction payload account status finality block time"
 		}
 		return checks
 	}
@@ -93,6 +103,8 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 		out := run(t, "genuine", pageURL, original, genuine, nil)
 		assert.Equal(t, "ok", out.Result, out.Text)
 		assert.Equal(t, "ok", out.Digest["result"])
+		assert.Contains(t, out.Bound, "existed no later than", "the page shows the time the chains prove")
+		assert.Contains(t, out.Pinned, logKey, "the page prints the key it checked against")
 		for _, chain := range both {
 			result, check, passed := out.Chain(t, chain)
 			assert.Equal(t, "ok", result, "%s failed at %s", chain, check)
@@ -211,6 +223,18 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 			assert.Equal(t, "ok", result, "%s from file:// failed at %s (the chain must answer CORS preflights)", chain, check)
 		}
 	})
+}
+
+// httpGetText is the body of a GET that must answer 200, trimmed.
+func httpGetText(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, url)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return strings.TrimSpace(string(b))
 }
 
 func sha256File(t *testing.T, path string) string {

@@ -1,13 +1,18 @@
 // Package verifypage is the receipt verification page: one self-contained HTML
 // file (inline CSS and JavaScript, nothing fetched but the JSON-RPC calls to
 // the endpoints its user picks) that hashes a file in the browser and checks
-// its receipt against the chains themselves, as `keeper verify` does: for a
-// version 3 receipt (JSON or tlog-proof) the checkpoint's Ed25519 signature
-// by the log key the user pastes (WebCrypto), the inclusion and consistency
-// proofs, and per anchor the payload and the sending account as the chain's
-// node reports them. keeper serves it at /verify with the endpoints of the
-// chains it is configured with prefilled; saved to disk, the page works the
-// same.
+// its receipt against the chains themselves, as `keeper verify` does
+// (docs/receipts.md, "Verifying in a browser"): against what the user pins
+// (the log's trust root, or its key and anchoring accounts; with nothing
+// pinned it says "not verified: no key pinned"), the checkpoint's Ed25519
+// signature (WebCrypto), the inclusion and consistency proofs, and per
+// anchor what every endpoint given for its network says, which must agree:
+// the EVM transaction rehashed and its sender recovered from its signature
+// (the vendored, pinned @noble/secp256k1 and @noble/hashes), every Solana
+// signature verified (WebCrypto Ed25519), the payload, the block and its
+// time. keeper serves it at /verify, offering the endpoints of the chains it
+// is configured with beside the public ones; saved to disk, the page works
+// the same.
 package verifypage
 
 import (
@@ -39,8 +44,9 @@ type Networks func(ctx context.Context) map[string]string
 func Page() []byte { return bytes.Clone(page) }
 
 // Render is the page with networks' shareable endpoints injected; the page
-// prefers them over its built-in public ones. Endpoints that may carry a
-// secret are left out (see Shareable).
+// offers them beside its built-in public ones, never preferred to them, and
+// fills them in only for a network with no public endpoint. Endpoints that
+// may carry a secret are left out (see Shareable).
 func Render(networks map[string]string) []byte {
 	keep := map[string]string{}
 	for id, u := range networks {
@@ -71,7 +77,7 @@ func Shareable(u string) bool {
 }
 
 // Handler serves the page, asking networks (nil: none) for the endpoints to
-// prefill at every request, for at most two seconds.
+// offer at every request, for at most two seconds.
 func Handler(networks Networks) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var known map[string]string

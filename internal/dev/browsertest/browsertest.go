@@ -71,6 +71,8 @@ type Outcome struct {
 	Check   string         `json:"check"`  // the first failed check
 	Text    string         `json:"text"`
 	Warning string         `json:"warning"`
+	Pinned  string         `json:"pinned"` // what the run checked against: the key in full, the accounts
+	Bound   string         `json:"bound"`  // "the file existed no later than T" when verified
 	Digest  map[string]any `json:"digest"` // "result" and "text" of the digest's line
 	Chains  []ChainOutcome `json:"chains"`
 }
@@ -97,13 +99,17 @@ func (o Outcome) Chain(t *testing.T, name string) (result, check, passed string)
 	return
 }
 
-// Run is one run of the /verify page: the evidence file and its receipt
-// given through the page's file inputs, the log key and chain endpoints
-// typed in (empty: the fields stay as the page fills them).
+// Run is one run of the /verify page: the evidence file, its receipt and
+// the trust root given through the page's file inputs, the log key,
+// accounts and chain endpoints typed in (empty: the fields stay as the page
+// fills them).
 type Run struct {
 	Page, File, Receipt string
+	Trust               string // a trust root file (JSON or signed note)
 	LogKey              string
-	Endpoints           map[string]string // chain → JSON-RPC URL
+	Accounts            string            // CHAIN=ADDRESS or CAIP-10 ids, space-separated
+	Insecure            bool              // tick "Insecure: trust the receipt's own key and accounts"
+	Endpoints           map[string]string // chain → JSON-RPC URLs, space-separated
 }
 
 // Verify opens r.Page in a new tab of browser, fills it in, presses Verify
@@ -120,8 +126,18 @@ func Verify(t *testing.T, browser context.Context, r Run) Outcome {
 		chromedp.SetUploadFiles(chromedp.CSS("#receipt-file"), []string{r.Receipt}),
 		chromedp.WaitVisible(chromedp.CSS("#endpoints input")),
 	}
+	if r.Trust != "" {
+		steps = append(steps, chromedp.SetUploadFiles(chromedp.CSS("#trust-file"), []string{r.Trust}),
+			chromedp.Poll[chromedp.Void](`document.querySelector("#trust").value !== ""`))
+	}
 	if r.LogKey != "" {
 		steps = append(steps, chromedp.SetValue(chromedp.CSS("#log-key"), r.LogKey))
+	}
+	if r.Accounts != "" {
+		steps = append(steps, chromedp.SetValue(chromedp.CSS("#accounts"), r.Accounts))
+	}
+	if r.Insecure {
+		steps = append(steps, chromedp.Click(chromedp.CSS("#insecure")))
 	}
 	for chain, url := range r.Endpoints {
 		steps = append(steps, chromedp.SetValue(chromedp.CSS(fmt.Sprintf(`#endpoints input[data-chain=%q]`, chain)), url))
@@ -136,6 +152,8 @@ func Verify(t *testing.T, browser context.Context, r Run) Outcome {
 			check: document.querySelector("#result").dataset.check,
 			text: document.querySelector("#result").textContent,
 			warning: document.querySelector("#warning").textContent,
+			pinned: document.querySelector("#pinned").textContent,
+			bound: document.querySelector("#bound").textContent,
 			digest: {result: document.querySelector("#digest").dataset.result || "", text: document.querySelector("#digest").textContent},
 			chains: Array.from(document.querySelectorAll("#checks li"), (li) => ({
 				chain: li.dataset.chain, result: li.dataset.result, check: li.dataset.check, passed: li.dataset.passed, text: li.textContent,
