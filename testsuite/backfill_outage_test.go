@@ -142,3 +142,56 @@ func TestAFailedItemOfAWalletSyncTerminatedByHandIsStillRetried(t *testing.T) {
 	assert.Equal(t, waiting.Attempts+1, row.Attempts, "one more attempt: the retry")
 	checkReconciled(t, w, 1)
 }
+
+// An item left RUNNING with no workflow (its WalletSync, and with it its
+// Backfill, terminated mid-scan) is restarted by adding the wallet again,
+// without waiting for the workers' next reconciliation.
+func TestAddingAWalletAgainRestartsAnItemStuckRunning(t *testing.T) {
+	endToEnd(t)
+	chain, err := devchain.Start(context.Background(), devchain.Options{Dir: t.TempDir(), BlockTime: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(func() { chain.Stop() })
+	h, err := testchain.BuildEVMHistory(context.Background(), chain, testchain.EVMOptions{Rounds: 8, BlocksPerRound: 5})
+	require.NoError(t, err)
+	const stallAt = 20
+	g, rpc := newGate(t, chain.URL(), stallAt)
+	dir := tempDir(t)
+	srv := startServer(t, dir)
+	st := openStore(t, dir)
+	cfg := backfillConfig(dir, rpc, "")
+	cfg.Backfill.EVMChunkBlocks = 5
+	cfg.Backfill.Reconcile = time.Hour // only at start: the re-add must do it
+	node := startBackfillNode(t, srv, cfg, st)
+	wallet := strings.ToLower(h.Wallet.Hex())
+	ctx := context.Background()
+
+	code, _ := addWallet(t, node.APIAddr(), `{"address":"`+wallet+`","networks":["etherlink"]}`)
+	require.Equal(t, http.StatusAccepted, code)
+	require.Eventually(t, func() bool {
+		row, err := st.SyncStatus(ctx, wallet, backfill.Etherlink)
+		return err == nil && row.Checkpoint >= stallAt
+	}, time.Minute, 10*time.Millisecond)
+	require.NoError(t, node.Client.TerminateWorkflow(ctx, workflows.WalletWorkflowID(wallet), "", "terminated by hand (a test)"))
+	require.Eventually(t, func() bool {
+		desc, err := node.Client.DescribeWorkflowExecution(ctx, workflows.BackfillWorkflowID(backfill.Etherlink, wallet), "")
+		return err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_TERMINATED
+	}, 30*time.Second, 20*time.Millisecond)
+	select { // the scan attempt learns at its next heartbeat that its workflow is gone, and gives up its held request
+	case <-g.aborted:
+	case <-time.After(30 * time.Second):
+		require.FailNow(t, "the terminated Backfill's scan attempt went on")
+	}
+	g.release()
+	row, err := st.SyncStatus(ctx, wallet, backfill.Etherlink)
+	require.NoError(t, err)
+	require.Equal(t, store.SyncRunning, row.Status, "stuck: RUNNING, and no workflow works on it")
+
+	code, w := addWallet(t, node.APIAddr(), `{"address":"`+wallet+`","networks":["etherlink"]}`)
+	assert.Equal(t, http.StatusOK, code, "the item was at work: the store is unchanged")
+	assert.Equal(t, "RUNNING", w.Status)
+	w = waitWallet(t, node.APIAddr(), wallet, time.Minute)
+	require.Equal(t, "COMPLETED", w.Status, "%+v", w)
+	got, _ := storedTransfers(t, st, wallet, backfill.Etherlink)
+	checkFound(t, got, h.Expected)
+	checkReconciled(t, w, 2)
+}
