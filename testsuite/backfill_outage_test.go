@@ -195,3 +195,42 @@ func TestAddingAWalletAgainRestartsAnItemStuckRunning(t *testing.T) {
 	checkFound(t, got, h.Expected)
 	checkReconciled(t, w, 2)
 }
+
+// A WalletSync terminated while its network's scan is in flight: the scan
+// may still complete (its attempt learns of the termination late) or be
+// left RUNNING. Either way the workers' reconciliation sees to it that the
+// wallet is finished: its balances computed and reconciled with the chain.
+func TestAWalletWhoseWalletSyncWasTerminatedMidScanIsStillFinished(t *testing.T) {
+	endToEnd(t)
+	chain, err := devchain.Start(context.Background(), devchain.Options{Dir: t.TempDir(), BlockTime: time.Hour})
+	require.NoError(t, err)
+	t.Cleanup(func() { chain.Stop() })
+	h, err := testchain.BuildEVMHistory(context.Background(), chain, testchain.EVMOptions{Rounds: 8, BlocksPerRound: 5})
+	require.NoError(t, err)
+	const stallAt = 20
+	g, rpc := newGate(t, chain.URL(), stallAt)
+	dir := tempDir(t)
+	srv := startServer(t, dir)
+	st := openStore(t, dir)
+	cfg := backfillConfig(dir, rpc, "")
+	cfg.Backfill.EVMChunkBlocks = 5
+	cfg.Backfill.Reconcile = 500 * time.Millisecond
+	node := startBackfillNode(t, srv, cfg, st)
+	wallet := strings.ToLower(h.Wallet.Hex())
+	ctx := context.Background()
+
+	code, _ := addWallet(t, node.APIAddr(), `{"address":"`+wallet+`","networks":["etherlink"]}`)
+	require.Equal(t, http.StatusAccepted, code)
+	require.Eventually(t, func() bool {
+		row, err := st.SyncStatus(ctx, wallet, backfill.Etherlink)
+		return err == nil && row.Checkpoint >= stallAt
+	}, time.Minute, 10*time.Millisecond)
+	require.NoError(t, node.Client.TerminateWorkflow(ctx, workflows.WalletWorkflowID(wallet), "", "terminated by hand (a test)"))
+	g.release()
+
+	w := waitWallet(t, node.APIAddr(), wallet, time.Minute)
+	require.Equal(t, "COMPLETED", w.Status, "%+v", w)
+	got, _ := storedTransfers(t, st, wallet, backfill.Etherlink)
+	checkFound(t, got, h.Expected)
+	checkReconciled(t, w, 2)
+}

@@ -114,14 +114,16 @@ func (w *Backfills) recheckWallets(ctx context.Context) error {
 
 // requeueStranded requeues the item when no workflow works on it: its
 // Backfill does not run, and either its row is unchanged since quiet and it
-// is past PENDING (a WalletSync that runs has seen its child end) or the
-// wallet's WalletSync does not run either (none will start it).
+// is RUNNING or FAILED (a WalletSync that runs has seen its child end) or
+// the wallet's WalletSync does not run either (none will start it, or finish
+// a COMPLETED one's wallet: its requeued scan finds nothing new and the
+// wallet is then finished).
 func (w *Backfills) requeueStranded(ctx context.Context, st store.SyncStatus, quiet time.Time) (int, error) {
 	live, err := w.running(ctx, workflows.BackfillWorkflowID(st.Network, st.Wallet))
 	if err != nil || live {
 		return 0, err
 	}
-	if st.Status == store.SyncPending || st.UpdatedAt.After(quiet) {
+	if st.Status == store.SyncPending || st.Status == store.SyncCompleted || st.UpdatedAt.After(quiet) {
 		if live, err = w.running(ctx, workflows.WalletWorkflowID(st.Wallet)); err != nil || live {
 			return 0, err
 		}

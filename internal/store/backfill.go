@@ -261,16 +261,18 @@ type ItemKey struct {
 }
 
 // DueItems lists, in (wallet, network) order after the key after, at most
-// limit items already handed to Temporal that are due (SyncStatus.Due) and
+// limit items already handed to Temporal that are due (SyncStatus.Due), or
+// COMPLETED with balances still stale (the wallet was never finished), and
 // unchanged since quiet: those a workflow should be working on, for the
 // reconciliation to check (docs/backfill.md, "Outages"). A scan that makes
 // progress updates its row, so it is rarely among them.
 func (s Wallets) DueItems(ctx context.Context, now, quiet time.Time, after ItemKey, limit int) ([]SyncStatus, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+syncCols+` FROM sync_status s
 		WHERE (s.wallet > ? OR (s.wallet = ? AND s.network > ?)) AND s.started_seq >= s.start_seq AND s.updated_at <= ?
-		AND (s.status IN (?, ?) OR (s.status = ? AND s.next_retry_at > 0 AND s.next_retry_at <= ?))
+		AND (s.status IN (?, ?) OR (s.status = ? AND s.next_retry_at > 0 AND s.next_retry_at <= ?)
+			OR (s.status = ? AND EXISTS (SELECT 1 FROM wallet_balances b WHERE b.wallet = s.wallet AND b.network = s.network AND b.stale)))
 		ORDER BY s.wallet, s.network LIMIT ?`,
-		after.Wallet, after.Wallet, after.Network, ms(quiet), SyncPending, SyncRunning, SyncFailed, ms(now), limit)
+		after.Wallet, after.Wallet, after.Network, ms(quiet), SyncPending, SyncRunning, SyncFailed, ms(now), SyncCompleted, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: due backfill items: %w", err)
 	}

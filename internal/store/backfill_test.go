@@ -500,3 +500,29 @@ func TestDueItemsAreTheHandedOnesThatShouldBeAtWorkAndARequeueHandsThemOverOnce(
 			"requeued items are handed to Temporal again with a new generation")
 	})
 }
+
+func TestACompletedItemWhoseWalletWasNeverFinishedIsDueUntilItIs(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		addWallet(t, st, walletA, bothNetworks[0])
+		starts, err := st.UnstartedWallets(ctx, 10)
+		require.NoError(t, err)
+		require.NoError(t, st.MarkWalletStarted(ctx, starts[0]))
+		_, err = st.BeginScan(ctx, walletA, "etherlink")
+		require.NoError(t, err)
+		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(0), Known: true}}}))
+		later := time.Now().Add(time.Minute)
+
+		due, err := st.DueItems(ctx, time.Now(), later, store.ItemKey{}, 10)
+		require.NoError(t, err)
+		require.Len(t, due, 1, "its balances await the wallet's finish")
+		assert.Equal(t, store.SyncCompleted, due[0].Status)
+
+		_, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		require.NoError(t, err)
+		due, err = st.DueItems(ctx, time.Now(), later, store.ItemKey{}, 10)
+		require.NoError(t, err)
+		assert.Empty(t, due, "a finished wallet is not")
+	})
+}
