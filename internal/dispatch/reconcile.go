@@ -27,6 +27,9 @@ const reconcilePage = 100
 // backfill's workflows (a store or Temporal outage that outlasted a step, a
 // workflow terminated by hand), its items are handed to Temporal again.
 func (w *Backfills) RunReconcile(ctx context.Context, every time.Duration) {
+	if every <= 0 { // a configuration that skipped validation: never a busy loop
+		every = time.Minute
+	}
 	sweep(ctx, every, nil, func(ctx context.Context) error {
 		n, err := w.Reconcile(ctx, time.Now().Add(-every))
 		if n > 0 {
