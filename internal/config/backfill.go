@@ -18,6 +18,7 @@ type BackfillConfig struct {
 	RetryJitterPct int           // default 25
 	MaxRetries     int           // default 5, then ABANDONED
 	Heartbeat      time.Duration // a scan whose worker stops heartbeating moves on after this long
+	Reconcile      time.Duration // how often a worker hands Temporal again the items without a live workflow (docs/backfill.md, "Outages")
 }
 
 func (b *BackfillConfig) validate() error {
@@ -38,6 +39,8 @@ func (b *BackfillConfig) validate() error {
 		return fmt.Errorf("KEEPER_BACKFILL_MAX_RETRIES: must not be negative, got %d", b.MaxRetries)
 	case b.Heartbeat < 100*time.Millisecond:
 		return fmt.Errorf("KEEPER_BACKFILL_HEARTBEAT_MS: must be at least 100, got %d", b.Heartbeat.Milliseconds())
+	case b.Reconcile < 100*time.Millisecond:
+		return fmt.Errorf("KEEPER_BACKFILL_RECONCILE_MS: must be at least 100, got %d", b.Reconcile.Milliseconds())
 	}
 	return nil
 }

@@ -32,9 +32,15 @@ type Backfills struct {
 	Policy   workflows.BackfillPolicy
 	Sweep    time.Duration // safety-net pass over unstarted work
 	Logger   *slog.Logger
+	// Runs, when set, lets the dispatcher tell whether an item's workflows
+	// run, so that Reconcile and Recheck can hand Temporal again the items
+	// none works on (docs/backfill.md, "Outages").
+	Runs Describer
 
 	wakeOnce sync.Once
 	wake     chan struct{}
+	mu       sync.Mutex
+	rechecks map[string]bool // wallets to Recheck on the next pass
 }
 
 func (w *Backfills) wakeup() chan struct{} {
@@ -52,7 +58,12 @@ func (w *Backfills) Wake() {
 
 // Run starts stored work until ctx is done.
 func (w *Backfills) Run(ctx context.Context) {
-	sweep(ctx, w.Sweep, w.wakeup(), w.startDue, w.Logger, "wallets: start backfill workflows; will retry")
+	sweep(ctx, w.Sweep, w.wakeup(), func(ctx context.Context) error {
+		if err := w.recheckWallets(ctx); err != nil {
+			return err
+		}
+		return w.startDue(ctx)
+	}, w.Logger, "wallets: start backfill workflows; will retry")
 }
 
 // sweep runs pass every interval, or at once when woken, until ctx is
@@ -107,7 +118,9 @@ func (w *Backfills) start(ctx context.Context, ws store.WalletStart) error {
 		ID:                    workflows.WalletWorkflowID(ws.Wallet),
 		TaskQueue:             workflows.BackfillTaskQueue,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.SAStatus.ValueSet("syncing")),
+		// A wallet has one WalletSync: a running one takes the signal.
+		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		TypedSearchAttributes:    temporal.NewSearchAttributes(workflows.SAStatus.ValueSet("syncing")),
 	}
 	in := workflows.WalletSyncInput{Wallet: ws.Wallet, Networks: nets, Policy: w.Policy}
 	_, err := w.Temporal.SignalWithStartWorkflow(ctx, opts.ID, workflows.SignalSync, workflows.SyncSignal{Networks: nets}, opts, workflows.WalletSync, in)

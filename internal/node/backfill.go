@@ -68,8 +68,10 @@ func NewScanners(ctx context.Context, cfg config.Config) (map[string]backfill.Sc
 }
 
 // startBackfillWorker runs the wallet-backfill worker when a backfill
-// network is configured.
-func (n *Node) startBackfillWorker(ctx context.Context) error {
+// network is configured, and, until runCtx is done, its reconciliation: at
+// start and every KEEPER_BACKFILL_RECONCILE_MS it hands Temporal again the
+// items no workflow works on (docs/backfill.md, "Outages").
+func (n *Node) startBackfillWorker(ctx, runCtx context.Context) error {
 	scanners, err := NewScanners(ctx, n.Cfg)
 	if err != nil || len(scanners) == 0 {
 		return err
@@ -79,6 +81,8 @@ func (n *Node) startBackfillWorker(ctx context.Context) error {
 	if err := n.backfillWorker.Start(); err != nil {
 		return fmt.Errorf("start backfill worker: %w", err)
 	}
+	r := &dispatch.Backfills{Store: n.Store, Temporal: n.Client, Runs: n.Client, Policy: BackfillPolicy(n.Cfg), Logger: n.Logger}
+	n.wg.Go(func() { r.RunReconcile(runCtx, n.Cfg.Backfill.Reconcile) })
 	return nil
 }
 
@@ -98,6 +102,6 @@ func (n *Node) wallets() (*starter.Wallets, *dispatch.Backfills) {
 	if len(nets) == 0 {
 		return nil, nil
 	}
-	d := &dispatch.Backfills{Store: n.Store, Temporal: n.Client, Policy: BackfillPolicy(cfg), Sweep: cfg.PollInterval, Logger: n.Logger}
-	return &starter.Wallets{Networks: nets, Wake: d.Wake}, d
+	d := &dispatch.Backfills{Store: n.Store, Temporal: n.Client, Runs: n.Client, Policy: BackfillPolicy(cfg), Sweep: cfg.PollInterval, Logger: n.Logger}
+	return &starter.Wallets{Networks: nets, Wake: d.Wake, Recheck: d.Recheck}, d
 }

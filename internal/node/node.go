@@ -225,7 +225,7 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 			n.close()
 			return nil, fmt.Errorf("start epoch worker: %w", err)
 		}
-		if err := n.startBackfillWorker(ctx); err != nil {
+		if err := n.startBackfillWorker(ctx, runCtx); err != nil {
 			n.stopWorkers()
 			n.close()
 			return nil, err

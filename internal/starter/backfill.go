@@ -25,9 +25,14 @@ type WalletNetwork struct {
 // dispatcher (dispatch.Backfills) hands the work to Temporal now rather than
 // at its next sweep. Like evidence intake, adding a wallet never waits on
 // Temporal.
+//
+// An add that finds items PENDING or RUNNING changes nothing in the store;
+// it calls Recheck, so that the dispatcher hands Temporal again an item no
+// workflow works on (docs/backfill.md, "Outages").
 type Wallets struct {
 	Networks []WalletNetwork
-	Wake     func() // nil: the dispatcher finds the work at its next sweep
+	Wake     func()              // nil: the dispatcher finds the work at its next sweep
+	Recheck  func(wallet string) // nil: the workers' reconciliation finds stranded items
 }
 
 func (w *Wallets) network(name string) (WalletNetwork, bool) {
@@ -156,6 +161,14 @@ func (a *API) postWallet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status := http.StatusOK // already at work: nothing changed
+	if !changed && a.Wallets.Recheck != nil {
+		for _, r := range rows {
+			if r.Status.Active() {
+				a.Wallets.Recheck(addr)
+				break
+			}
+		}
+	}
 	if changed {
 		if a.Wallets.Wake != nil {
 			a.Wallets.Wake()

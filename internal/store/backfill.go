@@ -243,6 +243,86 @@ func (s Wallets) MarkWalletStarted(ctx context.Context, ws WalletStart) error {
 	})
 }
 
+// Handed reports whether Temporal was handed the item's latest add (or
+// requeue): the backfill dispatcher has signalled its WalletSync.
+func (st SyncStatus) Handed() bool { return st.startedGen >= st.Gen }
+
+// Due reports whether the item should have a live workflow at now: PENDING
+// or RUNNING, or FAILED and past its next retry time (docs/backfill.md,
+// "Outages").
+func (st SyncStatus) Due(now time.Time) bool {
+	return st.Status.Active() || (st.Waiting() && !st.NextRetryAt.After(now))
+}
+
+// ItemKey names one (wallet, network) item; it pages DueItems.
+type ItemKey struct {
+	Wallet  string
+	Network string
+}
+
+// DueItems lists, in (wallet, network) order after the key after, at most
+// limit items already handed to Temporal that are due (SyncStatus.Due), or
+// COMPLETED with balances still stale (the wallet was never finished), and
+// unchanged since quiet: those a workflow should be working on, for the
+// reconciliation to check (docs/backfill.md, "Outages"). A scan that makes
+// progress updates its row, so it is rarely among them.
+func (s Wallets) DueItems(ctx context.Context, now, quiet time.Time, after ItemKey, limit int) ([]SyncStatus, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+syncCols+` FROM sync_status s
+		WHERE (s.wallet > ? OR (s.wallet = ? AND s.network > ?)) AND s.started_seq >= s.start_seq AND s.updated_at <= ?
+		AND (s.status IN (?, ?) OR (s.status = ? AND s.next_retry_at > 0 AND s.next_retry_at <= ?)
+			OR (s.status = ? AND EXISTS (SELECT 1 FROM wallet_balances b WHERE b.wallet = s.wallet AND b.network = s.network AND b.stale)))
+		ORDER BY s.wallet, s.network LIMIT ?`,
+		after.Wallet, after.Wallet, after.Network, ms(quiet), SyncPending, SyncRunning, SyncFailed, ms(now), SyncCompleted, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: due backfill items: %w", err)
+	}
+	defer rows.Close()
+	var out []SyncStatus
+	for rows.Next() {
+		st, err := scanSync(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: due backfill items: %w", err)
+		}
+		out = append(out, st)
+	}
+	return out, rows.Err()
+}
+
+// Requeue queues an item that has no live workflow again (docs/backfill.md,
+// "Outages"): PENDING, with a new generation that the dispatcher hands to
+// Temporal (UnstartedWallets), keeping its checkpoint, attempts, retry count
+// and last error. It changes nothing, and answers false, when the row has
+// changed since seen was read (the item moved on, or another node requeued
+// it first).
+func (s Wallets) Requeue(ctx context.Context, seen SyncStatus) (bool, error) {
+	var ok bool
+	err := s.tx(ctx, func(tx *txn) error {
+		if err := s.d.lock(ctx, tx, "wallet "+seen.Wallet); err != nil {
+			return err
+		}
+		now := ms(time.Now())
+		res, err := tx.ExecContext(ctx, `UPDATE sync_status SET status = ?, next_retry_at = 0, finished_at = 0, start_seq = start_seq + 1, updated_at = ?
+			WHERE wallet = ? AND network = ? AND status = ? AND start_seq = ? AND started_seq >= start_seq AND updated_at = ?`,
+			SyncPending, now, seen.Wallet, seen.Network, seen.Status, seen.Gen, ms(seen.UpdatedAt))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
+			return err
+		}
+		ok = true
+		return markStale(ctx, tx, seen.Wallet, seen.Network, now)
+	})
+	if err != nil {
+		return false, fmt.Errorf("store: requeue %s on %s: %w", seen.Wallet, seen.Network, err)
+	}
+	if ok {
+		s.notify()
+	}
+	return ok, nil
+}
+
 // BeginScan marks an item RUNNING for a new scan attempt and returns it.
 func (s Wallets) BeginScan(ctx context.Context, wallet, network string) (SyncStatus, error) {
 	var out SyncStatus

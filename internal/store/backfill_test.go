@@ -431,3 +431,98 @@ func TestTheMigrationTakesBalancesComputedBeforeAsComputedAtTheirLastUpdateAndUn
 		assert.True(t, bals[1].ComputedAt.IsZero())
 	})
 }
+
+func TestDueItemsAreTheHandedOnesThatShouldBeAtWorkAndARequeueHandsThemOverOnce(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		const walletB = "0x00000000000000000000000000000000000000bb"
+		addWallet(t, st, walletA, bothNetworks...)
+		addWallet(t, st, walletB, bothNetworks...)
+		later := func() time.Time { return time.Now().Add(time.Minute) }
+		due, err := st.DueItems(ctx, time.Now(), later(), store.ItemKey{}, 10)
+		require.NoError(t, err)
+		assert.Empty(t, due, "work not yet handed to Temporal is the dispatcher's")
+		starts, err := st.UnstartedWallets(ctx, 10)
+		require.NoError(t, err)
+		for _, ws := range starts {
+			require.NoError(t, st.MarkWalletStarted(ctx, ws))
+		}
+
+		past := time.Now().Add(-time.Hour)
+		minute := func(int) time.Duration { return time.Minute }
+		_, err = st.BeginScan(ctx, walletA, "etherlink") // RUNNING
+		require.NoError(t, err)
+		_, _, err = st.FailScan(ctx, walletA, "solana", store.ScanFailure{Error: "rpc down", Now: past, MaxRetries: 5, Delay: minute}) // its retry is overdue
+		require.NoError(t, err)
+		_, _, err = st.FailScan(ctx, walletB, "etherlink", store.ScanFailure{Error: "rpc down", Now: time.Now(), MaxRetries: 5, Delay: func(int) time.Duration { return time.Hour }})
+		require.NoError(t, err)
+		_, _, err = st.FailScan(ctx, walletB, "solana", store.ScanFailure{Error: "bad address", Permanent: true, Now: time.Now(), MaxRetries: 5, Delay: minute})
+		require.NoError(t, err)
+
+		due, err = st.DueItems(ctx, time.Now(), time.Now().Add(-time.Hour), store.ItemKey{}, 10)
+		require.NoError(t, err)
+		assert.Empty(t, due, "rows changed since quiet are left alone")
+		var keys []store.ItemKey
+		after := store.ItemKey{}
+		for {
+			page, err := st.DueItems(ctx, time.Now(), later(), after, 1)
+			require.NoError(t, err)
+			if len(page) == 0 {
+				break
+			}
+			after = store.ItemKey{Wallet: page[0].Wallet, Network: page[0].Network}
+			keys = append(keys, after)
+		}
+		assert.Equal(t, []store.ItemKey{{walletA, "etherlink"}, {walletA, "solana"}}, keys,
+			"the running item and the one past its retry time; not one waiting for a later retry, nor one failed for good")
+
+		due, err = st.DueItems(ctx, time.Now(), later(), store.ItemKey{}, 10)
+		require.NoError(t, err)
+		require.Len(t, due, 2)
+		for _, d := range due {
+			ok, err := st.Requeue(ctx, d)
+			require.NoError(t, err)
+			assert.True(t, ok)
+			again, err := st.Requeue(ctx, d)
+			require.NoError(t, err)
+			assert.False(t, again, "a row that changed since it was read is not requeued twice")
+		}
+		row, err := st.SyncStatus(ctx, walletA, "solana")
+		require.NoError(t, err)
+		assert.Equal(t, store.SyncPending, row.Status)
+		assert.Equal(t, 1, row.RetryCount, "a requeue keeps the retry count: the item goes on with its schedule")
+		assert.True(t, row.NextRetryAt.IsZero())
+		assert.Equal(t, "rpc down", row.LastError)
+		starts, err = st.UnstartedWallets(ctx, 10)
+		require.NoError(t, err)
+		assert.Equal(t, []store.WalletStart{{Wallet: walletA, Networks: []store.NetworkGen{{Network: "etherlink", Gen: 2}, {Network: "solana", Gen: 2}}}}, starts,
+			"requeued items are handed to Temporal again with a new generation")
+	})
+}
+
+func TestACompletedItemWhoseWalletWasNeverFinishedIsDueUntilItIs(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		addWallet(t, st, walletA, bothNetworks[0])
+		starts, err := st.UnstartedWallets(ctx, 10)
+		require.NoError(t, err)
+		require.NoError(t, st.MarkWalletStarted(ctx, starts[0]))
+		_, err = st.BeginScan(ctx, walletA, "etherlink")
+		require.NoError(t, err)
+		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", store.Holdings{Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(0), Known: true}}}))
+		later := time.Now().Add(time.Minute)
+
+		due, err := st.DueItems(ctx, time.Now(), later, store.ItemKey{}, 10)
+		require.NoError(t, err)
+		require.Len(t, due, 1, "its balances await the wallet's finish")
+		assert.Equal(t, store.SyncCompleted, due[0].Status)
+
+		_, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		require.NoError(t, err)
+		due, err = st.DueItems(ctx, time.Now(), later, store.ItemKey{}, 10)
+		require.NoError(t, err)
+		assert.Empty(t, due, "a finished wallet is not")
+	})
+}

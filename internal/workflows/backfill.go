@@ -124,6 +124,20 @@ func BackfillWorkflowID(network, wallet string) string { return "backfill-" + ne
 // the backfill schedule applies (docs/retries.md).
 const scanTimeoutAttempts = 10
 
+// bookkeepingWindow is how long the store-bound local activities (FailScan,
+// FinishWallet) keep retrying, as anchoring's RecordReceipts does: a local
+// activity's retries otherwise end at its schedule-to-close timeout, which
+// defaults to one attempt's, so a store outage longer than that failed the
+// workflow and left its item RUNNING (docs/backfill.md, "Outages"). Only
+// the options change, not the commands, so recorded histories replay as
+// they are.
+const bookkeepingWindow = 30 * 24 * time.Hour
+
+// bookkeepingRetry retries a store that is down about once a minute.
+func bookkeepingRetry() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
+}
+
 type childRun struct {
 	network string
 	gen     int64 // the add the current (or last) run was started for
@@ -143,8 +157,9 @@ type childRun struct {
 // ends once no child runs, unless another add came in meanwhile.
 func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, error) {
 	finishCtx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+		ScheduleToCloseTimeout: bookkeepingWindow,
+		StartToCloseTimeout:    5 * time.Minute,
+		RetryPolicy:            bookkeepingRetry(),
 	})
 
 	var (
@@ -299,8 +314,9 @@ func Backfill(ctx workflow.Context, in BackfillInput) (BackfillResult, error) {
 		},
 	})
 	bookCtx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+		ScheduleToCloseTimeout: bookkeepingWindow,
+		StartToCloseTimeout:    30 * time.Second,
+		RetryPolicy:            bookkeepingRetry(),
 	})
 	retryNow := workflow.GetSignalChannel(ctx, SignalRetryNow)
 	out := BackfillResult{Gen: in.Gen}

@@ -2,11 +2,13 @@ package workflows_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/suite"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
@@ -148,6 +150,39 @@ func (s *WalletSuite) TestTheNextRetryTimeIsStoredWhileTheItemWaits() {
 	s.Require().Len(s.scans, 2)
 	s.True(s.scans[1].Truncate(time.Millisecond).Equal(waiting.NextRetryAt), "the retry ran when the status said it would: %v, %v", s.scans[1], waiting.NextRetryAt)
 	s.Equal(store.SyncCompleted, s.row(wallet, backfill.Solana).Status)
+}
+
+// A store that is down when a scan attempt fails (the scan failed because
+// of it) keeps FailScan retrying for as long as the outage lasts, ten
+// minutes here, far past one attempt's timeout; the failure is then
+// recorded and the retry completes the item.
+func (s *WalletSuite) TestFailScanOutlastsAStoreOutageAndTheItemStillCompletes() {
+	_, wallet := s.solanaWallet(1)
+	s.add(wallet, backfill.Solana)
+	s.devnet.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress", Count: 3}) // one attempt's three reads
+	const outage = 10 * time.Minute
+	back := s.env.Now().Add(outage)
+	failing := 0
+	s.env.OnActivity(workflows.FailScanActivity, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in workflows.FailInput) (workflows.FailOutcome, error) {
+			if s.env.Now().Before(back) {
+				failing++
+				return workflows.FailOutcome{}, errors.New("store: fail scan: dial tcp 127.0.0.1:5432: connect: connection refused")
+			}
+			return s.acts.FailScan(ctx, in)
+		})
+	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
+	s.Require().True(s.env.IsWorkflowCompleted())
+	s.Require().NoError(s.env.GetWorkflowError(), "the workflow outlasts the outage")
+	var res workflows.BackfillResult
+	s.Require().NoError(s.env.GetWorkflowResult(&res))
+	s.Equal(string(store.SyncCompleted), res.Status)
+	s.Greater(failing, 1, "FailScan was retried through the outage")
+	s.Require().Len(s.scans, 2, "the failed attempt and its retry")
+	s.GreaterOrEqual(s.scans[1].Sub(s.scans[0]), outage+testPolicy.Schedule.Base, "the retry waited out the outage, then the schedule's first delay")
+	row := s.row(wallet, backfill.Solana)
+	s.Equal(store.SyncCompleted, row.Status)
+	s.Equal(2, row.Attempts)
 }
 
 func (s *WalletSuite) TestAnAddressTheNetworkRejectsFailsAtOnce() {

@@ -1,0 +1,147 @@
+package dispatch_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/keeperhq/keeper/internal/dispatch"
+	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/workflows"
+)
+
+// walletTemporal records the WalletSync signals it is handed (the
+// WalletSync then runs, as signal-with-start makes it) and answers
+// DescribeWorkflowExecution from the set of workflow ids said to run.
+type walletTemporal struct {
+	mu      sync.Mutex
+	running map[string]bool
+	synced  []workflows.SyncSignal
+}
+
+func (t *walletTemporal) SignalWithStartWorkflow(_ context.Context, id, _ string, arg any, o client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.synced = append(t.synced, arg.(workflows.SyncSignal))
+	t.running[id] = true
+	return nil, nil
+}
+
+func (t *walletTemporal) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.running[id] {
+		return nil, serviceerror.NewNotFound("workflow not found for ID: " + id)
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{Status: enums.WORKFLOW_EXECUTION_STATUS_RUNNING}}, nil
+}
+
+func (t *walletTemporal) set(id string, running bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.running[id] = running
+}
+
+func (t *walletTemporal) signals() []workflows.SyncSignal {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]workflows.SyncSignal(nil), t.synced...)
+}
+
+const reconWallet = "0x00000000000000000000000000000000000000aa"
+
+func newReconcileFixture(t *testing.T) (*store.Store, *walletTemporal, *dispatch.Backfills) {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	tc := &walletTemporal{running: map[string]bool{}}
+	d := &dispatch.Backfills{Store: st, Temporal: tc, Runs: tc, Sweep: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	return st, tc, d
+}
+
+func TestReconcileHandsTemporalAgainOnlyTheItemsNoWorkflowWorksOn(t *testing.T) {
+	st, tc, d := newReconcileFixture(t)
+	ctx := context.Background()
+	_, _, err := st.AddWallet(ctx, reconWallet, []store.NetworkStart{{Network: "etherlink"}, {Network: "solana"}})
+	require.NoError(t, err)
+	_, err = d.Reconcile(ctx, time.Now().Add(time.Minute)) // hands the new wallet over, as the API's dispatcher would
+	require.NoError(t, err)
+	require.Len(t, tc.signals(), 1)
+
+	// etherlink scans (RUNNING); solana failed and its retry is overdue.
+	_, err = st.BeginScan(ctx, reconWallet, "etherlink")
+	require.NoError(t, err)
+	_, _, err = st.FailScan(ctx, reconWallet, "solana", store.ScanFailure{Error: "rpc down", Now: time.Now().Add(-time.Hour), MaxRetries: 5,
+		Delay: func(int) time.Duration { return time.Minute }})
+	require.NoError(t, err)
+	tc.set(workflows.BackfillWorkflowID("etherlink", reconWallet), true)
+
+	n, err := d.Reconcile(ctx, time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the overdue retry whose Backfill is gone; not the item whose Backfill runs")
+	require.Len(t, tc.signals(), 2)
+	assert.Equal(t, []workflows.NetworkGen{{Network: "solana", Gen: 2}}, tc.signals()[1].Networks, "a new generation, so a running WalletSync starts it too")
+	row, err := st.SyncStatus(ctx, reconWallet, "solana")
+	require.NoError(t, err)
+	assert.Equal(t, store.SyncPending, row.Status)
+	assert.Equal(t, 1, row.RetryCount, "the retry count goes on")
+
+	n, err = d.Reconcile(ctx, time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	assert.Zero(t, n, "solana is handed over again: its running WalletSync starts it")
+
+	// The etherlink Backfill failed and nothing runs its item any more.
+	tc.set(workflows.BackfillWorkflowID("etherlink", reconWallet), false)
+	n, err = d.Reconcile(ctx, time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	assert.Zero(t, n, "a row that changed since quiet is left for the next pass")
+	n, err = d.Reconcile(ctx, time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 2}}, tc.signals()[2].Networks)
+	row, err = st.SyncStatus(ctx, reconWallet, "etherlink")
+	require.NoError(t, err)
+	assert.Equal(t, store.SyncPending, row.Status)
+	assert.Equal(t, 1, row.Attempts, "the checkpoint and attempts are kept: the scan goes on where it stopped")
+}
+
+func TestAWalletAddedAgainWhileStuckRunningIsHandedToTemporalAgain(t *testing.T) {
+	st, tc, d := newReconcileFixture(t)
+	ctx := context.Background()
+	nets := []store.NetworkStart{{Network: "etherlink"}}
+	_, _, err := st.AddWallet(ctx, reconWallet, nets)
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(runCtx) }()
+	require.Eventually(t, func() bool { return len(tc.signals()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	_, err = st.BeginScan(ctx, reconWallet, "etherlink")
+	require.NoError(t, err)
+
+	// The WalletSync that runs will see to it: the add changes nothing.
+	d.Recheck(reconWallet)
+	d.Recheck(reconWallet + "-unknown")
+	require.Never(t, func() bool { return len(tc.signals()) > 1 }, 300*time.Millisecond, 10*time.Millisecond)
+
+	// Neither the WalletSync nor the Backfill runs: stuck RUNNING.
+	tc.set(workflows.WalletWorkflowID(reconWallet), false)
+	d.Recheck(reconWallet)
+	require.Eventually(t, func() bool { return len(tc.signals()) == 2 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 2}}, tc.signals()[1].Networks)
+	stop()
+	<-done
+}
