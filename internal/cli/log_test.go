@@ -265,3 +265,43 @@ func TestLogTrustPrintsTheRootAWorkerListedAndTheAuditReadsEveryAccountInIt(t *t
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the root names log key")
 }
+
+// TestLogTrustRetireClosesAnAccountAtTheNextCheckpointAndRefusesAnUnknownOne:
+// the operator's rotation step, on the store a worker listed its account in.
+func TestLogTrustRetireClosesAnAccountAtTheNextCheckpointAndRefusesAnUnknownOne(t *testing.T) {
+	t.Setenv("KEEPER_DATA_DIR", t.TempDir())
+	t.Setenv("KEEPER_LOG_ORIGIN", "keeper.test/log")
+	skey, _, err := evlog.GenerateKey("keeper.test/log")
+	require.NoError(t, err)
+	keyFile := filepath.Join(t.TempDir(), "log-signer.key")
+	require.NoError(t, os.WriteFile(keyFile, []byte(skey), 0o600))
+	t.Setenv("KEEPER_LOG_KEY_FILE", keyFile)
+	signer, err := evlog.NewSigner(skey, "keeper.test/log")
+	require.NoError(t, err)
+	growLog(t, signer, 10)
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(os.Getenv("KEEPER_DATA_DIR"), "keeper.db"))
+	require.NoError(t, err)
+	const account = "0xaaaa000000000000000000000000000000000001"
+	_, err = logsvc.ListAccounts(ctx, st, signer, []logsvc.Account{{Chain: "etherlink", Network: "eip155:128123", Address: account}}, time.Now())
+	require.NoError(t, err)
+	st.Close()
+
+	_, _, err = keeper(t, "log", "trust", "retire", "0xaaaa")
+	require.Error(t, err, "not a CAIP-10 id")
+	_, _, err = keeper(t, "log", "trust", "retire", "eip155:128123:0xbbbb000000000000000000000000000000000002")
+	require.ErrorContains(t, err, "not an open account")
+
+	out, _, err := keeper(t, "log", "trust", "retire", "eip155:128123:"+account)
+	require.NoError(t, err)
+	assert.Contains(t, out, "retired eip155:128123:"+account)
+	plain, _, err := keeper(t, "log", "trust")
+	require.NoError(t, err)
+	root, err := trust.Parse([]byte(plain))
+	require.NoError(t, err)
+	require.Len(t, root.Accounts, 1)
+	require.NotNil(t, root.Accounts[0].Sizes.End, "the account's sizes end")
+	assert.True(t, root.Retired("eip155:128123", account))
+	ok, _ := root.Allows("etherlink", "eip155:128123", account, int64(*root.Accounts[0].Sizes.End))
+	assert.False(t, ok)
+}

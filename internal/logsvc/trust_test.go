@@ -25,7 +25,7 @@ const (
 	solOne = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
 )
 
-func TestAWorkersAccountsAreListedInTheTrustRootWhichRotationsOnlyExtend(t *testing.T) {
+func TestAWorkersAccountsAreListedInTheTrustRootWhichOnlyARetirementCloses(t *testing.T) {
 	ctx := context.Background()
 	l := newTestLog(t)
 	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -39,7 +39,8 @@ func TestAWorkersAccountsAreListedInTheTrustRootWhichRotationsOnlyExtend(t *test
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, again.Version, "a restart with the same accounts changes nothing")
 
-	// The EVM key is rotated after the checkpoint of 40 entries.
+	// A second worker with an EVM key of its own starts after the checkpoint
+	// of 40 entries: both accounts anchor from then on.
 	rotated, err := logsvc.ListAccounts(ctx, l.st, l.signer, []logsvc.Account{{Chain: "etherlink", Network: evmNet, Address: evmTwo}, both[1]}, at.Add(2*time.Hour))
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, rotated.Version)
@@ -48,11 +49,27 @@ func TestAWorkersAccountsAreListedInTheTrustRootWhichRotationsOnlyExtend(t *test
 		addr string
 		size int64
 		ok   bool
-	}{{evmOne, 0, true}, {evmOne, 40, true}, {evmOne, 41, false}, {evmTwo, 40, false}, {evmTwo, 41, true}} {
+	}{{evmOne, 0, true}, {evmOne, 40, true}, {evmOne, 41, true}, {evmTwo, 40, false}, {evmTwo, 41, true}} {
 		ok, why := r.Allows("etherlink", evmNet, c.addr, c.size)
 		assert.Equal(t, c.ok, ok, "%s at %d: %s", c.addr, c.size, why)
 	}
-	ok, _ := r.Allows("solana", solNet, solOne, 1000)
+
+	// The operator retires the first key; a worker still holding it is refused.
+	_, err = l.st.UpdateTrustRoot(ctx, func(prev trust.Root, _ bool) (trust.Root, []byte, error) {
+		prev.Accounts = append([]trust.Account(nil), prev.Accounts...)
+		require.NoError(t, prev.Retire(trust.CAIP10(evmNet, evmOne), 41, at.Add(3*time.Hour)))
+		note, err := trust.Sign(prev, l.signer)
+		return prev, note, err
+	})
+	require.NoError(t, err)
+	_, err = logsvc.ListAccounts(ctx, l.st, l.signer, both, at.Add(4*time.Hour))
+	require.ErrorContains(t, err, "was retired")
+	latest, err := l.st.TrustRoot(ctx)
+	require.NoError(t, err)
+	r = latest.Root
+	ok, _ := r.Allows("etherlink", evmNet, evmOne, 41)
+	assert.False(t, ok, "a retired key's anchor of a later checkpoint does not verify")
+	ok, _ = r.Allows("solana", solNet, solOne, 1000)
 	assert.True(t, ok, "the Solana account stays open")
 
 	// /log/trust serves it signed by the log's key; an export writes it.
