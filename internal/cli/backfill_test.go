@@ -86,7 +86,12 @@ func TestBackfillStatusRefreshesUntilDoneThenShowsReconciledBalances(t *testing.
 	assert.Contains(t, frames[len(frames)-1], "COMPLETED [########################] 100.0%  10/10 blocks, 1 transfers, checkpoint block 9")
 	assert.Contains(t, out, "42  reconciled with the chain at 9")
 	assert.Contains(t, out, "every balance reconciles with the chain")
-	assert.Equal(t, 1, strings.Count(out, "COMPLETED ["), "a frame is printed when something changed")
+	// The item completes and then the wallet is finished, two writes: a poll
+	// may land between them. Either way a frame is printed only when
+	// something changed.
+	for i := 1; i < len(frames); i++ {
+		assert.NotEqual(t, frames[i-1], frames[i], "a frame is printed only when something changed")
+	}
 }
 
 func TestBackfillStatusFailsWhenANetworkWasAbandoned(t *testing.T) {
