@@ -5,12 +5,16 @@ package testsuite
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/node"
@@ -24,9 +28,10 @@ import (
 // the whole process at random moments at least 4 times and restarts it. After
 // the last restart every evidence that got a 2xx must be confirmed within 3
 // minutes, exactly once, with receipts that verify (see verifyExactlyOnce;
-// the Solana devnet begins again at genesis on every start, so a Solana
-// anchor confirmed before the last restart is checked through the store, the
-// others on the current ledger; EtherLink is checked entirely on chain).
+// both local chains keep their ledgers across kills, so every anchor is
+// checked on chain). Then `keeper log audit` with the deployment's trust
+// root finds nothing, and a receipt issued before the first kill verifies
+// on both chains with `keeper verify --trust`.
 func TestKeeperDevSurvivesSIGKILL(t *testing.T) {
 	rng := crashRNG(t)
 	began := time.Now()
@@ -78,6 +83,24 @@ func TestKeeperDevSurvivesSIGKILL(t *testing.T) {
 		posts.Wait()
 	}()
 
+	// A receipt issued before the first kill, on both chains: it must still
+	// verify after every restart (both local chains keep their ledgers).
+	early := func() string {
+		for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			mu.Lock()
+			for id, i := range accepted {
+				if i%3 == 2 {
+					mu.Unlock()
+					return id
+				}
+			}
+			mu.Unlock()
+		}
+		require.FailNow(t, "no evidence on both chains accepted within 90 s")
+		return ""
+	}()
+	earlyReceipt := waitReceiptJSON(t, apiAddr, early, 2*time.Minute)
+
 	// SIGKILL the whole process at random moments while the evidence flow.
 	const kills = 5
 	var lastRestart time.Time
@@ -119,9 +142,27 @@ func TestKeeperDevSurvivesSIGKILL(t *testing.T) {
 	require.Equal(t, total, sumCounts(countByStatus(t, st)), "one evidence per idempotency key")
 
 	res := crashCheck{st: st, dataDir: dir, apiAddr: apiAddr, evmURL: fmt.Sprintf("http://127.0.0.1:%d", evmPort),
-		solURL: fmt.Sprintf("http://127.0.0.1:%d", solPort), solanaLedgerRestarts: true}.verifyExactlyOnce(t, ids)
-	t.Logf("kills %d; posted %d (%d retries of a failed post); confirmed %d; %d EtherLink and %d Solana anchor transactions (%d of them on a Solana ledger gone with a restart, checked through the store); longest wait %v; all confirmed %v after the last restart; run %v",
-		kills, total, retries, len(ids), res.evmTxs, res.solanaTxs, res.solanaPreviousLedgr, res.longest.Round(time.Millisecond),
+		solURL: fmt.Sprintf("http://127.0.0.1:%d", solPort)}.verifyExactlyOnce(t, ids)
+	evmURL, solURL := fmt.Sprintf("http://127.0.0.1:%d", evmPort), fmt.Sprintf("http://127.0.0.1:%d", solPort)
+
+	// The deployment's trust root, pinned as a verifier would: the audit
+	// finds nothing across the restarts, and the receipt issued before the
+	// first kill verifies on both chains.
+	trustFile := filepath.Join(work, "trust")
+	require.NoError(t, os.WriteFile(trustFile, getBody(t, "http://"+apiAddr+"/log/trust"), 0o644))
+	audit := exec.Command(bin, "log", "audit", "--log", "http://"+apiAddr+"/log", "--trust", trustFile,
+		"--rpc", "etherlink="+evmURL, "--rpc", "solana="+solURL)
+	out, err := audit.CombinedOutput()
+	require.NoError(t, err, "keeper log audit --trust after %d kills:\n%s", kills, out)
+	assert.NotContains(t, string(out), "FINDING")
+	receiptFile := filepath.Join(work, "early.receipt.json")
+	require.NoError(t, os.WriteFile(receiptFile, earlyReceipt, 0o644))
+	check := exec.Command(bin, "verify", receiptFile, "--trust", trustFile, "--rpc", "etherlink="+evmURL, "--rpc", "solana="+solURL)
+	out, err = check.CombinedOutput()
+	require.NoError(t, err, "the receipt issued before the first kill:\n%s", out)
+	assert.Contains(t, string(out), "verified on 2 network(s)", "both local chains' anchors verify")
+	t.Logf("kills %d; posted %d (%d retries of a failed post); confirmed %d; %d EtherLink and %d Solana anchor transactions; longest wait %v; all confirmed %v after the last restart; run %v",
+		kills, total, retries, len(ids), res.evmTxs, res.solanaTxs, res.longest.Round(time.Millisecond),
 		time.Since(lastRestart).Round(time.Second), time.Since(began).Round(time.Second))
 }
 
@@ -139,4 +180,35 @@ func unconfirmedByChain(t *testing.T, st *store.Store, ids []string) map[string]
 		}
 	}
 	return out
+}
+
+// waitReceiptJSON polls GET /v1/evidence/{id}/receipt until the evidence is
+// confirmed and returns the receipt as served.
+func waitReceiptJSON(t *testing.T, apiAddr, id string, within time.Duration) []byte {
+	t.Helper()
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		resp, err := http.Get("http://" + apiAddr + "/v1/evidence/" + id + "/receipt")
+		if err != nil {
+			continue
+		}
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode == http.StatusOK {
+			return raw
+		}
+	}
+	require.FailNow(t, "no receipt", "evidence %s not confirmed within %v", id, within)
+	return nil
+}
+
+// getBody GETs url and returns its body, requiring 200.
+func getBody(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", url, raw)
+	return raw
 }
