@@ -155,7 +155,7 @@ func TestKeeperDevSurvivesSIGKILL(t *testing.T) {
 	out, err := audit.CombinedOutput()
 	require.NoError(t, err, "keeper log audit --trust after %d kills:\n%s", kills, out)
 	assert.NotContains(t, string(out), "FINDING")
-	receiptFile := filepath.Join(work, "early.receipt.json")
+	receiptFile := filepath.Join(work, early+".receipt.json") // the name the API gives a downloaded receipt: no file beside it
 	require.NoError(t, os.WriteFile(receiptFile, earlyReceipt, 0o644))
 	check := exec.Command(bin, "verify", receiptFile, "--trust", trustFile, "--rpc", "etherlink="+evmURL, "--rpc", "solana="+solURL)
 	out, err = check.CombinedOutput()
