@@ -71,7 +71,6 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 	row := &CadenceRow{
 		Rate: rate, DurationS: o.CadenceFor.Seconds(), FinalityMS: msOf(fin),
 		IntervalMS: map[string]float64{}, Txs: map[string]int{}, TxsPerChainPerMin: map[string]float64{}, CeilingPerMin: map[string]float64{},
-		BatchCeiling: map[string]int{},
 	}
 	longest := time.Duration(0)
 	for _, c := range st.cfg.Chains {
@@ -94,12 +93,11 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 	if err != nil {
 		return nil, err
 	}
-	row.Batches, row.FullBatches = cadenceBatches(bs, st.cfg.BatchMaxItems)
+	intervals := map[string]time.Duration{}
 	for _, c := range st.cfg.Chains {
-		if iv := st.cfg.AnchorIntervalFor(c); iv > 0 {
-			row.BatchCeiling[c] = batchCeiling(o.CadenceFor, iv, len(st.apis), row.FullBatches[c])
-		}
+		intervals[c] = st.cfg.AnchorIntervalFor(c)
 	}
+	row.countBatches(bs, st.cfg.BatchMaxItems, o.CadenceFor, intervals, len(st.apis))
 	row.Accepted = len(evs)
 	row.Confirmed = len(t.confirmedAt)
 	row.IntakeToConfirmed = summarize(t.toConfirmed)
@@ -127,17 +125,23 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 	return row, nil
 }
 
-// cadenceBatches counts each chain's batches, and of them the full ones:
-// those that reached maxItems (KEEPER_BATCH_MAX_ITEMS).
-func cadenceBatches(bs []store.BatchTiming, maxItems int) (batches, full map[string]int) {
-	batches, full = map[string]int{}, map[string]int{}
+// countBatches fills the row's batches per chain, the full ones among
+// them (maxItems evidence, KEEPER_BATCH_MAX_ITEMS) and, for each chain
+// with an interval, the ceiling the cadence puts on them over the arrival.
+// nodes is how many API nodes dispatched.
+func (row *CadenceRow) countBatches(bs []store.BatchTiming, maxItems int, arrival time.Duration, intervals map[string]time.Duration, nodes int) {
+	row.Batches, row.FullBatches, row.BatchCeiling = map[string]int{}, map[string]int{}, map[string]int{}
 	for _, b := range bs {
-		batches[b.Chain]++
+		row.Batches[b.Chain]++
 		if b.Size >= maxItems {
-			full[b.Chain]++
+			row.FullBatches[b.Chain]++
 		}
 	}
-	return batches, full
+	for c, iv := range intervals {
+		if iv > 0 {
+			row.BatchCeiling[c] = batchCeiling(arrival, iv, nodes, row.FullBatches[c])
+		}
+	}
 }
 
 // batchCeiling is the most batches the cadence (docs/anchoring.md) lets one
