@@ -65,7 +65,7 @@ func (o *Options) shortPhases() []ShortPhase {
 		}
 		if least := cadenceLeast(longest); o.CadenceFor < least {
 			out = append(out, ShortPhase{Phase: PhaseCadence, Flag: "--cadence-for", GivenS: o.CadenceFor.Seconds(), LeastS: least.Seconds(),
-				Why: fmt.Sprintf("its figures are per minute of arrivals, and span at least two anchor intervals (the longest is %v)", longest)})
+				Why: fmt.Sprintf("its figures are per minute of arrivals, over at least two of the longest anchor interval, %v", longest)})
 		}
 	}
 	for _, p := range AllPhases {

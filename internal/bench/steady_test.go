@@ -54,7 +54,7 @@ func TestTheCadencePhaseSpansTwoOfTheLongestAnchorIntervals(t *testing.T) {
 	short := o.shortPhases()
 	require.Len(t, short, 1)
 	assert.Equal(t, 120.0, short[0].LeastS)
-	assert.Contains(t, short[0].Why, "the longest is 1m0s")
+	assert.Contains(t, short[0].Why, "two of the longest anchor interval, 1m0s")
 }
 
 func TestAShortLoadGetsAShortenedWarmUpAndALongOneTheFullWarmUp(t *testing.T) {
