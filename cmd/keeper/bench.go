@@ -35,6 +35,8 @@ dispatcher and worker) in a temporary directory (--dir to keep it elsewhere; --a
 measure only intake on a keeper already running) and measures, in one run:
 
   low-load      one evidence every 500 ms for 30 s: intake → submitted and → confirmed
+  cadence       a steady arrival at each of --cadence-rates for --cadence-for: anchor
+                batches per chain against the cadence's ceiling (full batches aside)
   intake        open-loop POST /v1/evidence at --rate for --duration (latency from each
                 request's scheduled send time)
   batched       as much evidence as intake accepts for --duration, default batching:
@@ -45,6 +47,10 @@ measure only intake on a keeper already running) and measures, in one run:
                 tiles from /log/ back to back for --tile-for (full level-0 tiles at
                 random, a tenth partial ones); the log is first grown to 16,384 entries
   per-evidence  the same on a second stack with KEEPER_BATCH_MAX_ITEMS=1
+
+An anchoring phase's confirmed/s leaves out 10 s of warm-up after its first
+confirmation and counts over at least 20 s more: a --duration under 30s, or a
+--cadence-for under a minute, is warned about and its figures marked not steady.
 
 --deployments measures several deployments one after another, each on fresh stacks and
 databases, and reports them side by side (phases intake,batched unless --phases says):
@@ -103,7 +109,7 @@ the report carries the load average.`,
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&o.Duration, "duration", 60*time.Second, "length of the intake, batched and per-evidence phases, each")
+	f.DurationVar(&o.Duration, "duration", 60*time.Second, "length of the intake, batched, bulk and per-evidence phases, each (under "+(bench.SteadyWarmUp+bench.SteadyWindow).String()+" the anchoring phases have no steady window: the bench warns)")
 	f.Float64Var(&o.Rate, "rate", 1000, "intake phase: requests per second, open loop")
 	f.IntVar(&o.Concurrency, "clients", 32, "anchoring phases: concurrent clients posting back to back")
 	f.IntVar(&o.BulkClients, "bulk-clients", 4, "bulk phase: concurrent clients posting POST /v1/evidence/batch back to back")
@@ -113,7 +119,7 @@ the report carries the load average.`,
 	f.DurationVar(&o.LowLoadEvery, "low-load-every", 500*time.Millisecond, "low-load phase: one evidence this often")
 	f.DurationVar(&o.LowLoadFor, "low-load-for", 30*time.Second, "low-load phase: for this long")
 	f.Float64SliceVar(&o.CadenceRates, "cadence-rates", []float64{1, 10, 100, 1000}, "cadence phase: steady arrival rates, evidence/s, one after another")
-	f.DurationVar(&o.CadenceFor, "cadence-for", 30*time.Second, "cadence phase: each rate for this long")
+	f.DurationVar(&o.CadenceFor, "cadence-for", bench.CadenceLeast, "cadence phase: each rate for this long (shorter than a minute, or than two anchor intervals, is not steady: the bench warns)")
 	f.IntVar(&o.TileClients, "tile-clients", 16, "tiles phase: concurrent clients reading the log's tiles back to back")
 	f.DurationVar(&o.TileFor, "tile-for", 20*time.Second, "tiles phase: for this long")
 	f.DurationVar(&o.Drain, "drain", 2*time.Minute, "longest wait for a phase's evidence to be confirmed")

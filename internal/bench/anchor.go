@@ -21,6 +21,7 @@ type AnchorReport struct {
 	ConfirmedPerSec       float64       `json:"confirmed_per_s"`
 	SteadyFromS           float64       `json:"steady_from_s"` // the window confirmed_per_s is measured over, from the phase start
 	SteadyToS             float64       `json:"steady_to_s"`
+	Steady                bool          `json:"steady"`              // the load was long enough for a steady window (steadyLoad); else confirmed_per_s is not steady state
 	IntakeToSubmitted     Latency       `json:"intake_to_submitted"` // until the anchor transaction was journaled for broadcast on every chain
 	IntakeToConfirmed     Latency       `json:"intake_to_confirmed"`
 	Batches               int           `json:"batches"`
@@ -38,10 +39,13 @@ type AnchorReport struct {
 	StoreBytes            int64         `json:"store_bytes_growth"`  // keeper's store (store.Size) after the phase's evidence settled, minus before it
 	StoredEvidence        int           `json:"stored_evidence"`     // evidence the phase stored
 	BytesPerEvidence      float64       `json:"store_bytes_per_evidence"`
-	BytesPerEvidenceChain float64       `json:"store_bytes_per_evidence_and_chain"`
-	Log                   *LogReport    `json:"log,omitempty"`
-	Series                []Point       `json:"series"`
-	Load1                 float64       `json:"load_average_1m"`
+	BytesPerEvidenceChain float64       `json:"store_bytes_per_evidence_and_chain"` // the log's tables included: they are in the store
+	// LogBytesPerEvidenceChain is the log's share of BytesPerEvidenceChain:
+	// its tables' growth over the same evidence and chains.
+	LogBytesPerEvidenceChain float64    `json:"log_bytes_per_evidence_and_chain"`
+	Log                      *LogReport `json:"log,omitempty"`
+	Series                   []Point    `json:"series"`
+	Load1                    float64    `json:"load_average_1m"`
 }
 
 // Point is one second of an anchoring phase: evidence confirmed in it and
@@ -127,6 +131,7 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	rep.IntakeToSubmitted = summarize(t.toSubmitted)
 	rep.Series = series(t, t0, end)
 	rep.ConfirmedPerSec, rep.SteadyFromS, rep.SteadyToS = steadyRate(t, t0, o.Duration, end)
+	rep.Steady = steadyLoad(o.Duration)
 	rep.Batches = len(bs)
 	if len(bs) > 0 {
 		total := 0
@@ -293,9 +298,11 @@ func series(t evTimeline, t0, end time.Time) []Point {
 }
 
 // steadyRate is confirmations per second once the pipeline is full: from
-// the first confirmation plus a warm-up (a sixth of the load, at most 10 s)
-// until as long after the load ended as the first confirmation took, within
-// what was observed.
+// the first confirmation plus SteadyWarmUp until as long after the load
+// ended as the first confirmation took, within what was observed. A load
+// shorter than SteadyWarmUp + SteadyWindow has no steady window: its
+// warm-up shrinks to a sixth of the load so that it still gives a figure,
+// which the report marks as not steady (steadyLoad).
 func steadyRate(t evTimeline, t0 time.Time, load time.Duration, end time.Time) (rate, from, to float64) {
 	if len(t.confirmedAt) == 0 {
 		return 0, 0, 0
@@ -307,7 +314,10 @@ func steadyRate(t evTimeline, t0 time.Time, load time.Duration, end time.Time) (
 		}
 	}
 	lag := first.Sub(t0)
-	warm := min(load/6, 10*time.Second)
+	warm := SteadyWarmUp
+	if !steadyLoad(load) {
+		warm = load / 6
+	}
 	start, stop := t0.Add(lag+warm), t0.Add(lag+load)
 	if stop.After(end) {
 		stop = end

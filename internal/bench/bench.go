@@ -61,7 +61,7 @@ type Options struct {
 	LowLoadEvery time.Duration // default 500ms
 	LowLoadFor   time.Duration // default 30s
 	CadenceRates []float64     // cadence phase arrival rates, evidence/s; default 1, 10, 100, 1000
-	CadenceFor   time.Duration // cadence phase, each rate; default 30s
+	CadenceFor   time.Duration // cadence phase, each rate; default CadenceLeast (60s)
 	TileClients  int           // tiles phase: clients reading back to back; default 16
 	TileFor      time.Duration // tiles phase: for this long; default 20s
 	Drain        time.Duration // longest wait for a phase's evidence to confirm; default 2m
@@ -109,7 +109,7 @@ func (o *Options) defaults() {
 		o.CadenceRates = []float64{1, 10, 100, 1000}
 	}
 	if o.CadenceFor <= 0 {
-		o.CadenceFor = 30 * time.Second
+		o.CadenceFor = CadenceLeast
 	}
 	if o.TileClients <= 0 {
 		o.TileClients = 16
@@ -138,6 +138,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	o.defaults()
 	if err := o.check(); err != nil {
 		return nil, err
+	}
+	for _, sp := range o.shortPhases() {
+		fmt.Fprintf(o.Progress, "bench: WARNING: %s\n", sp)
 	}
 	if o.API != "" {
 		return runAgainst(ctx, o)

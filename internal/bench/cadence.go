@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/keeperhq/keeper/internal/store"
 )
 
 // CadenceReport is the cadence phase: a steady arrival at each of a few
@@ -23,7 +25,10 @@ type CadenceRow struct {
 	IntervalMS         map[string]float64 `json:"interval_ms"`
 	Txs                map[string]int     `json:"chain_transactions"` // per chain, of settled batches, fee bumps included
 	TxsPerChainPerMin  map[string]float64 `json:"transactions_per_chain_per_minute"`
-	CeilingPerMin      map[string]float64 `json:"ceiling_per_minute"` // 60 ÷ interval + 1; absent: no interval
+	CeilingPerMin      map[string]float64 `json:"ceiling_per_minute"` // the rule per minute, 60 ÷ interval + 1, full batches aside; absent: no interval
+	Batches            map[string]int     `json:"batches"`            // per chain, every batch the rate's evidence went into
+	FullBatches        map[string]int     `json:"full_batches"`       // of them, those of KEEPER_BATCH_MAX_ITEMS evidence, which go before the interval is up
+	BatchCeiling       map[string]int     `json:"batch_ceiling"`      // the most batches the cadence allows (batchCeiling); absent: no interval
 	TxsPerEv           float64            `json:"chain_transactions_per_evidence"`
 	ActionsPerEv       float64            `json:"temporal_actions_per_evidence"`
 	IntakeToConfirmed  Latency            `json:"intake_to_confirmed"`
@@ -88,6 +93,11 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 	if err != nil {
 		return nil, err
 	}
+	intervals := map[string]time.Duration{}
+	for _, c := range st.cfg.Chains {
+		intervals[c] = st.cfg.AnchorIntervalFor(c)
+	}
+	row.countBatches(bs, st.cfg.BatchMaxItems, o.CadenceFor, intervals, len(st.apis))
 	row.Accepted = len(evs)
 	row.Confirmed = len(t.confirmedAt)
 	row.IntakeToConfirmed = summarize(t.toConfirmed)
@@ -113,4 +123,51 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 		row.ActionsPerEv = math.Round(float64(acts.Total)/float64(n)*1e4) / 1e4
 	}
 	return row, nil
+}
+
+// countBatches fills the row's batches per chain, the full ones among
+// them (maxItems evidence, KEEPER_BATCH_MAX_ITEMS) and, for each chain
+// with an interval, the ceiling the cadence puts on them over the arrival.
+// nodes is how many API nodes dispatched.
+func (row *CadenceRow) countBatches(bs []store.BatchTiming, maxItems int, arrival time.Duration, intervals map[string]time.Duration, nodes int) {
+	row.Batches, row.FullBatches, row.BatchCeiling = map[string]int{}, map[string]int{}, map[string]int{}
+	for _, b := range bs {
+		row.Batches[b.Chain]++
+		if b.Size >= maxItems {
+			row.FullBatches[b.Chain]++
+		}
+	}
+	for c, iv := range intervals {
+		if iv > 0 {
+			row.BatchCeiling[c] = batchCeiling(arrival, iv, nodes, row.FullBatches[c])
+		}
+	}
+}
+
+// batchCeiling is the most batches the cadence (docs/anchoring.md) lets one
+// chain form from evidence arriving over `arrival`: on each of `nodes`
+// dispatchers (every API node keeps its own cadence), the first goes at
+// once and each next one at least an interval after the one before, so
+// every batch but the last starts while evidence still arrives:
+// ⌈arrival ÷ interval⌉ + 1. A full batch goes before its interval is up and
+// is within the rule, so each one adds one. (Priority 1 evidence may go
+// early too; the bench sends none.)
+func batchCeiling(arrival, interval time.Duration, nodes, full int) int {
+	perNode := int((arrival+interval-1)/interval) + 1
+	return max(nodes, 1)*perNode + full
+}
+
+// overCeiling compares each chain's batches with its ceiling: the share of
+// the ceiling the fullest chain used (≤ 1 is within the cadence), and
+// whether every chain with an interval was within it.
+func (row *CadenceRow) overCeiling() (worst float64, within bool) {
+	within = true
+	for c, lim := range row.BatchCeiling {
+		n := row.Batches[c]
+		within = within && n <= lim
+		if lim > 0 {
+			worst = max(worst, float64(n)/float64(lim))
+		}
+	}
+	return round2(worst), within
 }

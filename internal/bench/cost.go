@@ -91,5 +91,9 @@ func storeGrowth(rep *AnchorReport, before, after int64, evidence, chains int) {
 	if evidence > 0 && chains > 0 {
 		rep.BytesPerEvidence = math.Round(float64(rep.StoreBytes) / float64(evidence))
 		rep.BytesPerEvidenceChain = math.Round(float64(rep.StoreBytes) / float64(evidence*chains))
+		if rep.Log != nil {
+			// The log's tables are in the store: their growth is part of StoreBytes.
+			rep.LogBytesPerEvidenceChain = math.Round(float64(rep.Log.Bytes) / float64(evidence*chains))
+		}
 	}
 }

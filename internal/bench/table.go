@@ -31,6 +31,9 @@ func (r *Report) WriteTable(out io.Writer) {
 		}
 		fmt.Fprintf(out, "deployment %s: %s\n", d.Name, strings.Join(parts, "; "))
 	}
+	for _, sp := range r.ShortPhases {
+		fmt.Fprintf(out, "WARNING: %s\n", sp)
+	}
 	fmt.Fprintln(out)
 
 	t := &table{out: out, w: tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)}
@@ -45,14 +48,24 @@ func (r *Report) WriteTable(out io.Writer) {
 	if len(r.Targets) > 0 {
 		fmt.Fprintf(t.w, "TARGETS\tgoal\tmeasured\n")
 		for _, g := range r.Targets {
-			mark := "met"
-			if !g.Met {
-				mark = "MISSED"
-			}
-			fmt.Fprintf(t.w, "  %s%s\t%s\t%s  %s\n", r.prefix(g.Deployment), g.Name, g.Goal, g.Measured, mark)
+			fmt.Fprintf(t.w, "  %s%s\t%s\t%s  %s\n", r.prefix(g.Deployment), g.Name, g.Goal, g.Measured, g.mark())
 		}
 	}
 	t.w.Flush()
+}
+
+// mark is how the table shows a target's verdict: a miss stands out.
+func (g Target) mark() string {
+	switch g.Verdict {
+	case VerdictMissed:
+		return "MISSED"
+	case "":
+		if g.Met {
+			return VerdictMet
+		}
+		return "MISSED"
+	}
+	return g.Verdict
 }
 
 // table writes sections that each align their own columns.
@@ -221,6 +234,9 @@ func anchorRows() []row[AnchorReport] {
 			return fmt.Sprintf("%.1f / %.1f ms", a.Intake.Latency.P50, a.Intake.Latency.P99)
 		}},
 		{"confirmed/s, steady", func(a *AnchorReport) string {
+			if !a.Steady {
+				return fmt.Sprintf("%.1f (s %.0f–%.0f; not steady: the phase was too short)", a.ConfirmedPerSec, a.SteadyFromS, a.SteadyToS)
+			}
 			return fmt.Sprintf("%.1f (s %.0f–%.0f)", a.ConfirmedPerSec, a.SteadyFromS, a.SteadyToS)
 		}},
 		{"confirmed by the end", func(a *AnchorReport) string {
@@ -240,8 +256,11 @@ func anchorRows() []row[AnchorReport] {
 		{"chain transactions / evidence", func(a *AnchorReport) string {
 			return fmt.Sprintf("%.4f (%d)", a.ChainTxsPerEv, a.ChainTxs)
 		}},
-		{"store bytes / evidence (and chain)", func(a *AnchorReport) string {
-			return fmt.Sprintf("%.0f (%.0f): %s over %d", a.BytesPerEvidence, a.BytesPerEvidenceChain, mib(a.StoreBytes), a.StoredEvidence)
+		{"store bytes / evidence (and chain), the log included", func(a *AnchorReport) string {
+			if a.Log == nil {
+				return fmt.Sprintf("%.0f (%.0f): %s over %d", a.BytesPerEvidence, a.BytesPerEvidenceChain, mib(a.StoreBytes), a.StoredEvidence)
+			}
+			return fmt.Sprintf("%.0f (%.0f, of which the log %.0f): %s over %d", a.BytesPerEvidence, a.BytesPerEvidenceChain, a.LogBytesPerEvidenceChain, mib(a.StoreBytes), a.StoredEvidence)
 		}},
 		{"log bytes / evidence", func(a *AnchorReport) string { return logBytes(a.Log) }},
 		{"CPU s / 1,000 evidence, keeper", func(a *AnchorReport) string {
@@ -297,16 +316,22 @@ func (r *Report) cadenceSection(t *table, d *DeploymentReport) {
 	if c == nil || len(c.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(t.w, "CADENCE%s\tevidence/s\tfor\tconfirmed\ttx per evidence\ttx per chain per min (ceiling)\tactions per evidence\tintake → confirmed p50 / p99 (target p99)\tintake → in a signed checkpoint p50 / p99 / max\tlog bytes / evidence\n", r.suffix(d))
+	fmt.Fprintf(t.w, "CADENCE%s\tevidence/s\tfor\tconfirmed\ttx per evidence\ttx per chain per min\tbatches per chain (full) of the ceiling\tactions per evidence\tintake → confirmed p50 / p99 (target p99)\tintake → in a signed checkpoint p50 / p99 / max\tlog bytes / evidence\n", r.suffix(d))
 	for _, row := range c.Rows {
-		var per []string
+		var per, batches []string
 		for _, ch := range r.Chains {
 			if n, ok := row.TxsPerChainPerMin[ch.Name]; ok {
-				per = append(per, fmt.Sprintf("%s %.1f (%.0f)", ch.Name, n, row.CeilingPerMin[ch.Name]))
+				per = append(per, fmt.Sprintf("%s %.1f", ch.Name, n))
+			}
+			if lim, ok := row.BatchCeiling[ch.Name]; ok {
+				batches = append(batches, fmt.Sprintf("%s %d (%d) of %d", ch.Name, row.Batches[ch.Name], row.FullBatches[ch.Name], lim))
 			}
 		}
-		fmt.Fprintf(t.w, "  \t%g\t%.0f s\t%d of %d\t%.4f\t%s\t%.2f\t%s / %s (%s)\t%s\t%s\n", row.Rate, row.DurationS, row.Confirmed, row.Accepted,
-			row.TxsPerEv, strings.Join(per, ", "), row.ActionsPerEv, secs(row.IntakeToConfirmed.P50), secs(row.IntakeToConfirmed.P99), secs(row.ConfirmedP99Target),
+		if len(batches) == 0 {
+			batches = []string{"no interval"}
+		}
+		fmt.Fprintf(t.w, "  \t%g\t%.0f s\t%d of %d\t%.4f\t%s\t%s\t%.2f\t%s / %s (%s)\t%s\t%s\n", row.Rate, row.DurationS, row.Confirmed, row.Accepted,
+			row.TxsPerEv, strings.Join(per, ", "), strings.Join(batches, ", "), row.ActionsPerEv, secs(row.IntakeToConfirmed.P50), secs(row.IntakeToConfirmed.P99), secs(row.ConfirmedP99Target),
 			logLatency(row.Log), logBytes(row.Log))
 	}
 	t.section()
