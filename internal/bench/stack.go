@@ -123,6 +123,11 @@ func chainInfo(cfg config.Config, local map[string]bool) []ChainInfo {
 		switch name {
 		case "etherlink":
 			ci.BlockTimeMS = msOf(cfg.Dev.EVMBlockTime)
+			if local[name] {
+				// The local chain's timestamps follow the wall clock: at most
+				// about a block a second (docs/chains.md).
+				ci.BlockTimeMS = max(ci.BlockTimeMS, 1000)
+			}
 			ci.FinalityDepth = devchain.DefaultFinalityDepth
 			if cfg.EVM.Confirmations > 0 {
 				ci.FinalityDepth = cfg.EVM.Confirmations

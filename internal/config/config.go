@@ -482,7 +482,7 @@ func (c *Config) Knobs() []Knob {
 		{"etherlink-rpc-connections", "KEEPER_ETHERLINK_RPC_CONNECTIONS", "4", "concurrent status calls to the EVM endpoint", &c.EVM.RPCConnections},
 		{"etherlink-rpc-rate", "KEEPER_ETHERLINK_RPC_RATE", "0", "requests a second to the EVM endpoint, shared by the submitter, the status poller and the backfill scanner (EtherLink's public endpoint allows 1,000 a minute: 16); a 429 pauses them for its Retry-After; 0 = no cap", &c.EVM.RPCRate},
 		{"dev-evm-port", "KEEPER_DEV_EVM_PORT", "8545", "`keeper dev`: local EVM chain's JSON-RPC port", &c.Dev.EVMPort},
-		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", "`keeper dev`: local EVM chain's block time", msKnob{&c.Dev.EVMBlockTime}},
+		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", "`keeper dev`: local EVM chain's block time; its timestamps follow the wall clock, so it seals at most about a block a second (docs/chains.md)", msKnob{&c.Dev.EVMBlockTime}},
 		{"solana-cluster", "KEEPER_SOLANA_CLUSTER", "custom", "mainnet-beta, devnet or testnet: at start keeper reads the node's genesis hash (getGenesisHash) and refuses a node on any other cluster; custom (local or private clusters): no check", &c.Solana.Cluster},
 		{"solana-rpc-url", "KEEPER_SOLANA_RPC_URL", "", "Solana JSON-RPC endpoint; empty: `keeper dev` runs a local devnet (others use http://127.0.0.1:8899)", &c.Solana.RPCURL},
 		{"solana-rpc-urls", "KEEPER_SOLANA_RPC_URLS", "", "several Solana JSON-RPC providers, comma-separated, instead of KEEPER_SOLANA_RPC_URL (as KEEPER_EVM_RPC_URLS)", &c.Solana.RPC.URLs},
