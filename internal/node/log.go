@@ -91,15 +91,25 @@ func (n *Node) startLog(ctx context.Context) (*logsvc.Sequencer, error) {
 	first, cancel := context.WithTimeout(ctx, firstLogRound)
 	seq.Step(first)
 	cancel()
-	n.wg.Add(2)
+	// The accounts are listed as part of starting too (each chain's network
+	// is read once, now, so an idle worker asks its chains nothing later:
+	// docs/chains.md, Polling budget); a chain that does not answer in time
+	// is listed by the retries that follow.
+	first, cancel = context.WithTimeout(ctx, firstLogRound)
+	listed := n.listAccountsOnce(first, signer) == nil
+	cancel()
+	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
 		seq.Run(ctx)
 	}()
-	go func() {
-		defer n.wg.Done()
-		n.listAccounts(ctx, signer)
-	}()
+	if !listed {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.listAccounts(ctx, signer)
+		}()
+	}
 	return seq, nil
 }
 
