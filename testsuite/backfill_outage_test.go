@@ -139,7 +139,10 @@ func TestAFailedItemOfAWalletSyncTerminatedByHandIsStillRetried(t *testing.T) {
 	require.Equal(t, "COMPLETED", w.Status, "%+v", w)
 	row, err := st.SyncStatus(ctx, wallet, backfill.Solana)
 	require.NoError(t, err)
-	assert.Equal(t, waiting.Attempts+1, row.Attempts, "one more attempt: the retry")
+	// At least one more attempt: the retry the reconciliation handed
+	// Temporal. On a loaded machine it may come due before the fault is
+	// cleared, fail once more and be retried again, as an outage would.
+	assert.Greater(t, row.Attempts, waiting.Attempts, "the item was retried")
 	checkReconciled(t, w, 1)
 }
 
