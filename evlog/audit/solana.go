@@ -175,20 +175,10 @@ func (s *solanaReader) anchorsOf(ctx context.Context, pk sol.PublicKey, sig sol.
 }
 
 // notOwn says why tx, read under sig, is not a transaction the account
-// sent ("" when it is): the account must be its fee payer (the first
-// account key, which always signs), the signature asked for must be the
-// payer's, and every signature must verify over the message. Anyone can
-// send the account a transfer with a keeper memo; only its own count.
+// sent ("" when it is): verify.SolanaSentBy's rule.
 func notOwn(tx *sol.Transaction, sig sol.Signature, pk sol.PublicKey) string {
-	keys := tx.Message.AccountKeys
-	if len(keys) == 0 || !keys[0].Equals(pk) || tx.Message.Header.NumRequiredSignatures == 0 {
-		return "was not paid by the anchoring account " + pk.String()
-	}
-	if len(tx.Signatures) == 0 || tx.Signatures[0] != sig {
-		return "the node answered with another transaction than " + sig.String()
-	}
-	if err := tx.VerifySignatures(); err != nil {
-		return "does not verify: " + err.Error()
+	if err := verify.SolanaSentBy(tx, sig, pk); err != nil {
+		return err.Error()
 	}
 	return ""
 }

@@ -124,6 +124,25 @@ func solanaLookup(ctx context.Context, rpcURL, signature string) (Tx, error) {
 	return v, nil
 }
 
+// SolanaSentBy says why tx, read under sig, is not a transaction payer sent
+// (nil when it is): payer must be its fee payer (the first account key, a
+// required signer), sig its first signature, and every signature must
+// verify over the message. Anyone can send an account a transaction with a
+// keeper memo; only the account's own count (docs/log.md, Trust).
+func SolanaSentBy(tx *sol.Transaction, sig sol.Signature, payer sol.PublicKey) error {
+	keys := tx.Message.AccountKeys
+	if len(keys) == 0 || !keys[0].Equals(payer) || tx.Message.Header.NumRequiredSignatures == 0 {
+		return fmt.Errorf("was not paid by the anchoring account %s", payer)
+	}
+	if len(tx.Signatures) == 0 || tx.Signatures[0] != sig {
+		return fmt.Errorf("the node answered with another transaction than %s", sig)
+	}
+	if err := tx.VerifySignatures(); err != nil {
+		return fmt.Errorf("does not verify: %w", err)
+	}
+	return nil
+}
+
 // MemoPayloads are the keeper anchor payloads a Solana transaction's SPL
 // Memo instructions carry, read (other memos are left out).
 func MemoPayloads(tx *sol.Transaction) []receipt.Payload {

@@ -140,11 +140,7 @@ func (a *Adapter) ownAnchor(ctx context.Context, sig sol.Signature) (receipt.Che
 }
 
 // signedAndPaid reports whether tx, listed under sig, was paid for and
-// signed by the payer.
+// signed by the payer (verify.SolanaSentBy).
 func (a *Adapter) signedAndPaid(tx *sol.Transaction, sig sol.Signature) bool {
-	m := tx.Message
-	if m.Header.NumRequiredSignatures == 0 || len(m.AccountKeys) == 0 || !m.AccountKeys[0].Equals(a.pub) {
-		return false
-	}
-	return len(tx.Signatures) > 0 && tx.Signatures[0] == sig && tx.VerifySignatures() == nil
+	return verify.SolanaSentBy(tx, sig, a.pub) == nil
 }
