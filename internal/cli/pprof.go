@@ -7,6 +7,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
+)
+
+// While profiles are served, blocking and mutex contention are sampled too
+// (the block and mutex profiles): one blocking event per pprofBlockRate
+// nanoseconds blocked, one contended mutex in pprofMutexFraction.
+const (
+	pprofBlockRate     = 100_000
+	pprofMutexFraction = 100
 )
 
 // StartPprof serves Go's profiles (/debug/pprof/) on addr, on its own
@@ -20,6 +29,8 @@ func StartPprof(addr string, log *slog.Logger) (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("pprof listen on %s (KEEPER_PPROF_ADDR): %w", addr, err)
 	}
+	runtime.SetBlockProfileRate(pprofBlockRate)
+	runtime.SetMutexProfileFraction(pprofMutexFraction)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -33,5 +44,9 @@ func StartPprof(addr string, log *slog.Logger) (stop func(), err error) {
 		}
 	}()
 	log.Info("pprof profiles served", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
-	return func() { srv.Close() }, nil
+	return func() {
+		srv.Close()
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+	}, nil
 }
