@@ -27,13 +27,17 @@ import (
 // DefaultBacklogFactor makes MaxBacklog from MaxPending when it is not set.
 const DefaultBacklogFactor = 4
 
-// Back-pressure timing: pending is counted in the store at most every
-// countEvery while intake runs (intake admits on that count plus what it
-// took in since), at least countGap apart while requests wait for room, and
-// a count taking longer than countTimeout is taken as the store not
-// answering.
+// Back-pressure timing. Intake admits on the last count plus what it took
+// in since. While that estimate is below half of MaxPending no decision
+// depends on a count, so none is made; above it pending is counted again at
+// most every countEvery, and never more than 1/countDuty of the time (a
+// count reads every pending row, so with a deep backlog it is the store's
+// largest reader: docs/benchmarks.md, 2026-11-27). While requests wait for
+// room counts are at least countGap apart, and a count taking longer than
+// countTimeout is taken as the store not answering.
 const (
 	countEvery   = 100 * time.Millisecond
+	countDuty    = 10
 	countGap     = 10 * time.Millisecond
 	countTimeout = 2 * time.Second
 	// backlogRetryAfter is the Retry-After (seconds) of an intake refused
@@ -66,6 +70,7 @@ type backlog struct {
 	finished int64 // number of the last count that ended
 	lastErr  error // its error
 	startAt  time.Time
+	took     time.Duration // how long the last count took
 	running  bool
 	done     chan struct{} // closed when the running count ends
 }
@@ -129,7 +134,7 @@ func (b *backlog) take(ctx context.Context, priorities []int) (out []refusal, ad
 				decided[i] = true
 				left--
 			}
-			if time.Since(b.startAt) >= countEvery {
+			if b.recount(est) {
 				b.startCount()
 			}
 		}
@@ -194,6 +199,18 @@ func (b *backlog) settle(n int) {
 	b.mu.Unlock()
 }
 
+// recount says whether intake, having admitted up to the estimate est,
+// should count pending again: not while est is below half of MaxPending
+// (every evidence is admitted at once whatever the count), and not sooner
+// than countEvery, or countDuty times as long as the last count took, after
+// the last one began. b.mu is held.
+func (b *backlog) recount(est int) bool {
+	if b.counted && est < b.maxPending/2 {
+		return false
+	}
+	return time.Since(b.startAt) >= max(countEvery, countDuty*b.took)
+}
+
 // startCount starts counting pending evidence in the background. b.mu is
 // held.
 func (b *backlog) startCount() {
@@ -206,7 +223,9 @@ func (b *backlog) startCount() {
 	b.startAt, b.done = time.Now(), done
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), countTimeout)
+		began := time.Now()
 		pending, err := b.count(ctx)
+		took := time.Since(began)
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("count pending evidence: no answer within %s: %w", countTimeout, store.ErrUnavailable)
@@ -215,7 +234,7 @@ func (b *backlog) startCount() {
 		if err == nil {
 			b.base, b.mark, b.counted = pending, mark, true
 		}
-		b.finished, b.lastErr, b.running = n, err, false
+		b.finished, b.lastErr, b.running, b.took = n, err, false, took
 		b.mu.Unlock()
 		close(done)
 	}()
