@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -161,6 +162,28 @@ func (d *dialect) insertedID(ctx context.Context, stmt *sql.Stmt, args ...any) (
 type pool struct {
 	db *sql.DB
 	d  *dialect
+
+	stmts sync.Map // bound query -> *sql.Stmt prepared on db (prepare)
+}
+
+// prepare prepares qs on the pool, once, for txn.Stmt: SQLite compiles a
+// query anew each time it is run unprepared, which was an eighth of
+// intake's CPU at 1,000 requests a second (docs/benchmarks.md, 2026-11-27).
+// Call it outside any transaction: on SQLite's one writer a transaction
+// holds the only connection.
+func (p *pool) prepare(ctx context.Context, qs ...string) error {
+	for _, q := range qs {
+		q = p.d.bind(q)
+		if _, ok := p.stmts.Load(q); ok {
+			continue
+		}
+		st, err := p.db.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("store: prepare %q: %w", q, err)
+		}
+		p.stmts.Store(q, st)
+	}
+	return nil
 }
 
 func (p *pool) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -180,7 +203,7 @@ func (p *pool) begin(ctx context.Context) (*txn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &txn{tx: tx, d: p.d}, nil
+	return &txn{tx: tx, d: p.d, p: p}, nil
 }
 
 // snapshot begins a read-only transaction whose queries all see one state of
@@ -196,13 +219,26 @@ func (p *pool) snapshot(ctx context.Context) (*txn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &txn{tx: tx, d: p.d}, nil
+	return &txn{tx: tx, d: p.d, p: p}, nil
 }
 
 // txn is a transaction whose queries are written with ? placeholders.
 type txn struct {
 	tx *sql.Tx
 	d  *dialect
+	p  *pool // the pool it began on
+}
+
+// Stmt is q for this transaction: the statement prepared on the pool
+// (pool.prepare) when there is one, reused as it is on the connection it
+// was prepared on (SQLite's one writer); else q prepared now. It is closed
+// with the transaction.
+func (t *txn) Stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	q = t.d.bind(q)
+	if st, ok := t.p.stmts.Load(q); ok {
+		return t.tx.StmtContext(ctx, st.(*sql.Stmt)), nil
+	}
+	return t.tx.PrepareContext(ctx, q)
 }
 
 func (t *txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {

@@ -225,30 +225,35 @@ func (s Intake) insertAlone(ctx context.Context, ev Evidence) Inserted {
 	return res
 }
 
-// inserts are intake's statements, prepared once per transaction: the
-// inserts, and the probe for an idempotency key (most keys are new, and
-// SQLite compiles an unprepared query anew each time).
+// inserts are intake's statements, prepared once on the writer (txn.Stmt):
+// the inserts, and the probe for an idempotency key (most keys are new).
 type inserts struct{ evidence, keyed *sql.Stmt }
 
 func (s Intake) prepareInserts(tx *txn) (*inserts, error) {
 	ctx := context.Background()
-	q := `INSERT INTO evidence (id, digest, salt, chains, priority, idempotency_key, metadata, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	if s.d.postgres {
-		// Another node may store the same key between insertOne's look-up
-		// and this insert; then nothing is inserted and no seq returned.
-		q += ` ON CONFLICT (idempotency_key) DO NOTHING`
-	}
-	ev, err := tx.PrepareContext(ctx, s.d.returning(q, "seq"))
+	insert, probe := intakeQueries(s.d)
+	ev, err := tx.Stmt(ctx, insert)
 	if err != nil {
 		return nil, err
 	}
-	keyed, err := tx.PrepareContext(ctx, `SELECT 1 FROM evidence WHERE idempotency_key = ?`)
+	keyed, err := tx.Stmt(ctx, probe)
 	if err != nil {
 		ev.Close()
 		return nil, err
 	}
 	return &inserts{evidence: ev, keyed: keyed}, nil
+}
+
+// intakeQueries are intake's insert and its probe for an idempotency key.
+func intakeQueries(d *dialect) (insert, probe string) {
+	insert = `INSERT INTO evidence (id, digest, salt, chains, priority, idempotency_key, metadata, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	if d.postgres {
+		// Another node may store the same key between insertOne's look-up
+		// and this insert; then nothing is inserted and no seq returned.
+		insert += ` ON CONFLICT (idempotency_key) DO NOTHING`
+	}
+	return d.returning(insert, "seq"), `SELECT 1 FROM evidence WHERE idempotency_key = ?`
 }
 
 func (i *inserts) close() {

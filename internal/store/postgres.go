@@ -67,7 +67,7 @@ func openPostgres(ctx context.Context, connURL string, d *dialect) (*Store, erro
 		db.Close()
 		return nil, fmt.Errorf("store: connect to %s: %w", redact.URL(connURL), err)
 	}
-	p := &pool{db, d}
+	p := &pool{db: db, d: d}
 	return newStore(d, p, p), nil
 }
 

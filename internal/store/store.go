@@ -116,12 +116,17 @@ func openSQLite(path string, d *dialect) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	return newStore(d, &pool{w, d}, &pool{r, d}), nil
+	return newStore(d, &pool{db: w, d: d}, &pool{db: r, d: d}), nil
 }
 
 // start applies migrations and starts intake's committer.
 func start(ctx context.Context, s *Store) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	insert, probe := intakeQueries(s.d)
+	if err := s.w.prepare(ctx, insert, probe); err != nil {
 		s.Close()
 		return nil, err
 	}
