@@ -247,7 +247,7 @@ func names(spans tracetest.SpanStubs) []string {
 func attrs(s tracetest.SpanStub) []string {
 	var out []string
 	for _, a := range s.Attributes {
-		out = append(out, fmt.Sprintf("%s=%s", a.Key, a.Value.Emit()))
+		out = append(out, fmt.Sprintf("%s=%s", a.Key, a.Value.String()))
 	}
 	return out
 }

@@ -171,12 +171,12 @@ func spanText(spans tracetest.SpanStubs) string {
 	for _, sp := range spans {
 		fmt.Fprintf(&b, "%s %s %s\n", sp.Name, sp.Status.Code, sp.Status.Description)
 		for _, a := range sp.Attributes {
-			fmt.Fprintf(&b, "  %s=%s\n", a.Key, a.Value.Emit())
+			fmt.Fprintf(&b, "  %s=%s\n", a.Key, a.Value.String())
 		}
 		for _, e := range sp.Events {
 			fmt.Fprintf(&b, "  event %s\n", e.Name)
 			for _, a := range e.Attributes {
-				fmt.Fprintf(&b, "    %s=%s\n", a.Key, a.Value.Emit())
+				fmt.Fprintf(&b, "    %s=%s\n", a.Key, a.Value.String())
 			}
 		}
 	}

@@ -32,9 +32,6 @@ type LogReport struct {
 	BytesPerEvidence float64 `json:"bytes_per_evidence"`
 }
 
-// logTables are the evidence log's tables (store migration 12).
-var logTables = []string{"log_entries", "log_hashes", "log_checkpoints", "log_state"}
-
 // logDB is a read-only view of the stack's store for the log's figures,
 // which the store does not export: opened on first use, closed with the
 // stack.

@@ -93,7 +93,7 @@ func nodeCmd(use, short string, roles node.Roles, extra map[string]node.ChainMak
 	}, true, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		co, err := envconfig.LoadDefaultClientOptions()
 		if err != nil {
-			return fmt.Errorf("Temporal client configuration: %w", err)
+			return fmt.Errorf("read the Temporal client configuration: %w", err)
 		}
 		if co.HostPort == "" {
 			co.HostPort = "127.0.0.1:7233"

@@ -133,7 +133,7 @@ func TestLogTilesAreServedOnlyWithinTheLatestCheckpointWithTheirCacheHeaders(t *
 	t.Cleanup(srv.Close)
 	base := srv.URL + "/log/"
 
-	resp, b := get(t, base+"checkpoint")
+	resp, _ := get(t, base+"checkpoint")
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "no checkpoint yet")
 	assert.Equal(t, "application/problem+json", resp.Header.Get("Content-Type"))
 	resp, _ = get(t, base+"key")
@@ -181,7 +181,7 @@ func TestLogTilesAreServedOnlyWithinTheLatestCheckpointWithTheirCacheHeaders(t *
 	assert.Equal(t, full[:7*32], part)
 
 	for _, bad := range []string{"tile/0/1", "tile/0/000.p/0", "tile/0/000.p/256", "tile/x/000", "tile/0/x000/001"} {
-		resp, b = get(t, base+bad)
+		resp, b := get(t, base+bad)
 		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, bad)
 		var p struct{ Code, Field string }
 		require.NoError(t, json.Unmarshal(b, &p))

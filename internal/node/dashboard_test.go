@@ -3,37 +3,26 @@ package node_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
-
-	"github.com/keeperhq/keeper/internal/config"
-	"github.com/keeperhq/keeper/internal/dev/localnet"
-	"github.com/keeperhq/keeper/internal/dev/stub"
-	"github.com/keeperhq/keeper/internal/devserver"
-	"github.com/keeperhq/keeper/internal/node"
-	"github.com/keeperhq/keeper/internal/worker"
 )
 
 // keeperMetric is how the dashboard and the alerting rules name keeper's
 // metrics; a query naming none of them is an error too.
 var keeperMetric = regexp.MustCompile(`\bkeeper_[a-z0-9_]+\b`)
 
-// TestTheDashboardAndTheAlertsNameOnlyMetricsAKeeperDevNodeExports starts
-// what `keeper dev` starts (embedded Temporal, API and worker, both local
-// chains), anchors one evidence on both chains so every series has been
-// touched, and checks every query of deploy/grafana/keeper.json and every
+// TestTheDashboardAndTheAlertsNameOnlyMetricsAKeeperDevNodeExports takes
+// what `keeper dev` starts (the package's shared node: embedded Temporal,
+// API and worker, both local chains), anchors one evidence on both chains
+// so every series has been touched, and checks every query of deploy/grafana/keeper.json and every
 // metric deploy/prometheus/alerts.yml names against the families the node's
 // /metrics serves. It also shows the signers' balances exported per chain.
 func TestTheDashboardAndTheAlertsNameOnlyMetricsAKeeperDevNodeExports(t *testing.T) {
@@ -139,58 +128,14 @@ type exportedMetrics struct {
 	series string          // the /metrics text
 }
 
-// exportedByKeeperDev starts a keeper dev node, anchors one evidence on both
-// local chains and reads its /metrics.
+// exportedByKeeperDev anchors one evidence on both local chains of the
+// package's keeper dev node and reads its /metrics.
 func exportedByKeeperDev(t *testing.T) exportedMetrics {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	log := slog.New(slog.DiscardHandler)
-	dir := t.TempDir()
-	srv, err := devserver.Start(ctx, devserver.Options{DataDir: dir, Namespace: "default", SearchAttributes: worker.SearchAttributes, Logger: log})
-	require.NoError(t, err)
-	t.Cleanup(func() { srv.Stop() })
+	d := sharedKeeperDev(t)
+	d.postConfirmed(t, `{"digest":"`+strings.Repeat("ab", 32)+`","chains":["etherlink","solana"]}`)
 
-	cfg := config.Default()
-	cfg.DataDir = dir
-	cfg.HTTPAddr = "127.0.0.1:0"
-	cfg.AnchorInterval = config.DevAnchorInterval
-	cfg.AllowPrivateURLs = true
-	cfg.Dev.EVMPort, cfg.Dev.SolanaPort = 0, 0
-	net, err := localnet.StartFor(ctx, &cfg, log)
-	require.NoError(t, err)
-	t.Cleanup(net.Stop)
-	n, err := node.Start(ctx, node.Options{
-		Config: cfg, Roles: node.Roles{API: true, Worker: true}, Logger: log,
-		ExtraChains:   map[string]node.ChainMaker{stub.Name: stub.Make},
-		ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
-	})
-	require.NoError(t, err)
-	t.Cleanup(n.Kill)
-
-	base := "http://" + n.APIAddr()
-	body := `{"digest":"` + strings.Repeat("ab", 32) + `","chains":["etherlink","solana"]}`
-	resp, err := http.Post(base+"/v1/evidence", "application/json", strings.NewReader(body))
-	require.NoError(t, err)
-	var ev struct {
-		ID string `json:"id"`
-	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&ev))
-	resp.Body.Close()
-	require.Equal(t, http.StatusAccepted, resp.StatusCode)
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(base + "/v1/evidence/" + ev.ID)
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		var st struct {
-			Status string `json:"status"`
-		}
-		return json.NewDecoder(resp.Body).Decode(&st) == nil && st.Status == "confirmed"
-	}, 2*time.Minute, 100*time.Millisecond, "the evidence is anchored on both local chains")
-
-	resp, err = http.Get(base + "/metrics")
+	resp, err := http.Get(d.Base + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	text, err := io.ReadAll(resp.Body)

@@ -148,7 +148,7 @@ func (n *Node) startTracing(ctx context.Context, tp trace.TracerProvider, co *cl
 	}
 	ti, err := telemetry.TemporalTracing(tp)
 	if err != nil {
-		return fmt.Errorf("Temporal tracing interceptor: %w", err)
+		return fmt.Errorf("make the Temporal tracing interceptor: %w", err)
 	}
 	co.Interceptors = append(co.Interceptors, ti)
 	n.traces = telemetry.NewTraces(tp)

@@ -137,7 +137,7 @@ func (f *evidenceFields) evidence(chains []string) (store.NewEvidence, *apiError
 // in it listed twice or not configured.
 func pickChains(listed [][]byte, chains []string) ([]string, *apiError) {
 	var small [8]bool
-	on := small[:0]
+	var on []bool
 	if len(chains) <= len(small) {
 		on = small[:len(chains)]
 	} else {

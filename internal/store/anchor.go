@@ -333,7 +333,8 @@ func (s Anchors) FormBatch(ctx context.Context, chain string, maxItems int) (b B
 			n, prio int
 		)
 		// Outbox rows waiting (retried anchors) go first, then the lanes.
-		switch rows, err := hasOutboxPending(ctx, tx, chain); {
+		rows, err := hasOutboxPending(ctx, tx, chain)
+		switch {
 		case err != nil:
 			return err
 		case rows:

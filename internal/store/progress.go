@@ -30,7 +30,7 @@ const lastConfirmedWindow = 64
 // Progress reads each chain's ChainProgress (chains: those to report,
 // each present in the answer).
 func (s Stats) Progress(ctx context.Context, chains []string) (map[string]ChainProgress, error) {
-	pending, err := Anchors{s.db}.PendingChains(ctx)
+	pending, err := Anchors(s).PendingChains(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -65,8 +65,8 @@ func TestAnOutgoingRequestIsAClientSpanUnderItsActivityWithHostAndStatusButNoTok
 	assert.Equal(t, codes.Error, s.Status().Code)
 	assert.Equal(t, "http://"+u.Host+"/REDACTED", a["url.full"].AsString())
 	for _, kv := range s.Attributes() {
-		assert.NotContains(t, kv.Value.Emit(), "token=abc", kv.Key)
-		assert.NotContains(t, kv.Value.Emit(), "secret-path", kv.Key)
+		assert.NotContains(t, kv.Value.String(), "token=abc", kv.Key)
+		assert.NotContains(t, kv.Value.String(), "secret-path", kv.Key)
 	}
 	got := <-headers
 	assert.Empty(t, got.Get("traceparent"), "no trace context goes to a third party")

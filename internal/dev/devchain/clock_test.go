@@ -44,7 +44,7 @@ func headLead(t *testing.T, ec *ethclient.Client) (uint64, time.Duration) {
 	t.Helper()
 	h, err := ec.HeaderByNumber(context.Background(), nil)
 	require.NoError(t, err)
-	return h.Number.Uint64(), time.Unix(int64(h.Time), 0).Sub(time.Now())
+	return h.Number.Uint64(), time.Until(time.Unix(int64(h.Time), 0))
 }
 
 // Stands in for "after 10 minutes of keeper dev": at 20 blocks a second the
