@@ -246,24 +246,9 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 	if o.Persist {
 		repairAfterCrash(backend, o.Logger, crashSafe, nodeCfg.DataDir)
 	}
-	fs := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
-	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(fs)}})
-	if err := stack.Start(); err != nil {
+	if err := startNode(stack, backend, o.Port); err != nil {
 		stack.Close()
-		return nil, fmt.Errorf("devchain: start node (port %d): %w", o.Port, err)
-	}
-	backend.SetSynced()
-	// EtherLink's sequencer ignores the tip, so keeper pays none there: the
-	// pool and the miner take transactions with a tip of 0 (geth's default
-	// floors are 1 wei and 1 mwei).
-	backend.TxPool().SetGasTip(new(big.Int))
-	if err := backend.Miner().SetGasTip(new(big.Int)); err != nil {
-		stack.Close()
-		return nil, fmt.Errorf("devchain: miner tip: %w", err)
-	}
-	if bc := backend.BlockChain(); bc.CurrentFinalBlock() == nil {
-		bc.SetFinalized(bc.Genesis().Header())
-		bc.SetSafe(bc.Genesis().Header())
+		return nil, err
 	}
 
 	c := &Chain{
@@ -293,6 +278,30 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 	}
 	go c.loop()
 	return c, nil
+}
+
+// startNode serves the chain's JSON-RPC (with the filter API) and readies
+// it to seal: synced, taking transactions without a tip, and with genesis
+// finalized on a chain that has no finalized block yet.
+func startNode(stack *node.Node, backend *eth.Ethereum, port int) error {
+	fs := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
+	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(fs)}})
+	if err := stack.Start(); err != nil {
+		return fmt.Errorf("devchain: start node (port %d): %w", port, err)
+	}
+	backend.SetSynced()
+	// EtherLink's sequencer ignores the tip, so keeper pays none there: the
+	// pool and the miner take transactions with a tip of 0 (geth's default
+	// floors are 1 wei and 1 mwei).
+	backend.TxPool().SetGasTip(new(big.Int))
+	if err := backend.Miner().SetGasTip(new(big.Int)); err != nil {
+		return fmt.Errorf("devchain: miner tip: %w", err)
+	}
+	if bc := backend.BlockChain(); bc.CurrentFinalBlock() == nil {
+		bc.SetFinalized(bc.Genesis().Header())
+		bc.SetSafe(bc.Genesis().Header())
+	}
+	return nil
 }
 
 // nodeConfig is the go-ethereum node's configuration: in memory, or in
