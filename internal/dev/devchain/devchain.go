@@ -463,9 +463,7 @@ func (c *Chain) noteLead(now time.Time) {
 	}
 	c.catchingUp = true
 	dir := c.stack.InstanceDir()
-	if dir == "" {
-		dir = "(in memory)"
-	}
+	dir = cmp.Or(dir, "(in memory)")
 	c.o.Logger.Warn("devchain: the chain's block times run ahead of the clock (an older keeper stamped every block a second after its parent, however fast it sealed); "+
 		"the chain is kept so its receipts still verify, and it seals one block every 2 s until the clock catches up; "+
 		"delete the directory to start a fresh chain instead (receipts anchored on this one then no longer verify locally)",
