@@ -214,9 +214,7 @@ func answerError(resp *http.Response, raw []byte) *Error {
 	err := json.Unmarshal(raw, e)
 	e.Status = resp.StatusCode
 	if err == nil && (e.Code != "" || e.Detail != "" || e.Title != "") {
-		if e.Message == "" {
-			e.Message = cmp.Or(e.Detail, e.Title)
-		}
+		e.Message = cmp.Or(e.Message, e.Detail, e.Title)
 		return e
 	}
 	e.Code, e.Message = "", resp.Status+" from "+resp.Request.URL.Host+", without keeper's JSON error"

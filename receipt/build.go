@@ -1,6 +1,7 @@
 package receipt
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -128,9 +129,7 @@ func Build(ctx context.Context, rows Rows, src ProofSource) (Receipt, error) {
 			out.Network, out.BlockHash, out.Finality = "", "", "" // as version 1 was always written
 		case Version:
 			out.Account = a.Account
-			if out.Kind == "" {
-				out.Kind = AnchorBatch
-			}
+			out.Kind = cmp.Or(out.Kind, AnchorBatch)
 		}
 		r.Anchors = append(r.Anchors, out)
 	}

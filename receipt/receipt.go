@@ -11,6 +11,7 @@
 package receipt
 
 import (
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -211,9 +212,7 @@ func (l *Log) check() error {
 // checkV3 validates a version 3 anchor's shape, reading a missing kind as
 // a checkpoint anchor.
 func (a *Anchor) checkV3() error {
-	if a.Kind == "" {
-		a.Kind = AnchorCheckpoint
-	}
+	a.Kind = cmp.Or(a.Kind, AnchorCheckpoint)
 	if a.Network == "" {
 		return fmt.Errorf("no network")
 	}

@@ -18,19 +18,8 @@ import (
 	"github.com/keeperhq/keeper/internal/config"
 )
 
-func benchCmd() *cobra.Command {
-	cfg, loadErr := config.Load(nil)
-	var (
-		o           bench.Options
-		phases      string
-		deployments string
-		out         string
-		plotPath    string
-	)
-	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Measure intake latency, anchoring throughput (batched and per evidence), cost and low-load latency on a fresh embedded stack",
-		Long: `keeper bench starts a fresh embedded stack (Temporal server, local chains, API,
+// benchLong is `keeper bench --help`.
+const benchLong = `keeper bench starts a fresh embedded stack (Temporal server, local chains, API,
 dispatcher and worker) in a temporary directory (--dir to keep it elsewhere; --api to
 measure only intake on a keeper already running) and measures, in one run:
 
@@ -67,8 +56,22 @@ It prints one table, and writes the same as JSON (--out) and a chart (--plot).
 ` + "`keeper bench backfill`" + ` and ` + "`keeper bench epoch`" + ` measure the other two workloads.
 Every other keeper setting (--chains, --batch-max-wait-ms, --dev-evm-block-ms, …)
 applies to the stacks. Numbers depend on the machine and on what else runs on it:
-the report carries the load average.`,
-		Args: cobra.NoArgs,
+the report carries the load average.`
+
+func benchCmd() *cobra.Command {
+	cfg, loadErr := config.Load(nil)
+	var (
+		o           bench.Options
+		phases      string
+		deployments string
+		out         string
+		plotPath    string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure intake latency, anchoring throughput (batched and per evidence), cost and low-load latency on a fresh embedded stack",
+		Long:  benchLong,
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop, err := benchStart(cmd, &cfg, loadErr)
 			if err != nil {
@@ -91,21 +94,7 @@ the report carries the load average.`,
 			if err != nil {
 				return err
 			}
-			r.Evaluate()
-			r.WriteTable(cmd.OutOrStdout())
-			if out != "" {
-				if err := r.WriteJSON(out); err != nil {
-					return fmt.Errorf("write %s: %w", out, err)
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "bench: report written to %s\n", out)
-			}
-			if plotPath != "" {
-				if err := r.WritePlot(plotPath); err != nil {
-					return fmt.Errorf("write %s: %w", plotPath, err)
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "bench: chart written to %s\n", plotPath)
-			}
-			return nil
+			return writeBenchReport(cmd, r, out, plotPath)
 		},
 	}
 	f := cmd.Flags()
@@ -133,6 +122,26 @@ the report carries the load average.`,
 	cfg.BindDevFlags(f)
 	cmd.AddCommand(benchBackfillCmd(), benchEpochCmd())
 	return cmd
+}
+
+// writeBenchReport prints a run's table and writes its JSON (out) and chart
+// (plotPath) where asked.
+func writeBenchReport(cmd *cobra.Command, r *bench.Report, out, plotPath string) error {
+	r.Evaluate()
+	r.WriteTable(cmd.OutOrStdout())
+	if out != "" {
+		if err := r.WriteJSON(out); err != nil {
+			return fmt.Errorf("write %s: %w", out, err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "bench: report written to %s\n", out)
+	}
+	if plotPath != "" {
+		if err := r.WritePlot(plotPath); err != nil {
+			return fmt.Errorf("write %s: %w", plotPath, err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "bench: chart written to %s\n", plotPath)
+	}
+	return nil
 }
 
 // workloadCmd is a `keeper bench` subcommand that runs one workload on a

@@ -152,9 +152,7 @@ var readers = map[string]func(ctx context.Context, c Chain, o Options) (reader, 
 // pinned, or the log could not be read); what it found is in the report,
 // including the accounts and networks it could not read (KindUnread).
 func Run(ctx context.Context, o Options) (*Report, error) {
-	if o.ScanBlocks == 0 {
-		o.ScanBlocks = DefaultScanBlocks
-	}
+	o.ScanBlocks = cmp.Or(o.ScanBlocks, DefaultScanBlocks)
 	if o.Trust != nil {
 		k, err := o.Trust.Key()
 		if err != nil {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -51,18 +52,16 @@ func RunBackfill(ctx context.Context, o BackfillOptions) (*WorkloadReport, error
 	if len(o.Networks) == 0 {
 		o.Networks = []string{backfill.Etherlink, backfill.Solana}
 	}
-	o.EVMRounds = cmp0(o.EVMRounds, 120)
-	o.EVMBlocks = cmp0(o.EVMBlocks, 42)
-	o.SolanaTxs = cmp0(o.SolanaTxs, 200)
-	if o.Limit <= 0 {
-		o.Limit = 10 * time.Minute
+	if err := negative(setting{"--evm-rounds", float64(o.EVMRounds)}, setting{"--evm-blocks-per-round", float64(o.EVMBlocks)}, setting{"--solana-rounds", float64(o.SolanaTxs)},
+		setting{"--limit", o.Limit.Seconds()}, setting{"PollEvery", o.PollEvery.Seconds()}, setting{"SolanaSlots", o.SolanaSlots.Seconds()}); err != nil {
+		return nil, err
 	}
-	if o.PollEvery <= 0 {
-		o.PollEvery = 50 * time.Millisecond
-	}
-	if o.SolanaSlots <= 0 {
-		o.SolanaSlots = 50 * time.Millisecond
-	}
+	o.EVMRounds = cmp.Or(o.EVMRounds, 120)
+	o.EVMBlocks = cmp.Or(o.EVMBlocks, 42)
+	o.SolanaTxs = cmp.Or(o.SolanaTxs, 200)
+	o.Limit = cmp.Or(o.Limit, 10*time.Minute)
+	o.PollEvery = cmp.Or(o.PollEvery, 50*time.Millisecond)
+	o.SolanaSlots = cmp.Or(o.SolanaSlots, 50*time.Millisecond)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -202,11 +201,4 @@ func workDir(dir, name string) (string, func(), error) {
 		return "", nil, err
 	}
 	return tmp, func() { os.RemoveAll(tmp) }, nil
-}
-
-func cmp0(v, def int) int {
-	if v <= 0 {
-		return def
-	}
-	return v
 }

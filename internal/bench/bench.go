@@ -6,6 +6,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -77,6 +78,35 @@ type Options struct {
 	Progress    io.Writer    // one line per step; nil = silent
 }
 
+// negative refuses a setting given a negative value, which no default
+// replaces: 0 asks for the default.
+func (o *Options) negative() error {
+	return negative(
+		setting{"--duration", o.Duration.Seconds()}, setting{"--rate", o.Rate}, setting{"--clients", float64(o.Concurrency)},
+		setting{"--bulk-clients", float64(o.BulkClients)}, setting{"--bulk-size", float64(o.BulkSize)},
+		setting{"--low-load-every", o.LowLoadEvery.Seconds()}, setting{"--low-load-for", o.LowLoadFor.Seconds()},
+		setting{"--cadence-for", o.CadenceFor.Seconds()}, setting{"--tile-clients", float64(o.TileClients)},
+		setting{"--tile-for", o.TileFor.Seconds()}, setting{"--drain", o.Drain.Seconds()},
+	)
+}
+
+// setting is a numeric setting, by its flag's name (or its field's, when it
+// has no flag).
+type setting struct {
+	name  string
+	value float64
+}
+
+// negative refuses the first setting below zero.
+func negative(settings ...setting) error {
+	for _, s := range settings {
+		if s.value < 0 {
+			return fmt.Errorf("bench: %s must not be negative (0 takes the default)", s.name)
+		}
+	}
+	return nil
+}
+
 func (o *Options) defaults() {
 	if len(o.Phases) == 0 {
 		o.Phases = DefaultPhases
@@ -84,57 +114,36 @@ func (o *Options) defaults() {
 			o.Phases = DeploymentPhases
 		}
 	}
-	if o.Duration <= 0 {
-		o.Duration = 60 * time.Second
-	}
-	if o.Rate <= 0 {
-		o.Rate = 1000
-	}
-	if o.BulkClients <= 0 {
-		o.BulkClients = 4
-	}
-	if o.BulkSize <= 0 {
-		o.BulkSize = 1000
-	}
-	if o.Concurrency <= 0 {
-		o.Concurrency = 32
-	}
-	if o.LowLoadEvery <= 0 {
-		o.LowLoadEvery = 500 * time.Millisecond
-	}
-	if o.LowLoadFor <= 0 {
-		o.LowLoadFor = 30 * time.Second
-	}
+	o.Duration = cmp.Or(o.Duration, 60*time.Second)
+	o.Rate = cmp.Or(o.Rate, 1000)
+	o.BulkClients = cmp.Or(o.BulkClients, 4)
+	o.BulkSize = cmp.Or(o.BulkSize, 1000)
+	o.Concurrency = cmp.Or(o.Concurrency, 32)
+	o.LowLoadEvery = cmp.Or(o.LowLoadEvery, 500*time.Millisecond)
+	o.LowLoadFor = cmp.Or(o.LowLoadFor, 30*time.Second)
 	if len(o.CadenceRates) == 0 {
 		o.CadenceRates = []float64{1, 10, 100, 1000}
 	}
-	if o.CadenceFor <= 0 {
-		o.CadenceFor = CadenceLeast
-	}
-	if o.TileClients <= 0 {
-		o.TileClients = 16
-	}
-	if o.TileFor <= 0 {
-		o.TileFor = 20 * time.Second
-	}
-	if o.Drain <= 0 {
-		o.Drain = 2 * time.Minute
-	}
+	o.CadenceFor = cmp.Or(o.CadenceFor, CadenceLeast)
+	o.TileClients = cmp.Or(o.TileClients, 16)
+	o.TileFor = cmp.Or(o.TileFor, 20*time.Second)
+	o.Drain = cmp.Or(o.Drain, 2*time.Minute)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
-	if o.PostgresURL == "" {
-		o.PostgresURL = DefaultPostgresURL
-	}
+	o.PostgresURL = cmp.Or(o.PostgresURL, DefaultPostgresURL)
 }
 
 func (o *Options) has(phase string) bool { return slices.Contains(o.Phases, phase) }
 
 // Run runs the phases asked for on each deployment and returns their report.
 func Run(ctx context.Context, o Options) (*Report, error) {
+	if err := o.negative(); err != nil {
+		return nil, err
+	}
 	o.defaults()
 	if err := o.check(); err != nil {
 		return nil, err

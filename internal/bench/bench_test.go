@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPercentilesAreNearestRank(t *testing.T) {
@@ -65,4 +67,24 @@ func TestMemoryGrowthComparesMediansOfTheLoadAndIgnoresTheSawtoothAndWhatFollows
 	}
 	g, _ = r.MemoryGrowth()
 	assert.Equal(t, 15.0, g, "the last fifth's median over the second fifth's")
+}
+
+func TestANegativeSettingIsRefusedAndZeroTakesTheDefault(t *testing.T) {
+	ctx := context.Background()
+	_, err := Run(ctx, Options{Drain: -time.Second})
+	require.ErrorContains(t, err, "--drain must not be negative")
+	_, err = Run(ctx, Options{Rate: -1})
+	require.ErrorContains(t, err, "--rate must not be negative")
+	_, err = RunBackfill(ctx, BackfillOptions{EVMRounds: -1})
+	require.ErrorContains(t, err, "--evm-rounds must not be negative")
+	_, err = RunEpoch(ctx, EpochOptions{PollEvery: -time.Millisecond})
+	require.ErrorContains(t, err, "PollEvery must not be negative")
+
+	var o Options
+	require.NoError(t, o.negative())
+	o.defaults()
+	assert.Equal(t, 60*time.Second, o.Duration)
+	assert.Equal(t, 1000.0, o.Rate)
+	assert.Equal(t, 2*time.Minute, o.Drain)
+	assert.Equal(t, DefaultPostgresURL, o.PostgresURL)
 }

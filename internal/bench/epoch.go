@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -46,16 +47,13 @@ type EpochMeasured struct {
 // until it completed: sealed, split, written, intents acknowledged by the
 // built-in ledger and the commitment anchored.
 func RunEpoch(ctx context.Context, o EpochOptions) (*WorkloadReport, error) {
-	o.Accounts = cmp0(o.Accounts, 1_000_000)
-	if o.Pool == "" {
-		o.Pool = "170141183460469231731687303715884105728"
+	if err := negative(setting{"--accounts", float64(o.Accounts)}, setting{"--limit", o.Limit.Seconds()}, setting{"PollEvery", o.PollEvery.Seconds()}); err != nil {
+		return nil, err
 	}
-	if o.Limit <= 0 {
-		o.Limit = 10 * time.Minute
-	}
-	if o.PollEvery <= 0 {
-		o.PollEvery = 100 * time.Millisecond
-	}
+	o.Accounts = cmp.Or(o.Accounts, 1_000_000)
+	o.Pool = cmp.Or(o.Pool, "170141183460469231731687303715884105728")
+	o.Limit = cmp.Or(o.Limit, 10*time.Minute)
+	o.PollEvery = cmp.Or(o.PollEvery, 100*time.Millisecond)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -5,6 +5,7 @@
 package devserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -244,9 +245,7 @@ func (s *Server) Stop() error {
 }
 
 func (o *Options) normalize() error {
-	if o.IP == "" {
-		o.IP = defaultIP
-	}
+	o.IP = cmp.Or(o.IP, defaultIP)
 	if net.ParseIP(o.IP) == nil {
 		return fmt.Errorf("devserver: invalid IP %q", o.IP)
 	}
@@ -266,18 +265,14 @@ func (o *Options) normalize() error {
 		}
 		o.DataDir = dir
 	}
-	if o.Namespace == "" {
-		o.Namespace = defaultNamespace
-	}
+	o.Namespace = cmp.Or(o.Namespace, defaultNamespace)
 	if err := o.checkTLS(); err != nil {
 		return err
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if o.LogLevel == 0 {
-		o.LogLevel = slog.LevelWarn
-	}
+	o.LogLevel = cmp.Or(o.LogLevel, slog.LevelWarn)
 	return nil
 }
 

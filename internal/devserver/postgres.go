@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -70,9 +71,7 @@ func parsePostgresURL(raw string) (postgresTarget, error) {
 		return postgresTarget{}, errors.New("devserver: DB URL needs a user: postgres://user@host:5432/temporal")
 	}
 	db := strings.TrimPrefix(u.Path, "/")
-	if db == "" {
-		db = defaultPGDatabase
-	}
+	db = cmp.Or(db, defaultPGDatabase)
 	if strings.ContainsAny(db, `/"`) {
 		return postgresTarget{}, fmt.Errorf("devserver: DB URL: bad database name %q", db)
 	}
@@ -89,9 +88,7 @@ func (p postgresTarget) claimKey() string {
 
 func (p postgresTarget) addr() string {
 	port := p.u.Port()
-	if port == "" {
-		port = "5432"
-	}
+	port = cmp.Or(port, "5432")
 	return net.JoinHostPort(p.u.Hostname(), port)
 }
 

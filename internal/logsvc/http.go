@@ -1,6 +1,7 @@
 package logsvc
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -92,9 +93,7 @@ func (s *Server) init() {
 		s.Logger = slog.Default()
 	}
 	n := s.TileCache
-	if n == 0 {
-		n = DefaultTileCache
-	}
+	n = cmp.Or(n, DefaultTileCache)
 	s.cache = newTileCache(max(n, 0))
 }
 

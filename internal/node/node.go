@@ -5,6 +5,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -186,57 +187,10 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 	}
 
 	if o.Roles.Worker {
-		if err := worker.EnsureSearchAttributes(ctx, n.Client, co.Namespace, n.Logger); err != nil {
-			n.Logger.Warn("search attributes not verified", "error", err)
-		}
-		// The signers' balances: read once now (bounded, so a chain that does
-		// not answer delays the start by balanceStartTimeout at most), then
-		// after confirmed batches only (docs/chains.md, Polling budget).
-		n.balances.readAll(ctx, balanceStartTimeout)
-		n.anchorMetrics.OnConfirmed = n.balances.Confirmed
-		n.wg.Go(func() { n.balances.run(runCtx, balanceEvery) })
-		anchor := &activities.Anchor{
-			Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchorMetrics,
-			Backoff: anchorSchedule(cfg),
-		}
-		seq, err := n.startLog(runCtx)
-		if err != nil {
+		if err := n.startWorkers(ctx, runCtx, co.Namespace); err != nil {
 			n.close()
 			return nil, err
 		}
-		anchor.Log = seq
-		n.sequencer.Store(seq)
-		ns := co.Namespace
-		if ns == "" {
-			ns = client.DefaultNamespace
-		}
-		n.watcher = &activities.Watcher{Anchor: anchor, Temporal: n.Client, Namespace: ns, WorkflowID: workflows.WorkflowID}
-		anchor.Watcher = n.watcher
-		n.watcher.Start()
-		n.worker = worker.NewAnchor(n.Client, anchor, n.workerOptions(cfg.ActivityWorkers))
-		if err := n.worker.Start(); err != nil {
-			n.watcher.Stop()
-			n.close()
-			return nil, fmt.Errorf("start worker: %w", err)
-		}
-		n.epochWorker = worker.NewEpoch(n.Client, n.epochActivities(), n.workerOptions(cfg.ActivityWorkers))
-		if err := n.epochWorker.Start(); err != nil {
-			n.worker.Stop()
-			n.close()
-			return nil, fmt.Errorf("start epoch worker: %w", err)
-		}
-		if err := n.startBackfillWorker(ctx, runCtx); err != nil {
-			n.stopWorkers()
-			n.close()
-			return nil, err
-		}
-		if err := n.startWebhookWorker(); err != nil {
-			n.stopWorkers()
-			n.close()
-			return nil, err
-		}
-		n.startVersioning(runCtx)
-		n.workersUp.Store(true)
 	}
 	if o.Roles.API {
 		if err := n.startAPI(runCtx); err != nil {
@@ -245,6 +199,57 @@ func Start(ctx context.Context, o Options) (*Node, error) {
 		}
 	}
 	return n, nil
+}
+
+// startWorkers starts a worker node's parts: the signers' balances, the
+// evidence log's sequencer, the confirmation watcher and the anchor, epoch,
+// backfill and webhook workers. On an error it stops what it started but
+// the node itself, which its caller closes.
+func (n *Node) startWorkers(ctx, runCtx context.Context, namespace string) error {
+	cfg := n.Cfg
+	if err := worker.EnsureSearchAttributes(ctx, n.Client, namespace, n.Logger); err != nil {
+		n.Logger.Warn("search attributes not verified", "error", err)
+	}
+	// The signers' balances: read once now (bounded, so a chain that does
+	// not answer delays the start by balanceStartTimeout at most), then
+	// after confirmed batches only (docs/chains.md, Polling budget).
+	n.balances.readAll(ctx, balanceStartTimeout)
+	n.anchorMetrics.OnConfirmed = n.balances.Confirmed
+	n.wg.Go(func() { n.balances.run(runCtx, balanceEvery) })
+	anchor := &activities.Anchor{
+		Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchorMetrics,
+		Backoff: anchorSchedule(cfg),
+	}
+	seq, err := n.startLog(runCtx)
+	if err != nil {
+		return err
+	}
+	anchor.Log = seq
+	n.sequencer.Store(seq)
+	n.watcher = &activities.Watcher{Anchor: anchor, Temporal: n.Client, Namespace: cmp.Or(namespace, client.DefaultNamespace), WorkflowID: workflows.WorkflowID}
+	anchor.Watcher = n.watcher
+	n.watcher.Start()
+	n.worker = worker.NewAnchor(n.Client, anchor, n.workerOptions(cfg.ActivityWorkers))
+	if err := n.worker.Start(); err != nil {
+		n.watcher.Stop()
+		return fmt.Errorf("start worker: %w", err)
+	}
+	n.epochWorker = worker.NewEpoch(n.Client, n.epochActivities(), n.workerOptions(cfg.ActivityWorkers))
+	if err := n.epochWorker.Start(); err != nil {
+		n.worker.Stop()
+		return fmt.Errorf("start epoch worker: %w", err)
+	}
+	if err := n.startBackfillWorker(ctx, runCtx); err != nil {
+		n.stopWorkers()
+		return err
+	}
+	if err := n.startWebhookWorker(); err != nil {
+		n.stopWorkers()
+		return err
+	}
+	n.startVersioning(runCtx)
+	n.workersUp.Store(true)
+	return nil
 }
 
 // anchorSchedule is the schedule of anchor submit and confirm attempts the

@@ -49,7 +49,7 @@ const maxQuarantinedSeries = 100
 
 const (
 	maxSourceLen     = 2048
-	epochRetryAfter  = "5"
+	epochRetryAfter  = 5 // seconds
 	epochPathPrefix  = "/rewarder/epochs/"
 	maxEpochDeadline = 7 * 24 * time.Hour
 )
@@ -171,33 +171,52 @@ func rerunRequested(r *http.Request) (bool, *apiError) {
 }
 
 func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
-	fail := func(e *apiError) { writeError(w, e) }
-	if a.draining.Load() {
-		w.Header().Set("Retry-After", epochRetryAfter)
-		fail(&apiError{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
+	req, aerr := a.readCompute(w, r)
+	if aerr != nil {
+		writeError(w, aerr)
 		return
 	}
+	e, started, aerr := a.runEpoch(r.Context(), req)
+	switch {
+	case aerr != nil:
+		writeError(w, aerr)
+	case started:
+		w.Header().Set("Location", epochPathPrefix+req.epoch.ID)
+		a.writeManifest(w, r, http.StatusAccepted, e)
+	default:
+		a.writeManifest(w, r, http.StatusOK, e)
+	}
+}
+
+// computeRequest is a compute request, read and checked.
+type computeRequest struct {
+	epoch   store.NewEpoch // without its deadline, which runs from when the request is read
+	rerun   bool           // ?rerun=true: run a quarantined epoch again
+	timeout time.Duration  // the epoch's whole budget
+}
+
+// readCompute reads and checks a compute request; nothing is stored.
+func (a *API) readCompute(w http.ResponseWriter, r *http.Request) (computeRequest, *apiError) {
+	if a.draining.Load() {
+		return computeRequest{}, &apiError{Status: http.StatusServiceUnavailable, Code: "draining", RetryAfter: epochRetryAfter, Message: "keeper is shutting down; retry against another node or later"}
+	}
 	if a.Temporal == nil {
-		fail(&apiError{Status: http.StatusServiceUnavailable, Code: "epochs_unavailable", Message: "this node does not start reward epochs"})
-		return
+		return computeRequest{}, &apiError{Status: http.StatusServiceUnavailable, Code: "epochs_unavailable", Message: "this node does not start reward epochs"}
 	}
 	id, aerr := epochID(r)
 	if aerr != nil {
-		fail(aerr)
-		return
+		return computeRequest{}, aerr
 	}
 	rerun, aerr := rerunRequested(r)
 	if aerr != nil {
-		fail(aerr)
-		return
+		return computeRequest{}, aerr
 	}
 	body, aerr := a.readBody(w, r)
 	if aerr != nil {
 		if aerr.Code == "body_too_large" {
 			aerr.Field, aerr.Message = "usage", aerr.Message+"; send a usage list that large through source (the URL of an accounting service)"
 		}
-		fail(aerr)
-		return
+		return computeRequest{}, aerr
 	}
 	ne, callerDeadline, aerr := decodeEpoch(id, body)
 	if aerr == nil && ne.Source != "" {
@@ -206,12 +225,25 @@ func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if aerr != nil {
-		fail(aerr)
-		return
+		return computeRequest{}, aerr
 	}
-	timeout := a.timeout(callerDeadline)
-	ne.Deadline = time.Now().Add(timeout)
-	ctx := r.Context()
+	return computeRequest{epoch: ne, rerun: rerun, timeout: a.timeout(callerDeadline)}, nil
+}
+
+// epochStart is how compute starts an epoch's workflow.
+type epochStart struct {
+	epoch   store.Epoch
+	timeout time.Duration // the workflow's execution timeout
+	restart bool          // replace a run Temporal has not timed out yet
+}
+
+// runEpoch is compute's work once the request is read: it stores the epoch,
+// or decides what becomes of the one stored under its id, and makes sure its
+// workflow runs. started says the workflow was started (or joined) and the
+// answer is 202; otherwise e is answered as it is stored, with 200.
+func (a *API) runEpoch(ctx context.Context, req computeRequest) (e store.Epoch, started bool, aerr *apiError) {
+	ne := req.epoch
+	ne.Deadline = time.Now().Add(req.timeout)
 	// The accept deadline runs from here: the body is read, and what is
 	// left is keeper's own work and Temporal's acceptance.
 	acceptTimeout := a.Epochs.AcceptTimeout
@@ -223,91 +255,92 @@ func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
 
 	e, created, err := a.Store.CreateEpoch(ctx, ne, a.Epochs.MaxInFlight)
 	if errors.Is(err, store.ErrBusy) {
-		a.busy(w, err)
-		return
+		return e, false, a.busy(err)
 	}
 	if err != nil {
-		fail(a.internal("store epoch", err))
-		return
+		return e, false, a.internal("store epoch", err)
 	}
-	restart := false
+	start := epochStart{epoch: e, timeout: req.timeout}
 	if !created {
-		if e.RequestHash != ne.RequestHash {
-			fail(&apiError{Status: http.StatusConflict, Code: "epoch_conflict", Field: "id",
-				Message: fmt.Sprintf("epoch %s exists with other inputs (request hash %s, this request's %s); an epoch's inputs never change", id, e.RequestHash, ne.RequestHash)})
-			return
-		}
-		switch e.Status {
-		case store.EpochCompleted:
-			if rerun {
-				fail(&apiError{Status: http.StatusConflict, Code: "epoch_completed", Field: "rerun",
-					Message: fmt.Sprintf("epoch %s completed: every intent was acknowledged; a completed epoch never runs again", id)})
-				return
-			}
-			a.writeManifest(w, r, http.StatusOK, e)
-			return
-		case store.EpochQuarantined:
-			// A quarantined epoch stays so, its intents not sent again,
-			// until a re-run is asked for explicitly (?rerun=true).
-			if !rerun {
-				a.writeManifest(w, r, http.StatusOK, e)
-				return
-			}
-			fallthrough
-		case store.EpochFailed:
-			// The same request again re-runs a failed epoch (a missed
-			// deadline, a source that was down for good), and ?rerun=true
-			// a quarantined one: intents are idempotent, so nothing is
-			// paid twice.
-			e, err = a.Store.RestartEpoch(ctx, id, ne.RequestHash, ne.Deadline, a.Epochs.MaxInFlight)
-			switch {
-			case errors.Is(err, store.ErrBusy):
-				a.busy(w, err)
-				return
-			case errors.Is(err, store.ErrConflict): // restarted meanwhile by another request
-				if e, err = a.Store.GetEpoch(ctx, id); err != nil {
-					fail(a.internal("load epoch", err))
-					return
-				}
-			case err != nil:
-				fail(a.internal("restart epoch", err))
-				return
-			default:
-				restart = true
-			}
-		default: // queued or computing: make sure its workflow runs, within its own deadline
-			timeout = time.Until(e.Deadline)
+		var done bool
+		if start, done, aerr = a.existingEpoch(ctx, e, ne, req.rerun, req.timeout); aerr != nil || done {
+			return start.epoch, false, aerr
 		}
 	}
-	if err := a.startEpoch(acceptCtx, e, timeout, restart); err != nil {
+	if err := a.startEpoch(acceptCtx, start.epoch, start.timeout, start.restart); err != nil {
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &already) { // its run completed between our read and the start
-			if e, err = a.Store.GetEpoch(ctx, id); err == nil {
-				a.writeManifest(w, r, http.StatusOK, e)
-				return
+			if e, err = a.Store.GetEpoch(ctx, ne.ID); err == nil {
+				return e, false, nil
 			}
 		}
-		a.Logger.Warn("api: start epoch workflow", "epoch", id, "error", err)
+		a.Logger.Warn("api: start epoch workflow", "epoch", ne.ID, "error", err)
 		msg := "the epoch is queued but its workflow could not be started; send the same request again to start it"
 		if acceptCtx.Err() != nil && ctx.Err() == nil {
 			msg = fmt.Sprintf("the epoch is queued but Temporal did not accept its workflow within %s; send the same request again to start it (or join it, if Temporal took it meanwhile)", acceptTimeout)
 		}
-		w.Header().Set("Retry-After", epochRetryAfter)
-		fail(&apiError{Status: http.StatusServiceUnavailable, Code: "temporal_unavailable", Message: msg})
-		return
+		return e, false, &apiError{Status: http.StatusServiceUnavailable, Code: "temporal_unavailable", RetryAfter: epochRetryAfter, Message: msg}
 	}
-	if e, err = a.Store.GetEpoch(ctx, id); err != nil {
-		fail(a.internal("load epoch", err))
-		return
+	if e, err = a.Store.GetEpoch(ctx, ne.ID); err != nil {
+		return e, false, a.internal("load epoch", err)
 	}
-	w.Header().Set("Location", epochPathPrefix+id)
-	a.writeManifest(w, r, http.StatusAccepted, e)
+	return e, true, nil
 }
 
-func (a *API) busy(w http.ResponseWriter, err error) {
+// existingEpoch decides what a compute request does with the epoch e stored
+// under its id already: done answers e as it is; otherwise its workflow is
+// started (a queued or computing epoch's within its own deadline, a re-run's
+// replacing the last run).
+func (a *API) existingEpoch(ctx context.Context, e store.Epoch, ne store.NewEpoch, rerun bool, timeout time.Duration) (start epochStart, done bool, aerr *apiError) {
+	if e.RequestHash != ne.RequestHash {
+		return epochStart{}, false, &apiError{Status: http.StatusConflict, Code: "epoch_conflict", Field: "id",
+			Message: fmt.Sprintf("epoch %s exists with other inputs (request hash %s, this request's %s); an epoch's inputs never change", ne.ID, e.RequestHash, ne.RequestHash)}
+	}
+	switch e.Status {
+	case store.EpochCompleted:
+		if rerun {
+			return epochStart{}, false, &apiError{Status: http.StatusConflict, Code: "epoch_completed", Field: "rerun",
+				Message: fmt.Sprintf("epoch %s completed: every intent was acknowledged; a completed epoch never runs again", ne.ID)}
+		}
+		return epochStart{epoch: e}, true, nil
+	case store.EpochQuarantined:
+		// A quarantined epoch stays so, its intents not sent again,
+		// until a re-run is asked for explicitly (?rerun=true).
+		if !rerun {
+			return epochStart{epoch: e}, true, nil
+		}
+		return a.restartEpoch(ctx, ne, timeout)
+	case store.EpochFailed:
+		return a.restartEpoch(ctx, ne, timeout)
+	default: // queued or computing: make sure its workflow runs, within its own deadline
+		return epochStart{epoch: e, timeout: time.Until(e.Deadline)}, false, nil
+	}
+}
+
+// restartEpoch runs an ended epoch again. The same request again re-runs a
+// failed epoch (a missed deadline, a source that was down for good), and
+// ?rerun=true a quarantined one: intents are idempotent, so nothing is paid
+// twice.
+func (a *API) restartEpoch(ctx context.Context, ne store.NewEpoch, timeout time.Duration) (start epochStart, done bool, aerr *apiError) {
+	e, err := a.Store.RestartEpoch(ctx, ne.ID, ne.RequestHash, ne.Deadline, a.Epochs.MaxInFlight)
+	switch {
+	case errors.Is(err, store.ErrBusy):
+		return epochStart{}, false, a.busy(err)
+	case errors.Is(err, store.ErrConflict): // restarted meanwhile by another request
+		if e, err = a.Store.GetEpoch(ctx, ne.ID); err != nil {
+			return epochStart{}, false, a.internal("load epoch", err)
+		}
+		return epochStart{epoch: e, timeout: timeout}, false, nil
+	case err != nil:
+		return epochStart{}, false, a.internal("restart epoch", err)
+	}
+	return epochStart{epoch: e, timeout: timeout, restart: true}, false, nil
+}
+
+// busy counts and answers a compute refused for the epochs in flight.
+func (a *API) busy(err error) *apiError {
 	a.epochMetrics.busy.WithLabelValues("compute").Inc()
-	w.Header().Set("Retry-After", epochRetryAfter)
-	writeError(w, &apiError{Status: http.StatusTooManyRequests, Code: "busy", Message: err.Error() + "; retry later"})
+	return &apiError{Status: http.StatusTooManyRequests, Code: "busy", RetryAfter: epochRetryAfter, Message: err.Error() + "; retry later"}
 }
 
 // startEpoch starts the epoch's workflow. The workflow id de-duplicates: a

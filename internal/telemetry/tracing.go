@@ -5,6 +5,7 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -47,9 +48,7 @@ func TracerProviderFromEnv(ctx context.Context) (*sdktrace.TracerProvider, error
 		return nil, nil
 	}
 	protocol := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-	if protocol == "" {
-		protocol = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
+	protocol = cmp.Or(protocol, os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
 	var (
 		exp sdktrace.SpanExporter
 		err error

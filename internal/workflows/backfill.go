@@ -161,138 +161,165 @@ func WalletSync(ctx workflow.Context, in WalletSyncInput) (WalletSyncResult, err
 		StartToCloseTimeout:    5 * time.Minute,
 		RetryPolicy:            bookkeepingRetry(),
 	})
-
-	var (
-		children []*childRun
-		outcomes []NetworkOutcome
-		sel      = workflow.NewSelector(ctx)
-		// due: a network ended since the wallet was last finished; retry:
-		// something changed since the last try to finish it.
-		due, retry = false, true
-	)
-	find := func(network string) *childRun {
-		for _, c := range children {
-			if c.network == network {
-				return c
-			}
-		}
-		return nil
-	}
-	record := func(o NetworkOutcome) {
-		for i := range outcomes {
-			if outcomes[i].Network == o.Network {
-				outcomes[i] = o
-				return
-			}
-		}
-		outcomes = append(outcomes, o)
-	}
-	var start func(c *childRun, gen int64)
-	start = func(c *childRun, gen int64) {
-		c.gen, c.want, c.running = gen, max(c.want, gen), true
-		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:            BackfillWorkflowID(c.network, in.Wallet),
-			TaskQueue:             BackfillTaskQueue,
-			TypedSearchAttributes: temporal.NewSearchAttributes(SAChain.ValueSet(c.network), SAStatus.ValueSet("pending")),
-		})
-		f := workflow.ExecuteChildWorkflow(cctx, Backfill, BackfillInput{Wallet: in.Wallet, Network: c.network, Gen: gen, Policy: in.Policy})
-		sel.AddFuture(f, func(f workflow.Future) {
-			var r BackfillResult
-			if err := f.Get(ctx, &r); err != nil {
-				r = BackfillResult{Status: BackfillFailed, Gen: c.gen, Error: err.Error()}
-			}
-			c.running, c.waiting = false, false
-			due, retry = true, true
-			record(NetworkOutcome{Network: c.network, Status: r.Status, Transfers: r.Transfers, Error: r.Error})
-			if c.want > r.Gen {
-				// Added again after this run had stopped listening.
-				start(c, c.want)
-			}
-		})
-	}
-	handle := func(s SyncSignal) {
-		for _, n := range s.Networks {
-			c := find(n.Network)
-			switch {
-			case c == nil:
-				c = &childRun{network: n.Network}
-				children = append(children, c)
-				start(c, n.Gen)
-			case n.Gen <= c.want:
-				// Already asked for: a repeated signal.
-			case !c.running:
-				start(c, n.Gen)
-			default:
-				c.want, c.waiting = n.Gen, false
-				// A child busy scanning ignores it; one waiting for its next
-				// retry retries at once.
-				workflow.SignalExternalWorkflow(ctx, BackfillWorkflowID(c.network, in.Wallet), "", SignalRetryNow, RetryNow{Gen: n.Gen})
-			}
-		}
-	}
-	running := func() bool {
-		for _, c := range children {
-			if c.running {
-				return true
-			}
-		}
-		return false
-	}
-	scanning := func() bool {
-		for _, c := range children {
-			if c.running && !c.waiting {
-				return true
-			}
-		}
-		return false
-	}
-	// finishWhileWaiting says whether this run finishes the wallet while a
-	// child waits for its retry: a run an older build began waits for
-	// every child, as recorded.
-	finishWhileWaiting := func() bool {
-		return workflow.GetVersion(ctx, versionFinishWhileWaiting, workflow.DefaultVersion, 1) >= 1
-	}
-
-	syncCh := workflow.GetSignalChannel(ctx, SignalSync)
-	sel.AddReceive(syncCh, func(ch workflow.ReceiveChannel, _ bool) {
+	w := &walletSync{ctx: ctx, in: in, sel: workflow.NewSelector(ctx), retry: true}
+	w.syncCh = workflow.GetSignalChannel(ctx, SignalSync)
+	w.sel.AddReceive(w.syncCh, func(ch workflow.ReceiveChannel, _ bool) {
 		var s SyncSignal
 		ch.Receive(ctx, &s)
-		handle(s)
+		w.handle(s)
 	})
-	sel.AddReceive(workflow.GetSignalChannel(ctx, SignalBackfillWaiting), func(ch workflow.ReceiveChannel, _ bool) {
-		var w BackfillWaiting
-		ch.Receive(ctx, &w)
-		// One sent before a re-add woke the child is out of date.
-		if c := find(w.Network); c != nil && c.running && w.Gen >= c.want {
-			c.waiting, retry = true, true
-		}
+	w.sel.AddReceive(workflow.GetSignalChannel(ctx, SignalBackfillWaiting), func(ch workflow.ReceiveChannel, _ bool) {
+		var bw BackfillWaiting
+		ch.Receive(ctx, &bw)
+		w.waitingForRetry(bw)
 	})
-	handle(SyncSignal{Networks: in.Networks})
+	w.handle(SyncSignal{Networks: in.Networks})
 	var sum WalletSummary
 	for {
 		// Finish when no child scans, a network has ended since the last
 		// finish (due) and something changed since a finish found a
 		// network still at work in the store (retry).
-		for running() && !(due && retry && !scanning() && finishWhileWaiting()) {
-			sel.Select(ctx)
+		for w.running() && !(w.due && w.retry && !w.scanning() && w.finishWhileWaiting()) {
+			w.sel.Select(ctx)
 		}
-		if due && retry {
+		if w.due && w.retry {
 			if err := workflow.ExecuteLocalActivity(finishCtx, FinishWalletActivity, in.Wallet).Get(ctx, &sum); err != nil {
-				return WalletSyncResult{Networks: outcomes}, err
+				return WalletSyncResult{Networks: w.outcomes}, err
 			}
-			due, retry = sum.Busy, false
+			w.due, w.retry = sum.Busy, false
 		}
-		for {
-			var s SyncSignal
-			if !syncCh.ReceiveAsync(&s) {
-				break
-			}
-			handle(s)
-		}
-		if !running() {
-			return WalletSyncResult{Networks: outcomes, Summary: sum}, nil
+		w.drainSyncs()
+		if !w.running() {
+			return WalletSyncResult{Networks: w.outcomes, Summary: sum}, nil
 		}
 	}
+}
+
+// walletSync is one WalletSync run's state: its children and what they
+// ended with.
+type walletSync struct {
+	ctx      workflow.Context
+	in       WalletSyncInput
+	sel      workflow.Selector
+	syncCh   workflow.ReceiveChannel
+	children []*childRun
+	outcomes []NetworkOutcome
+	// due: a network ended since the wallet was last finished; retry:
+	// something changed since the last try to finish it.
+	due, retry bool
+}
+
+// find is the child of a network, or nil.
+func (w *walletSync) find(network string) *childRun {
+	for _, c := range w.children {
+		if c.network == network {
+			return c
+		}
+	}
+	return nil
+}
+
+// record keeps a network's latest outcome.
+func (w *walletSync) record(o NetworkOutcome) {
+	for i := range w.outcomes {
+		if w.outcomes[i].Network == o.Network {
+			w.outcomes[i] = o
+			return
+		}
+	}
+	w.outcomes = append(w.outcomes, o)
+}
+
+// start runs a network's Backfill child for an add, and again when it ends
+// if a newer add came in meanwhile.
+func (w *walletSync) start(c *childRun, gen int64) {
+	c.gen, c.want, c.running = gen, max(c.want, gen), true
+	cctx := workflow.WithChildOptions(w.ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            BackfillWorkflowID(c.network, w.in.Wallet),
+		TaskQueue:             BackfillTaskQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(SAChain.ValueSet(c.network), SAStatus.ValueSet("pending")),
+	})
+	f := workflow.ExecuteChildWorkflow(cctx, Backfill, BackfillInput{Wallet: w.in.Wallet, Network: c.network, Gen: gen, Policy: w.in.Policy})
+	w.sel.AddFuture(f, func(f workflow.Future) {
+		var r BackfillResult
+		if err := f.Get(w.ctx, &r); err != nil {
+			r = BackfillResult{Status: BackfillFailed, Gen: c.gen, Error: err.Error()}
+		}
+		c.running, c.waiting = false, false
+		w.due, w.retry = true, true
+		w.record(NetworkOutcome{Network: c.network, Status: r.Status, Transfers: r.Transfers, Error: r.Error})
+		if c.want > r.Gen {
+			// Added again after this run had stopped listening.
+			w.start(c, c.want)
+		}
+	})
+}
+
+// handle answers an add: a new network's child starts, an ended one
+// starts again, a running one is told.
+func (w *walletSync) handle(s SyncSignal) {
+	for _, n := range s.Networks {
+		c := w.find(n.Network)
+		switch {
+		case c == nil:
+			c = &childRun{network: n.Network}
+			w.children = append(w.children, c)
+			w.start(c, n.Gen)
+		case n.Gen <= c.want:
+			// Already asked for: a repeated signal.
+		case !c.running:
+			w.start(c, n.Gen)
+		default:
+			c.want, c.waiting = n.Gen, false
+			// A child busy scanning ignores it; one waiting for its next
+			// retry retries at once.
+			workflow.SignalExternalWorkflow(w.ctx, BackfillWorkflowID(c.network, w.in.Wallet), "", SignalRetryNow, RetryNow{Gen: n.Gen})
+		}
+	}
+}
+
+// waitingForRetry marks a child that failed and waits for its next retry.
+func (w *walletSync) waitingForRetry(bw BackfillWaiting) {
+	// One sent before a re-add woke the child is out of date.
+	if c := w.find(bw.Network); c != nil && c.running && bw.Gen >= c.want {
+		c.waiting, w.retry = true, true
+	}
+}
+
+// drainSyncs handles the adds that came in meanwhile.
+func (w *walletSync) drainSyncs() {
+	for {
+		var s SyncSignal
+		if !w.syncCh.ReceiveAsync(&s) {
+			return
+		}
+		w.handle(s)
+	}
+}
+
+func (w *walletSync) running() bool {
+	for _, c := range w.children {
+		if c.running {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *walletSync) scanning() bool {
+	for _, c := range w.children {
+		if c.running && !c.waiting {
+			return true
+		}
+	}
+	return false
+}
+
+// finishWhileWaiting says whether this run finishes the wallet while a
+// child waits for its retry: a run an older build began waits for every
+// child, as recorded.
+func (w *walletSync) finishWhileWaiting() bool {
+	return workflow.GetVersion(w.ctx, versionFinishWhileWaiting, workflow.DefaultVersion, 1) >= 1
 }
 
 // Backfill scans one network's history of a wallet. A failed attempt is

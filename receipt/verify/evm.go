@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strings"
 	"time"
 
@@ -92,20 +93,9 @@ func evmLookup(ctx context.Context, rpcURL, ref string) (Tx, error) {
 		return v, nil
 	}
 	v.Found = true
-	var tx types.Transaction
-	if err := tx.UnmarshalJSON(rawTx); err != nil {
-		return v, fmt.Errorf("etherlink: verify %s: the node's transaction does not decode: %w", h.Hex(), err)
-	}
-	// The sender is recovered from the signature of the transaction the
-	// node returned, so that transaction must be the one asked for: a node
-	// could otherwise answer with another transaction the anchoring account
-	// signed.
-	if tx.Hash() != h {
-		return v, fmt.Errorf("etherlink: verify %s: the node returned transaction %s instead", h.Hex(), tx.Hash().Hex())
-	}
-	sender, err := types.Sender(types.LatestSignerForChainID(chainID.ToInt()), &tx)
+	tx, sender, err := evmSignedTx(rawTx, h, chainID.ToInt())
 	if err != nil {
-		return v, fmt.Errorf("etherlink: verify %s: cannot recover the sender: %w", h.Hex(), err)
+		return v, err
 	}
 	v.Sender = sender.Hex()
 	if v.Payload, err = receipt.ParseEVMPayload(tx.Data()); err != nil {
@@ -133,14 +123,46 @@ func evmLookup(ctx context.Context, rpcURL, ref string) (Tx, error) {
 		return v, nil
 	}
 	v.BlockTime = time.Unix(int64(canon.Time), 0).UTC()
-	if elems[4].Error == nil && fin != nil {
+	if elems[4].Error != nil {
+		fin = nil
+	}
+	evmFinality(&v, latest, fin)
+	return v, nil
+}
+
+// evmSignedTx decodes the transaction the node answered for h and
+// recovers its sender.
+func evmSignedTx(rawTx json.RawMessage, h common.Hash, chainID *big.Int) (*types.Transaction, common.Address, error) {
+	var tx types.Transaction
+	if err := tx.UnmarshalJSON(rawTx); err != nil {
+		return nil, common.Address{}, fmt.Errorf("etherlink: verify %s: the node's transaction does not decode: %w", h.Hex(), err)
+	}
+	// The sender is recovered from the signature of the transaction the
+	// node returned, so that transaction must be the one asked for: a node
+	// could otherwise answer with another transaction the anchoring account
+	// signed.
+	if tx.Hash() != h {
+		return nil, common.Address{}, fmt.Errorf("etherlink: verify %s: the node returned transaction %s instead", h.Hex(), tx.Hash().Hex())
+	}
+	sender, err := types.Sender(types.LatestSignerForChainID(chainID), &tx)
+	if err != nil {
+		return nil, common.Address{}, fmt.Errorf("etherlink: verify %s: cannot recover the sender: %w", h.Hex(), err)
+	}
+	return &tx, sender, nil
+}
+
+// evmFinality says whether v's block is final: at or below the node's
+// finalized block or, on a node without the finalized tag (fin nil),
+// EVMConfirmations deep below latest.
+func evmFinality(v *Tx, latest, fin *evmHeader) {
+	if fin != nil {
 		v.Final = v.Block <= uint64(fin.Number)
 		if v.Final {
 			v.Detail = fmt.Sprintf("final: block %d is at or below the finalized block %d", v.Block, fin.Number)
 		} else {
 			v.Detail = fmt.Sprintf("included in block %d, not final yet (finalized block %d)", v.Block, fin.Number)
 		}
-		return v, nil
+		return
 	}
 	depth := uint64(0)
 	if latest != nil && uint64(latest.Number) >= v.Block {
@@ -148,7 +170,6 @@ func evmLookup(ctx context.Context, rpcURL, ref string) (Tx, error) {
 	}
 	v.Final = depth >= EVMConfirmations
 	v.Detail = fmt.Sprintf("included in block %d, %d of %d confirmations (node has no finalized block tag)", v.Block, depth, EVMConfirmations)
-	return v, nil
 }
 
 func evmHash(ref string) (common.Hash, error) {

@@ -18,6 +18,7 @@
 package evm
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"errors"
@@ -189,9 +190,7 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	if cfg.Key == nil {
 		return nil, retry.Permanent(errors.New("etherlink: Key is required (see evm.LoadKey)"))
 	}
-	if cfg.ChainID == 0 {
-		cfg.ChainID = MainnetChainID
-	}
+	cfg.ChainID = cmp.Or(cfg.ChainID, MainnetChainID)
 	if cfg.ResubmitTimeout <= 0 {
 		cfg.ResubmitTimeout = DefaultResubmitTimeout
 	}

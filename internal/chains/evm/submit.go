@@ -2,6 +2,7 @@ package evm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -160,9 +161,7 @@ func pickMined(recs []chains.TxRecord, got map[common.Hash]*rpcReceipt) (string,
 		if r.succeeded() {
 			return recs[i].Ref, true
 		}
-		if failed == "" {
-			failed = recs[i].Ref
-		}
+		failed = cmp.Or(failed, recs[i].Ref)
 	}
 	return failed, failed != ""
 }

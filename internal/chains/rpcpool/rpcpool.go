@@ -30,6 +30,7 @@ package rpcpool
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,9 +122,7 @@ func New(kind Kind, opts Options) (*Pool, error) {
 	if len(opts.URLs) == 0 {
 		return nil, errors.New("rpcpool: no endpoint")
 	}
-	if opts.MaxLag == 0 {
-		opts.MaxLag = kind.DefaultMaxLag
-	}
+	opts.MaxLag = cmp.Or(opts.MaxLag, kind.DefaultMaxLag)
 	if opts.ProbeInterval <= 0 {
 		opts.ProbeInterval = DefaultProbeInterval
 	}

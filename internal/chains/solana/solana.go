@@ -24,6 +24,7 @@
 package solana
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,9 +119,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Commitment == "" {
-		c.Commitment = DefaultCommitment
-	}
+	c.Commitment = cmp.Or(c.Commitment, DefaultCommitment)
 	if c.RPCConnections <= 0 {
 		c.RPCConnections = DefaultRPCConnections
 	}
@@ -133,9 +132,7 @@ func (c Config) withDefaults() Config {
 	if c.RPCTimeout <= 0 {
 		c.RPCTimeout = DefaultRPCTimeout
 	}
-	if c.AnchorLookbackSlots == 0 {
-		c.AnchorLookbackSlots = DefaultAnchorLookbackSlots
-	}
+	c.AnchorLookbackSlots = cmp.Or(c.AnchorLookbackSlots, DefaultAnchorLookbackSlots)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -1,6 +1,7 @@
 package solana
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -264,9 +265,7 @@ func (a *Adapter) seen(ctx context.Context, recs []record) (string, bool, error)
 		if s.Err == nil {
 			return recs[i].Ref, true, nil
 		}
-		if failed == "" {
-			failed = recs[i].Ref
-		}
+		failed = cmp.Or(failed, recs[i].Ref)
 	}
 	return failed, failed != "", nil
 }

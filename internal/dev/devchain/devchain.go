@@ -80,6 +80,7 @@
 package devchain
 
 import (
+	"cmp"
 	"github.com/keeperhq/keeper/internal/config"
 
 	"context"
@@ -201,9 +202,7 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 	if o.BlockTime <= 0 {
 		o.BlockTime = DefaultBlockTime
 	}
-	if o.ChainID == 0 {
-		o.ChainID = DefaultChainID
-	}
+	o.ChainID = cmp.Or(o.ChainID, DefaultChainID)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -223,67 +222,20 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 		return nil, err
 	}
 
-	alloc := core.SystemContractAllocs()
-	alloc[crypto.PubkeyToAddress(key.PublicKey)] = types.Account{Balance: DevBalance}
-	for _, a := range o.Fund {
-		alloc[a] = types.Account{Balance: DevBalance}
+	nodeCfg, err := nodeConfig(o)
+	if err != nil {
+		return nil, err
 	}
-	chainCfg := *params.AllDevChainProtocolChanges // every fork from genesis, as the simulated backend
-	chainCfg.ChainID = new(big.Int).SetUint64(o.ChainID)
-
-	nodeCfg := node.DefaultConfig
-	nodeCfg.DataDir = "" // in memory
-	nodeCfg.Name = nodeName
-	if o.Persist {
-		nodeCfg.DataDir = filepath.Join(o.Dir, "chain")
-		nodeCfg.KeyStoreDir = filepath.Join(o.Dir, "chain", "keystore")
-		if err := migrateNodeDir(nodeCfg.DataDir, nodeName, o.Logger); err != nil {
-			return nil, err
-		}
-	}
-	nodeCfg.IPCPath = ""
-	nodeCfg.P2P = p2p.Config{NoDiscovery: true, MaxPeers: 0}
-	nodeCfg.HTTPHost = "127.0.0.1"
-	nodeCfg.HTTPPort = o.Port
-	nodeCfg.HTTPModules = []string{"eth", "net", "web3", "txpool"}
-	nodeCfg.HTTPVirtualHosts = []string{"localhost", "127.0.0.1"}
-	nodeCfg.HTTPCors = []string{"*"} // the /verify page asks the chain from the browser, served by keeper or from a file
-	nodeCfg.WSHost = ""
-
-	ethCfg := ethconfig.Defaults
-	ethCfg.Genesis = &core.Genesis{
-		Config:   &chainCfg,
-		GasLimit: ethconfig.Defaults.Miner.GasCeil,
-		Alloc:    alloc,
-	}
-	ethCfg.NetworkId = o.ChainID
-	ethCfg.SyncMode = ethconfig.FullSync
-	ethCfg.TxPool.NoLocals = true // a dropped transaction stays dropped (no local re-journaling)
-	ethCfg.LogNoHistory = true
-
+	ethCfg := ethConfig(o, crypto.PubkeyToAddress(key.PublicKey))
 	stack, err := node.New(&nodeCfg)
 	if err != nil {
 		return nil, fmt.Errorf("devchain: node: %w", err)
 	}
 	crashSafe := true
 	if o.Persist {
-		// See "Surviving a kill" in the package documentation.
-		scheme, err := storedStateScheme(stack)
-		if err != nil {
+		if crashSafe, err = chooseStateScheme(stack, &ethCfg); err != nil {
 			stack.Close()
 			return nil, err
-		}
-		if scheme == "" && legacyPathScheme {
-			scheme = rawdb.PathScheme
-		}
-		switch scheme {
-		case "", rawdb.HashScheme:
-			ethCfg.StateScheme = rawdb.HashScheme
-			ethCfg.NoPruning = true  // archive: every block's state is written with the block
-			ethCfg.SnapshotCache = 0 // no snapshot layers held in memory either
-		default:
-			crashSafe = false // a chain created before: keep its scheme (it cannot be converted)
-			ethCfg.StateScheme = scheme
 		}
 	}
 	backend, err := eth.New(stack, &ethCfg)
@@ -294,24 +246,9 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 	if o.Persist {
 		repairAfterCrash(backend, o.Logger, crashSafe, nodeCfg.DataDir)
 	}
-	fs := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
-	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(fs)}})
-	if err := stack.Start(); err != nil {
+	if err := startNode(stack, backend, o.Port); err != nil {
 		stack.Close()
-		return nil, fmt.Errorf("devchain: start node (port %d): %w", o.Port, err)
-	}
-	backend.SetSynced()
-	// EtherLink's sequencer ignores the tip, so keeper pays none there: the
-	// pool and the miner take transactions with a tip of 0 (geth's default
-	// floors are 1 wei and 1 mwei).
-	backend.TxPool().SetGasTip(new(big.Int))
-	if err := backend.Miner().SetGasTip(new(big.Int)); err != nil {
-		stack.Close()
-		return nil, fmt.Errorf("devchain: miner tip: %w", err)
-	}
-	if bc := backend.BlockChain(); bc.CurrentFinalBlock() == nil {
-		bc.SetFinalized(bc.Genesis().Header())
-		bc.SetSafe(bc.Genesis().Header())
+		return nil, err
 	}
 
 	c := &Chain{
@@ -341,6 +278,102 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 	}
 	go c.loop()
 	return c, nil
+}
+
+// startNode serves the chain's JSON-RPC (with the filter API) and readies
+// it to seal: synced, taking transactions without a tip, and with genesis
+// finalized on a chain that has no finalized block yet.
+func startNode(stack *node.Node, backend *eth.Ethereum, port int) error {
+	fs := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
+	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(fs)}})
+	if err := stack.Start(); err != nil {
+		return fmt.Errorf("devchain: start node (port %d): %w", port, err)
+	}
+	backend.SetSynced()
+	// EtherLink's sequencer ignores the tip, so keeper pays none there: the
+	// pool and the miner take transactions with a tip of 0 (geth's default
+	// floors are 1 wei and 1 mwei).
+	backend.TxPool().SetGasTip(new(big.Int))
+	if err := backend.Miner().SetGasTip(new(big.Int)); err != nil {
+		return fmt.Errorf("devchain: miner tip: %w", err)
+	}
+	if bc := backend.BlockChain(); bc.CurrentFinalBlock() == nil {
+		bc.SetFinalized(bc.Genesis().Header())
+		bc.SetSafe(bc.Genesis().Header())
+	}
+	return nil
+}
+
+// nodeConfig is the go-ethereum node's configuration: in memory, or in
+// o.Dir/chain with o.Persist; JSON-RPC over HTTP on 127.0.0.1:o.Port only.
+func nodeConfig(o Options) (node.Config, error) {
+	nodeCfg := node.DefaultConfig
+	nodeCfg.DataDir = "" // in memory
+	nodeCfg.Name = nodeName
+	if o.Persist {
+		nodeCfg.DataDir = filepath.Join(o.Dir, "chain")
+		nodeCfg.KeyStoreDir = filepath.Join(o.Dir, "chain", "keystore")
+		if err := migrateNodeDir(nodeCfg.DataDir, nodeName, o.Logger); err != nil {
+			return node.Config{}, err
+		}
+	}
+	nodeCfg.IPCPath = ""
+	nodeCfg.P2P = p2p.Config{NoDiscovery: true, MaxPeers: 0}
+	nodeCfg.HTTPHost = "127.0.0.1"
+	nodeCfg.HTTPPort = o.Port
+	nodeCfg.HTTPModules = []string{"eth", "net", "web3", "txpool"}
+	nodeCfg.HTTPVirtualHosts = []string{"localhost", "127.0.0.1"}
+	nodeCfg.HTTPCors = []string{"*"} // the /verify page asks the chain from the browser, served by keeper or from a file
+	nodeCfg.WSHost = ""
+	return nodeCfg, nil
+}
+
+// ethConfig is the chain's configuration: every fork from genesis, the dev
+// key and o.Fund funded with DevBalance.
+func ethConfig(o Options, dev common.Address) ethconfig.Config {
+	alloc := core.SystemContractAllocs()
+	alloc[dev] = types.Account{Balance: DevBalance}
+	for _, a := range o.Fund {
+		alloc[a] = types.Account{Balance: DevBalance}
+	}
+	chainCfg := *params.AllDevChainProtocolChanges // every fork from genesis, as the simulated backend
+	chainCfg.ChainID = new(big.Int).SetUint64(o.ChainID)
+
+	ethCfg := ethconfig.Defaults
+	ethCfg.Genesis = &core.Genesis{
+		Config:   &chainCfg,
+		GasLimit: ethconfig.Defaults.Miner.GasCeil,
+		Alloc:    alloc,
+	}
+	ethCfg.NetworkId = o.ChainID
+	ethCfg.SyncMode = ethconfig.FullSync
+	ethCfg.TxPool.NoLocals = true // a dropped transaction stays dropped (no local re-journaling)
+	ethCfg.LogNoHistory = true
+	return ethCfg
+}
+
+// chooseStateScheme sets a persisted chain's state scheme: hash-based
+// archive for a new chain or one that has it, which survives a kill
+// (crashSafe); the scheme a chain created before has otherwise, as it
+// cannot be converted. See "Surviving a kill" in the package documentation.
+func chooseStateScheme(stack *node.Node, ethCfg *ethconfig.Config) (crashSafe bool, err error) {
+	scheme, err := storedStateScheme(stack)
+	if err != nil {
+		return false, err
+	}
+	if scheme == "" && legacyPathScheme {
+		scheme = rawdb.PathScheme
+	}
+	switch scheme {
+	case "", rawdb.HashScheme:
+		ethCfg.StateScheme = rawdb.HashScheme
+		ethCfg.NoPruning = true  // archive: every block's state is written with the block
+		ethCfg.SnapshotCache = 0 // no snapshot layers held in memory either
+		return true, nil
+	default:
+		ethCfg.StateScheme = scheme
+		return false, nil
+	}
 }
 
 // URL is the HTTP JSON-RPC endpoint, e.g. http://127.0.0.1:8545.
@@ -430,9 +463,7 @@ func (c *Chain) noteLead(now time.Time) {
 	}
 	c.catchingUp = true
 	dir := c.stack.InstanceDir()
-	if dir == "" {
-		dir = "(in memory)"
-	}
+	dir = cmp.Or(dir, "(in memory)")
 	c.o.Logger.Warn("devchain: the chain's block times run ahead of the clock (an older keeper stamped every block a second after its parent, however fast it sealed); "+
 		"the chain is kept so its receipts still verify, and it seals one block every 2 s until the clock catches up; "+
 		"delete the directory to start a fresh chain instead (receipts anchored on this one then no longer verify locally)",

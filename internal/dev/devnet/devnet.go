@@ -38,6 +38,7 @@
 package devnet
 
 import (
+	"cmp"
 	"github.com/keeperhq/keeper/internal/config"
 
 	"context"
@@ -155,15 +156,11 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 	if opts.SlotTime <= 0 {
 		opts.SlotTime = DefaultSlotTime
 	}
-	if opts.PayerLamports == 0 {
-		opts.PayerLamports = DefaultPayerLamports
-	}
+	opts.PayerLamports = cmp.Or(opts.PayerLamports, DefaultPayerLamports)
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = DefaultRetryInterval
 	}
-	if opts.StatusCacheSlots == 0 {
-		opts.StatusCacheSlots = DefaultStatusCacheSlots
-	}
+	opts.StatusCacheSlots = cmp.Or(opts.StatusCacheSlots, DefaultStatusCacheSlots)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -1,6 +1,7 @@
 package devnet
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"math"
@@ -328,9 +329,7 @@ func rpcGetMultipleAccounts(d *Devnet, params []json.RawMessage) (any, *rpcError
 	if err := optional(params, 1, &cfg); err != nil {
 		return nil, err
 	}
-	if cfg.Encoding == "" {
-		cfg.Encoding = "base64" // unlike getAccountInfo, whose default is the legacy "binary"
-	}
+	cfg.Encoding = cmp.Or(cfg.Encoding, "base64") // unlike getAccountInfo, whose default is the legacy "binary"
 	b, err := d.bank(cfg.commitmentConfig)
 	if err != nil {
 		return nil, err
@@ -792,9 +791,7 @@ func rpcGetBlock(d *Devnet, params []json.RawMessage) (any, *rpcError) {
 	}
 	switch details := cfg.TransactionDetails; details {
 	case "", "full", "accounts":
-		if details == "" {
-			details = "full"
-		}
+		details = cmp.Or(details, "full")
 		txs := make([]any, 0, len(b.txs))
 		for _, rec := range b.txs {
 			t, err := encodeTxWithMeta(rec, cfg.Encoding, cfg.MaxSupportedTransactionVersion, details)

@@ -75,51 +75,14 @@ func (d *Devnet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body = bytes.TrimSpace(body)
 
-	var (
-		calls []*call
-		batch bool
-	)
-	switch {
-	case len(body) > 0 && body[0] == '[':
-		var raws []json.RawMessage
-		if err := json.Unmarshal(body, &raws); err != nil {
-			writeJSON(w, rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: codeParseError, Message: "Parse error"}, ID: nullID})
-			return
-		}
-		if len(raws) == 0 {
-			writeJSON(w, rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: codeInvalidRequest, Message: "Invalid request"}, ID: nullID})
-			return
-		}
-		batch = true
-		for _, raw := range raws {
-			calls = append(calls, parseCall(raw))
-		}
-	default:
-		if !json.Valid(body) {
-			writeJSON(w, rpcResponse{JSONRPC: "2.0", Error: &rpcError{Code: codeParseError, Message: "Parse error"}, ID: nullID})
-			return
-		}
-		calls = []*call{parseCall(body)}
+	calls, batch, rerr := parseCalls(body)
+	if rerr != nil {
+		writeJSON(w, rpcResponse{JSONRPC: "2.0", Error: rerr, ID: nullID})
+		return
 	}
 
 	// Count calls and decide faults before serving anything.
-	var (
-		delay      time.Duration
-		httpStatus int
-	)
-	for _, c := range calls {
-		if c.early != nil {
-			continue
-		}
-		c.fault = d.takeFault(c.req.Method)
-		if c.fault == nil {
-			continue
-		}
-		delay = max(delay, c.fault.Delay)
-		if c.fault.HTTPStatus != 0 && httpStatus == 0 {
-			httpStatus = c.fault.HTTPStatus
-		}
-	}
+	delay, httpStatus := d.takeFaults(calls)
 	if delay > 0 {
 		select {
 		case <-time.After(delay):
@@ -148,6 +111,47 @@ func (d *Devnet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, out[0])
 	}
+}
+
+// parseCalls reads a request body: one call, or a batch of them. A body
+// that is not JSON, or an empty batch, is answered with rerr alone.
+func parseCalls(body []byte) (calls []*call, batch bool, rerr *rpcError) {
+	if len(body) == 0 || body[0] != '[' {
+		if !json.Valid(body) {
+			return nil, false, &rpcError{Code: codeParseError, Message: "Parse error"}
+		}
+		return []*call{parseCall(body)}, false, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		return nil, false, &rpcError{Code: codeParseError, Message: "Parse error"}
+	}
+	if len(raws) == 0 {
+		return nil, false, &rpcError{Code: codeInvalidRequest, Message: "Invalid request"}
+	}
+	for _, raw := range raws {
+		calls = append(calls, parseCall(raw))
+	}
+	return calls, true, nil
+}
+
+// takeFaults decides each valid call's fault: the request waits for the
+// longest delay among them, and fails whole with the first HTTP status.
+func (d *Devnet) takeFaults(calls []*call) (delay time.Duration, httpStatus int) {
+	for _, c := range calls {
+		if c.early != nil {
+			continue
+		}
+		c.fault = d.takeFault(c.req.Method)
+		if c.fault == nil {
+			continue
+		}
+		delay = max(delay, c.fault.Delay)
+		if c.fault.HTTPStatus != 0 && httpStatus == 0 {
+			httpStatus = c.fault.HTTPStatus
+		}
+	}
+	return delay, httpStatus
 }
 
 func parseCall(raw json.RawMessage) *call {

@@ -90,21 +90,9 @@ func execute(p *parsedTx, env execEnv) *execResult {
 	for i, k := range p.keys {
 		res.pre[i] = st.get(k)
 	}
-	payer := p.keys[0]
-	if _, isProgram := builtinProgramState[payer]; isProgram {
-		res.err = newTxError("InvalidAccountForFee")
+	if res.err = chargeFee(p, st, res.fee); res.err != nil {
 		return res
 	}
-	payerBal := st.get(payer)
-	if payerBal == 0 {
-		res.err = newTxError("AccountNotFound")
-		return res
-	}
-	if payerBal < res.fee || !rentTransitionOK(payerBal, payerBal-res.fee) {
-		res.err = newTxError("InsufficientFundsForFee")
-		return res
-	}
-	st.set(payer, payerBal-res.fee)
 	res.committed = true
 	snapshot := func() {
 		res.post = make([]uint64, len(p.keys))
@@ -113,27 +101,65 @@ func execute(p *parsedTx, env execEnv) *execResult {
 		}
 		res.writes = st.writes
 	}
+	if res.err = loadPrograms(p, st); res.err != nil {
+		snapshot()
+		return res
+	}
+	postFee := st // balances after the fee debit
+	exec := st.child()
+	if res.err = res.runInstructions(p, exec, b.limit); res.err != nil {
+		snapshot() // st holds only the fee debit
+		return res
+	}
+	if res.err = rentPaid(p, postFee, exec); res.err != nil {
+		snapshot()
+		return res
+	}
+	exec.mergeInto()
+	snapshot()
+	return res
+}
 
-	// Load programs: a missing or non-executable program is a fee-only failure.
-	for _, ix := range m.Instructions {
+// chargeFee debits fee from the fee payer, p's first account, in st.
+func chargeFee(p *parsedTx, st *view, fee uint64) *txError {
+	payer := p.keys[0]
+	if _, isProgram := builtinProgramState[payer]; isProgram {
+		return newTxError("InvalidAccountForFee")
+	}
+	payerBal := st.get(payer)
+	if payerBal == 0 {
+		return newTxError("AccountNotFound")
+	}
+	if payerBal < fee || !rentTransitionOK(payerBal, payerBal-fee) {
+		return newTxError("InsufficientFundsForFee")
+	}
+	st.set(payer, payerBal-fee)
+	return nil
+}
+
+// loadPrograms loads the programs p's instructions call: a missing or
+// non-executable program is a fee-only failure.
+func loadPrograms(p *parsedTx, st *view) *txError {
+	for _, ix := range p.tx.Message.Instructions {
 		prog := p.keys[ix.ProgramIDIndex]
 		if _, ok := builtinProgramState[prog]; ok {
 			continue
 		}
 		if st.get(prog) > 0 {
-			res.err = newTxError("InvalidProgramForExecution")
-		} else {
-			res.err = newTxError("ProgramAccountNotFound")
+			return newTxError("InvalidProgramForExecution")
 		}
-		snapshot()
-		return res
+		return newTxError("ProgramAccountNotFound")
 	}
+	return nil
+}
 
-	postFee := st // balances after the fee debit
-	exec := st.child()
+// runInstructions runs p's instructions in order against exec within the
+// compute limit, logging and counting their compute units into res; it
+// stops at the first that fails.
+func (res *execResult) runInstructions(p *parsedTx, exec *view, limit uint64) *txError {
 	res.logs = []string{}
-	remaining := b.limit
-	for i, ix := range m.Instructions {
+	remaining := limit
+	for i, ix := range p.tx.Message.Instructions {
 		prog := p.keys[ix.ProgramIDIndex]
 		res.logs = append(res.logs, fmt.Sprintf("Program %s invoke [1]", prog))
 		var (
@@ -166,26 +192,26 @@ func execute(p *parsedTx, env execEnv) *execResult {
 		}
 		if ierr != nil {
 			res.logs = append(res.logs, fmt.Sprintf("Program %s failed: %s", prog, ierr.instr))
-			res.err = ierr
-			snapshot() // st holds only the fee debit
-			return res
+			return ierr
 		}
 		res.logs = append(res.logs, fmt.Sprintf("Program %s success", prog))
 	}
-	// Rent: no writable account may be left rent-paying by this transaction.
+	return nil
+}
+
+// rentPaid checks that no writable account is left rent-paying by the
+// transaction: from its balance after the fee (postFee) to after the
+// instructions (exec).
+func rentPaid(p *parsedTx, postFee, exec *view) *txError {
 	for i, k := range p.keys {
 		if !p.writable[i] {
 			continue
 		}
 		if !rentTransitionOK(postFee.get(k), exec.get(k)) {
-			res.err = &txError{kind: "InsufficientFundsForRent", index: i}
-			snapshot()
-			return res
+			return &txError{kind: "InsufficientFundsForRent", index: i}
 		}
 	}
-	exec.mergeInto()
-	snapshot()
-	return res
+	return nil
 }
 
 // rentTransitionOK: an account may end rent-exempt or empty; it may stay

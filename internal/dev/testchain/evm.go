@@ -134,39 +134,8 @@ func BuildEVMHistory(ctx context.Context, c *devchain.Chain, o EVMOptions) (*EVM
 	}
 
 	for round := 0; round < o.Rounds; round++ {
-		n := big.NewInt(int64(round + 1))
-		steps := []func() error{
-			func() error { return b.native(dev, wallet, new(big.Int).Add(big.NewInt(1e15), n)) },
-			func() error { return b.token(dev, dev, wallet, new(big.Int).Add(big.NewInt(1000), n)) },
-			func() error { return b.native(wallet, other, new(big.Int).Add(big.NewInt(1e12), n)) },
-			func() error { return b.token(wallet, wallet, other, new(big.Int).Add(big.NewInt(10), n)) },
-			// unrelated traffic
-			func() error { return b.native(dev, other, new(big.Int).Add(big.NewInt(7e12), n)) },
-			func() error { return b.token(dev, dev, other, new(big.Int).Add(big.NewInt(77), n)) },
-			func() error { return b.native(other, dev, new(big.Int).Add(big.NewInt(3e11), n)) },
-		}
-		if round%5 == 0 { // the counterparty moves the wallet's tokens
-			steps = append(steps, func() error { return b.token(other, wallet, other, new(big.Int).Add(big.NewInt(3), n)) })
-		}
-		if round%7 == 0 { // to itself
-			steps = append(steps, func() error { return b.native(wallet, wallet, n) })
-		}
-		if round%10 == 0 { // reverted: more tokens than it has; the fee is still paid
-			steps = append(steps, func() error {
-				_, err := b.call(wallet, b.h.Token, transferData(other.addr, supply))
-				return err
-			})
-		}
-		// Deposits land a block before the payments that spend them.
-		for i, step := range steps {
-			if i == 2 {
-				if err := b.seal(1); err != nil {
-					return nil, err
-				}
-			}
-			if err := step(); err != nil {
-				return nil, fmt.Errorf("round %d: %w", round, err)
-			}
+		if err := b.round(round, dev, wallet, other, supply); err != nil {
+			return nil, err
 		}
 		if err := b.seal(max(o.BlocksPerRound-1, 1)); err != nil {
 			return nil, err
@@ -183,6 +152,47 @@ func BuildEVMHistory(ctx context.Context, c *devchain.Chain, o EVMOptions) (*EVM
 		}
 	}
 	return b.h, nil
+}
+
+// round sends one round of the history's transfers: deposits to the wallet,
+// its payments a block later, unrelated traffic, and every few rounds a
+// counterparty's spend of its tokens, a transfer to itself and a revert.
+func (b *evmBuilder) round(round int, dev, wallet, other *evmActor, supply *big.Int) error {
+	n := big.NewInt(int64(round + 1))
+	steps := []func() error{
+		func() error { return b.native(dev, wallet, new(big.Int).Add(big.NewInt(1e15), n)) },
+		func() error { return b.token(dev, dev, wallet, new(big.Int).Add(big.NewInt(1000), n)) },
+		func() error { return b.native(wallet, other, new(big.Int).Add(big.NewInt(1e12), n)) },
+		func() error { return b.token(wallet, wallet, other, new(big.Int).Add(big.NewInt(10), n)) },
+		// unrelated traffic
+		func() error { return b.native(dev, other, new(big.Int).Add(big.NewInt(7e12), n)) },
+		func() error { return b.token(dev, dev, other, new(big.Int).Add(big.NewInt(77), n)) },
+		func() error { return b.native(other, dev, new(big.Int).Add(big.NewInt(3e11), n)) },
+	}
+	if round%5 == 0 { // the counterparty moves the wallet's tokens
+		steps = append(steps, func() error { return b.token(other, wallet, other, new(big.Int).Add(big.NewInt(3), n)) })
+	}
+	if round%7 == 0 { // to itself
+		steps = append(steps, func() error { return b.native(wallet, wallet, n) })
+	}
+	if round%10 == 0 { // reverted: more tokens than it has; the fee is still paid
+		steps = append(steps, func() error {
+			_, err := b.call(wallet, b.h.Token, transferData(other.addr, supply))
+			return err
+		})
+	}
+	// Deposits land a block before the payments that spend them.
+	for i, step := range steps {
+		if i == 2 {
+			if err := b.seal(1); err != nil {
+				return err
+			}
+		}
+		if err := step(); err != nil {
+			return fmt.Errorf("round %d: %w", round, err)
+		}
+	}
+	return nil
 }
 
 func (b *evmBuilder) actor(key *ecdsa.PrivateKey) (*evmActor, error) {
