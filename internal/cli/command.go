@@ -17,7 +17,7 @@ type ConfiguredRun func(ctx context.Context, cmd *cobra.Command, cfg *config.Con
 
 // Configured makes cmd run on keeper's configuration: the environment, then
 // cmd's flags (bound here). A configuration that does not load, an
-// environment holding a seed's setting keeper names otherwise
+// environment holding a former setting keeper names otherwise
 // (config.CheckEnvironment), or with validate one that fails Validate, ends
 // the command before run; other KEEPER_ variables keeper does not read are
 // logged as warnings. run gets a context that SIGINT and SIGTERM cancel.

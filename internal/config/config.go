@@ -96,8 +96,9 @@ type Config struct {
 	Dev DevConfig
 }
 
-// HTTPConfig is the API server's connection timeouts (seed 001: 5 s read,
-// 5 s write, 60 s idle). LongRequest replaces read and write for the routes
+// HTTPConfig is the API server's connection timeouts (5 s read, 5 s write,
+// 60 s idle by default: a client that stalls mid-request or mid-answer
+// frees its connection within seconds; docs/api.md). LongRequest replaces read and write for the routes
 // that may move megabytes in one request (starter's longRoutes).
 type HTTPConfig struct {
 	ReadTimeout  time.Duration
@@ -398,7 +399,7 @@ func (c *Config) Knobs() []Knob {
 		{"store-url", "KEEPER_STORE_URL", "", "keeper's records in PostgreSQL instead, shared by every node given the same URL: postgres://user:password@host:5432/database?sslmode=require (search_path=… picks a schema); empty: SQLite keeper.db in the data directory", &c.StoreURL},
 		{"http-addr", "KEEPER_HTTP_ADDR", "127.0.0.1:8081", "address of the HTTP API, /health, /readyz and /metrics", &c.HTTPAddr},
 		{"metrics-addr", "KEEPER_METRICS_ADDR", "", "also serve /metrics, /health and /readyz on this address, e.g. 127.0.0.1:9464 to keep scrapes off the API's address; empty: not", &c.MetricsAddr},
-		{"health-addr", "KEEPER_HEALTH_ADDR", "", "where `keeper worker`, which has no API, serves /health, /readyz and /metrics (ready while it polls its task queues: its Temporal workers started and the server answers, and its store and chains answer); empty: " + DefaultWorkerHealthAddr + ", the seed's health port, which is also the API's default: a worker beside `keeper api` on one host needs another. `keeper api` and `keeper dev` serve them on KEEPER_HTTP_ADDR, and here too when set to another address", &c.HealthAddr},
+		{"health-addr", "KEEPER_HEALTH_ADDR", "", "where `keeper worker`, which has no API, serves /health, /readyz and /metrics (ready while it polls its task queues: its Temporal workers started and the server answers, and its store and chains answer); empty: " + DefaultWorkerHealthAddr + ", which is also the API's default: a worker beside `keeper api` on one host needs another. `keeper api` and `keeper dev` serve them on KEEPER_HTTP_ADDR, and here too when set to another address", &c.HealthAddr},
 		{"log-level", "KEEPER_LOG_LEVEL", "info", "debug, info, warn or error", &c.LogLevel},
 		{"log-format", "KEEPER_LOG_FORMAT", "", "json or text; empty: text for `keeper dev` and the other local tools, json for `keeper worker` and `keeper api`", &c.LogFormat},
 		{"chains", "KEEPER_CHAINS", "etherlink,solana", "chains evidence may ask for (comma-separated): etherlink, solana, stub", &c.Chains},
@@ -406,7 +407,7 @@ func (c *Config) Knobs() []Knob {
 		{"poll-ms", "KEEPER_POLL_MS", "5000", "dispatcher safety-net sweep; intake wakes it at once", msKnob{&c.PollInterval}},
 		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", "how often the finality watcher looks up a batch awaiting finality (chains with a batched status poller: once per poll round); each chain's unless KEEPER_<CHAIN>_CONFIRM_POLL_MS", msKnob{&c.ConfirmPoll}},
 		{"etherlink-confirm-poll-ms", "KEEPER_ETHERLINK_CONFIRM_POLL_MS", "", "polling budget: while a batch awaits finality on etherlink, a status round (one JSON-RPC batch request per 100 transactions) at least this often; empty: KEEPER_CONFIRM_POLL_MS (etherlink presets: " + ms(etherlinkPoll.confirm) + ")", optMsKnob{&c.EtherlinkPoll.Confirm}},
-		{"etherlink-head-poll-ms", "KEEPER_ETHERLINK_HEAD_POLL_MS", "", "polling budget: while a batch awaits finality on etherlink, eth_blockNumber this often, and a new block starts a status round at once (seed 004); empty: a quarter of the chain's confirm poll (etherlink presets: " + ms(etherlinkPoll.head) + "); 0 = no head probe, rounds on the confirm poll alone", optMsKnob{&c.EtherlinkPoll.Head}},
+		{"etherlink-head-poll-ms", "KEEPER_ETHERLINK_HEAD_POLL_MS", "", "polling budget: while a batch awaits finality on etherlink, eth_blockNumber this often, and a new block starts a status round at once (docs/chains.md, Polling budget); empty: a quarter of the chain's confirm poll (etherlink presets: " + ms(etherlinkPoll.head) + "); 0 = no head probe, rounds on the confirm poll alone", optMsKnob{&c.EtherlinkPoll.Head}},
 		{"solana-confirm-poll-ms", "KEEPER_SOLANA_CONFIRM_POLL_MS", "", "polling budget: while a batch awaits finality on solana, a status round (getSignatureStatuses of up to 256 signatures) at least this often; empty: KEEPER_CONFIRM_POLL_MS (public clusters, KEEPER_SOLANA_CLUSTER other than custom: " + ms(solanaPoll.confirm) + ")", optMsKnob{&c.SolanaPoll.Confirm}},
 		{"solana-head-poll-ms", "KEEPER_SOLANA_HEAD_POLL_MS", "", "polling budget: while a batch awaits finality on solana, getSlot this often, and a new slot starts a status round at once; empty: a quarter of the chain's confirm poll (public clusters: " + ms(solanaPoll.head) + "); 0 = no head probe", optMsKnob{&c.SolanaPoll.Head}},
 		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "16384", "largest batch: what arrives in one anchor interval shares one transaction and one Merkle tree up to this many (a receipt's audit path is log2 of its batch's size: 10 hashes at 1,024, 14 at 16,384); 1 = one workflow and one transaction per evidence", &c.BatchMaxItems},
@@ -431,7 +432,7 @@ func (c *Config) Knobs() []Knob {
 		{"receipts-archive-dir", "KEEPER_RECEIPTS_ARCHIVE_DIR", "", "retention: directory of the receipts archive (gzip files of one JSON receipt per line, written whole, never changed; back it up); with several API nodes, a directory they share. Empty: <data-dir>/receipts-archive", &c.ArchiveDir},
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429 `overloaded`", &c.MaxPending},
 		{"max-backlog", "KEEPER_MAX_BACKLOG", "0", "the ceiling of pending evidence, for every priority: at it priority 1–5 waits up to KEEPER_INTAKE_WAIT for a batch to make room, then gets 429 `backlog_full`, so intake never outruns batching by more than this; 0 = 4 × KEEPER_MAX_PENDING; at least KEEPER_MAX_PENDING", &c.MaxBacklog},
-		{"intake-wait", "KEEPER_INTAKE_WAIT", "50ms", "how long intake of priority 1–5 waits for room at KEEPER_MAX_BACKLOG before answering 429 (seed 003 gives intake 100 ms); 0 = answer at once", &c.IntakeWait},
+		{"intake-wait", "KEEPER_INTAKE_WAIT", "50ms", "how long intake of priority 1–5 waits for room at KEEPER_MAX_BACKLOG before answering 429, well inside intake's 100 ms latency target (docs/anchoring.md); 0 = answer at once", &c.IntakeWait},
 		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
 		{"max-batch-body-bytes", "KEEPER_MAX_BATCH_BODY_BYTES", "18432000", "largest POST /v1/evidence/batch body (413 above); the default holds 1,000 items with 16 KiB of metadata each", &c.MaxBatchBodyBytes},
 		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "0", "attempts per submit or confirm before the batch is dead-lettered; 0 = no limit: a transient failure (an RPC provider down for hours) is retried on the backoff schedule for as long as it lasts, and only permanent failures and repeated drops dead-letter (docs/retries.md)", &c.MaxAttempts},

@@ -254,7 +254,7 @@ func TestTheWebhookRotationGraceIsADayAndAtMostAWeek(t *testing.T) {
 	assert.Zero(t, c.Webhook.RotationGrace)
 }
 
-func TestHTTPTimeoutsAndTheComputeAcceptDeadlineDefaultToTheSeedsAndAreConfigurable(t *testing.T) {
+func TestHTTPTimeoutsAndTheComputeAcceptDeadlineHaveTheirDefaultsAndAreConfigurable(t *testing.T) {
 	d := Default()
 	assert.Equal(t, 5*time.Second, d.HTTP.ReadTimeout)
 	assert.Equal(t, 5*time.Second, d.HTTP.WriteTimeout)
