@@ -17,7 +17,7 @@ var devChains = map[string]node.ChainMaker{stub.Name: stub.Make}
 
 func main() {
 	root := cli.Root(devChains)
-	root.AddCommand(devCmd(), devserverCmd(), devchainsCmd(), benchCmd())
+	cli.InDevGroup(root, devCmd(), devserverCmd(), devchainsCmd(), benchCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "keeper:", err)
 		os.Exit(1)

@@ -38,7 +38,7 @@ func logKeygenCmd() *cobra.Command {
 		Short: "Make the evidence log's signing key for KEEPER_LOG_ORIGIN in FILE (default: KEEPER_LOG_KEY_FILE, else the data directory's) and print its verifier key; never overwrites a key",
 		Args:  cobra.MaximumNArgs(1),
 	}
-	return Configured(cmd, false, func(_ context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	return Configured(cmd, config.Base|config.LogSigner, false, func(_ context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		if f := cmd.Flags().Arg(0); f != "" {
 			cfg.Log.KeyFile = f
 		}
@@ -64,7 +64,7 @@ func logExportCmd() *cobra.Command {
 	}
 	follow := cmd.Flags().Bool("follow", false, "keep mirroring: export again every --interval until interrupted")
 	interval := cmd.Flags().Duration("interval", 0, "with --follow, the time between exports (default: KEEPER_LOG_CHECKPOINT_INTERVAL)")
-	return Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	return Configured(cmd, config.Base|config.Store|config.LogMirror, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		dir := cmd.Flags().Arg(0)
 		st, err := node.OpenStore(ctx, *cfg)
 		if err != nil {
@@ -135,7 +135,7 @@ func logTrustCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	signed := cmd.Flags().Bool("signed", false, "print it as the note the log's key signed (what /log/trust serves), not as plain JSON")
-	cmd = Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	cmd = Configured(cmd, config.Base|config.Store, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		st, err := node.OpenStore(ctx, *cfg)
 		if err != nil {
 			return err
@@ -168,7 +168,7 @@ func logTrustRetireCmd() *cobra.Command {
 			"its anchors of later checkpoints no longer verify, and a worker holding its key is refused (docs/trust.md)",
 		Args: cobra.ExactArgs(1),
 	}
-	return Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	return Configured(cmd, config.Base|config.Store|config.LogSigner, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		id := strings.TrimSpace(cmd.Flags().Arg(0))
 		if _, _, err := trust.SplitCAIP10(id); err != nil {
 			return err
