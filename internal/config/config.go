@@ -774,10 +774,10 @@ func (c *Config) Knobs() []Knob {
 				"for its Retry-After; 0 = no cap",
 			&c.EVM.RPCRate},
 		{"dev-evm-port", "KEEPER_DEV_EVM_PORT", "8545", LocalChains,
-			"`keeper dev`: local EVM chain's JSON-RPC port",
+			"JSON-RPC port of the local EVM chain (`keeper dev`, `devchains`)",
 			&c.Dev.EVMPort},
 		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", LocalChains,
-			"`keeper dev`: local EVM chain's block time; its timestamps follow the wall clock, so it seals " +
+			"block time of the local EVM chain (`keeper dev`, `devchains`); its timestamps follow the wall clock, so it seals " +
 				"at most about a block a second (docs/chains.md)",
 			msKnob{&c.Dev.EVMBlockTime}},
 		{"solana-cluster", "KEEPER_SOLANA_CLUSTER", "custom", Node,
@@ -826,10 +826,10 @@ func (c *Config) Knobs() []Knob {
 				"backfill scanner; a 429 pauses them for its Retry-After; 0 = no cap",
 			&c.Solana.RPCRate},
 		{"dev-solana-port", "KEEPER_DEV_SOLANA_PORT", "8899", LocalChains,
-			"`keeper dev`: local Solana devnet's JSON-RPC port",
+			"JSON-RPC port of the local Solana devnet (`keeper dev`, `devchains`)",
 			&c.Dev.SolanaPort},
 		{"dev-solana-slot-ms", "KEEPER_DEV_SOLANA_SLOT_MS", "400", LocalChains,
-			"`keeper dev`: local Solana devnet's slot time",
+			"slot time of the local Solana devnet (`keeper dev`, `devchains`)",
 			msKnob{&c.Dev.SolanaSlotTime}},
 		{"backfill-workers", "KEEPER_BACKFILL_WORKERS", "4", Worker,
 			"concurrent wallet-backfill scans per worker process (task queue `keeper-backfill`); a free " +
@@ -935,11 +935,9 @@ func (c *Config) Bind(fs *pflag.FlagSet, uses Uses) {
 			continue
 		}
 		fs.Var(&flagValue{k.ptr}, k.Flag, flagUsage(k))
-		if c.secret(k) {
-			// --help shows a flag's value when bound as its default: here
-			// the environment's, which may hold a password or token.
-			fs.Lookup(k.Flag).DefValue = k.Default
-		}
+		// --help shows the knob's default, not the value bound, which is
+		// the environment's and may hold a password or token.
+		fs.Lookup(k.Flag).DefValue = k.Default
 		for old, current := range deprecatedFlags {
 			if current == k.Flag {
 				fs.Var(&flagValue{k.ptr}, old, "former name of --"+current)
@@ -954,14 +952,7 @@ func (c *Config) Bind(fs *pflag.FlagSet, uses Uses) {
 // configuration table shows become plain quotes here, and the placeholder
 // stays the value's type.
 func flagUsage(k Knob) string {
-	return fmt.Sprintf("%s (env %s, default %s)", strings.ReplaceAll(k.Help, "`", "'"), k.Env, k.Default)
-}
-
-// secret reports whether the knob's value may hold a credential.
-func (c *Config) secret(k Knob) bool {
-	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken) || k.ptr == any(&c.Dev.TemporalDB) ||
-		// providers put their API key in the URL
-		k.ptr == any(&c.EVM.RPCURL) || k.ptr == any(&c.EVM.RPC.URLs) || k.ptr == any(&c.Solana.RPCURL) || k.ptr == any(&c.Solana.RPC.URLs)
+	return fmt.Sprintf("%s (env %s)", strings.ReplaceAll(k.Help, "`", "'"), k.Env)
 }
 
 // Validate reports the first setting that cannot work.
