@@ -222,8 +222,8 @@ func logAuditCmd() *cobra.Command {
 	if api == "" {
 		api = "http://127.0.0.1:8081"
 	}
-	logFlag := cmd.Flags().String("log", strings.TrimSuffix(api, "/")+"/log", "the log: its URL (keeper's /log, or a mirror) or a directory `keeper log export` wrote (default from KEEPER_API_URL)")
-	trustFlag := cmd.Flags().String("trust", "", "the deployment's trust root you pinned (a file: the JSON `keeper log trust` prints, or the signed note /log/trust serves): every account it lists is read on every network it lists")
+	logFlag := cmd.Flags().String("log", strings.TrimSuffix(api, "/")+"/log", "the log: its `url` (keeper's /log, or a mirror) or a directory 'keeper log export' wrote (default from KEEPER_API_URL)")
+	trustFlag := cmd.Flags().String("trust", "", "the deployment's trust root you pinned, a `file`: the JSON 'keeper log trust' prints, or the signed note /log/trust serves; every account it lists is read on every network it lists")
 	rpcFlags := cmd.Flags().StringArray("rpc", nil, "CHAIN=URL: a JSON-RPC endpoint of a chain to read (etherlink, solana), repeatable (one per network); chains without one default to KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL or the local dev chains")
 	keyFlag := cmd.Flags().String("log-key", "", "the log's verifier key (vkey text, or a file holding it): the short form, without --trust (with it, it must be the root's key)")
 	accountFlags := cmd.Flags().StringArray("account", nil, "CHAIN=ADDRESS: with --log-key, an anchoring account to audit (EVM 0x address, Solana fee payer), repeatable; default: the accounts keeper lists")
