@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -29,14 +30,11 @@ func Configured(cmd *cobra.Command, uses config.Uses, validate bool, run Configu
 		if err := errors.Join(envErr, loadErr); err != nil {
 			return err
 		}
-		format := cfg.LogFormat
-		if format == "" {
-			format = "text"
-			if cmd.Name() == "worker" || cmd.Name() == "api" {
-				format = "json" // as their own logs
-			}
+		format := "text"
+		if cmd.Name() == "worker" || cmd.Name() == "api" {
+			format = "json" // as their own logs
 		}
-		log := NewLogger(cmd.ErrOrStderr(), cfg.LogLevel, format)
+		log := NewLogger(cmd.ErrOrStderr(), cfg.LogLevel, cmp.Or(cfg.LogFormat, format))
 		for _, n := range notes {
 			if n.Debug {
 				log.Debug(n.Message, "variable", n.Name)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -83,11 +84,10 @@ func logExportCmd() *cobra.Command {
 			fmt.Fprintf(out, "exported the log of %d entries to %s (%d files written)\n", res.Size, dir, res.Files)
 			return nil
 		}
-		every := *interval
-		if every <= 0 {
-			every = cfg.Log.CheckpointInterval
+		if *interval < 0 {
+			return fmt.Errorf("--interval must not be negative, got %s", *interval)
 		}
-		return followExport(ctx, st, dir, every, out, cmd.ErrOrStderr())
+		return followExport(ctx, st, dir, cmp.Or(*interval, cfg.Log.CheckpointInterval), out, cmd.ErrOrStderr())
 	})
 }
 
@@ -218,11 +218,7 @@ func logAuditCmd() *cobra.Command {
 		Short: "Monitor the log: check every checkpoint the pinned anchoring accounts committed to on each chain against the log's signed checkpoints and tiles (exit 0 only when nothing is found)",
 		Args:  cobra.NoArgs,
 	}
-	api := os.Getenv("KEEPER_API_URL")
-	if api == "" {
-		api = "http://127.0.0.1:8081"
-	}
-	logFlag := cmd.Flags().String("log", strings.TrimSuffix(api, "/")+"/log", "the log: its `url` (keeper's /log, or a mirror) or a directory 'keeper log export' wrote (default from KEEPER_API_URL)")
+	logFlag := cmd.Flags().String("log", strings.TrimSuffix(apiURL(), "/")+"/log", "the log: its `url` (keeper's /log, or a mirror) or a directory 'keeper log export' wrote (default from KEEPER_API_URL)")
 	trustFlag := cmd.Flags().String("trust", "", "the deployment's trust root you pinned, a `file`: the JSON 'keeper log trust' prints, or the signed note /log/trust serves; every account it lists is read on every network it lists")
 	rpcFlags := cmd.Flags().StringArray("rpc", nil, "CHAIN=URL: a JSON-RPC endpoint of a chain to read (etherlink, solana), repeatable (one per network); chains without one default to KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL or the local dev chains")
 	keyFlag := cmd.Flags().String("log-key", "", "the log's verifier key (vkey text, or a file holding it): the short form, without --trust (with it, it must be the root's key)")

@@ -6,6 +6,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -130,12 +131,8 @@ func nodeCmd(use, short string, roles node.Roles, extra map[string]node.ChainMak
 		if err != nil {
 			return fmt.Errorf("Temporal client configuration: %w", err)
 		}
-		if co.HostPort == "" {
-			co.HostPort = "127.0.0.1:7233"
-		}
-		if co.Namespace == "" {
-			co.Namespace = "default"
-		}
+		co.HostPort = cmp.Or(co.HostPort, "127.0.0.1:7233")
+		co.Namespace = cmp.Or(co.Namespace, "default")
 		log := Logger(cfg.LogLevel, cfg.LogFormat)
 		node, err := node.Start(ctx, node.Options{Config: *cfg, Roles: roles, ClientOptions: co, ExtraChains: extra, Logger: log})
 		if err != nil {

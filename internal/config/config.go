@@ -4,11 +4,11 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -200,18 +200,12 @@ type EpochConfig struct {
 
 // ArtifactDirOrDefault is where epoch artifacts go.
 func (c *Config) ArtifactDirOrDefault() string {
-	if c.Epochs.ArtifactDir != "" {
-		return c.Epochs.ArtifactDir
-	}
-	return filepath.Join(c.DataDir, "artifacts")
+	return cmp.Or(c.Epochs.ArtifactDir, filepath.Join(c.DataDir, "artifacts"))
 }
 
 // ArchiveDirOrDefault is where retention writes the receipts archive.
 func (c *Config) ArchiveDirOrDefault() string {
-	if c.ArchiveDir != "" {
-		return c.ArchiveDir
-	}
-	return filepath.Join(c.DataDir, "receipts-archive")
+	return cmp.Or(c.ArchiveDir, filepath.Join(c.DataDir, "receipts-archive"))
 }
 
 // Where the local chains of `keeper dev` keep their funded keys: the
@@ -225,18 +219,12 @@ const (
 
 // EVMKeyFileOrDefault is the EtherLink signer's key file.
 func (c *Config) EVMKeyFileOrDefault() string {
-	if c.EVM.KeyFile != "" {
-		return c.EVM.KeyFile
-	}
-	return filepath.Join(c.DataDir, DevKeyDir, DevEVMKeyFileName)
+	return cmp.Or(c.EVM.KeyFile, filepath.Join(c.DataDir, DevKeyDir, DevEVMKeyFileName))
 }
 
 // SolanaKeyFileOrDefault is the Solana fee payer's key file.
 func (c *Config) SolanaKeyFileOrDefault() string {
-	if c.Solana.KeyFile != "" {
-		return c.Solana.KeyFile
-	}
-	return filepath.Join(c.DataDir, DevKeyDir, DevSolanaKeyFileName)
+	return cmp.Or(c.Solana.KeyFile, filepath.Join(c.DataDir, DevKeyDir, DevSolanaKeyFileName))
 }
 
 // The anchor cadence (docs/anchoring.md, cadence). In production a chain
@@ -265,10 +253,7 @@ const (
 
 // LogKeyFileOrDefault is the log's signing key file.
 func (c *Config) LogKeyFileOrDefault() string {
-	if c.Log.KeyFile != "" {
-		return c.Log.KeyFile
-	}
-	return filepath.Join(c.DataDir, DevKeyDir, DefaultLogKeyFileName)
+	return cmp.Or(c.Log.KeyFile, filepath.Join(c.DataDir, DevKeyDir, DefaultLogKeyFileName))
 }
 
 // OptionalDuration is a duration setting that may be left unset.
@@ -953,112 +938,6 @@ func (c *Config) Bind(fs *pflag.FlagSet, uses Uses) {
 // stays the value's type.
 func flagUsage(k Knob) string {
 	return fmt.Sprintf("%s (env %s)", strings.ReplaceAll(k.Help, "`", "'"), k.Env)
-}
-
-// Validate reports the first setting that cannot work.
-func (c *Config) Validate() error {
-	switch {
-	case len(c.Chains) == 0:
-		return fmt.Errorf("KEEPER_CHAINS: at least one chain is required")
-	case c.Log.CheckpointInterval <= 0:
-		return fmt.Errorf("KEEPER_LOG_CHECKPOINT_INTERVAL: must be positive, got %s", c.Log.CheckpointInterval)
-	case c.Log.Origin != "" && strings.Contains(c.Log.Origin, "://"):
-		return fmt.Errorf("KEEPER_LOG_ORIGIN: %q has a scheme; write it without, such as keeper.example.org/log", c.Log.Origin)
-	case strings.ContainsAny(c.Log.Origin, "+ \t\r\n"):
-		return fmt.Errorf("KEEPER_LOG_ORIGIN: %q may not hold spaces or +", c.Log.Origin)
-	case c.BatchMaxItems < 1:
-		return fmt.Errorf("KEEPER_BATCH_MAX_ITEMS: must be at least 1, got %d", c.BatchMaxItems)
-	case c.AnchorInterval < 0 || c.EtherlinkInterval.D < 0 || c.SolanaInterval.D < 0 || c.StubInterval.D < 0:
-		return fmt.Errorf("KEEPER_ANCHOR_INTERVAL and KEEPER_<CHAIN>_ANCHOR_INTERVAL must not be negative")
-	case c.MaxAttempts < 0:
-		return fmt.Errorf("KEEPER_MAX_ATTEMPTS: must be 0 (no limit) or more, got %d", c.MaxAttempts)
-	case c.PollInterval <= 0 || c.ConfirmPoll <= 0:
-		return fmt.Errorf("KEEPER_POLL_MS and KEEPER_CONFIRM_POLL_MS must be positive")
-	case c.MaxBodyBytes < 1024:
-		return fmt.Errorf("KEEPER_MAX_BODY_BYTES: must be at least 1024, got %d", c.MaxBodyBytes)
-	case c.MaxBatchBodyBytes < 1024:
-		return fmt.Errorf("KEEPER_MAX_BATCH_BODY_BYTES: must be at least 1024, got %d", c.MaxBatchBodyBytes)
-	case c.ActivityWorkers < 1:
-		return fmt.Errorf("KEEPER_ACTIVITY_WORKERS: must be at least 1, got %d", c.ActivityWorkers)
-	case c.EVM.Network != "custom" && evmNetworks[c.EVM.Network].chainID == 0:
-		return fmt.Errorf("KEEPER_EVM_NETWORK: must be etherlink-mainnet, etherlink-testnet or custom, got %q", c.EVM.Network)
-	case c.EVM.BlockTime < 0 || c.EVM.FinalityStall <= 0:
-		return fmt.Errorf("KEEPER_EVM_BLOCK_MS must not be negative and KEEPER_EVM_FINALITY_STALL_MS must be positive")
-	case c.Webhook.RetryWindow <= 0 || c.Webhook.RetryBase <= 0 || c.Webhook.Timeout <= 0 || c.Webhook.RetryCap < c.Webhook.RetryBase:
-		return fmt.Errorf("KEEPER_WEBHOOK_RETRY_WINDOW, KEEPER_WEBHOOK_RETRY_BASE and KEEPER_WEBHOOK_TIMEOUT must be positive and KEEPER_WEBHOOK_RETRY_CAP at least the base")
-	case c.Webhook.RotationGrace < 0 || c.Webhook.RotationGrace > MaxRotationGrace:
-		return fmt.Errorf("KEEPER_WEBHOOK_ROTATION_GRACE: must be from 0 to %s, got %s", MaxRotationGrace, c.Webhook.RotationGrace)
-	case c.Webhook.DisableAfter < 0:
-		return fmt.Errorf("KEEPER_WEBHOOK_DISABLE_AFTER: must be 0 (never) or more, got %s", c.Webhook.DisableAfter)
-	case c.MaxBacklog != 0 && c.MaxBacklog < c.MaxPending:
-		return fmt.Errorf("KEEPER_MAX_BACKLOG: must be 0 (4 × KEEPER_MAX_PENDING) or at least KEEPER_MAX_PENDING (%d), got %d", c.MaxPending, c.MaxBacklog)
-	case c.IntakeWait < 0:
-		return fmt.Errorf("KEEPER_INTAKE_WAIT: must not be negative, got %s", c.IntakeWait)
-	case c.MaxQueued < 0:
-		return fmt.Errorf("KEEPER_MAX_QUEUED_BATCHES: must be 0 (no limit) or more, got %d", c.MaxQueued)
-	case c.EvidenceRetention < 0:
-		return fmt.Errorf("KEEPER_EVIDENCE_RETENTION: must be 0 (keep everything) or a positive duration such as 2160h, got %s", c.EvidenceRetention)
-	case c.Epochs.MaxInFlight < 1:
-		return fmt.Errorf("KEEPER_MAX_EPOCHS_IN_FLIGHT: must be at least 1, got %d", c.Epochs.MaxInFlight)
-	case c.Epochs.Duration < 2*time.Second:
-		return fmt.Errorf("KEEPER_EPOCH_DURATION: must be at least 2s, got %v", c.Epochs.Duration)
-	case c.Epochs.Heartbeat <= 0 || c.Epochs.UpstreamTimeout <= 0:
-		return fmt.Errorf("KEEPER_EPOCH_HEARTBEAT_MS and KEEPER_UPSTREAM_TIMEOUT_MS must be positive")
-	case c.Epochs.AcceptTimeout <= 0:
-		return fmt.Errorf("KEEPER_COMPUTE_ACCEPT_TIMEOUT: must be positive, got %s", c.Epochs.AcceptTimeout)
-	case c.HTTP.ReadTimeout <= 0 || c.HTTP.WriteTimeout <= 0 || c.HTTP.IdleTimeout <= 0 || c.HTTP.LongRequest <= 0:
-		return fmt.Errorf("KEEPER_HTTP_READ_TIMEOUT, KEEPER_HTTP_WRITE_TIMEOUT, KEEPER_HTTP_IDLE_TIMEOUT and KEEPER_HTTP_LONG_TIMEOUT must be positive")
-	case c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text":
-		return fmt.Errorf("KEEPER_LOG_FORMAT: must be json or text, got %q", c.LogFormat)
-	}
-	if u := c.StoreURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
-		// Not echoed: it may hold a password.
-		return fmt.Errorf("KEEPER_STORE_URL: must be a postgres:// or postgresql:// URL")
-	}
-	if u := c.Epochs.LedgerURL; u != "" {
-		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return fmt.Errorf("KEEPER_LEDGER_URL: must be an http or https URL, got %q", u)
-		}
-	}
-	for _, ch := range c.Chains {
-		if ch != "stub" && ch != "etherlink" && ch != "solana" {
-			return fmt.Errorf("KEEPER_CHAINS: unknown chain %q (known: etherlink, solana, stub)", ch)
-		}
-	}
-	if c.Solana.Commitment != "confirmed" && c.Solana.Commitment != "finalized" {
-		return fmt.Errorf("KEEPER_SOLANA_COMMITMENT: must be confirmed or finalized, got %q", c.Solana.Commitment)
-	}
-	if !slices.Contains(SolanaClusters, c.Solana.Cluster) {
-		return fmt.Errorf("KEEPER_SOLANA_CLUSTER: must be mainnet-beta, devnet, testnet or custom, got %q", c.Solana.Cluster)
-	}
-	switch fee, ceiling := c.Solana.PriorityFee, c.Solana.MaxPriorityFee; {
-	case fee < 0 || ceiling < 0:
-		return fmt.Errorf("KEEPER_SOLANA_PRIORITY_FEE and KEEPER_SOLANA_MAX_PRIORITY_FEE must not be negative")
-	case ceiling > 0 && fee > ceiling:
-		return fmt.Errorf("KEEPER_SOLANA_PRIORITY_FEE (%d) must not be above KEEPER_SOLANA_MAX_PRIORITY_FEE (%d)", fee, ceiling)
-	}
-	if err := c.Backfill.validate(); err != nil {
-		return err
-	}
-	if err := c.EVM.RPC.validate(c.EVM.RPCURL, "KEEPER_EVM"); err != nil {
-		return err
-	}
-	if err := c.Solana.RPC.validate(c.Solana.RPCURL, "KEEPER_SOLANA"); err != nil {
-		return err
-	}
-	for _, o := range c.CodecCORSOrigins {
-		if !isOrigin(o) {
-			return fmt.Errorf("KEEPER_CODEC_CORS_ORIGINS: %q is not an origin: want scheme://host[:port], nothing after it", o)
-		}
-	}
-	return c.Versioning.validate()
-}
-
-// isOrigin reports whether o is a browser origin such as http://127.0.0.1:8233.
-func isOrigin(o string) bool {
-	u, err := url.Parse(o)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
-		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil && u.Scheme+"://"+u.Host == o
 }
 
 // Token returns the API token from KEEPER_API_TOKEN or KEEPER_API_TOKEN_FILE.
