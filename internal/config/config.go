@@ -649,10 +649,10 @@ func (c *Config) Knobs() []Knob {
 				"ledger-intent pages, `/codec`, `/metrics`",
 			&c.HTTP.LongRequest},
 		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", DevServer,
-			"`keeper dev`: embedded Temporal frontend port",
+			"the embedded Temporal frontend's port (`keeper dev`, `devserver`)",
 			&c.Dev.TemporalPort},
 		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", DevServer,
-			"`keeper dev`: Temporal Web UI port (0 = no UI)",
+			"the embedded Temporal Web UI's port (`keeper dev`, `devserver`; 0 = no UI)",
 			&c.Dev.UIPort},
 		{"db", "KEEPER_DEV_TEMPORAL_DB", "", DevServer,
 			"`keeper devserver` and `keeper dev`: run the embedded Temporal server on PostgreSQL: " +
@@ -672,7 +672,7 @@ func (c *Config) Knobs() []Knob {
 				"it signed (mTLS)",
 			&c.Dev.TLSClientCA},
 		{"pprof", "KEEPER_PPROF_ADDR", "", Profiling,
-			"serve Go's pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off",
+			"`keeper dev` and `keeper bench`: serve Go's pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off",
 			&c.PprofAddr},
 		{"api-token", "KEEPER_API_TOKEN", "", Node,
 			"when set, /v1, /rewarder, /ledger and /codec routes need `Authorization: Bearer <token>` " +

@@ -105,7 +105,8 @@ func (c *Config) validateWebhooks() error {
 	w := c.Webhook
 	switch {
 	case w.RetryWindow <= 0 || w.RetryBase <= 0 || w.Timeout <= 0 || w.RetryCap < w.RetryBase:
-		return fmt.Errorf("KEEPER_WEBHOOK_RETRY_WINDOW, KEEPER_WEBHOOK_RETRY_BASE and KEEPER_WEBHOOK_TIMEOUT must be positive and KEEPER_WEBHOOK_RETRY_CAP at least the base")
+		return fmt.Errorf("KEEPER_WEBHOOK_RETRY_WINDOW, KEEPER_WEBHOOK_RETRY_BASE and KEEPER_WEBHOOK_TIMEOUT must be positive " +
+			"and KEEPER_WEBHOOK_RETRY_CAP at least the base")
 	case w.RotationGrace < 0 || w.RotationGrace > MaxRotationGrace:
 		return fmt.Errorf("KEEPER_WEBHOOK_ROTATION_GRACE: must be from 0 to %s, got %s", MaxRotationGrace, w.RotationGrace)
 	case w.DisableAfter < 0:
