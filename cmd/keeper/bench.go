@@ -118,8 +118,7 @@ func benchCmd() *cobra.Command {
 	f.StringVar(&o.PostgresURL, "postgres-url", bench.DefaultPostgresURL, "PostgreSQL server the postgres and multi deployments create their fresh databases on (the user needs CREATEDB); they are dropped when the run ends")
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
 	f.StringVar(&plotPath, "plot", "", "write a PNG chart of confirmed/s and p99 latency over time to this file")
-	cfg.BindFlags(f)
-	cfg.BindDevFlags(f)
+	cfg.Bind(f, config.Everything)
 	cmd.AddCommand(benchBackfillCmd(), benchEpochCmd())
 	return cmd
 }
@@ -176,8 +175,7 @@ func workloadCmd(use, short, long string, flags func(*pflag.FlagSet),
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "write the report as JSON to this file")
 	flags(f)
-	cfg.BindFlags(f)
-	cfg.BindDevFlags(f)
+	cfg.Bind(f, config.Everything)
 	return cmd
 }
 

@@ -21,11 +21,11 @@ import (
 )
 
 func devCmd() *cobra.Command {
-	return cli.DevConfigured(&cobra.Command{
+	return cli.Configured(&cobra.Command{
 		Use:   "dev",
 		Short: "Run everything in one process: embedded Temporal server and Web UI, worker, API and local chains",
 		Args:  cobra.NoArgs,
-	}, true, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	}, config.Everything, true, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		if cfg.Dev.TLSCert != "" || cfg.Dev.TLSKey != "" || cfg.Dev.TLSClientCA != "" {
 			// Its worker and API would need a client certificate of their own.
 			return fmt.Errorf("TLS on the Temporal frontend is for `keeper devserver`; run `keeper worker` and `keeper api` against it")
@@ -119,11 +119,11 @@ func devCmd() *cobra.Command {
 }
 
 func devserverCmd() *cobra.Command {
-	return cli.DevConfigured(&cobra.Command{
+	return cli.Configured(&cobra.Command{
 		Use:   "devserver",
 		Short: "Run only the embedded Temporal server (and Web UI) on the data directory or PostgreSQL (--db), optionally with TLS (--tls-cert, --tls-key, --tls-client-ca)",
 		Args:  cobra.NoArgs,
-	}, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	}, config.Base|config.DevServer, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		log := cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text"))
 		srv, err := devserver.Start(ctx, devserver.Options{
 			DataDir: cfg.DataDir, DB: cfg.Dev.TemporalDB, FrontendPort: cfg.Dev.TemporalPort, UIPort: cfg.Dev.UIPort,

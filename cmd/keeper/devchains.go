@@ -13,11 +13,11 @@ import (
 )
 
 func devchainsCmd() *cobra.Command {
-	return cli.DevConfigured(&cobra.Command{
+	return cli.Configured(&cobra.Command{
 		Use:   "devchains",
 		Short: "Run only the local EtherLink-like and Solana-like chains (for `keeper worker` / `keeper api` on one machine)",
 		Args:  cobra.NoArgs,
-	}, true, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	}, config.Base|config.LocalChains, true, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		n, err := localnet.StartFor(ctx, cfg, cli.Logger(cfg.LogLevel, cmp.Or(cfg.LogFormat, "text")))
 		if err != nil {
 			return err

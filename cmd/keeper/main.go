@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/keeperhq/keeper/internal/cli"
 	"github.com/keeperhq/keeper/internal/dev/stub"
 	"github.com/keeperhq/keeper/internal/node"
@@ -15,10 +17,16 @@ import (
 // ones: KEEPER_CHAINS=stub anchors in process.
 var devChains = map[string]node.ChainMaker{stub.Name: stub.Make}
 
+// root is keeper's command tree: the production commands and the dev
+// stack's.
+func root() *cobra.Command {
+	r := cli.Root(devChains)
+	cli.InDevGroup(r, devCmd(), devserverCmd(), devchainsCmd(), benchCmd())
+	return r
+}
+
 func main() {
-	root := cli.Root(devChains)
-	root.AddCommand(devCmd(), devserverCmd(), devchainsCmd(), benchCmd())
-	if err := root.Execute(); err != nil {
+	if err := root().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "keeper:", err)
 		os.Exit(1)
 	}

@@ -259,8 +259,7 @@ func (st *stack) exitedChild() error {
 // the same configuration.
 func configEnv(cfg config.Config) []string {
 	fs := pflag.NewFlagSet("bench", pflag.ContinueOnError)
-	cfg.BindFlags(fs)
-	cfg.BindDevFlags(fs)
+	cfg.Bind(fs, config.Everything)
 	var env []string
 	for _, k := range cfg.Knobs() {
 		env = append(env, k.Env+"="+fs.Lookup(k.Flag).Value.String())

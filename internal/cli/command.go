@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -16,36 +17,24 @@ import (
 type ConfiguredRun func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error
 
 // Configured makes cmd run on keeper's configuration: the environment, then
-// cmd's flags (bound here). A configuration that does not load, an
-// environment holding a seed's setting keeper names otherwise
-// (config.CheckEnvironment), or with validate one that fails Validate, ends
-// the command before run; other KEEPER_ variables keeper does not read are
-// logged as warnings. run gets a context that SIGINT and SIGTERM cancel.
-func Configured(cmd *cobra.Command, validate bool, run ConfiguredRun) *cobra.Command {
-	return configured(cmd, validate, false, run)
-}
-
-// DevConfigured is Configured for the dev binary's commands: they also take
-// the dev stack's settings (config.DevConfig) as flags.
-func DevConfigured(cmd *cobra.Command, validate bool, run ConfiguredRun) *cobra.Command {
-	return configured(cmd, validate, true, run)
-}
-
-func configured(cmd *cobra.Command, validate, dev bool, run ConfiguredRun) *cobra.Command {
+// the flags of the knobs the parts in uses read (bound here, and no others).
+// A configuration that does not load, an environment holding a former
+// setting keeper names otherwise (config.CheckEnvironment), or with validate
+// one that fails Validate, ends the command before run; other KEEPER_
+// variables keeper does not read are logged as warnings. run gets a context
+// that SIGINT and SIGTERM cancel.
+func Configured(cmd *cobra.Command, uses config.Uses, validate bool, run ConfiguredRun) *cobra.Command {
 	cfg, loadErr := config.Load(nil)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		notes, envErr := config.CheckEnvironment(os.Environ())
 		if err := errors.Join(envErr, loadErr); err != nil {
 			return err
 		}
-		format := cfg.LogFormat
-		if format == "" {
-			format = "text"
-			if cmd.Name() == "worker" || cmd.Name() == "api" {
-				format = "json" // as their own logs
-			}
+		format := "text"
+		if cmd.Name() == "worker" || cmd.Name() == "api" {
+			format = "json" // as their own logs
 		}
-		log := NewLogger(cmd.ErrOrStderr(), cfg.LogLevel, format)
+		log := NewLogger(cmd.ErrOrStderr(), cfg.LogLevel, cmp.Or(cfg.LogFormat, format))
 		for _, n := range notes {
 			if n.Debug {
 				log.Debug(n.Message, "variable", n.Name)
@@ -63,9 +52,6 @@ func configured(cmd *cobra.Command, validate, dev bool, run ConfiguredRun) *cobr
 		defer stop()
 		return run(ctx, cmd, &cfg)
 	}
-	cfg.BindFlags(cmd.Flags())
-	if dev {
-		cfg.BindDevFlags(cmd.Flags())
-	}
+	cfg.Bind(cmd.Flags(), uses)
 	return cmd
 }

@@ -19,7 +19,7 @@ import (
 func configured(t *testing.T, name string) (ran bool, log string, err error) {
 	t.Helper()
 	var out bytes.Buffer
-	cmd := cli.Configured(&cobra.Command{Use: name}, true, func(context.Context, *cobra.Command, *config.Config) error {
+	cmd := cli.Configured(&cobra.Command{Use: name}, config.Everything, true, func(context.Context, *cobra.Command, *config.Config) error {
 		ran = true
 		return nil
 	})
@@ -30,7 +30,7 @@ func configured(t *testing.T, name string) (ran bool, log string, err error) {
 	return ran, out.String(), err
 }
 
-func TestKeeperDevWithTheSeedsProviderSettingRefusesToStartNamingKEEPER_CHAINS(t *testing.T) {
+func TestKeeperDevWithTheFormerProviderSettingRefusesToStartNamingKEEPER_CHAINS(t *testing.T) {
 	t.Setenv("KEEPER_PROVIDER", "etherlink")
 	ran, _, err := configured(t, "dev")
 	require.Error(t, err)

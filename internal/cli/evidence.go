@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,11 +21,13 @@ import (
 
 // apiFlag is the API base URL every client command takes.
 func apiFlag(cmd *cobra.Command) *string {
-	def := os.Getenv("KEEPER_API_URL")
-	if def == "" {
-		def = "http://127.0.0.1:8081"
-	}
-	return cmd.Flags().String("api", def, "keeper API base URL (env KEEPER_API_URL)")
+	return cmd.Flags().String("api", apiURL(), "keeper API base URL (env KEEPER_API_URL)")
+}
+
+// apiURL is the API base URL of KEEPER_API_URL, else the API's default
+// address.
+func apiURL() string {
+	return cmp.Or(os.Getenv("KEEPER_API_URL"), "http://127.0.0.1:8081")
 }
 
 // newClient is the API client of the commands: package client, with the

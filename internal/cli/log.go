@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -38,7 +39,7 @@ func logKeygenCmd() *cobra.Command {
 		Short: "Make the evidence log's signing key for KEEPER_LOG_ORIGIN in FILE (default: KEEPER_LOG_KEY_FILE, else the data directory's) and print its verifier key; never overwrites a key",
 		Args:  cobra.MaximumNArgs(1),
 	}
-	return Configured(cmd, false, func(_ context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	return Configured(cmd, config.Base|config.LogSigner, false, func(_ context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		if f := cmd.Flags().Arg(0); f != "" {
 			cfg.Log.KeyFile = f
 		}
@@ -64,7 +65,7 @@ func logExportCmd() *cobra.Command {
 	}
 	follow := cmd.Flags().Bool("follow", false, "keep mirroring: export again every --interval until interrupted")
 	interval := cmd.Flags().Duration("interval", 0, "with --follow, the time between exports (default: KEEPER_LOG_CHECKPOINT_INTERVAL)")
-	return Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	return Configured(cmd, config.Base|config.Store|config.LogMirror, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		dir := cmd.Flags().Arg(0)
 		st, err := node.OpenStore(ctx, *cfg)
 		if err != nil {
@@ -83,11 +84,10 @@ func logExportCmd() *cobra.Command {
 			fmt.Fprintf(out, "exported the log of %d entries to %s (%d files written)\n", res.Size, dir, res.Files)
 			return nil
 		}
-		every := *interval
-		if every <= 0 {
-			every = cfg.Log.CheckpointInterval
+		if *interval < 0 {
+			return fmt.Errorf("--interval must not be negative, got %s", *interval)
 		}
-		return followExport(ctx, st, dir, every, out, cmd.ErrOrStderr())
+		return followExport(ctx, st, dir, cmp.Or(*interval, cfg.Log.CheckpointInterval), out, cmd.ErrOrStderr())
 	})
 }
 
@@ -135,7 +135,7 @@ func logTrustCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	signed := cmd.Flags().Bool("signed", false, "print it as the note the log's key signed (what /log/trust serves), not as plain JSON")
-	cmd = Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	cmd = Configured(cmd, config.Base|config.Store, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		st, err := node.OpenStore(ctx, *cfg)
 		if err != nil {
 			return err
@@ -168,7 +168,7 @@ func logTrustRetireCmd() *cobra.Command {
 			"its anchors of later checkpoints no longer verify, and a worker holding its key is refused (docs/trust.md)",
 		Args: cobra.ExactArgs(1),
 	}
-	return Configured(cmd, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	return Configured(cmd, config.Base|config.Store|config.LogSigner, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		id := strings.TrimSpace(cmd.Flags().Arg(0))
 		if _, _, err := trust.SplitCAIP10(id); err != nil {
 			return err
@@ -218,12 +218,8 @@ func logAuditCmd() *cobra.Command {
 		Short: "Monitor the log: check every checkpoint the pinned anchoring accounts committed to on each chain against the log's signed checkpoints and tiles (exit 0 only when nothing is found)",
 		Args:  cobra.NoArgs,
 	}
-	api := os.Getenv("KEEPER_API_URL")
-	if api == "" {
-		api = "http://127.0.0.1:8081"
-	}
-	logFlag := cmd.Flags().String("log", strings.TrimSuffix(api, "/")+"/log", "the log: its URL (keeper's /log, or a mirror) or a directory `keeper log export` wrote (default from KEEPER_API_URL)")
-	trustFlag := cmd.Flags().String("trust", "", "the deployment's trust root you pinned (a file: the JSON `keeper log trust` prints, or the signed note /log/trust serves): every account it lists is read on every network it lists")
+	logFlag := cmd.Flags().String("log", strings.TrimSuffix(apiURL(), "/")+"/log", "the log: its `url` (keeper's /log, or a mirror) or a directory 'keeper log export' wrote (default from KEEPER_API_URL)")
+	trustFlag := cmd.Flags().String("trust", "", "the deployment's trust root you pinned, a `file`: the JSON 'keeper log trust' prints, or the signed note /log/trust serves; every account it lists is read on every network it lists")
 	rpcFlags := cmd.Flags().StringArray("rpc", nil, "CHAIN=URL: a JSON-RPC endpoint of a chain to read (etherlink, solana), repeatable (one per network); chains without one default to KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL or the local dev chains")
 	keyFlag := cmd.Flags().String("log-key", "", "the log's verifier key (vkey text, or a file holding it): the short form, without --trust (with it, it must be the root's key)")
 	accountFlags := cmd.Flags().StringArray("account", nil, "CHAIN=ADDRESS: with --log-key, an anchoring account to audit (EVM 0x address, Solana fee payer), repeatable; default: the accounts keeper lists")

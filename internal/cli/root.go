@@ -6,6 +6,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -31,12 +32,40 @@ func Root(extra map[string]node.ChainMaker) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(
+	root.AddGroup(
+		&cobra.Group{ID: GroupRun, Title: "Running keeper:"},
+		&cobra.Group{ID: GroupClient, Title: "Clients (of the API, and of receipts without it):"},
+		&cobra.Group{ID: GroupLog, Title: "The evidence log:"},
+	)
+	inGroup(GroupRun, root,
 		nodeCmd("worker", "Run a Temporal worker (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS and API key from the environment)", node.Roles{Worker: true}, extra),
 		nodeCmd("api", "Run the HTTP API and dispatcher against a Temporal cluster (TEMPORAL_* environment)", node.Roles{API: true}, extra),
-		submitCmd(), statusCmd(), receiptCmd(), verifyCmd(), configCmd(), backfillCmd(), healthcheckCmd(), redriveCmd(), logCmd(),
-	)
+		configCmd(), healthcheckCmd())
+	inGroup(GroupClient, root, submitCmd(), statusCmd(), receiptCmd(), verifyCmd(), backfillCmd(), redriveCmd())
+	inGroup(GroupLog, root, logCmd())
 	return root
+}
+
+// The groups `keeper --help` lists its commands in. cmd/keeper adds
+// GroupDev with the dev stack's commands.
+const (
+	GroupRun    = "run"
+	GroupClient = "client"
+	GroupLog    = "log"
+	GroupDev    = "dev"
+)
+
+// InDevGroup adds cmds to root under a group of the dev stack's commands.
+func InDevGroup(root *cobra.Command, cmds ...*cobra.Command) {
+	root.AddGroup(&cobra.Group{ID: GroupDev, Title: "Development (the whole stack on one machine):"})
+	inGroup(GroupDev, root, cmds...)
+}
+
+func inGroup(id string, root *cobra.Command, cmds ...*cobra.Command) {
+	for _, c := range cmds {
+		c.GroupID = id
+	}
+	root.AddCommand(cmds...)
 }
 
 // Logger returns keeper's logger on stderr at the named level, in the named
@@ -86,21 +115,24 @@ func sdkKeys(groups []string, a slog.Attr) slog.Attr {
 }
 
 func nodeCmd(use, short string, roles node.Roles, extra map[string]node.ChainMaker) *cobra.Command {
+	uses := config.Base | config.Store
+	if roles.Worker {
+		uses |= config.Worker | config.LogSigner
+	}
+	if roles.API {
+		uses |= config.API
+	}
 	return Configured(&cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.NoArgs,
-	}, true, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
+	}, uses, true, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		co, err := envconfig.LoadDefaultClientOptions()
 		if err != nil {
 			return fmt.Errorf("read the Temporal client configuration: %w", err)
 		}
-		if co.HostPort == "" {
-			co.HostPort = "127.0.0.1:7233"
-		}
-		if co.Namespace == "" {
-			co.Namespace = "default"
-		}
+		co.HostPort = cmp.Or(co.HostPort, "127.0.0.1:7233")
+		co.Namespace = cmp.Or(co.Namespace, "default")
 		log := Logger(cfg.LogLevel, cfg.LogFormat)
 		node, err := node.Start(ctx, node.Options{Config: *cfg, Roles: roles, ClientOptions: co, ExtraChains: extra, Logger: log})
 		if err != nil {

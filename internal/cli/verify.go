@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,15 +28,8 @@ var lookups = maps.Clone(verify.Lookups)
 // environment's (KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL), else the local
 // dev chain's.
 var defaultRPC = map[string]func() string{
-	"etherlink": func() string { return envOr("KEEPER_EVM_RPC_URL", "http://127.0.0.1:8545") },
-	"solana":    func() string { return envOr("KEEPER_SOLANA_RPC_URL", "http://127.0.0.1:8899") },
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
+	"etherlink": func() string { return cmp.Or(os.Getenv("KEEPER_EVM_RPC_URL"), "http://127.0.0.1:8545") },
+	"solana":    func() string { return cmp.Or(os.Getenv("KEEPER_SOLANA_RPC_URL"), "http://127.0.0.1:8899") },
 }
 
 // LogKeyEnv is the environment variable that pins the evidence log's key

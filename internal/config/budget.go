@@ -28,7 +28,8 @@ type ChainPoll struct {
 }
 
 // DefaultWorkerHealthAddr is where `keeper worker` serves /health and
-// /readyz unless KEEPER_HEALTH_ADDR says otherwise: the seed's health port.
+// /readyz unless KEEPER_HEALTH_ADDR says otherwise: the API's default
+// address, so one probe address fits a node of either kind.
 const DefaultWorkerHealthAddr = "127.0.0.1:8081"
 
 // HealthAddrFor is where a process serves /health and /readyz beside its

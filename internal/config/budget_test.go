@@ -49,11 +49,11 @@ func TestThePublicNetworksPresetsGiveEachChainAPollingBudgetThatFitsItsEndpointU
 	assert.Equal(t, 2*time.Second, c.HeadPollFor("solana"))
 }
 
-func TestTheSeedsConfirmPollSetsEveryChainsPollUnlessTheChainHasItsOwn(t *testing.T) {
+func TestTheCommonConfirmPollSetsEveryChainsPollUnlessTheChainHasItsOwn(t *testing.T) {
 	env := map[string]string{"KEEPER_CONFIRM_POLL_MS": "30000", "KEEPER_SOLANA_HEAD_POLL_MS": "1000"}
 	c, err := Load(func(k string) string { return env[k] })
 	require.NoError(t, err)
-	assert.Equal(t, 30*time.Second, c.ConfirmPollFor("etherlink"), "seed 000's KEEPER_CONFIRM_POLL_MS=30000")
+	assert.Equal(t, 30*time.Second, c.ConfirmPollFor("etherlink"), "KEEPER_CONFIRM_POLL_MS=30000")
 	assert.Equal(t, 7500*time.Millisecond, c.HeadPollFor("etherlink"))
 	assert.Equal(t, 30*time.Second, c.ConfirmPollFor("solana"))
 	assert.Equal(t, time.Second, c.HeadPollFor("solana"))
@@ -63,9 +63,9 @@ func TestTheSeedsConfirmPollSetsEveryChainsPollUnlessTheChainHasItsOwn(t *testin
 	assert.ErrorContains(t, err, "KEEPER_ETHERLINK_CONFIRM_POLL_MS")
 }
 
-func TestAWorkerServesHealthOnTheSeedsPortUnlessToldAndAnAPIOnItsOwnAddress(t *testing.T) {
+func TestAWorkerServesHealthOnTheAPIsDefaultPortUnlessToldAndAnAPIOnItsOwnAddress(t *testing.T) {
 	c := Default()
-	assert.Equal(t, "127.0.0.1:8081", c.HealthAddrFor(false), "keeper worker: the seed's health port")
+	assert.Equal(t, "127.0.0.1:8081", c.HealthAddrFor(false), "keeper worker: the API's default port")
 	assert.Empty(t, c.HealthAddrFor(true), "keeper api and keeper dev: on the API's address alone")
 
 	c.HealthAddr = "0.0.0.0:9000"

@@ -4,11 +4,11 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,8 +96,9 @@ type Config struct {
 	Dev DevConfig
 }
 
-// HTTPConfig is the API server's connection timeouts (seed 001: 5 s read,
-// 5 s write, 60 s idle). LongRequest replaces read and write for the routes
+// HTTPConfig is the API server's connection timeouts (5 s read, 5 s write,
+// 60 s idle by default: a client that stalls mid-request or mid-answer
+// frees its connection within seconds; docs/api.md). LongRequest replaces read and write for the routes
 // that may move megabytes in one request (starter's longRoutes).
 type HTTPConfig struct {
 	ReadTimeout  time.Duration
@@ -199,18 +200,12 @@ type EpochConfig struct {
 
 // ArtifactDirOrDefault is where epoch artifacts go.
 func (c *Config) ArtifactDirOrDefault() string {
-	if c.Epochs.ArtifactDir != "" {
-		return c.Epochs.ArtifactDir
-	}
-	return filepath.Join(c.DataDir, "artifacts")
+	return cmp.Or(c.Epochs.ArtifactDir, filepath.Join(c.DataDir, "artifacts"))
 }
 
 // ArchiveDirOrDefault is where retention writes the receipts archive.
 func (c *Config) ArchiveDirOrDefault() string {
-	if c.ArchiveDir != "" {
-		return c.ArchiveDir
-	}
-	return filepath.Join(c.DataDir, "receipts-archive")
+	return cmp.Or(c.ArchiveDir, filepath.Join(c.DataDir, "receipts-archive"))
 }
 
 // Where the local chains of `keeper dev` keep their funded keys: the
@@ -224,18 +219,12 @@ const (
 
 // EVMKeyFileOrDefault is the EtherLink signer's key file.
 func (c *Config) EVMKeyFileOrDefault() string {
-	if c.EVM.KeyFile != "" {
-		return c.EVM.KeyFile
-	}
-	return filepath.Join(c.DataDir, DevKeyDir, DevEVMKeyFileName)
+	return cmp.Or(c.EVM.KeyFile, filepath.Join(c.DataDir, DevKeyDir, DevEVMKeyFileName))
 }
 
 // SolanaKeyFileOrDefault is the Solana fee payer's key file.
 func (c *Config) SolanaKeyFileOrDefault() string {
-	if c.Solana.KeyFile != "" {
-		return c.Solana.KeyFile
-	}
-	return filepath.Join(c.DataDir, DevKeyDir, DevSolanaKeyFileName)
+	return cmp.Or(c.Solana.KeyFile, filepath.Join(c.DataDir, DevKeyDir, DevSolanaKeyFileName))
 }
 
 // The anchor cadence (docs/anchoring.md, cadence). In production a chain
@@ -264,10 +253,7 @@ const (
 
 // LogKeyFileOrDefault is the log's signing key file.
 func (c *Config) LogKeyFileOrDefault() string {
-	if c.Log.KeyFile != "" {
-		return c.Log.KeyFile
-	}
-	return filepath.Join(c.DataDir, DevKeyDir, DefaultLogKeyFileName)
+	return cmp.Or(c.Log.KeyFile, filepath.Join(c.DataDir, DevKeyDir, DefaultLogKeyFileName))
 }
 
 // OptionalDuration is a duration setting that may be left unset.
@@ -387,130 +373,503 @@ func (c *Config) AnchorIntervalFor(chain string) time.Duration {
 
 // Knob describes one setting for flags, environment and the configuration table (docs/configuration.md).
 type Knob struct {
-	Flag, Env, Default, Help string
-	ptr                      any
+	Flag, Env, Default string
+	Uses               Uses // the commands that read it, and so take its flag
+	Help               string
+	ptr                any
 }
+
+// Uses is a set of the parts of keeper that read a knob. A command binds
+// the flags of the knobs its parts read and no others (Bind), so its --help
+// lists what it uses; the environment sets every knob whatever the command.
+type Uses uint16
+
+const (
+	Base        Uses = 1 << iota // every command that reads the configuration: the data directory, logging
+	Store                        // what opens keeper's store (the node, `keeper log export`, `log trust`)
+	API                          // `keeper api`: the HTTP API, intake and the dispatchers
+	Worker                       // `keeper worker`: the Temporal workers, the log's sequencer
+	LogSigner                    // what signs the evidence log (the worker, `keeper log keygen`, `log trust retire`)
+	LogMirror                    // `keeper log export --follow`
+	DevServer                    // the embedded Temporal server (`keeper dev`, `devserver`)
+	LocalChains                  // the local chains (`keeper dev`, `devchains`)
+	Profiling                    // Go's profiles, served by `keeper dev` and `keeper bench`
+
+	// Node is what `keeper api` and `keeper worker` both read.
+	Node = API | Worker
+	// Everything is the whole stack `keeper dev` and `keeper bench` run.
+	Everything = Base | Store | Node | LogSigner | LogMirror | DevServer | LocalChains | Profiling
+)
 
 // Knobs lists every setting of c, in the order of docs/configuration.md.
 func (c *Config) Knobs() []Knob {
 	return []Knob{
-		{"data-dir", "KEEPER_DATA_DIR", "./.keeper", "directory of keeper.db (keeper's records, unless KEEPER_STORE_URL is set) and, for `keeper dev`, temporal.db", &c.DataDir},
-		{"store-url", "KEEPER_STORE_URL", "", "keeper's records in PostgreSQL instead, shared by every node given the same URL: postgres://user:password@host:5432/database?sslmode=require (search_path=… picks a schema); empty: SQLite keeper.db in the data directory", &c.StoreURL},
-		{"http-addr", "KEEPER_HTTP_ADDR", "127.0.0.1:8081", "address of the HTTP API, /health, /readyz and /metrics", &c.HTTPAddr},
-		{"metrics-addr", "KEEPER_METRICS_ADDR", "", "also serve /metrics, /health and /readyz on this address, e.g. 127.0.0.1:9464 to keep scrapes off the API's address; empty: not", &c.MetricsAddr},
-		{"health-addr", "KEEPER_HEALTH_ADDR", "", "where `keeper worker`, which has no API, serves /health, /readyz and /metrics (ready while it polls its task queues: its Temporal workers started and the server answers, and its store and chains answer); empty: " + DefaultWorkerHealthAddr + ", the seed's health port, which is also the API's default: a worker beside `keeper api` on one host needs another. `keeper api` and `keeper dev` serve them on KEEPER_HTTP_ADDR, and here too when set to another address", &c.HealthAddr},
-		{"log-level", "KEEPER_LOG_LEVEL", "info", "debug, info, warn or error", &c.LogLevel},
-		{"log-format", "KEEPER_LOG_FORMAT", "", "json or text; empty: text for `keeper dev` and the other local tools, json for `keeper worker` and `keeper api`", &c.LogFormat},
-		{"chains", "KEEPER_CHAINS", "etherlink,solana", "chains evidence may ask for (comma-separated): etherlink, solana, stub", &c.Chains},
-		{"stub-confirm-ms", "KEEPER_STUB_CONFIRM_MS", "1000", "stub chain: time from broadcast to finality", msKnob{&c.StubConfirmDelay}},
-		{"poll-ms", "KEEPER_POLL_MS", "5000", "dispatcher safety-net sweep; intake wakes it at once", msKnob{&c.PollInterval}},
-		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", "how often the finality watcher looks up a batch awaiting finality (chains with a batched status poller: once per poll round); each chain's unless KEEPER_<CHAIN>_CONFIRM_POLL_MS", msKnob{&c.ConfirmPoll}},
-		{"etherlink-confirm-poll-ms", "KEEPER_ETHERLINK_CONFIRM_POLL_MS", "", "polling budget: while a batch awaits finality on etherlink, a status round (one JSON-RPC batch request per 100 transactions) at least this often; empty: KEEPER_CONFIRM_POLL_MS (etherlink presets: " + ms(etherlinkPoll.confirm) + ")", optMsKnob{&c.EtherlinkPoll.Confirm}},
-		{"etherlink-head-poll-ms", "KEEPER_ETHERLINK_HEAD_POLL_MS", "", "polling budget: while a batch awaits finality on etherlink, eth_blockNumber this often, and a new block starts a status round at once (seed 004); empty: a quarter of the chain's confirm poll (etherlink presets: " + ms(etherlinkPoll.head) + "); 0 = no head probe, rounds on the confirm poll alone", optMsKnob{&c.EtherlinkPoll.Head}},
-		{"solana-confirm-poll-ms", "KEEPER_SOLANA_CONFIRM_POLL_MS", "", "polling budget: while a batch awaits finality on solana, a status round (getSignatureStatuses of up to 256 signatures) at least this often; empty: KEEPER_CONFIRM_POLL_MS (public clusters, KEEPER_SOLANA_CLUSTER other than custom: " + ms(solanaPoll.confirm) + ")", optMsKnob{&c.SolanaPoll.Confirm}},
-		{"solana-head-poll-ms", "KEEPER_SOLANA_HEAD_POLL_MS", "", "polling budget: while a batch awaits finality on solana, getSlot this often, and a new slot starts a status round at once; empty: a quarter of the chain's confirm poll (public clusters: " + ms(solanaPoll.head) + "); 0 = no head probe", optMsKnob{&c.SolanaPoll.Head}},
-		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "16384", "largest batch: what arrives in one anchor interval shares one transaction and one Merkle tree up to this many (a receipt's audit path is log2 of its batch's size: 10 hashes at 1,024, 14 at 16,384); 1 = one workflow and one transaction per evidence", &c.BatchMaxItems},
-		{"batch-max-wait-ms", "KEEPER_BATCH_MAX_WAIT_MS", "200", "longest a batch grows while an earlier one awaits submission", msKnob{&c.BatchMaxWait}},
-		{"anchor-interval", "KEEPER_ANCHOR_INTERVAL", DefaultAnchorInterval.String(), "cadence: per chain at most one new batch per interval, whatever the load, so anchor transactions per chain per hour stay ≤ 3600 ÷ interval (plus one per full batch of KEEPER_BATCH_MAX_ITEMS); the first evidence after a quiet interval goes at once, priority 1 skips the wait. `keeper dev` uses " + DevAnchorInterval.String() + " (a local block) unless set; 0 = no interval", &c.AnchorInterval},
-		{"log-origin", "KEEPER_LOG_ORIGIN", DefaultLogOrigin, "the evidence log's origin, the name in its checkpoints and its key: a scheme-less URL where the log is served, such as keeper.example.org/log (docs/log.md)", &c.Log.Origin},
-		{"log-key-file", "KEEPER_LOG_KEY_FILE", "", "the evidence log's signing key (a note signer key, `keeper log keygen` makes one); empty: " + DevKeyDir + "/" + DefaultLogKeyFileName + " in the data directory, made at first start. Every worker of a deployment needs the same key", &c.Log.KeyFile},
-		{"log-checkpoint-interval", "KEEPER_LOG_CHECKPOINT_INTERVAL", DefaultLogCheckpointInterval.String(), "longest time between two signed checkpoints while the log grows. `keeper dev` uses " + DevLogCheckpointInterval.String() + " unless set", &c.Log.CheckpointInterval},
-		{"etherlink-anchor-interval", "KEEPER_ETHERLINK_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for etherlink alone (empty: the common one)", &c.EtherlinkInterval},
-		{"solana-anchor-interval", "KEEPER_SOLANA_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for solana alone (empty: the common one)", &c.SolanaInterval},
-		{"stub-anchor-interval", "KEEPER_STUB_ANCHOR_INTERVAL", "", "KEEPER_ANCHOR_INTERVAL for the stub chain alone (empty: the common one)", &c.StubInterval},
-		{"batch-min-gap-ms", "KEEPER_BATCH_MIN_GAP_MS", "500", "under load (a chain's last batch held more than one evidence), least time between two of its batches, about a block: anchors closer than that land in one block anyway; a lone evidence still goes out at once", msKnob{&c.BatchMinGap}},
-		{"max-queued-batches", "KEEPER_MAX_QUEUED_BATCHES", "32", "back-pressure: per chain, batches Temporal has work for (not counting those that only await finality) at which the dispatcher forms no more; further evidence waits in the store, so under overload the Temporal server works at its ceiling instead of queuing tasks it cannot serve (0 = no limit)", &c.MaxQueued},
-		{"webhook-allow-private", "KEEPER_WEBHOOK_ALLOW_PRIVATE", "false", "let URLs a caller hands keeper (an epoch's source; webhook endpoints) be http:// and reach loopback, private and link-local addresses; otherwise only https:// to public addresses, checked again at connect time after DNS, with no redirects followed. `keeper dev` sets it unless given", &c.AllowPrivateURLs},
-		{"webhook-retry-window", "KEEPER_WEBHOOK_RETRY_WINDOW", "72h", "how long a webhook delivery is retried before it is marked failed (re-drivable with POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry); KEEPER_WEBHOOK_RETRY_FOR, its former name, still works (deprecated)", &c.Webhook.RetryWindow},
-		{"webhook-retry-base", "KEEPER_WEBHOOK_RETRY_BASE", "5s", "wait before a failed webhook delivery's second attempt; each later wait doubles, up to KEEPER_WEBHOOK_RETRY_CAP, less up to 20 % jitter; also the shortest wait a receiver's Retry-After can ask for", &c.Webhook.RetryBase},
-		{"webhook-retry-cap", "KEEPER_WEBHOOK_RETRY_CAP", "1h", "longest wait between two attempts of a webhook delivery, a receiver's Retry-After included", &c.Webhook.RetryCap},
-		{"webhook-timeout", "KEEPER_WEBHOOK_TIMEOUT", "10s", "a webhook endpoint that has not answered within this long has failed the attempt", &c.Webhook.Timeout},
-		{"webhook-disable-after", "KEEPER_WEBHOOK_DISABLE_AFTER", "72h", "a webhook whose deliveries have failed for this long without a success is disabled (logged, counted in keeper_webhooks_disabled_total); POST /v1/webhooks/{id}/enable, or re-driving one of its deliveries, enables it again (0 = never)", &c.Webhook.DisableAfter},
-		{"webhook-rotation-grace", "KEEPER_WEBHOOK_ROTATION_GRACE", "24h", "after POST /v1/webhooks/{id}/rotate-secret, how long the replaced secret keeps signing deliveries beside the new one (a request's `grace` overrides it); at most 168h, 0 = replace at once", &c.Webhook.RotationGrace},
-		{"evidence-retention", "KEEPER_EVIDENCE_RETENTION", "0", "retention: confirmed evidence taken in longer ago than this (e.g. 2160h for 90 days) moves into the receipts archive and its rows are deleted; reading it then answers 410 naming the archive file, and `keeper receipt --archive DIR` reads it from there. Its idempotency key goes with it, so a key is de-duplicated for at least this long. 0 = keep everything", &c.EvidenceRetention},
-		{"receipts-archive-dir", "KEEPER_RECEIPTS_ARCHIVE_DIR", "", "retention: directory of the receipts archive (gzip files of one JSON receipt per line, written whole, never changed; back it up); with several API nodes, a directory they share. Empty: <data-dir>/receipts-archive", &c.ArchiveDir},
-		{"max-pending", "KEEPER_MAX_PENDING", "10000", "pending evidence at or above which priority 6–10 gets 429 `overloaded`", &c.MaxPending},
-		{"max-backlog", "KEEPER_MAX_BACKLOG", "0", "the ceiling of pending evidence, for every priority: at it priority 1–5 waits up to KEEPER_INTAKE_WAIT for a batch to make room, then gets 429 `backlog_full`, so intake never outruns batching by more than this; 0 = 4 × KEEPER_MAX_PENDING; at least KEEPER_MAX_PENDING", &c.MaxBacklog},
-		{"intake-wait", "KEEPER_INTAKE_WAIT", "50ms", "how long intake of priority 1–5 waits for room at KEEPER_MAX_BACKLOG before answering 429 (seed 003 gives intake 100 ms); 0 = answer at once", &c.IntakeWait},
-		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", "largest request body (413 above)", &c.MaxBodyBytes},
-		{"max-batch-body-bytes", "KEEPER_MAX_BATCH_BODY_BYTES", "18432000", "largest POST /v1/evidence/batch body (413 above); the default holds 1,000 items with 16 KiB of metadata each", &c.MaxBatchBodyBytes},
-		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "0", "attempts per submit or confirm before the batch is dead-lettered; 0 = no limit: a transient failure (an RPC provider down for hours) is retried on the backoff schedule for as long as it lasts, and only permanent failures and repeated drops dead-letter (docs/retries.md)", &c.MaxAttempts},
-		{"retry-base-ms", "KEEPER_RETRY_BASE_MS", "5000", "retry delay base: min(base·2^attempt, cap) + jitter", msKnob{&c.RetryBase}},
-		{"retry-cap-ms", "KEEPER_RETRY_CAP_MS", "300000", "retry delay cap", msKnob{&c.RetryCap}},
-		{"retry-jitter-ms", "KEEPER_RETRY_JITTER_MS", "1000", "uniform retry jitter upper bound", msKnob{&c.RetryJitter}},
-		{"submit-timeout", "KEEPER_SUBMIT_TIMEOUT", "1m", "longest one SubmitAnchor attempt may take before Temporal retries it", &c.SubmitTimeout},
-		{"confirm-timeout", "KEEPER_CONFIRM_TIMEOUT", "1h", "longest one ConfirmAnchor attempt awaits finality: an attempt no finality watcher completes is retried after this long", &c.ConfirmTimeout},
-		{"drain-timeout", "KEEPER_DRAIN_TIMEOUT", "10s", "on SIGINT/SIGTERM, how long in-flight activities may finish", &c.DrainTimeout},
-		{"activity-workers", "KEEPER_ACTIVITY_WORKERS", "64", "concurrent activities per worker process (the anchoring worker's local activities, submit and record, under the same limit counted apart)", &c.ActivityWorkers},
-		{"max-epochs-in-flight", "KEEPER_MAX_EPOCHS_IN_FLIGHT", "64", "reward epochs queued or computing at once; one more gets 429 with Retry-After", &c.Epochs.MaxInFlight},
-		{"epoch-duration", "KEEPER_EPOCH_DURATION", "1h", "an epoch must finish within half of this, or by the caller's `deadline` when sooner", &c.Epochs.Duration},
-		{"epoch-heartbeat-ms", "KEEPER_EPOCH_HEARTBEAT_MS", "10000", "a long epoch step (fetch, emit intents) whose worker stops heartbeating is retried elsewhere after this long", msKnob{&c.Epochs.Heartbeat}},
-		{"artifact-dir", "KEEPER_ARTIFACT_DIR", "", "epoch artifacts (sealed inputs, payouts, run.json, commitment), shared by every epoch worker; empty: <data-dir>/artifacts", &c.Epochs.ArtifactDir},
-		{"ledger-url", "KEEPER_LEDGER_URL", "", "settlement ledger that takes epoch intents (POST <url>/ledger/v1/intents); empty: keeper's built-in ledger, kept in keeper's store and served at /ledger/v1", &c.Epochs.LedgerURL},
-		{"upstream-timeout-ms", "KEEPER_UPSTREAM_TIMEOUT_MS", "5000", "an accounting-source or ledger call that makes no progress for this long is abandoned and retried", msKnob{&c.Epochs.UpstreamTimeout}},
-		{"compute-accept-timeout", "KEEPER_COMPUTE_ACCEPT_TIMEOUT", "2s", "`POST /rewarder/epochs/{id}/compute` answers within this long: 202 once Temporal accepted the epoch's workflow, else 503 `temporal_unavailable` with Retry-After (the epoch stays queued; the same request again starts or joins it)", &c.Epochs.AcceptTimeout},
-		{"http-read-timeout", "KEEPER_HTTP_READ_TIMEOUT", "5s", "API server: longest time to read a request, headers and body (the routes of KEEPER_HTTP_LONG_TIMEOUT excepted)", &c.HTTP.ReadTimeout},
-		{"http-write-timeout", "KEEPER_HTTP_WRITE_TIMEOUT", "5s", "API server: longest time from a request's headers to the end of its answer (the routes of KEEPER_HTTP_LONG_TIMEOUT excepted)", &c.HTTP.WriteTimeout},
-		{"http-idle-timeout", "KEEPER_HTTP_IDLE_TIMEOUT", "60s", "API server: a keep-alive connection with no request for this long is closed", &c.HTTP.IdleTimeout},
-		{"http-long-timeout", "KEEPER_HTTP_LONG_TIMEOUT", "60s", "API server: read and write time of the routes that may move megabytes in one request instead of the two above: `POST /v1/evidence/batch`, `/v1/evidence` (pages of 1,000), transfers and ledger-intent pages, `/codec`, `/metrics`", &c.HTTP.LongRequest},
-		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", "`keeper dev`: embedded Temporal frontend port", &c.Dev.TemporalPort},
-		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", "`keeper dev`: Temporal Web UI port (0 = no UI)", &c.Dev.UIPort},
-		{"db", "KEEPER_DEV_TEMPORAL_DB", "", "`keeper devserver` and `keeper dev`: run the embedded Temporal server on PostgreSQL: postgres://user:password@host:5432/temporal (databases <name> and <name>_visibility, created and set up when missing; query parameters such as sslmode=require go to the connection); empty: SQLite temporal.db in the data directory", &c.Dev.TemporalDB},
-		{"tls-cert", "KEEPER_DEV_TLS_CERT", "", "`keeper devserver`: PEM certificate the embedded Temporal frontend serves TLS with (needs --tls-key); empty: plaintext", &c.Dev.TLSCert},
-		{"tls-key", "KEEPER_DEV_TLS_KEY", "", "`keeper devserver`: PEM private key of --tls-cert", &c.Dev.TLSKey},
-		{"tls-client-ca", "KEEPER_DEV_TLS_CLIENT_CA", "", "`keeper devserver`: PEM CA bundle; when set, every Temporal client must present a certificate it signed (mTLS)", &c.Dev.TLSClientCA},
-		{"pprof", "KEEPER_PPROF_ADDR", "", "serve Go's pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off", &c.PprofAddr},
-		{"api-token", "KEEPER_API_TOKEN", "", "when set, /v1, /rewarder, /ledger and /codec routes need `Authorization: Bearer <token>` (compared in constant time)", &c.APIToken},
-		{"api-token-file", "KEEPER_API_TOKEN_FILE", "", "file holding the API token (instead of KEEPER_API_TOKEN)", &c.APITokenFile},
-		{"metrics-open", "KEEPER_METRICS_OPEN", "true", "serve /metrics without the API token", &c.MetricsOpen},
-		{"max-in-flight", "KEEPER_MAX_IN_FLIGHT", "256", "concurrent requests per route group; beyond it 503 busy at once", &c.MaxInFlight},
-		{"codec-key-file", "KEEPER_CODEC_KEY_FILE", "", "file of AES-256-GCM keys, one `<key-id> <base64 of 32 bytes>` per line: every Temporal payload keeper writes is encrypted with the first key and read with any, and the API serves /codec so the Web UI and the temporal CLI can show them. Every worker and API node needs the same file; empty: payloads are plain", &c.CodecKeyFile},
-		{"codec-cors-origins", "KEEPER_CODEC_CORS_ORIGINS", "", "Web UI origins (comma-separated, e.g. https://temporal.example) whose pages may call /codec; `keeper dev` adds its own UI", &c.CodecCORSOrigins},
-		{"evm-network", "KEEPER_EVM_NETWORK", "custom", "etherlink-mainnet or etherlink-testnet: chain id, finality (the `finalized` block), RPC rate (16/s), eth_getLogs range (500 blocks) and answer size (5,000 logs), no tip, 500 ms blocks and a 10-minute finality stall as EtherLink documents them, unless set one by one; custom: every setting as given", &c.EVM.Network},
-		{"evm-rpc-url", "KEEPER_EVM_RPC_URL", "", "EtherLink JSON-RPC endpoint; empty: `keeper dev` runs a local chain (others use http://127.0.0.1:8545)", &c.EVM.RPCURL},
-		{"evm-rpc-urls", "KEEPER_EVM_RPC_URLS", "", "several EtherLink JSON-RPC providers, comma-separated, instead of KEEPER_EVM_RPC_URL: signed transactions go to every healthy one, reads to the first healthy one, failing over (docs/chains.md, Several RPC providers)", &c.EVM.RPC.URLs},
-		{"evm-rpc-trust", "KEEPER_EVM_RPC_TRUST", "all", "with several providers, whose receipts confirm an anchor: all (every healthy provider must report the same receipt) or positions in KEEPER_EVM_RPC_URLS, e.g. 1 or 1,3", &c.EVM.RPC.Trust},
-		{"evm-rpc-max-lag", "KEEPER_EVM_RPC_MAX_LAG", "10", "with several providers, one whose head is more blocks than this behind the best is unhealthy: no reads, no broadcasts, no say on receipts", &c.EVM.RPC.MaxLag},
-		{"evm-key-file", "KEEPER_EVM_KEY_FILE", "", "file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key (the local chain's funded key)", &c.EVM.KeyFile},
-		{"evm-chain-id", "KEEPER_EVM_CHAIN_ID", "42793", "chain id the EVM node must report (EtherLink mainnet 42793)", &c.EVM.ChainID},
-		{"evm-confirmations", "KEEPER_EVM_CONFIRMATIONS", "0", "0: final at the node's `finalized` block; N: final N blocks deep (nodes without the tag)", &c.EVM.Confirmations},
-		{"evm-resubmit-ms", "KEEPER_EVM_RESUBMIT_MS", "60000", "an unmined anchor is re-signed with bumped fees after this long", msKnob{&c.EVM.ResubmitTimeout}},
-		{"evm-fee-ceiling-gwei", "KEEPER_EVM_FEE_CEILING_GWEI", "1000", "highest max fee per gas keeper will pay", &c.EVM.FeeCeilingGwei},
-		{"evm-no-tip", "KEEPER_EVM_NO_TIP", "false", "true: priority fee 0 and max fee twice the node's base fee (EtherLink's sequencer ignores tips; etherlink presets: true); false: tip from eth_maxPriorityFeePerGas, max fee 2 × base fee + tip", &c.EVM.NoTip},
-		{"evm-block-ms", "KEEPER_EVM_BLOCK_MS", "0", "the chain's block time: an anchor without receipt that the node no longer knows (eth_getTransactionByHash null) 10 blocks after it was signed is re-signed on the same nonce at the current price (etherlink presets: 500, so 5 s); 0: only after KEEPER_EVM_RESUBMIT_MS", msKnob{&c.EVM.BlockTime}},
-		{"evm-finality-stall-ms", "KEEPER_EVM_FINALITY_STALL_MS", "1800000", "a `finalized` block that has not moved for this long while `latest` has fails /readyz and sets keeper_chain_finalized_stalled (etherlink presets: 600000, 10 minutes)", msKnob{&c.EVM.FinalityStall}},
-		{"etherlink-rpc-connections", "KEEPER_ETHERLINK_RPC_CONNECTIONS", "4", "concurrent status calls to the EVM endpoint", &c.EVM.RPCConnections},
-		{"etherlink-rpc-rate", "KEEPER_ETHERLINK_RPC_RATE", "0", "requests a second to the EVM endpoint, shared by the submitter, the status poller and the backfill scanner (EtherLink's public endpoint allows 1,000 a minute: 16); a 429 pauses them for its Retry-After; 0 = no cap", &c.EVM.RPCRate},
-		{"dev-evm-port", "KEEPER_DEV_EVM_PORT", "8545", "`keeper dev`: local EVM chain's JSON-RPC port", &c.Dev.EVMPort},
-		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", "`keeper dev`: local EVM chain's block time; its timestamps follow the wall clock, so it seals at most about a block a second (docs/chains.md)", msKnob{&c.Dev.EVMBlockTime}},
-		{"solana-cluster", "KEEPER_SOLANA_CLUSTER", "custom", "mainnet-beta, devnet or testnet: at start keeper reads the node's genesis hash (getGenesisHash) and refuses a node on any other cluster; custom (local or private clusters): no check", &c.Solana.Cluster},
-		{"solana-rpc-url", "KEEPER_SOLANA_RPC_URL", "", "Solana JSON-RPC endpoint; empty: `keeper dev` runs a local devnet (others use http://127.0.0.1:8899)", &c.Solana.RPCURL},
-		{"solana-rpc-urls", "KEEPER_SOLANA_RPC_URLS", "", "several Solana JSON-RPC providers, comma-separated, instead of KEEPER_SOLANA_RPC_URL (as KEEPER_EVM_RPC_URLS)", &c.Solana.RPC.URLs},
-		{"solana-rpc-trust", "KEEPER_SOLANA_RPC_TRUST", "all", "with several providers, whose signature statuses confirm an anchor: all or positions in KEEPER_SOLANA_RPC_URLS", &c.Solana.RPC.Trust},
-		{"solana-rpc-max-lag", "KEEPER_SOLANA_RPC_MAX_LAG", "150", "with several providers, one whose slot is more than this behind the best is unhealthy (Solana's getHealth uses 150)", &c.Solana.RPC.MaxLag},
-		{"solana-key-file", "KEEPER_SOLANA_KEY_FILE", "", "fee-payer keypair file (JSON array of 64 bytes); empty: <data-dir>/chains/solana-devnet-payer.json (the local devnet's funded key)", &c.Solana.KeyFile},
-		{"solana-commitment", "KEEPER_SOLANA_COMMITMENT", "finalized", "commitment at which a Solana anchor is final: confirmed or finalized", &c.Solana.Commitment},
-		{"solana-priority-fee", "KEEPER_SOLANA_PRIORITY_FEE", "0", "least priority fee in micro-lamports per compute unit; with KEEPER_SOLANA_MAX_PRIORITY_FEE=0 the fee every anchor pays (0 = none)", &c.Solana.PriorityFee},
-		{"solana-max-priority-fee", "KEEPER_SOLANA_MAX_PRIORITY_FEE", "1000000", "highest priority fee in micro-lamports per compute unit: anchors pay the 75th percentile of getRecentPrioritizationFees (at least KEEPER_SOLANA_PRIORITY_FEE), 50% more than the last when re-signed after blockhash expiry, never more than this (1,000,000 × the 20,000-unit limit = 20,000 lamports an anchor at most); 0 = pay KEEPER_SOLANA_PRIORITY_FEE as given", &c.Solana.MaxPriorityFee},
-		{"solana-rpc-connections", "KEEPER_SOLANA_RPC_CONNECTIONS", "4", "concurrent status calls to the Solana endpoint", &c.Solana.RPCConnections},
-		{"solana-rpc-rate", "KEEPER_SOLANA_RPC_RATE", "0", "requests a second to the Solana endpoint, shared by the submitter, the status poller and the backfill scanner; a 429 pauses them for its Retry-After; 0 = no cap", &c.Solana.RPCRate},
-		{"dev-solana-port", "KEEPER_DEV_SOLANA_PORT", "8899", "`keeper dev`: local Solana devnet's JSON-RPC port", &c.Dev.SolanaPort},
-		{"dev-solana-slot-ms", "KEEPER_DEV_SOLANA_SLOT_MS", "400", "`keeper dev`: local Solana devnet's slot time", msKnob{&c.Dev.SolanaSlotTime}},
-		{"backfill-workers", "KEEPER_BACKFILL_WORKERS", "4", "concurrent wallet-backfill scans per worker process (task queue `keeper-backfill`); a free slot takes the next item at once", &c.Backfill.Workers},
-		{"backfill-etherlink-start-block", "KEEPER_BACKFILL_ETHERLINK_START_BLOCK", "0", "first EtherLink block a wallet backfill scans", &c.Backfill.EtherlinkStart},
-		{"backfill-solana-start-slot", "KEEPER_BACKFILL_SOLANA_START_SLOT", "0", "first Solana slot a wallet backfill scans", &c.Backfill.SolanaStart},
-		{"backfill-evm-chunk-blocks", "KEEPER_BACKFILL_EVM_CHUNK_BLOCKS", "500", "EVM blocks scanned between two checkpoints", &c.Backfill.EVMChunkBlocks},
-		{"backfill-evm-max-logs", "KEEPER_BACKFILL_EVM_MAX_LOGS", "10000", "an eth_getLogs answer this long is taken as truncated and its range split (etherlink presets: 5000, the public endpoint's cap)", &c.Backfill.EVMMaxLogs},
-		{"backfill-solana-chunk", "KEEPER_BACKFILL_SOLANA_CHUNK", "100", "Solana signatures fetched between two checkpoints", &c.Backfill.SolanaChunk},
-		{"backfill-retry-base-ms", "KEEPER_BACKFILL_RETRY_BASE_MS", "120000", "a failed backfill item is retried after min(base·2^(retry−1), cap) + jitter", msKnob{&c.Backfill.RetryBase}},
-		{"backfill-retry-cap-ms", "KEEPER_BACKFILL_RETRY_CAP_MS", "3600000", "backfill retry delay cap", msKnob{&c.Backfill.RetryCap}},
-		{"backfill-retry-jitter-pct", "KEEPER_BACKFILL_RETRY_JITTER_PCT", "25", "backfill retry jitter: up to this percentage of the delay, uniform", &c.Backfill.RetryJitterPct},
-		{"backfill-max-retries", "KEEPER_BACKFILL_MAX_RETRIES", "5", "retries before a backfill item is ABANDONED (adding the wallet again starts it anew)", &c.Backfill.MaxRetries},
-		{"backfill-heartbeat-ms", "KEEPER_BACKFILL_HEARTBEAT_MS", "30000", "a scan whose worker stops heartbeating resumes from its checkpoint on another worker after this long", msKnob{&c.Backfill.Heartbeat}},
-		{"backfill-reconcile-ms", "KEEPER_BACKFILL_RECONCILE_MS", "60000", "each worker, at start and then this often, hands Temporal again any backfill item that should be at work but has no live workflow (PENDING or RUNNING, or FAILED past its next retry; see [Backfill](backfill.md#outages))", msKnob{&c.Backfill.Reconcile}},
-		{"worker-versioning", "KEEPER_WORKER_VERSIONING", "false", "workers poll as a version (deployment name + build id) of a Temporal Worker Deployment: AnchorBatch and EpochCompute runs finish on the build they started on, WalletSync and Backfill move to the current build; the deployment's first version becomes current by itself, later ones when you say so (see [Rolling out a new build](production.md#rolling-out-a-new-build))", &c.Versioning.Enabled},
-		{"deployment-name", "KEEPER_DEPLOYMENT_NAME", "keeper", "Worker Deployment that versioned workers belong to (every keeper task queue)", &c.Versioning.DeploymentName},
-		{"build-id", "KEEPER_BUILD_ID", "", "versioned workers' build id; empty: the binary's VCS revision (12 hex digits, `-dirty` when built from modified sources), else its module version, else `dev`", &c.Versioning.BuildID},
+		{"data-dir", "KEEPER_DATA_DIR", "./.keeper", Base,
+			"directory of keeper.db (keeper's records, unless KEEPER_STORE_URL is set) and, for " +
+				"`keeper dev`, temporal.db",
+			&c.DataDir},
+		{"store-url", "KEEPER_STORE_URL", "", Store,
+			"keeper's records in PostgreSQL instead, shared by every node given the same URL: " +
+				"postgres://user:password@host:5432/database?sslmode=require (search_path=… picks a schema); " +
+				"empty: SQLite keeper.db in the data directory",
+			&c.StoreURL},
+		{"http-addr", "KEEPER_HTTP_ADDR", "127.0.0.1:8081", API,
+			"address of the HTTP API, /health, /readyz and /metrics",
+			&c.HTTPAddr},
+		{"metrics-addr", "KEEPER_METRICS_ADDR", "", Node,
+			"also serve /metrics, /health and /readyz on this address, e.g. 127.0.0.1:9464 to keep scrapes " +
+				"off the API's address; empty: not",
+			&c.MetricsAddr},
+		{"health-addr", "KEEPER_HEALTH_ADDR", "", Node,
+			"where `keeper worker`, which has no API, serves /health, /readyz and /metrics (ready while it " +
+				"polls its task queues: its Temporal workers started and the server answers, and its store and " +
+				"chains answer); empty: " + DefaultWorkerHealthAddr +
+				", which is also the API's default: a worker beside `keeper api` on one host needs another. " +
+				"`keeper api` and `keeper dev` serve them on KEEPER_HTTP_ADDR, and here too when set to " +
+				"another address",
+			&c.HealthAddr},
+		{"log-level", "KEEPER_LOG_LEVEL", "info", Base,
+			"debug, info, warn or error",
+			&c.LogLevel},
+		{"log-format", "KEEPER_LOG_FORMAT", "", Base,
+			"json or text; empty: text for `keeper dev` and the other local tools, json for " +
+				"`keeper worker` and `keeper api`",
+			&c.LogFormat},
+		{"chains", "KEEPER_CHAINS", "etherlink,solana", Node | LocalChains,
+			"chains evidence may ask for (comma-separated): etherlink, solana, stub",
+			&c.Chains},
+		{"stub-confirm-ms", "KEEPER_STUB_CONFIRM_MS", "1000", Node,
+			"stub chain: time from broadcast to finality",
+			msKnob{&c.StubConfirmDelay}},
+		{"poll-ms", "KEEPER_POLL_MS", "5000", Node,
+			"dispatcher safety-net sweep; intake wakes it at once",
+			msKnob{&c.PollInterval}},
+		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", Node,
+			"how often the finality watcher looks up a batch awaiting finality (chains with a batched " +
+				"status poller: once per poll round); each chain's unless KEEPER_<CHAIN>_CONFIRM_POLL_MS",
+			msKnob{&c.ConfirmPoll}},
+		{"etherlink-confirm-poll-ms", "KEEPER_ETHERLINK_CONFIRM_POLL_MS", "", Node,
+			"polling budget: while a batch awaits finality on etherlink, a status round (one JSON-RPC " +
+				"batch request per 100 transactions) at least this often; empty: KEEPER_CONFIRM_POLL_MS " +
+				"(etherlink presets: " + ms(etherlinkPoll.confirm) + ")",
+			optMsKnob{&c.EtherlinkPoll.Confirm}},
+		{"etherlink-head-poll-ms", "KEEPER_ETHERLINK_HEAD_POLL_MS", "", Node,
+			"polling budget: while a batch awaits finality on etherlink, eth_blockNumber this often, and a " +
+				"new block starts a status round at once (docs/chains.md, Polling budget); empty: a quarter of " +
+				"the chain's confirm poll (etherlink presets: " + ms(etherlinkPoll.head) +
+				"); 0 = no head probe, rounds on the confirm poll alone",
+			optMsKnob{&c.EtherlinkPoll.Head}},
+		{"solana-confirm-poll-ms", "KEEPER_SOLANA_CONFIRM_POLL_MS", "", Node,
+			"polling budget: while a batch awaits finality on solana, a status round (getSignatureStatuses " +
+				"of up to 256 signatures) at least this often; empty: KEEPER_CONFIRM_POLL_MS (public clusters, " +
+				"KEEPER_SOLANA_CLUSTER other than custom: " + ms(solanaPoll.confirm) + ")",
+			optMsKnob{&c.SolanaPoll.Confirm}},
+		{"solana-head-poll-ms", "KEEPER_SOLANA_HEAD_POLL_MS", "", Node,
+			"polling budget: while a batch awaits finality on solana, getSlot this often, and a new slot " +
+				"starts a status round at once; empty: a quarter of the chain's confirm poll (public clusters: " +
+				ms(solanaPoll.head) + "); 0 = no head probe",
+			optMsKnob{&c.SolanaPoll.Head}},
+		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "16384", API,
+			"largest batch: what arrives in one anchor interval shares one transaction and one Merkle tree " +
+				"up to this many (a receipt's audit path is log2 of its batch's size: 10 hashes at 1,024, 14 " +
+				"at 16,384); 1 = one workflow and one transaction per evidence",
+			&c.BatchMaxItems},
+		{"batch-max-wait-ms", "KEEPER_BATCH_MAX_WAIT_MS", "200", API,
+			"longest a batch grows while an earlier one awaits submission",
+			msKnob{&c.BatchMaxWait}},
+		{"anchor-interval", "KEEPER_ANCHOR_INTERVAL", DefaultAnchorInterval.String(), API,
+			"cadence: per chain at most one new batch per interval, whatever the load, so anchor " +
+				"transactions per chain per hour stay ≤ 3600 ÷ interval (plus one per full batch of " +
+				"KEEPER_BATCH_MAX_ITEMS); the first evidence after a quiet interval goes at once, priority 1 " +
+				"skips the wait. `keeper dev` uses " + DevAnchorInterval.String() +
+				" (a local block) unless set; 0 = no interval",
+			&c.AnchorInterval},
+		{"log-origin", "KEEPER_LOG_ORIGIN", DefaultLogOrigin, LogSigner,
+			"the evidence log's origin, the name in its checkpoints and its key: a scheme-less URL where " +
+				"the log is served, such as keeper.example.org/log (docs/log.md)",
+			&c.Log.Origin},
+		{"log-key-file", "KEEPER_LOG_KEY_FILE", "", LogSigner,
+			"the evidence log's signing key (a note signer key, `keeper log keygen` makes one); empty: " + DevKeyDir +
+				"/" + DefaultLogKeyFileName +
+				" in the data directory, made at first start. Every worker of a deployment needs the same key",
+			&c.Log.KeyFile},
+		{"log-checkpoint-interval", "KEEPER_LOG_CHECKPOINT_INTERVAL", DefaultLogCheckpointInterval.String(), Worker | LogMirror,
+			"longest time between two signed checkpoints while the log grows. `keeper dev` uses " +
+				DevLogCheckpointInterval.String() + " unless set",
+			&c.Log.CheckpointInterval},
+		{"etherlink-anchor-interval", "KEEPER_ETHERLINK_ANCHOR_INTERVAL", "", API,
+			"KEEPER_ANCHOR_INTERVAL for etherlink alone (empty: the common one)",
+			&c.EtherlinkInterval},
+		{"solana-anchor-interval", "KEEPER_SOLANA_ANCHOR_INTERVAL", "", API,
+			"KEEPER_ANCHOR_INTERVAL for solana alone (empty: the common one)",
+			&c.SolanaInterval},
+		{"stub-anchor-interval", "KEEPER_STUB_ANCHOR_INTERVAL", "", API,
+			"KEEPER_ANCHOR_INTERVAL for the stub chain alone (empty: the common one)",
+			&c.StubInterval},
+		{"batch-min-gap-ms", "KEEPER_BATCH_MIN_GAP_MS", "500", API,
+			"under load (a chain's last batch held more than one evidence), least time between two of its " +
+				"batches, about a block: anchors closer than that land in one block anyway; a lone evidence " +
+				"still goes out at once",
+			msKnob{&c.BatchMinGap}},
+		{"max-queued-batches", "KEEPER_MAX_QUEUED_BATCHES", "32", API,
+			"back-pressure: per chain, batches Temporal has work for (not counting those that only await " +
+				"finality) at which the dispatcher forms no more; further evidence waits in the store, so " +
+				"under overload the Temporal server works at its ceiling instead of queuing tasks it cannot " +
+				"serve (0 = no limit)",
+			&c.MaxQueued},
+		{"webhook-allow-private", "KEEPER_WEBHOOK_ALLOW_PRIVATE", "false", Node,
+			"let URLs a caller hands keeper (an epoch's source; webhook endpoints) be http:// and reach " +
+				"loopback, private and link-local addresses; otherwise only https:// to public addresses, " +
+				"checked again at connect time after DNS, with no redirects followed. `keeper dev` sets it " +
+				"unless given",
+			&c.AllowPrivateURLs},
+		{"webhook-retry-window", "KEEPER_WEBHOOK_RETRY_WINDOW", "72h", Node,
+			"how long a webhook delivery is retried before it is marked failed (re-drivable with POST " +
+				"/v1/webhooks/{id}/deliveries/{delivery_id}/retry); KEEPER_WEBHOOK_RETRY_FOR, its former name, " +
+				"still works (deprecated)",
+			&c.Webhook.RetryWindow},
+		{"webhook-retry-base", "KEEPER_WEBHOOK_RETRY_BASE", "5s", Node,
+			"wait before a failed webhook delivery's second attempt; each later wait doubles, up to " +
+				"KEEPER_WEBHOOK_RETRY_CAP, less up to 20 % jitter; also the shortest wait a receiver's " +
+				"Retry-After can ask for",
+			&c.Webhook.RetryBase},
+		{"webhook-retry-cap", "KEEPER_WEBHOOK_RETRY_CAP", "1h", Node,
+			"longest wait between two attempts of a webhook delivery, a receiver's Retry-After included",
+			&c.Webhook.RetryCap},
+		{"webhook-timeout", "KEEPER_WEBHOOK_TIMEOUT", "10s", Node,
+			"a webhook endpoint that has not answered within this long has failed the attempt",
+			&c.Webhook.Timeout},
+		{"webhook-disable-after", "KEEPER_WEBHOOK_DISABLE_AFTER", "72h", Worker,
+			"a webhook whose deliveries have failed for this long without a success is disabled (logged, " +
+				"counted in keeper_webhooks_disabled_total); POST /v1/webhooks/{id}/enable, or re-driving one " +
+				"of its deliveries, enables it again (0 = never)",
+			&c.Webhook.DisableAfter},
+		{"webhook-rotation-grace", "KEEPER_WEBHOOK_ROTATION_GRACE", "24h", API,
+			"after POST /v1/webhooks/{id}/rotate-secret, how long the replaced secret keeps signing " +
+				"deliveries beside the new one (a request's `grace` overrides it); at most 168h, 0 = replace " + "at once",
+			&c.Webhook.RotationGrace},
+		{"evidence-retention", "KEEPER_EVIDENCE_RETENTION", "0", API,
+			"retention: confirmed evidence taken in longer ago than this (e.g. 2160h for 90 days) moves " +
+				"into the receipts archive and its rows are deleted; reading it then answers 410 naming the " +
+				"archive file, and `keeper receipt --archive DIR` reads it from there. Its idempotency key " +
+				"goes with it, so a key is de-duplicated for at least this long. 0 = keep everything",
+			&c.EvidenceRetention},
+		{"receipts-archive-dir", "KEEPER_RECEIPTS_ARCHIVE_DIR", "", API,
+			"retention: directory of the receipts archive (gzip files of one JSON receipt per line, " +
+				"written whole, never changed; back it up); with several API nodes, a directory they share. " +
+				"Empty: <data-dir>/receipts-archive",
+			&c.ArchiveDir},
+		{"max-pending", "KEEPER_MAX_PENDING", "10000", API,
+			"pending evidence at or above which priority 6–10 gets 429 `overloaded`",
+			&c.MaxPending},
+		{"max-backlog", "KEEPER_MAX_BACKLOG", "0", API,
+			"the ceiling of pending evidence, for every priority: at it priority 1–5 waits up to " +
+				"KEEPER_INTAKE_WAIT for a batch to make room, then gets 429 `backlog_full`, so intake never " +
+				"outruns batching by more than this; 0 = 4 × KEEPER_MAX_PENDING; at least KEEPER_MAX_PENDING",
+			&c.MaxBacklog},
+		{"intake-wait", "KEEPER_INTAKE_WAIT", "50ms", API,
+			"how long intake of priority 1–5 waits for room at KEEPER_MAX_BACKLOG before answering 429, " +
+				"well inside intake's 100 ms latency target (docs/anchoring.md); 0 = answer at once",
+			&c.IntakeWait},
+		{"max-body-bytes", "KEEPER_MAX_BODY_BYTES", "1048576", API,
+			"largest request body (413 above)",
+			&c.MaxBodyBytes},
+		{"max-batch-body-bytes", "KEEPER_MAX_BATCH_BODY_BYTES", "18432000", API,
+			"largest POST /v1/evidence/batch body (413 above); the default holds 1,000 items with 16 KiB " +
+				"of metadata each",
+			&c.MaxBatchBodyBytes},
+		{"max-attempts", "KEEPER_MAX_ATTEMPTS", "0", API,
+			"attempts per submit or confirm before the batch is dead-lettered; 0 = no limit: a transient " +
+				"failure (an RPC provider down for hours) is retried on the backoff schedule for as long as it " +
+				"lasts, and only permanent failures and repeated drops dead-letter (docs/retries.md)",
+			&c.MaxAttempts},
+		{"retry-base-ms", "KEEPER_RETRY_BASE_MS", "5000", Node,
+			"retry delay base: min(base·2^attempt, cap) + jitter",
+			msKnob{&c.RetryBase}},
+		{"retry-cap-ms", "KEEPER_RETRY_CAP_MS", "300000", Node,
+			"retry delay cap",
+			msKnob{&c.RetryCap}},
+		{"retry-jitter-ms", "KEEPER_RETRY_JITTER_MS", "1000", Worker,
+			"uniform retry jitter upper bound",
+			msKnob{&c.RetryJitter}},
+		{"submit-timeout", "KEEPER_SUBMIT_TIMEOUT", "1m", API,
+			"longest one SubmitAnchor attempt may take before Temporal retries it",
+			&c.SubmitTimeout},
+		{"confirm-timeout", "KEEPER_CONFIRM_TIMEOUT", "1h", API,
+			"longest one ConfirmAnchor attempt awaits finality: an attempt no finality watcher completes " +
+				"is retried after this long",
+			&c.ConfirmTimeout},
+		{"drain-timeout", "KEEPER_DRAIN_TIMEOUT", "10s", Node,
+			"on SIGINT/SIGTERM, how long in-flight activities may finish",
+			&c.DrainTimeout},
+		{"activity-workers", "KEEPER_ACTIVITY_WORKERS", "64", Worker,
+			"concurrent activities per worker process (the anchoring worker's local activities, submit and " +
+				"record, under the same limit counted apart)",
+			&c.ActivityWorkers},
+		{"max-epochs-in-flight", "KEEPER_MAX_EPOCHS_IN_FLIGHT", "64", API,
+			"reward epochs queued or computing at once; one more gets 429 with Retry-After",
+			&c.Epochs.MaxInFlight},
+		{"epoch-duration", "KEEPER_EPOCH_DURATION", "1h", API,
+			"an epoch must finish within half of this, or by the caller's `deadline` when sooner",
+			&c.Epochs.Duration},
+		{"epoch-heartbeat-ms", "KEEPER_EPOCH_HEARTBEAT_MS", "10000", API,
+			"a long epoch step (fetch, emit intents) whose worker stops heartbeating is retried elsewhere " +
+				"after this long",
+			msKnob{&c.Epochs.Heartbeat}},
+		{"artifact-dir", "KEEPER_ARTIFACT_DIR", "", Worker,
+			"epoch artifacts (sealed inputs, payouts, run.json, commitment), shared by every epoch worker; " +
+				"empty: <data-dir>/artifacts",
+			&c.Epochs.ArtifactDir},
+		{"ledger-url", "KEEPER_LEDGER_URL", "", Node,
+			"settlement ledger that takes epoch intents (POST <url>/ledger/v1/intents); empty: keeper's " +
+				"built-in ledger, kept in keeper's store and served at /ledger/v1",
+			&c.Epochs.LedgerURL},
+		{"upstream-timeout-ms", "KEEPER_UPSTREAM_TIMEOUT_MS", "5000", Worker,
+			"an accounting-source or ledger call that makes no progress for this long is abandoned and " + "retried",
+			msKnob{&c.Epochs.UpstreamTimeout}},
+		{"compute-accept-timeout", "KEEPER_COMPUTE_ACCEPT_TIMEOUT", "2s", API,
+			"`POST /rewarder/epochs/{id}/compute` answers within this long: 202 once Temporal accepted the " +
+				"epoch's workflow, else 503 `temporal_unavailable` with Retry-After (the epoch stays queued; " +
+				"the same request again starts or joins it)",
+			&c.Epochs.AcceptTimeout},
+		{"http-read-timeout", "KEEPER_HTTP_READ_TIMEOUT", "5s", API,
+			"API server: longest time to read a request, headers and body (the routes of " +
+				"KEEPER_HTTP_LONG_TIMEOUT excepted)",
+			&c.HTTP.ReadTimeout},
+		{"http-write-timeout", "KEEPER_HTTP_WRITE_TIMEOUT", "5s", API,
+			"API server: longest time from a request's headers to the end of its answer (the routes of " +
+				"KEEPER_HTTP_LONG_TIMEOUT excepted)",
+			&c.HTTP.WriteTimeout},
+		{"http-idle-timeout", "KEEPER_HTTP_IDLE_TIMEOUT", "60s", API,
+			"API server: a keep-alive connection with no request for this long is closed",
+			&c.HTTP.IdleTimeout},
+		{"http-long-timeout", "KEEPER_HTTP_LONG_TIMEOUT", "60s", API,
+			"API server: read and write time of the routes that may move megabytes in one request instead " +
+				"of the two above: `POST /v1/evidence/batch`, `/v1/evidence` (pages of 1,000), transfers and " +
+				"ledger-intent pages, `/codec`, `/metrics`",
+			&c.HTTP.LongRequest},
+		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", DevServer,
+			"the embedded Temporal frontend's port (`keeper dev`, `devserver`)",
+			&c.Dev.TemporalPort},
+		{"dev-ui-port", "KEEPER_DEV_UI_PORT", "8233", DevServer,
+			"the embedded Temporal Web UI's port (`keeper dev`, `devserver`; 0 = no UI)",
+			&c.Dev.UIPort},
+		{"db", "KEEPER_DEV_TEMPORAL_DB", "", DevServer,
+			"`keeper devserver` and `keeper dev`: run the embedded Temporal server on PostgreSQL: " +
+				"postgres://user:password@host:5432/temporal (databases <name> and <name>_visibility, created " +
+				"and set up when missing; query parameters such as sslmode=require go to the connection); " +
+				"empty: SQLite temporal.db in the data directory",
+			&c.Dev.TemporalDB},
+		{"tls-cert", "KEEPER_DEV_TLS_CERT", "", DevServer,
+			"`keeper devserver`: PEM certificate the embedded Temporal frontend serves TLS with (needs " +
+				"--tls-key); empty: plaintext",
+			&c.Dev.TLSCert},
+		{"tls-key", "KEEPER_DEV_TLS_KEY", "", DevServer,
+			"`keeper devserver`: PEM private key of --tls-cert",
+			&c.Dev.TLSKey},
+		{"tls-client-ca", "KEEPER_DEV_TLS_CLIENT_CA", "", DevServer,
+			"`keeper devserver`: PEM CA bundle; when set, every Temporal client must present a certificate " +
+				"it signed (mTLS)",
+			&c.Dev.TLSClientCA},
+		{"pprof", "KEEPER_PPROF_ADDR", "", Profiling,
+			"`keeper dev` and `keeper bench`: serve Go's pprof profiles (/debug/pprof/) on this address, e.g. 127.0.0.1:6060; empty: off",
+			&c.PprofAddr},
+		{"api-token", "KEEPER_API_TOKEN", "", Node,
+			"when set, /v1, /rewarder, /ledger and /codec routes need `Authorization: Bearer <token>` " +
+				"(compared in constant time)",
+			&c.APIToken},
+		{"api-token-file", "KEEPER_API_TOKEN_FILE", "", Node,
+			"file holding the API token (instead of KEEPER_API_TOKEN)",
+			&c.APITokenFile},
+		{"metrics-open", "KEEPER_METRICS_OPEN", "true", Node,
+			"serve /metrics without the API token",
+			&c.MetricsOpen},
+		{"max-in-flight", "KEEPER_MAX_IN_FLIGHT", "256", API,
+			"concurrent requests per route group; beyond it 503 busy at once",
+			&c.MaxInFlight},
+		{"codec-key-file", "KEEPER_CODEC_KEY_FILE", "", Node,
+			"file of AES-256-GCM keys, one `<key-id> <base64 of 32 bytes>` per line: every Temporal " +
+				"payload keeper writes is encrypted with the first key and read with any, and the API serves " +
+				"/codec so the Web UI and the temporal CLI can show them. Every worker and API node needs the " +
+				"same file; empty: payloads are plain",
+			&c.CodecKeyFile},
+		{"codec-cors-origins", "KEEPER_CODEC_CORS_ORIGINS", "", API,
+			"Web UI origins (comma-separated, e.g. https://temporal.example) whose pages may call /codec; " +
+				"`keeper dev` adds its own UI",
+			&c.CodecCORSOrigins},
+		{"evm-network", "KEEPER_EVM_NETWORK", "custom", Node,
+			"etherlink-mainnet or etherlink-testnet: chain id, finality (the `finalized` block), RPC rate " +
+				"(16/s), eth_getLogs range (500 blocks) and answer size (5,000 logs), no tip, 500 ms blocks " +
+				"and a 10-minute finality stall as EtherLink documents them, unless set one by one; custom: " +
+				"every setting as given",
+			&c.EVM.Network},
+		{"evm-rpc-url", "KEEPER_EVM_RPC_URL", "", Node | LocalChains,
+			"EtherLink JSON-RPC endpoint; empty: `keeper dev` runs a local chain (others use " +
+				"http://127.0.0.1:8545)",
+			&c.EVM.RPCURL},
+		{"evm-rpc-urls", "KEEPER_EVM_RPC_URLS", "", Node | LocalChains,
+			"several EtherLink JSON-RPC providers, comma-separated, instead of KEEPER_EVM_RPC_URL: signed " +
+				"transactions go to every healthy one, reads to the first healthy one, failing over " +
+				"(docs/chains.md, Several RPC providers)",
+			&c.EVM.RPC.URLs},
+		{"evm-rpc-trust", "KEEPER_EVM_RPC_TRUST", "all", Node,
+			"with several providers, whose receipts confirm an anchor: all (every healthy provider must " +
+				"report the same receipt) or positions in KEEPER_EVM_RPC_URLS, e.g. 1 or 1,3",
+			&c.EVM.RPC.Trust},
+		{"evm-rpc-max-lag", "KEEPER_EVM_RPC_MAX_LAG", "10", Node,
+			"with several providers, one whose head is more blocks than this behind the best is unhealthy: " +
+				"no reads, no broadcasts, no say on receipts",
+			&c.EVM.RPC.MaxLag},
+		{"evm-key-file", "KEEPER_EVM_KEY_FILE", "", Node,
+			"file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key " +
+				"(the local chain's funded key)",
+			&c.EVM.KeyFile},
+		{"evm-chain-id", "KEEPER_EVM_CHAIN_ID", "42793", Node | LocalChains,
+			"chain id the EVM node must report (EtherLink mainnet 42793)",
+			&c.EVM.ChainID},
+		{"evm-confirmations", "KEEPER_EVM_CONFIRMATIONS", "0", Node,
+			"0: final at the node's `finalized` block; N: final N blocks deep (nodes without the tag)",
+			&c.EVM.Confirmations},
+		{"evm-resubmit-ms", "KEEPER_EVM_RESUBMIT_MS", "60000", Node,
+			"an unmined anchor is re-signed with bumped fees after this long",
+			msKnob{&c.EVM.ResubmitTimeout}},
+		{"evm-fee-ceiling-gwei", "KEEPER_EVM_FEE_CEILING_GWEI", "1000", Node,
+			"highest max fee per gas keeper will pay",
+			&c.EVM.FeeCeilingGwei},
+		{"evm-no-tip", "KEEPER_EVM_NO_TIP", "false", Node,
+			"true: priority fee 0 and max fee twice the node's base fee (EtherLink's sequencer ignores " +
+				"tips; etherlink presets: true); false: tip from eth_maxPriorityFeePerGas, max fee 2 × base " +
+				"fee + tip",
+			&c.EVM.NoTip},
+		{"evm-block-ms", "KEEPER_EVM_BLOCK_MS", "0", Node,
+			"the chain's block time: an anchor without receipt that the node no longer knows " +
+				"(eth_getTransactionByHash null) 10 blocks after it was signed is re-signed on the same nonce " +
+				"at the current price (etherlink presets: 500, so 5 s); 0: only after KEEPER_EVM_RESUBMIT_MS",
+			msKnob{&c.EVM.BlockTime}},
+		{"evm-finality-stall-ms", "KEEPER_EVM_FINALITY_STALL_MS", "1800000", Node,
+			"a `finalized` block that has not moved for this long while `latest` has fails /readyz and " +
+				"sets keeper_chain_finalized_stalled (etherlink presets: 600000, 10 minutes)",
+			msKnob{&c.EVM.FinalityStall}},
+		{"etherlink-rpc-connections", "KEEPER_ETHERLINK_RPC_CONNECTIONS", "4", Node,
+			"concurrent status calls to the EVM endpoint",
+			&c.EVM.RPCConnections},
+		{"etherlink-rpc-rate", "KEEPER_ETHERLINK_RPC_RATE", "0", Node,
+			"requests a second to the EVM endpoint, shared by the submitter, the status poller and the " +
+				"backfill scanner (EtherLink's public endpoint allows 1,000 a minute: 16); a 429 pauses them " +
+				"for its Retry-After; 0 = no cap",
+			&c.EVM.RPCRate},
+		{"dev-evm-port", "KEEPER_DEV_EVM_PORT", "8545", LocalChains,
+			"JSON-RPC port of the local EVM chain (`keeper dev`, `devchains`)",
+			&c.Dev.EVMPort},
+		{"dev-evm-block-ms", "KEEPER_DEV_EVM_BLOCK_MS", "500", LocalChains,
+			"block time of the local EVM chain (`keeper dev`, `devchains`); its timestamps follow the wall clock, so it seals " +
+				"at most about a block a second (docs/chains.md)",
+			msKnob{&c.Dev.EVMBlockTime}},
+		{"solana-cluster", "KEEPER_SOLANA_CLUSTER", "custom", Node,
+			"mainnet-beta, devnet or testnet: at start keeper reads the node's genesis hash " +
+				"(getGenesisHash) and refuses a node on any other cluster; custom (local or private clusters): " +
+				"no check",
+			&c.Solana.Cluster},
+		{"solana-rpc-url", "KEEPER_SOLANA_RPC_URL", "", Node | LocalChains,
+			"Solana JSON-RPC endpoint; empty: `keeper dev` runs a local devnet (others use " +
+				"http://127.0.0.1:8899)",
+			&c.Solana.RPCURL},
+		{"solana-rpc-urls", "KEEPER_SOLANA_RPC_URLS", "", Node | LocalChains,
+			"several Solana JSON-RPC providers, comma-separated, instead of KEEPER_SOLANA_RPC_URL (as " +
+				"KEEPER_EVM_RPC_URLS)",
+			&c.Solana.RPC.URLs},
+		{"solana-rpc-trust", "KEEPER_SOLANA_RPC_TRUST", "all", Node,
+			"with several providers, whose signature statuses confirm an anchor: all or positions in " +
+				"KEEPER_SOLANA_RPC_URLS",
+			&c.Solana.RPC.Trust},
+		{"solana-rpc-max-lag", "KEEPER_SOLANA_RPC_MAX_LAG", "150", Node,
+			"with several providers, one whose slot is more than this behind the best is unhealthy " +
+				"(Solana's getHealth uses 150)",
+			&c.Solana.RPC.MaxLag},
+		{"solana-key-file", "KEEPER_SOLANA_KEY_FILE", "", Node,
+			"fee-payer keypair file (JSON array of 64 bytes); empty: " +
+				"<data-dir>/chains/solana-devnet-payer.json (the local devnet's funded key)",
+			&c.Solana.KeyFile},
+		{"solana-commitment", "KEEPER_SOLANA_COMMITMENT", "finalized", Node,
+			"commitment at which a Solana anchor is final: confirmed or finalized",
+			&c.Solana.Commitment},
+		{"solana-priority-fee", "KEEPER_SOLANA_PRIORITY_FEE", "0", Node,
+			"least priority fee in micro-lamports per compute unit; with KEEPER_SOLANA_MAX_PRIORITY_FEE=0 " +
+				"the fee every anchor pays (0 = none)",
+			&c.Solana.PriorityFee},
+		{"solana-max-priority-fee", "KEEPER_SOLANA_MAX_PRIORITY_FEE", "1000000", Node,
+			"highest priority fee in micro-lamports per compute unit: anchors pay the 75th percentile of " +
+				"getRecentPrioritizationFees (at least KEEPER_SOLANA_PRIORITY_FEE), 50% more than the last " +
+				"when re-signed after blockhash expiry, never more than this (1,000,000 × the 20,000-unit " +
+				"limit = 20,000 lamports an anchor at most); 0 = pay KEEPER_SOLANA_PRIORITY_FEE as given",
+			&c.Solana.MaxPriorityFee},
+		{"solana-rpc-connections", "KEEPER_SOLANA_RPC_CONNECTIONS", "4", Node,
+			"concurrent status calls to the Solana endpoint",
+			&c.Solana.RPCConnections},
+		{"solana-rpc-rate", "KEEPER_SOLANA_RPC_RATE", "0", Node,
+			"requests a second to the Solana endpoint, shared by the submitter, the status poller and the " +
+				"backfill scanner; a 429 pauses them for its Retry-After; 0 = no cap",
+			&c.Solana.RPCRate},
+		{"dev-solana-port", "KEEPER_DEV_SOLANA_PORT", "8899", LocalChains,
+			"JSON-RPC port of the local Solana devnet (`keeper dev`, `devchains`)",
+			&c.Dev.SolanaPort},
+		{"dev-solana-slot-ms", "KEEPER_DEV_SOLANA_SLOT_MS", "400", LocalChains,
+			"slot time of the local Solana devnet (`keeper dev`, `devchains`)",
+			msKnob{&c.Dev.SolanaSlotTime}},
+		{"backfill-workers", "KEEPER_BACKFILL_WORKERS", "4", Worker,
+			"concurrent wallet-backfill scans per worker process (task queue `keeper-backfill`); a free " +
+				"slot takes the next item at once",
+			&c.Backfill.Workers},
+		{"backfill-etherlink-start-block", "KEEPER_BACKFILL_ETHERLINK_START_BLOCK", "0", API,
+			"first EtherLink block a wallet backfill scans",
+			&c.Backfill.EtherlinkStart},
+		{"backfill-solana-start-slot", "KEEPER_BACKFILL_SOLANA_START_SLOT", "0", API,
+			"first Solana slot a wallet backfill scans",
+			&c.Backfill.SolanaStart},
+		{"backfill-evm-chunk-blocks", "KEEPER_BACKFILL_EVM_CHUNK_BLOCKS", "500", Worker,
+			"EVM blocks scanned between two checkpoints",
+			&c.Backfill.EVMChunkBlocks},
+		{"backfill-evm-max-logs", "KEEPER_BACKFILL_EVM_MAX_LOGS", "10000", Worker,
+			"an eth_getLogs answer this long is taken as truncated and its range split (etherlink presets: " +
+				"5000, the public endpoint's cap)",
+			&c.Backfill.EVMMaxLogs},
+		{"backfill-solana-chunk", "KEEPER_BACKFILL_SOLANA_CHUNK", "100", Worker,
+			"Solana signatures fetched between two checkpoints",
+			&c.Backfill.SolanaChunk},
+		{"backfill-retry-base-ms", "KEEPER_BACKFILL_RETRY_BASE_MS", "120000", Node,
+			"a failed backfill item is retried after min(base·2^(retry−1), cap) + jitter",
+			msKnob{&c.Backfill.RetryBase}},
+		{"backfill-retry-cap-ms", "KEEPER_BACKFILL_RETRY_CAP_MS", "3600000", Node,
+			"backfill retry delay cap",
+			msKnob{&c.Backfill.RetryCap}},
+		{"backfill-retry-jitter-pct", "KEEPER_BACKFILL_RETRY_JITTER_PCT", "25", Node,
+			"backfill retry jitter: up to this percentage of the delay, uniform",
+			&c.Backfill.RetryJitterPct},
+		{"backfill-max-retries", "KEEPER_BACKFILL_MAX_RETRIES", "5", Node,
+			"retries before a backfill item is ABANDONED (adding the wallet again starts it anew)",
+			&c.Backfill.MaxRetries},
+		{"backfill-heartbeat-ms", "KEEPER_BACKFILL_HEARTBEAT_MS", "30000", Node,
+			"a scan whose worker stops heartbeating resumes from its checkpoint on another worker after " +
+				"this long",
+			msKnob{&c.Backfill.Heartbeat}},
+		{"backfill-reconcile-ms", "KEEPER_BACKFILL_RECONCILE_MS", "60000", Worker,
+			"each worker, at start and then this often, hands Temporal again any backfill item that should " +
+				"be at work but has no live workflow (PENDING or RUNNING, or FAILED past its next retry; see " +
+				"[Backfill](backfill.md#outages))",
+			msKnob{&c.Backfill.Reconcile}},
+		{"worker-versioning", "KEEPER_WORKER_VERSIONING", "false", Node,
+			"workers poll as a version (deployment name + build id) of a Temporal Worker Deployment: " +
+				"AnchorBatch and EpochCompute runs finish on the build they started on, WalletSync and " +
+				"Backfill move to the current build; the deployment's first version becomes current by itself, " +
+				"later ones when you say so (see [Rolling out a new " + "build](production.md#rolling-out-a-new-build))",
+			&c.Versioning.Enabled},
+		{"deployment-name", "KEEPER_DEPLOYMENT_NAME", "keeper", Node,
+			"Worker Deployment that versioned workers belong to (every keeper task queue)",
+			&c.Versioning.DeploymentName},
+		{"build-id", "KEEPER_BUILD_ID", "", Node,
+			"versioned workers' build id; empty: the binary's VCS revision (12 hex digits, `-dirty` when " +
+				"built from modified sources), else its module version, else `dev`",
+			&c.Versioning.BuildID},
 	}
 }
 
@@ -552,38 +911,18 @@ func Load(getenv func(string) string) (Config, error) {
 	return c, c.Validate()
 }
 
-// BindFlags registers a flag per knob on fs, but the dev stack's (see
-// BindDevFlags); parsing fs then overrides what Load set. Call Validate
-// after parsing.
-func (c *Config) BindFlags(fs *pflag.FlagSet) { c.bind(fs, false) }
-
-// BindDevFlags registers the flags of DevConfig's knobs on fs: the dev
-// binary's `dev`, `devserver`, `devchains` and `bench` call it after
-// BindFlags.
-func (c *Config) BindDevFlags(fs *pflag.FlagSet) { c.bind(fs, true) }
-
-// IsDev reports whether k sets a field of DevConfig.
-func (c *Config) IsDev(k Knob) bool {
-	for _, p := range []any{&c.Dev.TemporalPort, &c.Dev.UIPort, &c.Dev.TemporalDB, &c.Dev.TLSCert, &c.Dev.TLSKey, &c.Dev.TLSClientCA,
-		&c.Dev.EVMPort, msKnob{&c.Dev.EVMBlockTime}, &c.Dev.SolanaPort, msKnob{&c.Dev.SolanaSlotTime}} {
-		if k.ptr == p {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *Config) bind(fs *pflag.FlagSet, dev bool) {
+// Bind registers on fs the flag of each knob that a part in uses reads
+// (the deprecated names of those knobs too); parsing fs then overrides what
+// Load set. Call Validate after parsing.
+func (c *Config) Bind(fs *pflag.FlagSet, uses Uses) {
 	for _, k := range c.Knobs() {
-		if c.IsDev(k) != dev {
+		if k.Uses&uses == 0 {
 			continue
 		}
-		fs.Var(&flagValue{k.ptr}, k.Flag, fmt.Sprintf("%s (env %s, default %s)", k.Help, k.Env, k.Default))
-		if c.secret(k) {
-			// --help shows a flag's value when bound as its default: here
-			// the environment's, which may hold a password or token.
-			fs.Lookup(k.Flag).DefValue = k.Default
-		}
+		fs.Var(&flagValue{k.ptr}, k.Flag, flagUsage(k))
+		// --help shows the knob's default, not the value bound, which is
+		// the environment's and may hold a password or token.
+		fs.Lookup(k.Flag).DefValue = k.Default
 		for old, current := range deprecatedFlags {
 			if current == k.Flag {
 				fs.Var(&flagValue{k.ptr}, old, "former name of --"+current)
@@ -593,117 +932,12 @@ func (c *Config) bind(fs *pflag.FlagSet, dev bool) {
 	}
 }
 
-// secret reports whether the knob's value may hold a credential.
-func (c *Config) secret(k Knob) bool {
-	return k.ptr == any(&c.StoreURL) || k.ptr == any(&c.APIToken) || k.ptr == any(&c.Dev.TemporalDB) ||
-		// providers put their API key in the URL
-		k.ptr == any(&c.EVM.RPCURL) || k.ptr == any(&c.EVM.RPC.URLs) || k.ptr == any(&c.Solana.RPCURL) || k.ptr == any(&c.Solana.RPC.URLs)
-}
-
-// Validate reports the first setting that cannot work.
-func (c *Config) Validate() error {
-	switch {
-	case len(c.Chains) == 0:
-		return fmt.Errorf("KEEPER_CHAINS: at least one chain is required")
-	case c.Log.CheckpointInterval <= 0:
-		return fmt.Errorf("KEEPER_LOG_CHECKPOINT_INTERVAL: must be positive, got %s", c.Log.CheckpointInterval)
-	case c.Log.Origin != "" && strings.Contains(c.Log.Origin, "://"):
-		return fmt.Errorf("KEEPER_LOG_ORIGIN: %q has a scheme; write it without, such as keeper.example.org/log", c.Log.Origin)
-	case strings.ContainsAny(c.Log.Origin, "+ \t\r\n"):
-		return fmt.Errorf("KEEPER_LOG_ORIGIN: %q may not hold spaces or +", c.Log.Origin)
-	case c.BatchMaxItems < 1:
-		return fmt.Errorf("KEEPER_BATCH_MAX_ITEMS: must be at least 1, got %d", c.BatchMaxItems)
-	case c.AnchorInterval < 0 || c.EtherlinkInterval.D < 0 || c.SolanaInterval.D < 0 || c.StubInterval.D < 0:
-		return fmt.Errorf("KEEPER_ANCHOR_INTERVAL and KEEPER_<CHAIN>_ANCHOR_INTERVAL must not be negative")
-	case c.MaxAttempts < 0:
-		return fmt.Errorf("KEEPER_MAX_ATTEMPTS: must be 0 (no limit) or more, got %d", c.MaxAttempts)
-	case c.PollInterval <= 0 || c.ConfirmPoll <= 0:
-		return fmt.Errorf("KEEPER_POLL_MS and KEEPER_CONFIRM_POLL_MS must be positive")
-	case c.MaxBodyBytes < 1024:
-		return fmt.Errorf("KEEPER_MAX_BODY_BYTES: must be at least 1024, got %d", c.MaxBodyBytes)
-	case c.MaxBatchBodyBytes < 1024:
-		return fmt.Errorf("KEEPER_MAX_BATCH_BODY_BYTES: must be at least 1024, got %d", c.MaxBatchBodyBytes)
-	case c.ActivityWorkers < 1:
-		return fmt.Errorf("KEEPER_ACTIVITY_WORKERS: must be at least 1, got %d", c.ActivityWorkers)
-	case c.EVM.Network != "custom" && evmNetworks[c.EVM.Network].chainID == 0:
-		return fmt.Errorf("KEEPER_EVM_NETWORK: must be etherlink-mainnet, etherlink-testnet or custom, got %q", c.EVM.Network)
-	case c.EVM.BlockTime < 0 || c.EVM.FinalityStall <= 0:
-		return fmt.Errorf("KEEPER_EVM_BLOCK_MS must not be negative and KEEPER_EVM_FINALITY_STALL_MS must be positive")
-	case c.Webhook.RetryWindow <= 0 || c.Webhook.RetryBase <= 0 || c.Webhook.Timeout <= 0 || c.Webhook.RetryCap < c.Webhook.RetryBase:
-		return fmt.Errorf("KEEPER_WEBHOOK_RETRY_WINDOW, KEEPER_WEBHOOK_RETRY_BASE and KEEPER_WEBHOOK_TIMEOUT must be positive and KEEPER_WEBHOOK_RETRY_CAP at least the base")
-	case c.Webhook.RotationGrace < 0 || c.Webhook.RotationGrace > MaxRotationGrace:
-		return fmt.Errorf("KEEPER_WEBHOOK_ROTATION_GRACE: must be from 0 to %s, got %s", MaxRotationGrace, c.Webhook.RotationGrace)
-	case c.Webhook.DisableAfter < 0:
-		return fmt.Errorf("KEEPER_WEBHOOK_DISABLE_AFTER: must be 0 (never) or more, got %s", c.Webhook.DisableAfter)
-	case c.MaxBacklog != 0 && c.MaxBacklog < c.MaxPending:
-		return fmt.Errorf("KEEPER_MAX_BACKLOG: must be 0 (4 × KEEPER_MAX_PENDING) or at least KEEPER_MAX_PENDING (%d), got %d", c.MaxPending, c.MaxBacklog)
-	case c.IntakeWait < 0:
-		return fmt.Errorf("KEEPER_INTAKE_WAIT: must not be negative, got %s", c.IntakeWait)
-	case c.MaxQueued < 0:
-		return fmt.Errorf("KEEPER_MAX_QUEUED_BATCHES: must be 0 (no limit) or more, got %d", c.MaxQueued)
-	case c.EvidenceRetention < 0:
-		return fmt.Errorf("KEEPER_EVIDENCE_RETENTION: must be 0 (keep everything) or a positive duration such as 2160h, got %s", c.EvidenceRetention)
-	case c.Epochs.MaxInFlight < 1:
-		return fmt.Errorf("KEEPER_MAX_EPOCHS_IN_FLIGHT: must be at least 1, got %d", c.Epochs.MaxInFlight)
-	case c.Epochs.Duration < 2*time.Second:
-		return fmt.Errorf("KEEPER_EPOCH_DURATION: must be at least 2s, got %v", c.Epochs.Duration)
-	case c.Epochs.Heartbeat <= 0 || c.Epochs.UpstreamTimeout <= 0:
-		return fmt.Errorf("KEEPER_EPOCH_HEARTBEAT_MS and KEEPER_UPSTREAM_TIMEOUT_MS must be positive")
-	case c.Epochs.AcceptTimeout <= 0:
-		return fmt.Errorf("KEEPER_COMPUTE_ACCEPT_TIMEOUT: must be positive, got %s", c.Epochs.AcceptTimeout)
-	case c.HTTP.ReadTimeout <= 0 || c.HTTP.WriteTimeout <= 0 || c.HTTP.IdleTimeout <= 0 || c.HTTP.LongRequest <= 0:
-		return fmt.Errorf("KEEPER_HTTP_READ_TIMEOUT, KEEPER_HTTP_WRITE_TIMEOUT, KEEPER_HTTP_IDLE_TIMEOUT and KEEPER_HTTP_LONG_TIMEOUT must be positive")
-	case c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text":
-		return fmt.Errorf("KEEPER_LOG_FORMAT: must be json or text, got %q", c.LogFormat)
-	}
-	if u := c.StoreURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
-		// Not echoed: it may hold a password.
-		return fmt.Errorf("KEEPER_STORE_URL: must be a postgres:// or postgresql:// URL")
-	}
-	if u := c.Epochs.LedgerURL; u != "" {
-		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return fmt.Errorf("KEEPER_LEDGER_URL: must be an http or https URL, got %q", u)
-		}
-	}
-	for _, ch := range c.Chains {
-		if ch != "stub" && ch != "etherlink" && ch != "solana" {
-			return fmt.Errorf("KEEPER_CHAINS: unknown chain %q (known: etherlink, solana, stub)", ch)
-		}
-	}
-	if c.Solana.Commitment != "confirmed" && c.Solana.Commitment != "finalized" {
-		return fmt.Errorf("KEEPER_SOLANA_COMMITMENT: must be confirmed or finalized, got %q", c.Solana.Commitment)
-	}
-	if !slices.Contains(SolanaClusters, c.Solana.Cluster) {
-		return fmt.Errorf("KEEPER_SOLANA_CLUSTER: must be mainnet-beta, devnet, testnet or custom, got %q", c.Solana.Cluster)
-	}
-	switch fee, ceiling := c.Solana.PriorityFee, c.Solana.MaxPriorityFee; {
-	case fee < 0 || ceiling < 0:
-		return fmt.Errorf("KEEPER_SOLANA_PRIORITY_FEE and KEEPER_SOLANA_MAX_PRIORITY_FEE must not be negative")
-	case ceiling > 0 && fee > ceiling:
-		return fmt.Errorf("KEEPER_SOLANA_PRIORITY_FEE (%d) must not be above KEEPER_SOLANA_MAX_PRIORITY_FEE (%d)", fee, ceiling)
-	}
-	if err := c.Backfill.validate(); err != nil {
-		return err
-	}
-	if err := c.EVM.RPC.validate(c.EVM.RPCURL, "KEEPER_EVM"); err != nil {
-		return err
-	}
-	if err := c.Solana.RPC.validate(c.Solana.RPCURL, "KEEPER_SOLANA"); err != nil {
-		return err
-	}
-	for _, o := range c.CodecCORSOrigins {
-		if !isOrigin(o) {
-			return fmt.Errorf("KEEPER_CODEC_CORS_ORIGINS: %q is not an origin: want scheme://host[:port], nothing after it", o)
-		}
-	}
-	return c.Versioning.validate()
-}
-
-// isOrigin reports whether o is a browser origin such as http://127.0.0.1:8233.
-func isOrigin(o string) bool {
-	u, err := url.Parse(o)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
-		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil && u.Scheme+"://"+u.Host == o
+// flagUsage is k's help as --help shows it. pflag takes a back-quoted word
+// of a usage for the value's placeholder, so the Markdown code spans the
+// configuration table shows become plain quotes here, and the placeholder
+// stays the value's type.
+func flagUsage(k Knob) string {
+	return fmt.Sprintf("%s (env %s)", strings.ReplaceAll(k.Help, "`", "'"), k.Env)
 }
 
 // Token returns the API token from KEEPER_API_TOKEN or KEEPER_API_TOKEN_FILE.

@@ -67,7 +67,7 @@ func TestHelpNeverShowsTheStoreURLOrTokenFromTheEnvironment(t *testing.T) {
 	c, err := Load(func(k string) string { return env[k] })
 	require.NoError(t, err)
 	fs := pflag.NewFlagSet("keeper api", pflag.ContinueOnError)
-	c.BindFlags(fs)
+	c.Bind(fs, Everything)
 	help := fs.FlagUsages()
 	assert.Contains(t, help, "--store-url")
 	assert.NotContains(t, help, "hunter2")
@@ -237,7 +237,7 @@ func TestTheWebhookRetryWindowIsThreeDaysAndItsFormerVariableStillSetsIt(t *test
 	c := Default()
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	c.BindFlags(fs)
+	c.Bind(fs, Everything)
 	require.NoError(t, fs.Parse([]string{"--webhook-retry-for=5h"}))
 	assert.Equal(t, 5*time.Hour, c.Webhook.RetryWindow, "the former flag too")
 }
@@ -254,7 +254,7 @@ func TestTheWebhookRotationGraceIsADayAndAtMostAWeek(t *testing.T) {
 	assert.Zero(t, c.Webhook.RotationGrace)
 }
 
-func TestHTTPTimeoutsAndTheComputeAcceptDeadlineDefaultToTheSeedsAndAreConfigurable(t *testing.T) {
+func TestHTTPTimeoutsAndTheComputeAcceptDeadlineHaveTheirDefaultsAndAreConfigurable(t *testing.T) {
 	d := Default()
 	assert.Equal(t, 5*time.Second, d.HTTP.ReadTimeout)
 	assert.Equal(t, 5*time.Second, d.HTTP.WriteTimeout)

@@ -5,7 +5,8 @@ import "time"
 // DevConfig is what only the dev stack reads: the embedded Temporal server of
 // `keeper dev` and `keeper devserver`, and the local chains `keeper dev` and
 // `keeper devchains` start. Its knobs (KEEPER_DEV_*) are bound as flags on
-// those commands alone (BindDevFlags), so `keeper worker --help` shows none.
+// those commands alone (Uses DevServer and LocalChains), so `keeper worker
+// --help` shows none.
 type DevConfig struct {
 	TemporalPort int    // the embedded Temporal frontend's port
 	UIPort       int    // the Temporal Web UI's port (0: no UI)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"io"
 	"reflect"
 	"testing"
 
@@ -9,25 +10,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTheDevStacksSettingsAreApartFromProductions: the production commands
-// bind no KEEPER_DEV_* flag, the dev commands bind every one, and each sets
-// a field of DevConfig (none is left without a knob).
+// TestTheDevStacksSettingsAreApartFromProductions: the production
+// commands bind no KEEPER_DEV_* flag, the dev commands bind every one, and
+// each sets a field of DevConfig (none is left without a knob).
 func TestTheDevStacksSettingsAreApartFromProductions(t *testing.T) {
 	var c Config
-	prod := pflag.NewFlagSet("keeper worker", pflag.ContinueOnError)
-	c.BindFlags(prod)
+	prod := pflag.NewFlagSet("keeper worker and api", pflag.ContinueOnError)
+	prod.SetOutput(io.Discard)
+	c.Bind(prod, Base|Store|Node|LogSigner|LogMirror)
 	dev := pflag.NewFlagSet("keeper dev", pflag.ContinueOnError)
-	c.BindDevFlags(dev)
+	c.Bind(dev, Everything)
 
 	var devKnobs int
 	for _, k := range c.Knobs() {
-		if c.IsDev(k) {
-			devKnobs++
+		assert.NotNil(t, dev.Lookup(k.Flag), "the dev commands take --%s", k.Flag)
+		if k.Uses&(DevServer|LocalChains|Profiling) == k.Uses {
 			assert.Nil(t, prod.Lookup(k.Flag), "production commands take no --%s", k.Flag)
-			assert.NotNil(t, dev.Lookup(k.Flag), "the dev commands take --%s", k.Flag)
-			assert.Regexp(t, `^KEEPER_DEV_`, k.Env)
 		} else {
 			assert.NotNil(t, prod.Lookup(k.Flag), "--%s", k.Flag)
+		}
+		if k.Uses&(DevServer|LocalChains) != 0 && k.Uses&Node == 0 {
+			devKnobs++
+			assert.Regexp(t, `^KEEPER_DEV_`, k.Env)
+		} else {
 			assert.NotRegexp(t, `^KEEPER_DEV_`, k.Env, "a KEEPER_DEV_ setting belongs in DevConfig")
 		}
 	}
@@ -54,7 +59,7 @@ func TestKeeperDevsQuickCadenceYieldsToWhatTheUserSet(t *testing.T) {
 
 	c = Default()
 	fs := pflag.NewFlagSet("keeper dev", pflag.ContinueOnError)
-	c.BindFlags(fs)
+	c.Bind(fs, Everything)
 	require.NoError(t, fs.Parse([]string{"--log-checkpoint-interval", "3s"}))
 	c.DevCadence(fs.Changed)
 	assert.Equal(t, "3s", c.Log.CheckpointInterval.String(), "the flag stands")

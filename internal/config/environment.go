@@ -8,8 +8,9 @@ import (
 )
 
 // The environment check (docs/configuration.md): a KEEPER_ variable keeper
-// does not read must not pass unnoticed. The seed's own settings (seed 000)
-// that keeper names otherwise refuse the start, naming the setting to use;
+// does not read must not pass unnoticed. The former settings that keeper
+// names otherwise (KEEPER_PROVIDER, KEEPER_HTTP_PORT) refuse the start,
+// naming the setting to use;
 // any other unknown name is reported with the known name nearest to it.
 // Kubernetes injects service links for every Service in the namespace
 // (KEEPER_API_SERVICE_HOST, KEEPER_API_PORT_8081_TCP, … for a Service named
@@ -27,8 +28,8 @@ type EnvNote struct {
 // verify`'s pinned log key.
 var otherNames = []string{"KEEPER_API_URL", "KEEPER_LOG_PUBLIC_KEY"}
 
-// seedChains maps seed 000's KEEPER_PROVIDER values to KEEPER_CHAINS.
-var seedChains = map[string]string{"stub": "stub", "etherlink": "etherlink", "solana": "solana", "multi": "etherlink,solana"}
+// providerChains maps the former KEEPER_PROVIDER's values to KEEPER_CHAINS.
+var providerChains = map[string]string{"stub": "stub", "etherlink": "etherlink", "solana": "solana", "multi": "etherlink,solana"}
 
 var (
 	serviceHost  = regexp.MustCompile(`^KEEPER(_[A-Z0-9_]+)?_SERVICE_(HOST|PORT)(_[A-Z0-9_]+)?$`)
@@ -38,7 +39,7 @@ var (
 )
 
 // CheckEnvironment reads environ (as os.Environ gives it) for KEEPER_
-// variables that are no keeper setting. The seed's KEEPER_PROVIDER and
+// variables that are no keeper setting. The former KEEPER_PROVIDER and
 // KEEPER_HTTP_PORT are refused with the setting to use instead (all of them
 // in one error); every other unknown name comes back as a note.
 func CheckEnvironment(environ []string) ([]EnvNote, error) {
@@ -67,7 +68,7 @@ func CheckEnvironment(environ []string) ([]EnvNote, error) {
 			notes = append(notes, EnvNote{Name: name, Debug: true,
 				Message: name + " looks like a Kubernetes service link, not a keeper setting; ignored"})
 		case name == "KEEPER_PROVIDER":
-			want, ok := seedChains[strings.ToLower(strings.TrimSpace(value))]
+			want, ok := providerChains[strings.ToLower(strings.TrimSpace(value))]
 			if !ok {
 				want = "<etherlink, solana or stub, comma-separated>"
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestTheSeedsProviderSettingIsRefusedNamingTheChainsToSet(t *testing.T) {
+func TestTheFormerProviderSettingIsRefusedNamingTheChainsToSet(t *testing.T) {
 	for provider, chains := range map[string]string{
 		"etherlink": "KEEPER_CHAINS=etherlink ", "solana": "KEEPER_CHAINS=solana ", "stub": "KEEPER_CHAINS=stub ",
 		"multi": "KEEPER_CHAINS=etherlink,solana ", "bitcoin": "KEEPER_CHAINS=<etherlink, solana or stub",
@@ -19,7 +19,7 @@ func TestTheSeedsProviderSettingIsRefusedNamingTheChainsToSet(t *testing.T) {
 	}
 }
 
-func TestTheSeedsHTTPPortIsRefusedNamingTheAddressToSetButAServiceLinkOfTheSameNameIsNot(t *testing.T) {
+func TestTheFormerHTTPPortIsRefusedNamingTheAddressToSetButAServiceLinkOfTheSameNameIsNot(t *testing.T) {
 	_, err := CheckEnvironment([]string{"KEEPER_HTTP_PORT=8081", "KEEPER_PROVIDER=multi"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "KEEPER_HTTP_ADDR=127.0.0.1:8081")
@@ -33,7 +33,7 @@ func TestTheSeedsHTTPPortIsRefusedNamingTheAddressToSetButAServiceLinkOfTheSameN
 	assert.True(t, notes[0].Debug)
 }
 
-func TestTheSeedsPollSettingsAreKeeperSettings(t *testing.T) {
+func TestThePollSettingsAreKeeperSettings(t *testing.T) {
 	notes, err := CheckEnvironment([]string{"KEEPER_POLL_MS=5000", "KEEPER_CONFIRM_POLL_MS=30000", "KEEPER_CHAINS=etherlink"})
 	require.NoError(t, err)
 	assert.Empty(t, notes)

@@ -103,7 +103,7 @@ func (f *evidenceFields) evidence(chains []string) (store.NewEvidence, *apiError
 	}
 
 	if len(f.chains) == 0 {
-		return ne, badRequest("missing_field", "chains", "chains must list at least one chain, e.g. [\"stub\"]")
+		return ne, missingChains(chains)
 	}
 	var aerr *apiError
 	if ne.Chains, aerr = pickChains(f.chains, chains); aerr != nil {
@@ -130,6 +130,16 @@ func (f *evidenceFields) evidence(chains []string) (store.NewEvidence, *apiError
 	}
 	ne.Metadata, aerr = checkMetadata(f.metadata)
 	return ne, aerr
+}
+
+// missingChains answers evidence that lists no chain. Its example is a
+// chain configured here, so that it works as given.
+func missingChains(chains []string) *apiError {
+	msg := `chains must list at least one chain, e.g. ["multi"] (every chain configured here)`
+	if len(chains) > 0 {
+		msg = fmt.Sprintf(`chains must list at least one chain, e.g. [%q] (configured: %s; "multi" means all)`, chains[0], strings.Join(chains, ", "))
+	}
+	return badRequest("missing_field", "chains", msg)
 }
 
 // pickChains is the sorted set of configured chains the listed ones ask

@@ -49,7 +49,7 @@ func legacyDecodeEvidence(body []byte, chains []string) (store.NewEvidence, *api
 	}
 
 	if len(req.Chains) == 0 {
-		return ne, badRequest("missing_field", "chains", "chains must list at least one chain, e.g. [\"stub\"]")
+		return ne, missingChains(chains)
 	}
 	seen, listed := map[string]bool{}, map[string]bool{}
 	for _, c := range req.Chains {
