@@ -20,7 +20,7 @@ import (
 // (numbered 000, 001, …). A reader cannot open them, so comments, strings
 // (help, errors, test messages) and pages cite the docs/ page that states a
 // rule and its reason instead.
-var seedCitationRE = regexp.MustCompile(`(?i)\bseeds?\s*0\d\d\b|\bthe seeds\b|\bthe seed's\b`)
+var seedCitationRE = regexp.MustCompile(`(?i)\bseeds?\s*0\d\d\b|\bthe seeds\b|\b(?:the|a) seed's\b`)
 
 // seedCitations returns the lines that hold a citation of a design
 // document (a citation broken over two lines gives both), once each.
@@ -104,7 +104,7 @@ func TestTheSeedCheckerFindsCitationsButNotRandomSeedsOrKeySeeds(t *testing.T) {
 	for _, cited := range []string{
 		"timeouts (5 s by default, " + seed + " 001)", "Seed" + " 000 asks that", "(" + seed + " 003: p95 < 100 ms)",
 		"Of " + seed + " 001's other names", the + "'s health port", "as " + the + "s say", seed + "s 002",
-		"p95 8.8 ms (" + seed + "\n003's < 100 ms p95 holds)",
+		"p95 8.8 ms (" + seed + "\n003's < 100 ms p95 holds)", "an environment holding a " + seed + "'s setting",
 	} {
 		assert.NotEmpty(t, seedCitations(cited), cited)
 	}
