@@ -10,9 +10,11 @@ import (
 	"strings"
 )
 
-// PayloadPrefix starts what every anchor writes on chain: the EVM
-// transaction's calldata (followed by the 32 root bytes) and the Solana memo
-// (followed by the root in 64 lowercase hex characters).
+// PayloadPrefix starts what an anchor of a batch's own Merkle root writes on
+// chain (receipt versions 1 and 2: batches first sent before the evidence
+// log; newer anchors commit to a checkpoint, PayloadPrefixCheckpoint): the
+// EVM transaction's calldata (followed by the 32 root bytes) and the Solana
+// memo (followed by the root in 64 lowercase hex characters).
 const PayloadPrefix = "keeper:v1:"
 
 // EVMCalldataSize is the length of an EVM anchor's calldata.

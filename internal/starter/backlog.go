@@ -11,7 +11,7 @@ import (
 	"github.com/keeperhq/keeper/internal/store"
 )
 
-// Back-pressure on intake (seed 003; docs/api.md, "Back-pressure"): with pending
+// Back-pressure on intake (docs/api.md, "Back-pressure"): with pending
 // the evidence waiting for a batch,
 //
 //   - pending ≥ MaxPending: priority 6–10 is refused at once (429

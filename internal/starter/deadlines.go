@@ -13,9 +13,10 @@ const DefaultLongRequestTimeout = time.Minute
 // with their metadata (up to KEEPER_MAX_BATCH_BODY_BYTES, 18 MB) or a page
 // of 1,000 of them, a page of transfers or ledger intents, a Temporal
 // payload through the codec, a large scrape. The server's read and write
-// timeouts (5 s by default, seed 001) would cut such a request off on a slow
-// link, so these routes get LongRequestTimeout for both instead; every other
-// route answers a small body and keeps the server's.
+// timeouts (5 s by default; docs/epochs.md, "Rules": HTTP timeouts) would cut
+// such a request off on a slow link, so these routes get LongRequestTimeout
+// for both instead; every other route answers a small body and keeps the
+// server's.
 var longRoutes = []string{
 	"/v1/evidence", "/v1/evidence/batch", "/v1/wallets/{address}/transfers",
 	"/ledger/v1/epochs/{epoch}/intents", "/codec/encode", "/codec/decode", "/metrics",

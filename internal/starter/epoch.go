@@ -40,7 +40,8 @@ type EpochOptions struct {
 	AcceptTimeout time.Duration
 }
 
-// DefaultAcceptTimeout is compute's accept deadline unless configured (seed 001: 2 s).
+// DefaultAcceptTimeout is compute's accept deadline unless configured
+// (docs/epochs.md, "Rules": accept deadline).
 const DefaultAcceptTimeout = 2 * time.Second
 
 // maxQuarantinedSeries bounds keeper_epoch_quarantined's series: the most

@@ -631,7 +631,7 @@ type TxClass struct {
 }
 
 // FinishWallet runs once none of a wallet's networks is PENDING or RUNNING
-// (seed 002; docs/backfill.md, "Finish"): under the wallet's lock and in
+// (docs/backfill.md, "Finish"): under the wallet's lock and in
 // one transaction, it reads the transfers and balances of the networks that
 // are done, has finish classify the transfers and recalculate and reconcile
 // the balances, and stores what it says, the balances no longer stale. A

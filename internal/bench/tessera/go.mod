@@ -1,4 +1,4 @@
-module github.com/keeperhq/keeper/bench/tessera
+module github.com/keeperhq/keeper/internal/bench/tessera
 
 go 1.26.8
 

@@ -1,11 +1,13 @@
-// Package evm anchors batch roots on EtherLink (or any EVM chain with EIP-1559)
+// Package evm anchors batches on EtherLink (or any EVM chain with EIP-1559)
 // over HTTP JSON-RPC, with go-ethereum's rpc client.
 //
 // Each batch gets one 0-value DynamicFeeTx to Config.To (default: the signer
-// itself) whose calldata is "keeper:v1:" ‖ root. The signed transaction is
-// journaled before it is broadcast, so a retry rebroadcasts the same bytes;
-// one mutex per adapter owns the signer's nonces; a transaction without a
-// receipt after ResubmitTimeout is re-signed on the same nonce with fees
+// itself) whose calldata is its chains.Anchor's: the evidence log checkpoint
+// it commits to, "keeper:v3:" ‖ key hash ‖ size ‖ root, or for a batch first
+// sent before the log "keeper:v1:" ‖ its own root (docs/log.md, "Anchors").
+// The signed transaction is journaled before it is broadcast, so a retry
+// rebroadcasts the same bytes; one mutex per adapter owns the signer's
+// nonces; a transaction without a receipt after ResubmitTimeout is re-signed on the same nonce with fees
 // raised by at least 10 % (capped by FeeCeiling); with BlockTime set, one the
 // node no longer knows is re-signed so after DropBlocks blocks (EtherLink
 // drops an underpriced transaction silently). With NoTip the tip is 0 and

@@ -5,7 +5,9 @@ import "github.com/keeperhq/keeper/receipt"
 // The anchor calldata format belongs to the receipt format (package
 // receipt), so that verifiers read it without this adapter.
 const (
-	// PayloadPrefix starts the calldata of every keeper anchor transaction.
+	// PayloadPrefix starts the calldata of an anchor of a batch's own root
+	// (a batch first sent before the evidence log); checkpoint anchors start
+	// with receipt.PayloadPrefixCheckpoint.
 	PayloadPrefix = receipt.PayloadPrefix
 	// PayloadSize is the length of an anchor's calldata: prefix and 32-byte root.
 	PayloadSize = receipt.EVMCalldataSize

@@ -1,6 +1,8 @@
-// Package solana anchors batch roots on Solana: one SPL Memo instruction per
-// batch whose text is "keeper:v1:" + hex(root), signed and paid by a
-// configured fee payer, sent over JSON-RPC with solana-go.
+// Package solana anchors batches on Solana: one SPL Memo instruction per
+// batch whose text is its chains.Anchor's, "keeper:v3:<key hash>:<size>:<root>:<batch id>"
+// for the evidence log checkpoint it commits to, or for a batch first sent
+// before the log "keeper:v1:" + hex(its own root) (docs/log.md, "Anchors"),
+// signed and paid by a configured fee payer, sent over JSON-RPC with solana-go.
 //
 // Exactly-once anchoring rests on the journal and on blockhash expiry:
 //
