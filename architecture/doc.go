@@ -1,5 +1,6 @@
 // Package architecture holds no code: its tests check keeper's import rules
-// (docs/architecture.md) against the real package graph, and who may hold
-// the whole store, so a forbidden import or a consumer taking *store.Store
-// fails CI.
+// (docs/architecture.md) against the real package graph, who may hold the
+// whole store, and the names of the features' files in every layer, so a
+// forbidden import, a consumer taking *store.Store or a feature's file
+// named otherwise in one layer fails CI.
 package architecture

@@ -41,7 +41,7 @@ type Records interface {
 	EvidenceRecords // anchor.go
 	WalletRecords   // backfill.go
 	EpochRecords    // epoch.go
-	WebhookRecords  // webhooks.go
+	WebhookRecords  // webhook.go
 	RedriveRecords  // redrive.go
 	Counts          // metrics.go
 	logsvc.Source   // /log/, unless Log is set
