@@ -26,8 +26,9 @@ import (
 
 // EvidenceRecords is the store as evidence routes need it: evidence taken
 // in one at a time or in bulk, read back and listed, re-driven, the
-// archive of evidence moved out by retention, and what receipts are built
-// from.
+// archive of evidence moved out by retention, when a chain last formed a
+// batch (when a pending evidence's batch is due), and what receipts are
+// built from.
 type EvidenceRecords interface {
 	ReceiptRows
 	InsertEvidence(ctx context.Context, ne store.NewEvidence) (store.Evidence, bool, error)

@@ -13,7 +13,7 @@ import (
 	"github.com/keeperhq/keeper/internal/store"
 )
 
-// WalletRecords is the store as wallet routes need them: wallets added,
+// WalletRecords is the store as wallet routes need it: wallets added,
 // their sync status, balances and transfers.
 type WalletRecords interface {
 	AddWallet(ctx context.Context, wallet string, networks []store.NetworkStart) ([]store.SyncStatus, bool, error)
