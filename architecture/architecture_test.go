@@ -23,6 +23,7 @@ const module = "github.com/keeperhq/keeper"
 // pkg is one package of the module as `go list` sees it, without its tests.
 type pkg struct {
 	Path     string   // import path relative to the module ("internal/store", "internal/chains/evm")
+	Dir      string   // the directory of its files
 	Main     bool     // a command: nothing can import it
 	TestOnly bool     // tests and a doc.go only (testsuite, architecture, deploy): nothing to import
 	Imports  []string // direct imports (module-relative where inside the module)
@@ -230,7 +231,7 @@ func violations(pkgs []pkg, rules []rule) []string {
 // load lists the module's packages (tests excluded) with `go list`.
 func load(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Name,GoFiles,Imports,Deps", module+"/...")
+	cmd := exec.Command("go", "list", "-json=ImportPath,Dir,Name,GoFiles,Imports,Deps", module+"/...")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -252,6 +253,7 @@ func load(t *testing.T) []pkg {
 	for {
 		var raw struct {
 			ImportPath    string
+			Dir           string
 			Name          string
 			GoFiles       []string
 			Imports, Deps []string
@@ -261,7 +263,7 @@ func load(t *testing.T) []pkg {
 		} else {
 			require.NoError(t, err)
 		}
-		p := pkg{Path: rel(raw.ImportPath), Main: raw.Name == "main", TestOnly: len(raw.GoFiles) == 0 || len(raw.GoFiles) == 1 && raw.GoFiles[0] == "doc.go"}
+		p := pkg{Path: rel(raw.ImportPath), Dir: raw.Dir, Main: raw.Name == "main", TestOnly: len(raw.GoFiles) == 0 || len(raw.GoFiles) == 1 && raw.GoFiles[0] == "doc.go"}
 		for _, i := range raw.Imports {
 			p.Imports = append(p.Imports, rel(i))
 		}

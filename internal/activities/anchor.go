@@ -25,7 +25,7 @@ import (
 
 // Anchor holds the anchoring activities' dependencies.
 type Anchor struct {
-	Store       *store.Store
+	Store       Batches
 	Chains      map[string]chains.Adapter
 	Backoff     retry.Schedule // submit and confirm attempts (retry.Anchor)
 	ConfirmPoll time.Duration  // how often ConfirmAnchor asks the chain
@@ -38,6 +38,24 @@ type Anchor struct {
 	// checkpoint of it. nil: each batch anchors its own Merkle root (the
 	// format of receipts before version 3).
 	Log LogCheckpoints
+}
+
+// Batches is the store as anchoring needs it: the batches it submits,
+// confirms or dead-letters, their transactions' journal, their place in the
+// evidence log, and the watcher's finality waits (*store.Store).
+type Batches interface {
+	TxJournal
+	FinalityWaits
+	GetBatch(ctx context.Context, id int64) (store.Batch, error)
+	BatchLeaves(ctx context.Context, id int64) ([][]byte, error)
+	MarkSubmitted(ctx context.Context, id int64, root [32]byte, ref string) error
+	RecordAttempt(ctx context.Context, id int64, attempts int, lastErr string) error
+	ConfirmBatch(ctx context.Context, id int64, c store.Confirmation) error
+	DeadLetterBatch(ctx context.Context, id int64, lastErr string) error
+	BatchLogSize(ctx context.Context, batchID int64) (uint64, error)
+	BatchLogSpan(ctx context.Context, batchID int64) (need uint64, missing int, err error)
+	BatchCheckpoint(ctx context.Context, batchID int64, size uint64) (uint64, error)
+	CheckpointAt(ctx context.Context, size uint64) (store.LogCheckpoint, error)
 }
 
 // LogCheckpoints is the evidence log as anchoring needs it (logsvc.Sequencer).

@@ -19,9 +19,23 @@ import (
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
+// WalletScans is the store as wallet backfill needs it: each network's
+// scan of a wallet, its checkpoints and chunks of transfers, and the
+// wallet's balances once every network is scanned (*store.Store).
+type WalletScans interface {
+	BeginScan(ctx context.Context, wallet, network string) (store.SyncStatus, error)
+	SetScanTarget(ctx context.Context, wallet, network string, target uint64) error
+	SaveChunk(ctx context.Context, wallet, network string, ch store.Chunk) error
+	CompleteScan(ctx context.Context, wallet, network string, h store.Holdings) error
+	FailScan(ctx context.Context, wallet, network string, f store.ScanFailure) (store.SyncStatus, time.Duration, error)
+	SyncStatus(ctx context.Context, wallet, network string) (store.SyncStatus, error)
+	WalletAssets(ctx context.Context, wallet, network string) ([]string, error)
+	FinishWallet(ctx context.Context, wallet string, finish func(store.FinishRows) store.FinishResults) ([]store.Balance, error)
+}
+
 // Backfill holds the wallet-backfill activities' dependencies.
 type Backfill struct {
-	Store    *store.Store
+	Store    WalletScans
 	Scanners map[string]backfill.Scanner // by network
 	RPCURLs  []string                    // endpoints to keep out of stored errors (they often carry API keys)
 	Logger   *slog.Logger

@@ -40,9 +40,24 @@ const (
 	maxSourceBytes    = 1 << 30 // an accounting source's answer; ~20 M accounts
 )
 
+// EpochRuns is the store as reward epochs need it: a run's request and
+// each step's record, and the evidence that anchors its commitment
+// (*store.Store).
+type EpochRuns interface {
+	EpochRequest(ctx context.Context, id string, run int) (store.EpochRequest, error)
+	StartEpoch(ctx context.Context, id string, run int) error
+	RecordSealed(ctx context.Context, id string, run int, hash, path string, accounts int) error
+	RecordComputed(ctx context.Context, id string, run int, c store.Computed) error
+	RecordArtifacts(ctx context.Context, id string, run int, a store.Artifacts) error
+	RecordIntents(ctx context.Context, id string, run int, emitted, acknowledged int, done bool) error
+	InsertEvidence(ctx context.Context, ne store.NewEvidence) (store.Evidence, bool, error)
+	RecordAnchor(ctx context.Context, id string, run int, evidenceID string) error
+	FinishEpoch(ctx context.Context, id string, run int, status, reason string) error
+}
+
 // Epoch holds the reward-epoch activities' dependencies.
 type Epoch struct {
-	Store       *store.Store
+	Store       EpochRuns
 	ArtifactDir string             // shared by every worker that runs epochs
 	Ledger      *settlement.Client // where settlement intents go
 	HTTP        *http.Client       // fetches usage from accounting sources

@@ -8,11 +8,18 @@ import (
 	"github.com/keeperhq/keeper/internal/store"
 )
 
+// TxJournal is the store's journaled transactions (*store.Store).
+type TxJournal interface {
+	Transactions(ctx context.Context, batchID int64) ([]store.JournaledTx, error)
+	UnconfirmedTransactions(ctx context.Context, chain string) ([]store.JournaledTx, error)
+	SaveTransaction(ctx context.Context, r store.JournaledTx) error
+}
+
 // Journal is the chains.Journal the chain adapters write through: the
 // store's journaled transactions.
-func Journal(st *store.Store) chains.Journal { return storeJournal{st} }
+func Journal(st TxJournal) chains.Journal { return storeJournal{st} }
 
-type storeJournal struct{ st *store.Store }
+type storeJournal struct{ st TxJournal }
 
 var _ chains.Journal = storeJournal{}
 

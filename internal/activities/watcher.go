@@ -26,6 +26,18 @@ type Completer interface {
 	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
 }
 
+// FinalityWaits is the store as a Watcher needs it: the waits of
+// ConfirmAnchor attempts, under the lease of the watcher holding them, and
+// the submitted batches none waits on (*store.Store).
+type FinalityWaits interface {
+	RegisterWait(ctx context.Context, w store.Wait) error
+	GetWait(ctx context.Context, batchID int64) (store.Wait, error)
+	DeleteWait(ctx context.Context, batchID int64, ticket string) (bool, error)
+	RenewWaits(ctx context.Context, owner string, until time.Time) error
+	AdoptWaits(ctx context.Context, owner, chain string, now, until time.Time) ([]store.Wait, error)
+	UnwatchedSubmitted(ctx context.Context, chain string, before time.Time, limit int) ([]int64, error)
+}
+
 // Watcher is a worker's finality watcher. ConfirmAnchor records a wait in
 // the store and returns without a result; the watcher follows the batch's
 // transaction (one goroutine per batch, sharing the adapters' batched status

@@ -28,9 +28,17 @@ import (
 // workflows.WebhookTimeout.
 const WebhookMaxAnswer = 64 << 10
 
+// Deliveries is the store as webhook delivery needs it: a delivery with
+// its webhook's URL and secrets, and each attempt's outcome (*store.Store).
+type Deliveries interface {
+	DeliveryTarget(ctx context.Context, id string) (store.Delivery, store.Target, error)
+	RecordDeliveryAttempt(ctx context.Context, id string, run int, a store.Attempt) (disabled bool, err error)
+	FailDelivery(ctx context.Context, id string, run int, why string) error
+}
+
 // Webhook holds the webhook delivery activities' dependencies.
 type Webhook struct {
-	Store *store.Store
+	Store Deliveries
 	// Client posts deliveries. It must follow no redirects and check every
 	// connection against the outbound policy (urlpolicy.Policy.Client).
 	Client       *http.Client

@@ -373,7 +373,7 @@ type window struct{ after, upto int64 }
 
 // drain waits until every evidence of w has settled (confirmed or dead
 // letter) or limit passes; it returns whether all did.
-func drain(ctx context.Context, st *store.Store, w window, limit time.Duration) (bool, error) {
+func drain(ctx context.Context, st records, w window, limit time.Duration) (bool, error) {
 	deadline := time.Now().Add(limit)
 	for {
 		// An existence check, not a count: counting a flooded phase's

@@ -115,10 +115,12 @@ func startMulti(ctx context.Context, bin string, cfg config.Config, dir string, 
 	st.apis = addrs["api"]
 
 	// The bench's own view: the same store, and a client for the histories.
-	if st.store, err = store.OpenPostgres(ctx, cfg.StoreURL); err != nil {
+	recs, err := store.OpenPostgres(ctx, cfg.StoreURL)
+	if err != nil {
 		return st, err
 	}
-	st.cleanup = append(st.cleanup, func() { st.store.Close() })
+	st.store = recs
+	st.cleanup = append(st.cleanup, func() { recs.Close() })
 	if st.client, err = client.Dial(client.Options{HostPort: temporal, Namespace: "default", Logger: sdklog.NewStructuredLogger(log)}); err != nil {
 		return st, fmt.Errorf("bench: Temporal client: %w", err)
 	}

@@ -28,7 +28,7 @@ type stack struct {
 	cfg config.Config
 
 	// What the phases use, whatever the deployment.
-	store      *store.Store    // keeper's records, as the nodes see them
+	store      records         // keeper's records, as the nodes see them
 	client     client.Client   // reads the workflows' histories
 	apis       []string        // host:port of every API node: the load is spread over them
 	local      map[string]bool // chains the stack runs itself
@@ -43,6 +43,19 @@ type stack struct {
 	net  *localnet.Net
 	node *node.Node
 	rpcs *rpcCounter
+}
+
+// records is the store as the phases read it: the evidence each took in,
+// how it settled and how long it took, the log's size and the store's
+// (*store.Store).
+type records interface {
+	LastSeq(ctx context.Context) (int64, error)
+	Unsettled(ctx context.Context, after, upto int64) (bool, error)
+	EvidenceTimings(ctx context.Context, after, upto int64) ([]store.EvidenceTiming, error)
+	BatchTimings(ctx context.Context, after, upto int64) ([]store.BatchTiming, error)
+	LogSize(ctx context.Context) (uint64, error)
+	LatestCheckpoint(ctx context.Context) (store.LogCheckpoint, error)
+	Size(ctx context.Context) (int64, error)
 }
 
 // startStack starts a single-process stack on dir. Every port is picked

@@ -93,7 +93,7 @@ func logExportCmd() *cobra.Command {
 
 // followExport exports every interval until ctx ends; a failed export is
 // reported and tried again at the next one.
-func followExport(ctx context.Context, st *store.Store, dir string, every time.Duration, out, errOut io.Writer) error {
+func followExport(ctx context.Context, st logsvc.Source, dir string, every time.Duration, out, errOut io.Writer) error {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var last uint64

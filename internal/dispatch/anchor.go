@@ -33,7 +33,7 @@ import (
 // unless it is full or holds priority 1 evidence (docs/anchoring.md,
 // cadence).
 type Anchors struct {
-	Store    *store.Store
+	Store    Outbox
 	Temporal client.Client
 	MaxItems int
 	MaxWait  time.Duration
@@ -66,6 +66,21 @@ type Anchors struct {
 
 	last map[string]lastBatch // by chain, the last batch this dispatcher formed
 	held bool                 // the last tick left pending evidence to grow (hold)
+}
+
+// Outbox is the store as the anchoring dispatcher needs it: pending
+// evidence, the batches formed from it, and a signal when either changes
+// (*store.Store).
+type Outbox interface {
+	Changed() <-chan struct{}
+	PendingUpTo(ctx context.Context, upTo int) (map[string]store.PendingInfo, error)
+	FormBatch(ctx context.Context, chain string, maxItems int) (b store.Batch, ok bool, err error)
+	FormedBatches(ctx context.Context) ([]store.Batch, error)
+	QueuedBatches(ctx context.Context, chain string) (int, error)
+	AwaitingSubmit(ctx context.Context, chain string) (bool, error)
+	LastBatchAt(ctx context.Context, chain string) (time.Time, error)
+	BatchDigests(ctx context.Context, id int64) ([][]byte, error)
+	MarkBatchStarted(ctx context.Context, id int64) error
 }
 
 type lastBatch struct {

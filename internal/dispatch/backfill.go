@@ -22,12 +22,23 @@ type SignalWithStarter interface {
 		options client.StartWorkflowOptions, workflow any, workflowArgs ...any) (client.WorkflowRun, error)
 }
 
+// WalletQueue is the store as the backfill dispatcher needs it: wallet
+// work not yet handed to Temporal, and the sync items Reconcile and
+// Recheck look over (*store.Store).
+type WalletQueue interface {
+	UnstartedWallets(ctx context.Context, limit int) ([]store.WalletStart, error)
+	MarkWalletStarted(ctx context.Context, ws store.WalletStart) error
+	DueItems(ctx context.Context, now, quiet time.Time, after store.ItemKey, limit int) ([]store.SyncStatus, error)
+	WalletStatus(ctx context.Context, wallet string) ([]store.SyncStatus, error)
+	Requeue(ctx context.Context, seen store.SyncStatus) (bool, error)
+}
+
 // Backfills hands stored wallet work to Temporal as a WalletSync per wallet
 // (workflow id wallet-<address>, so a wallet has one), signalled with the
 // networks to (re)start. Work added while Temporal is down starts once it is
 // back.
 type Backfills struct {
-	Store    *store.Store
+	Store    WalletQueue
 	Temporal SignalWithStarter
 	Policy   workflows.BackfillPolicy
 	Sweep    time.Duration // safety-net pass over unstarted work

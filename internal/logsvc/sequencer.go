@@ -23,12 +23,23 @@ import (
 // backlog (the first start after an upgrade) is taken in by parts.
 const DefaultAppendMax = 20_000
 
+// LogAppender is the store as the sequencer needs it: the log's entries,
+// taken in from accepted evidence, their hashes, and its signed checkpoints
+// (*store.Store).
+type LogAppender interface {
+	AppendLog(ctx context.Context, max int) (size uint64, root [32]byte, taken int, err error)
+	LogSize(ctx context.Context) (uint64, error)
+	LogHashReader(ctx context.Context) tlog.HashReader
+	LatestCheckpoint(ctx context.Context) (store.LogCheckpoint, error)
+	SaveCheckpoint(ctx context.Context, c store.LogCheckpoint, vkey string) error
+}
+
 // Sequencer appends evidence to the log and signs a checkpoint whenever it
 // grew, at least every Interval. Every worker runs one over the shared
 // store; appends are serialized by the store, and two signers with the one
 // key sign a size identically (Ed25519 is deterministic).
 type Sequencer struct {
-	Store    *store.Store
+	Store    LogAppender
 	Signer   *evlog.Signer
 	Interval time.Duration
 	Logger   *slog.Logger

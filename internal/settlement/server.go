@@ -1,6 +1,7 @@
 package settlement
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,11 +23,19 @@ const (
 	maxListLimit  = 10_000
 )
 
+// Intents is the store as the built-in ledger needs it: the intents it
+// records and reads back (*store.Store).
+type Intents interface {
+	RecordLedgerIntents(ctx context.Context, lis []store.LedgerIntent) ([]store.IntentResult, error)
+	LedgerIntent(ctx context.Context, key string) (store.LedgerIntent, error)
+	LedgerIntents(ctx context.Context, epoch, afterAccount string, limit int) ([]store.LedgerIntent, error)
+}
+
 // Server is the built-in ledger: intents kept in keeper's store, idempotency
 // keys enforced. Its handlers are mounted on keeper's API under /ledger/v1
 // and served in-process to EmitIntents when no KEEPER_LEDGER_URL is set.
 type Server struct {
-	Store *store.Store
+	Store Intents
 
 	commits committer
 }

@@ -24,6 +24,23 @@ import (
 	"github.com/keeperhq/keeper/internal/strictjson"
 )
 
+// EvidenceRecords is the store as evidence routes need it: evidence taken
+// in one at a time or in bulk, read back and listed, re-driven, the
+// archive of evidence moved out by retention, when a chain last formed a
+// batch (when a pending evidence's batch is due), and what receipts are
+// built from.
+type EvidenceRecords interface {
+	ReceiptRows
+	InsertEvidence(ctx context.Context, ne store.NewEvidence) (store.Evidence, bool, error)
+	InsertEvidenceBatch(ctx context.Context, nes []store.NewEvidence) ([]store.Inserted, error)
+	EvidenceByKey(ctx context.Context, key string) (store.Evidence, error)
+	GetEvidence(ctx context.Context, id string) (store.Evidence, error)
+	ListEvidence(ctx context.Context, f store.ListFilter) ([]store.Evidence, string, error)
+	RedriveEvidence(ctx context.Context, id string) (store.Evidence, []string, error)
+	ArchivedIn(ctx context.Context, id string) (store.Archive, error)
+	LastBatchAt(ctx context.Context, chain string) (time.Time, error)
+}
+
 // Intake limits.
 const (
 	maxMetadataBytes = 16 << 10

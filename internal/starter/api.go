@@ -24,7 +24,6 @@ import (
 
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/settlement"
-	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/telemetry"
 	"github.com/keeperhq/keeper/internal/urlpolicy"
 	"github.com/keeperhq/keeper/internal/verifypage"
@@ -36,9 +35,21 @@ type Check struct {
 	Ping func(context.Context) error
 }
 
+// Records is the store as the API needs it, a part per feature, each
+// declared beside its routes (*store.Store).
+type Records interface {
+	EvidenceRecords // anchor.go
+	WalletRecords   // backfill.go
+	EpochRecords    // epoch.go
+	WebhookRecords  // webhook.go
+	RedriveRecords  // redrive.go
+	Counts          // metrics.go
+	logsvc.Source   // /log/, unless Log is set
+}
+
 // API serves keeper's HTTP endpoints.
 type API struct {
-	Store        *store.Store
+	Store        Records
 	Chains       []string // configured chain names
 	MaxPending   int
 	MaxBodyBytes int64

@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +12,15 @@ import (
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/store"
 )
+
+// WalletRecords is the store as wallet routes need it: wallets added,
+// their sync status, balances and transfers.
+type WalletRecords interface {
+	AddWallet(ctx context.Context, wallet string, networks []store.NetworkStart) ([]store.SyncStatus, bool, error)
+	WalletStatus(ctx context.Context, wallet string) ([]store.SyncStatus, error)
+	Balances(ctx context.Context, wallet string) ([]store.Balance, error)
+	ListTransfers(ctx context.Context, f store.TransferFilter) ([]store.StoredTransfer, string, error)
+}
 
 // WalletNetwork is a network wallets can be backfilled on.
 type WalletNetwork struct {

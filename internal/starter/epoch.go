@@ -30,6 +30,19 @@ type WorkflowStarter interface {
 	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
 }
 
+// EpochRecords is the store as epoch routes and metrics need it: epochs
+// created, restarted and read, their counts, and the evidence that anchors
+// a finished one's commitment with its receipt.
+type EpochRecords interface {
+	ReceiptRows
+	CreateEpoch(ctx context.Context, ne store.NewEpoch, maxInFlight int) (store.Epoch, bool, error)
+	RestartEpoch(ctx context.Context, id, requestHash string, deadline time.Time, maxInFlight int) (store.Epoch, error)
+	GetEpoch(ctx context.Context, id string) (store.Epoch, error)
+	GetEvidence(ctx context.Context, id string) (store.Evidence, error)
+	EpochStats(ctx context.Context) (store.EpochStats, error)
+	QuarantinedEpochs(ctx context.Context, limit int) ([]string, error)
+}
+
 // EpochOptions are the API's reward-epoch settings.
 type EpochOptions struct {
 	MaxInFlight int           // epochs queued or computing at once; beyond, 429
@@ -458,7 +471,7 @@ var (
 
 var quarantinedDesc = prometheus.NewDesc("keeper_epoch_quarantined", "1 for each quarantined epoch, by epoch id: the 100 most recently quarantined (keeper_epochs_quarantined counts them all); a re-run removes its series.", []string{"epoch"}, nil)
 
-type epochCollector struct{ st *store.Store }
+type epochCollector struct{ st EpochRecords }
 
 func (c epochCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueDepthDesc

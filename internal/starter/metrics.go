@@ -25,9 +25,19 @@ type metrics struct {
 	redriven       *prometheus.CounterVec
 }
 
+// Counts is the store as the API's gauges need it, read at scrape time.
+type Counts interface {
+	PendingCount(ctx context.Context) (int, error)
+	PendingChains(ctx context.Context) (map[string]store.PendingInfo, error)
+	UnfinishedBatches(ctx context.Context) ([]store.BatchCount, error)
+	ProgressOf(ctx context.Context, chains []string, pending map[string]store.PendingInfo) (map[string]store.ChainProgress, error)
+	EpochCounts(ctx context.Context) (map[string]int, error)
+	BackfillCounts(ctx context.Context) ([]store.BackfillCount, error)
+}
+
 // newMetrics registers the API's metrics in reg; a nil reg gets a registry
 // of its own with the Go and process collectors.
-func newMetrics(reg *prometheus.Registry, st *store.Store, chainNames []string, units map[string]string) *metrics {
+func newMetrics(reg *prometheus.Registry, st Counts, chainNames []string, units map[string]string) *metrics {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -148,7 +158,7 @@ var (
 // storeCollector reads the anchoring queue, epochs and backfill from the
 // store at scrape time.
 type storeCollector struct {
-	st     *store.Store
+	st     Counts
 	chains []string          // configured chains: their series show 0 rather than nothing
 	units  map[string]string // backfill network → the unit its progress counts
 }

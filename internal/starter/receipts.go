@@ -10,11 +10,20 @@ import (
 	"github.com/keeperhq/keeper/receipt"
 )
 
+// ReceiptRows is the store as receipts need it: an evidence's place in the
+// log, the log's key and checkpoints, and the proofs (*store.Store).
+type ReceiptRows interface {
+	receipt.ProofSource
+	LogIndexOf(ctx context.Context, evidenceID string) (idx uint64, ok bool, err error)
+	LogKey(ctx context.Context) (string, error)
+	CheckpointsAt(ctx context.Context, sizes []uint64) (map[uint64][]byte, error)
+}
+
 // ReceiptOf is a confirmed evidence's receipt, built by receipt.Build from
 // what the store holds: version 3 when its anchors commit to checkpoints of
 // the evidence log, 2 for anchors of a batch's own root, 1 for evidence
 // taken in before salts.
-func ReceiptOf(ctx context.Context, st *store.Store, ev store.Evidence) (receipt.Receipt, error) {
+func ReceiptOf(ctx context.Context, st ReceiptRows, ev store.Evidence) (receipt.Receipt, error) {
 	rows := receipt.Rows{EvidenceID: ev.ID, Digest: ev.Digest, Salt: ev.Salt}
 	var sizes []uint64
 	for _, a := range ev.Anchors {

@@ -15,6 +15,14 @@ import (
 // Re-driving dead letters in bulk (docs/retries.md, job queue) and the
 // anchoring ages /readyz shows.
 
+// RedriveRecords is the store as re-drive and /readyz need it: dead
+// letters, and each chain's anchoring progress.
+type RedriveRecords interface {
+	DeadLetters(ctx context.Context, f store.RedriveFilter) (store.RedriveResult, error)
+	Redrive(ctx context.Context, f store.RedriveFilter) (store.RedriveResult, error)
+	Progress(ctx context.Context, chains []string) (map[string]store.ChainProgress, error)
+}
+
 func (a *API) redrive(w http.ResponseWriter, r *http.Request) {
 	body, aerr := a.readBody(w, r)
 	if aerr != nil {

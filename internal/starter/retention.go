@@ -18,11 +18,19 @@ import (
 // their rows. It runs beside the dispatcher on each API node; the store
 // serializes nodes that archive at once.
 type Archiver struct {
-	Store     *store.Store
+	Store     Archivable
 	Dir       string
 	Retention time.Duration
 	Logger    *slog.Logger
 	Archived  prometheus.Counter // keeper_evidence_archived_total
+}
+
+// Archivable is the store as retention needs it: confirmed evidence moved
+// out a file at a time, and what its receipts are built from
+// (*store.Store).
+type Archivable interface {
+	ReceiptRows
+	ArchiveConfirmed(ctx context.Context, before time.Time, limit int, write func([]store.Evidence) (string, error)) (int, error)
 }
 
 // archivePerFile bounds one archive file and the transaction that empties

@@ -14,7 +14,7 @@ import (
 // (InsertEvidence here, InsertEvidenceBatch in bulk.go), which writes an
 // evidence's row once and nothing else, and the reads of evidence, whose
 // status is derived from its anchors, with RetryEvidence and RedriveEvidence
-// putting dead-lettered anchors back (evidence.go). Which evidence of a
+// putting dead-lettered anchors back (intakerecords.go). Which evidence of a
 // chain still waits for a batch is the lanes' cursors (lanes.go), shared
 // with Anchors.
 type Intake struct{ *db }

@@ -46,13 +46,13 @@ var (
 type Store struct {
 	*db
 
-	Intake      // evidence taken in, read back and retried (intake.go, bulk.go, evidence.go)
+	Intake      // evidence taken in, read back and retried (intake.go, bulk.go, intakerecords.go)
 	Anchors     // batches, their outbox rows and signed transactions (anchor.go, trees.go)
 	Waits       // finality waits of ConfirmAnchor attempts (waits.go)
 	Log         // the evidence log: entries, tree hashes, checkpoints (log.go)
 	Epochs      // reward epochs and the built-in ledger's intents (epoch.go, ledger.go)
 	Wallets     // wallet backfill: sync status, transfers, balances (backfill.go)
-	Webhooks    // webhook subscriptions and deliveries (webhooks.go)
+	Webhooks    // webhook subscriptions and deliveries (webhook.go)
 	Maintenance // retention's archives, redrive of dead letters, size (retention.go, redrive.go, size.go)
 	Stats       // counts and timings for metrics, progress and benchmarks (stats.go, progress.go, timings.go)
 }

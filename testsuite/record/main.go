@@ -261,7 +261,12 @@ func postEvidence(apiAddr, name string) (string, error) {
 	return a.ID, nil
 }
 
-func waitSettled(ctx context.Context, st *store.Store, id string) (store.Evidence, error) {
+// evidenceReader is the store as waitSettled reads it (*store.Store).
+type evidenceReader interface {
+	GetEvidence(ctx context.Context, id string) (store.Evidence, error)
+}
+
+func waitSettled(ctx context.Context, st evidenceReader, id string) (store.Evidence, error) {
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		ev, err := st.GetEvidence(ctx, id)
 		if err != nil {

@@ -20,13 +20,20 @@ type WorkflowStarter interface {
 	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
 }
 
+// DeliveryQueue is the store as the webhook dispatcher needs it: recorded
+// deliveries not yet handed to Temporal (*store.Store).
+type DeliveryQueue interface {
+	UnstartedDeliveries(ctx context.Context, limit int) ([]store.Delivery, error)
+	MarkDeliveryStarted(ctx context.Context, id string, run int) error
+}
+
 // Webhooks hands recorded webhook deliveries to Temporal: one DeliverWebhook
 // per run of a delivery, with workflow id webhook-<delivery>-<run>, so a
 // start repeated after a crash finds the workflow already there. Deliveries
 // are recorded by the activities that change state, in any worker process;
 // the sweep picks them up (docs/webhooks.md).
 type Webhooks struct {
-	Store    *store.Store
+	Store    DeliveryQueue
 	Temporal WorkflowStarter
 	Policy   workflows.WebhookPolicy
 	Sweep    time.Duration

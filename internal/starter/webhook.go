@@ -2,6 +2,7 @@ package starter
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,6 +17,19 @@ import (
 // Webhooks (docs/webhooks.md): subscriptions, their deliveries and the
 // re-drive of a failed one. The secret is in an answer only on creation and
 // rotation (the new one; never the one it replaced).
+
+// WebhookRecords is the store as webhook routes need it: subscriptions and
+// their deliveries.
+type WebhookRecords interface {
+	CreateWebhook(ctx context.Context, url string, events []string) (store.Webhook, error)
+	GetWebhook(ctx context.Context, id string) (store.Webhook, error)
+	ListWebhooks(ctx context.Context) ([]store.Webhook, error)
+	RotateWebhookSecret(ctx context.Context, id string, grace time.Duration) (store.Webhook, error)
+	EnableWebhook(ctx context.Context, id string) (store.Webhook, error)
+	DeleteWebhook(ctx context.Context, id string) error
+	ListDeliveries(ctx context.Context, subscriptionID string, limit int) ([]store.Delivery, error)
+	RetryDelivery(ctx context.Context, subscriptionID, id string) (store.Delivery, error)
+}
 
 func (a *API) webhookRoutes() []route {
 	return []route{
