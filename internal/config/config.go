@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -403,6 +404,11 @@ const (
 
 // Knobs lists every setting of c, in the order of docs/configuration.md.
 func (c *Config) Knobs() []Knob {
+	return slices.Concat(c.nodeKnobs(), c.batchKnobs(), c.webhookKnobs(), c.intakeKnobs(), c.epochKnobs(), c.serverKnobs(), c.evmKnobs(), c.solanaKnobs(), c.backfillKnobs())
+}
+
+// nodeKnobs are the settings of where keeper keeps its records, serves, logs, and which chains it anchors on and how often it polls them.
+func (c *Config) nodeKnobs() []Knob {
 	return []Knob{
 		{"data-dir", "KEEPER_DATA_DIR", "./.keeper", Base,
 			"directory of keeper.db (keeper's records, unless KEEPER_STORE_URL is set) and, for " +
@@ -469,6 +475,12 @@ func (c *Config) Knobs() []Knob {
 				"starts a status round at once; empty: a quarter of the chain's confirm poll (public clusters: " +
 				ms(solanaPoll.head) + "); 0 = no head probe",
 			optMsKnob{&c.SolanaPoll.Head}},
+	}
+}
+
+// batchKnobs are the settings of how evidence is batched, the cadence of anchors and the evidence log.
+func (c *Config) batchKnobs() []Knob {
+	return []Knob{
 		{"batch-max-items", "KEEPER_BATCH_MAX_ITEMS", "16384", API,
 			"largest batch: what arrives in one anchor interval shares one transaction and one Merkle tree " +
 				"up to this many (a receipt's audit path is log2 of its batch's size: 10 hashes at 1,024, 14 " +
@@ -517,6 +529,12 @@ func (c *Config) Knobs() []Knob {
 				"under overload the Temporal server works at its ceiling instead of queuing tasks it cannot " +
 				"serve (0 = no limit)",
 			&c.MaxQueued},
+	}
+}
+
+// webhookKnobs are the settings of webhook delivery, retention and archived receipts.
+func (c *Config) webhookKnobs() []Knob {
+	return []Knob{
 		{"webhook-allow-private", "KEEPER_WEBHOOK_ALLOW_PRIVATE", "false", Node,
 			"let URLs a caller hands keeper (an epoch's source; webhook endpoints) be http:// and reach " +
 				"loopback, private and link-local addresses; otherwise only https:// to public addresses, " +
@@ -559,6 +577,12 @@ func (c *Config) Knobs() []Knob {
 				"written whole, never changed; back it up); with several API nodes, a directory they share. " +
 				"Empty: <data-dir>/receipts-archive",
 			&c.ArchiveDir},
+	}
+}
+
+// intakeKnobs are the settings of back-pressure on intake, request sizes, retries and activity limits.
+func (c *Config) intakeKnobs() []Knob {
+	return []Knob{
 		{"max-pending", "KEEPER_MAX_PENDING", "10000", API,
 			"pending evidence at or above which priority 6–10 gets 429 `overloaded`",
 			&c.MaxPending},
@@ -606,6 +630,12 @@ func (c *Config) Knobs() []Knob {
 			"concurrent activities per worker process (the anchoring worker's local activities, submit and " +
 				"record, under the same limit counted apart)",
 			&c.ActivityWorkers},
+	}
+}
+
+// epochKnobs are the settings of reward epochs and the HTTP server.
+func (c *Config) epochKnobs() []Knob {
+	return []Knob{
 		{"max-epochs-in-flight", "KEEPER_MAX_EPOCHS_IN_FLIGHT", "64", API,
 			"reward epochs queued or computing at once; one more gets 429 with Retry-After",
 			&c.Epochs.MaxInFlight},
@@ -648,6 +678,12 @@ func (c *Config) Knobs() []Knob {
 				"of the two above: `POST /v1/evidence/batch`, `/v1/evidence` (pages of 1,000), transfers and " +
 				"ledger-intent pages, `/codec`, `/metrics`",
 			&c.HTTP.LongRequest},
+	}
+}
+
+// serverKnobs are the settings of the embedded Temporal server, TLS, auth, pprof and the codec.
+func (c *Config) serverKnobs() []Knob {
+	return []Knob{
 		{"dev-temporal-port", "KEEPER_DEV_TEMPORAL_PORT", "7233", DevServer,
 			"the embedded Temporal frontend's port (`keeper dev`, `devserver`)",
 			&c.Dev.TemporalPort},
@@ -697,6 +733,12 @@ func (c *Config) Knobs() []Knob {
 			"Web UI origins (comma-separated, e.g. https://temporal.example) whose pages may call /codec; " +
 				"`keeper dev` adds its own UI",
 			&c.CodecCORSOrigins},
+	}
+}
+
+// evmKnobs are the settings of EtherLink (EVM).
+func (c *Config) evmKnobs() []Knob {
+	return []Knob{
 		{"evm-network", "KEEPER_EVM_NETWORK", "custom", Node,
 			"etherlink-mainnet or etherlink-testnet: chain id, finality (the `finalized` block), RPC rate " +
 				"(16/s), eth_getLogs range (500 blocks) and answer size (5,000 logs), no tip, 500 ms blocks " +
@@ -765,6 +807,12 @@ func (c *Config) Knobs() []Knob {
 			"block time of the local EVM chain (`keeper dev`, `devchains`); its timestamps follow the wall clock, so it seals " +
 				"at most about a block a second (docs/chains.md)",
 			msKnob{&c.Dev.EVMBlockTime}},
+	}
+}
+
+// solanaKnobs are the settings of Solana.
+func (c *Config) solanaKnobs() []Knob {
+	return []Knob{
 		{"solana-cluster", "KEEPER_SOLANA_CLUSTER", "custom", Node,
 			"mainnet-beta, devnet or testnet: at start keeper reads the node's genesis hash " +
 				"(getGenesisHash) and refuses a node on any other cluster; custom (local or private clusters): " +
@@ -816,6 +864,12 @@ func (c *Config) Knobs() []Knob {
 		{"dev-solana-slot-ms", "KEEPER_DEV_SOLANA_SLOT_MS", "400", LocalChains,
 			"slot time of the local Solana devnet (`keeper dev`, `devchains`)",
 			msKnob{&c.Dev.SolanaSlotTime}},
+	}
+}
+
+// backfillKnobs are the settings of wallet backfill and worker versioning.
+func (c *Config) backfillKnobs() []Knob {
+	return []Knob{
 		{"backfill-workers", "KEEPER_BACKFILL_WORKERS", "4", Worker,
 			"concurrent wallet-backfill scans per worker process (task queue `keeper-backfill`); a free " +
 				"slot takes the next item at once",
