@@ -22,6 +22,7 @@ func root() *cobra.Command {
 }
 
 func main() {
+	cli.TuneGC()
 	if err := root().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "keeper:", err)
 		os.Exit(1)
