@@ -1,7 +1,6 @@
 package evm_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/receipt/verify"
 )
 
@@ -55,23 +56,6 @@ func anvilBinary(t *testing.T) string {
 	return ""
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startAnvil runs anvil on a free port with EtherLink's chain id and a block
 // a second. --slots-in-an-epoch 1 makes anvil's `finalized` block trail the
 // head by 2 blocks instead of 64, so VerifyTx can see finality within the test.
@@ -95,7 +79,7 @@ func freePort(t *testing.T) int {
 func runAnvil(t *testing.T, port int, extra ...string) (url string, stop func()) {
 	t.Helper()
 	bin := anvilBinary(t)
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	args := append([]string{"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--chain-id", "42793"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -155,7 +139,7 @@ func TestAnAnchorOnAnvilBecomesFinalAndVerifies(t *testing.T) {
 	require.NoError(t, a.Ping(context.Background()))
 
 	ctx := context.Background()
-	j := newJournal()
+	j := chaintest.NewJournal()
 	root := randomRoot(t)
 	ref, err := a.Submit(ctx, chains.Anchor{BatchID: 1, Root: root}, j)
 	require.NoError(t, err)
@@ -166,7 +150,7 @@ func TestAnAnchorOnAnvilBecomesFinalAndVerifies(t *testing.T) {
 	st := waitState(t, a, j, 1, chains.Final, 20*time.Second)
 	assert.Equal(t, ref, st.Ref)
 	assert.NotZero(t, st.Block)
-	assert.Len(t, j.records(1), 1)
+	assert.Len(t, j.Records(1), 1)
 
 	var v verify.Tx
 	require.Eventually(t, func() bool {

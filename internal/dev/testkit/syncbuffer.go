@@ -1,0 +1,28 @@
+// Package testkit holds small aids that tests across keeper share: a log
+// sink safe for concurrent writers, and the environment the Temporal SDK's
+// envconfig reads. Only tests link it (docs/architecture.md).
+package testkit
+
+import (
+	"bytes"
+	"sync"
+)
+
+// SyncBuffer collects what goroutines write, such as a run's log lines.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
