@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	keeper "github.com/keeperhq/keeper/client"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
@@ -186,20 +187,11 @@ func TestAPostRetriedAfterALostAnswerStoresOnce(t *testing.T) {
 }
 
 // inProcess is an HTTP client whose every request h answers in the calling
-// goroutine: no socket, so that a synctest bubble's clock runs the retries'
-// waits (the API behind newAPI listens on loopback, which a bubble cannot
-// wait on).
+// goroutine, so that a synctest bubble's clock runs the retries' waits (the
+// API behind newAPI listens on loopback, which a bubble cannot wait on).
 func inProcess(h http.HandlerFunc) *http.Client {
-	return &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
-		rec := httptest.NewRecorder()
-		h(rec, r)
-		return rec.Result(), nil
-	})}
+	return &http.Client{Transport: testkit.HandlerTransport{Handler: h}}
 }
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // answer writes an API answer with its JSON body.
 func answer(w http.ResponseWriter, status int, body string) {
