@@ -100,14 +100,11 @@ func TestASilentlyDroppedAnchorIsReSignedOnItsNonceWithinSecondsAndLands(t *test
 	ctx := context.Background()
 	an := chains.Anchor{BatchID: 2, Root: randomRoot(t)}
 
-	start := time.Now()
 	first, err := a.Submit(ctx, an, j)
 	require.NoError(t, err)
 	st := waitState(t, a, j, 2, chains.Dropped, 5*time.Second)
-	took := time.Since(start)
-	assert.Less(t, took, 3*time.Second, "reported dropped after 10 blocks of 50 ms, not the 60 s resubmit timeout")
 	assert.Equal(t, first, st.Ref)
-	assert.Contains(t, st.Detail, "does not know")
+	assert.Contains(t, st.Detail, "does not know", "reported dropped by the node's silence over DropBlocks blocks, not by the 60 s resubmit timeout")
 	assert.EqualValues(t, 1, p.Stats().Dropped)
 
 	second, err := a.Submit(ctx, an, j) // as the workflow does after Dropped
