@@ -2,6 +2,7 @@ package rpclimit_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -24,13 +25,17 @@ func post(t *testing.T, c *http.Client, url string) int {
 	return resp.StatusCode
 }
 
+// runs numbers the endpoints of TestClientsOfOneEndpointShareItsRate, one
+// of its own each time it runs (-count).
+var runs atomic.Int64
+
 // Clients of one endpoint share its rate: two clients sending 30 requests
 // together at 20 a second need half a second beyond the first second's
 // burst. The endpoint answers in process, in a synctest bubble whose clock
 // runs the limiter's waits.
 func TestClientsOfOneEndpointShareItsRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const url = "http://shared-rate.test"
+		url := fmt.Sprintf("http://shared-rate-%d.test", runs.Add(1)) // For's limiters live as long as the process
 		var n atomic.Int64
 		node := testkit.HandlerTransport{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) })}
 		a := &http.Client{Transport: rpclimit.For(url, 20).Transport(node)}
