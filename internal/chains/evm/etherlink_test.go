@@ -173,7 +173,7 @@ func TestWithoutABlockTimeADroppedAnchorWaitsForTheResubmitTimeoutAsBefore(t *te
 	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 3, Root: randomRoot(t)}, j)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, p.Stats().Dropped)
-	time.Sleep(time.Second) // 20 blocks
+	waitBlocks(t, client(t, c.URL()), 20)
 	st, err := a.Status(context.Background(), 3, j)
 	require.NoError(t, err)
 	assert.Equal(t, chains.Pending, st.State, "custom networks keep today's rule: %s", st.Detail)

@@ -70,7 +70,7 @@ func TestAnAnchoredBatchBecomesFinalCarriesItsRootAndIsNeverSentTwice(t *testing
 	require.NoError(t, err)
 	assert.Equal(t, ref, again, "a second submit of the batch returns the anchored transaction")
 	assert.Len(t, j.Records(7), 1)
-	time.Sleep(150 * time.Millisecond) // a few blocks, in case anything else was sent
+	waitBlocks(t, ec, 3) // in case anything else was sent
 	assert.Equal(t, nonceBefore+1, latestNonce(t, ec, a.Address()), "exactly one transaction was sent")
 
 	var meta map[string]any

@@ -72,6 +72,17 @@ func newAdapter(t *testing.T, c *devchain.Chain, mutate func(*evm.Config)) (*evm
 	return a, logs
 }
 
+// waitBlocks waits until the chain behind ec has made n more blocks.
+func waitBlocks(t *testing.T, ec *ethclient.Client, n uint64) {
+	t.Helper()
+	from, err := ec.BlockNumber(context.Background())
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		head, err := ec.BlockNumber(context.Background())
+		return err == nil && head >= from+n
+	}, 30*time.Second, 10*time.Millisecond, "%d blocks after block %d", n, from)
+}
+
 func client(t *testing.T, url string) *ethclient.Client {
 	t.Helper()
 	rc, err := rpc.Dial(url)
