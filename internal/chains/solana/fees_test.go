@@ -65,7 +65,9 @@ func TestUnderCongestionAnAnchorWithoutAPriorityFeeNeverLands(t *testing.T) {
 
 	_, err := a.Submit(context.Background(), an, j)
 	require.NoError(t, err, "the node accepts it")
-	time.Sleep(300 * time.Millisecond) // ~30 slots and several rebroadcasts
+	slot := chain.Slot()
+	require.Eventually(t, func() bool { return chain.Slot() >= slot+30 }, 30*time.Second, 10*time.Millisecond,
+		"30 slots pass, and several rebroadcasts")
 	expire(t, chain, a, 1, j)
 
 	assert.Equal(t, []uint64{0}, journaledPrices(t, j, 1))
