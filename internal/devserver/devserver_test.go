@@ -199,7 +199,7 @@ func TestSearchAttributeTypeConflict(t *testing.T) {
 }
 
 func TestInMemoryWithUI(t *testing.T) {
-	uiPort := freeTestPort(t)
+	uiPort := testkit.FreePort(t)
 	logger, _ := testLogger(t)
 	s := startServer(t, Options{UIPort: uiPort, Namespace: "keeper-test", Logger: logger})
 	assert.Equal(t, "keeper-test", s.Namespace())
@@ -256,13 +256,4 @@ func TestSlogLoggerLevels(t *testing.T) {
 	assert.NotContains(t, out, "quiet")
 	assert.Contains(t, out, "msg=loud")
 	assert.Contains(t, out, "msg=louder")
-}
-
-func freeTestPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	return port
 }

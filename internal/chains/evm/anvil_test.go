@@ -3,7 +3,6 @@ package evm_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,17 +60,8 @@ func anvilBinary(t *testing.T) string {
 // head by 2 blocks instead of 64, so VerifyTx can see finality within the test.
 func startAnvil(t *testing.T) string {
 	t.Helper()
-	url, _ := runAnvil(t, freePort(t), "--block-time", "1", "--slots-in-an-epoch", "1")
+	url, _ := runAnvil(t, testkit.FreePort(t), "--block-time", "1", "--slots-in-an-epoch", "1")
 	return url
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	return port
 }
 
 // runAnvil runs anvil on port with EtherLink's chain id and extra flags until

@@ -93,7 +93,7 @@ func submitBatches(t *testing.T, a *evm.Adapter, j chains.Journal, roots map[int
 // submits batches 1..n: nonces 0..n-1, pooled.
 func pooledBatches(t *testing.T, n int64) (string, *evm.Adapter, *testkit.SyncBuffer, *chaintest.Journal, map[int64][32]byte) {
 	t.Helper()
-	url, _ := runAnvil(t, freePort(t), "--no-mining")
+	url, _ := runAnvil(t, testkit.FreePort(t), "--no-mining")
 	a, logs := anvilAdapter(t, url)
 	j := chaintest.NewJournal()
 	roots := map[int64][32]byte{}
@@ -181,7 +181,7 @@ func requireEachNonceCarriesOneAnchor(t *testing.T, url string, from common.Addr
 }
 
 func TestSubmitFillsANonceGapLeftByANodeThatRestartedFromAnOlderStateByRebroadcastingTheJournal(t *testing.T) {
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	url, stop := runAnvil(t, port, "--no-mining")
 	a, logs := anvilAdapter(t, url)
 	j := chaintest.NewJournal()
