@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -432,29 +433,34 @@ func (f *webhookFixture) sendOnce(t *testing.T, sched workflows.WebhookSchedule)
 
 func TestARetryAfterOnA429Or503SetsTheNextAttemptWithinTheCap(t *testing.T) {
 	sched := workflows.WebhookSchedule{Base: 5 * time.Second, Cap: time.Hour}
+	seconds := func(s string) func(time.Time) string { return func(time.Time) string { return s } }
 	cases := []struct {
 		name   string
 		status int
-		after  string
+		after  func(now time.Time) string // the Retry-After of an answer sent at now
 		want   time.Duration
 	}{
-		{"503 with seconds", http.StatusServiceUnavailable, "120", 2 * time.Minute},
-		{"429 with an HTTP date", http.StatusTooManyRequests, time.Now().Add(10 * time.Minute).UTC().Format(http.TimeFormat), 10 * time.Minute},
-		{"503 asking for three days gets the cap", http.StatusServiceUnavailable, "259200", time.Hour},
-		{"429 asking for no wait gets the base", http.StatusTooManyRequests, "0", 5 * time.Second},
+		{"503 with seconds", http.StatusServiceUnavailable, seconds("120"), 2 * time.Minute},
+		{"429 with an HTTP date", http.StatusTooManyRequests, func(now time.Time) string { return now.Add(10 * time.Minute).UTC().Format(http.TimeFormat) }, 10 * time.Minute},
+		{"503 asking for three days gets the cap", http.StatusServiceUnavailable, seconds("259200"), time.Hour},
+		{"429 asking for no wait gets the base", http.StatusTooManyRequests, seconds("0"), 5 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newWebhookFixture(t, 0)
+			var asked atomic.Value // the Retry-After sent
 			f.recv.answer = func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Retry-After", c.after)
+				after := c.after(time.Now())
+				asked.Store(after)
+				w.Header().Set("Retry-After", after)
 				w.WriteHeader(c.status)
 			}
 			_, err := f.st.CreateWebhook(context.Background(), f.srv.URL, []string{store.EventEvidenceConfirmed})
 			require.NoError(t, err)
 			f.confirmEvidence(t, 1)
 			wait, d := f.sendOnce(t, sched)
-			assert.InDelta(t, c.want.Seconds(), wait.Seconds(), 2, "asked %q, waits %s", c.after, wait)
+			// An HTTP date counts whole seconds: up to one is lost to it.
+			assert.InDelta(t, c.want.Seconds(), wait.Seconds(), 1, "asked %q, waits %s", asked.Load(), wait)
 			assert.Contains(t, d.LastError, "with Retry-After")
 			assert.Equal(t, store.DeliveryPending, d.Status)
 		})
