@@ -1,6 +1,7 @@
 // Package chaintest holds the test doubles of the chain adapters' contract
 // (internal/chains): an in-memory Journal for tests that drive an adapter
-// without a store. Only tests link it (docs/architecture.md).
+// without a store. Only tests link it: it lives under internal/dev/, which
+// production packages may not import (docs/architecture.md).
 package chaintest
 
 import (
