@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -24,20 +25,21 @@ func storeAway(w http.ResponseWriter, retryAfter string) {
 }
 
 func TestARetryAfterEndingPastTheDeadlineIsNotWaitedFor(t *testing.T) {
-	s := newAPI(t)
-	var attempts atomic.Int32
-	s.setFront(func(w http.ResponseWriter, r *http.Request, _ http.Handler) bool {
-		attempts.Add(1)
-		storeAway(w, "30")
-		return true
+	synctest.Test(t, func(t *testing.T) {
+		var attempts atomic.Int32
+		c := keeper.New("http://keeper.test")
+		c.HTTP = inProcess(func(w http.ResponseWriter, r *http.Request) {
+			attempts.Add(1)
+			storeAway(w, "30")
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := c.Evidence(ctx, "ev_000000000000000000000000")
+		assert.Zero(t, time.Since(start), "it did not sleep into the deadline")
+		assert.True(t, keeper.IsCode(err, "store_unavailable"), "%v", err)
+		assert.Equal(t, int32(1), attempts.Load())
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	start := time.Now()
-	_, err := keeper.New(s.url).Evidence(ctx, "ev_000000000000000000000000")
-	assert.Less(t, time.Since(start), time.Second, "it did not sleep into the deadline")
-	assert.True(t, keeper.IsCode(err, "store_unavailable"), "%v", err)
-	assert.Equal(t, int32(1), attempts.Load())
 }
 
 func TestBatchItemsRefusedWhileTheStoreIsAwayAreSentAgain(t *testing.T) {

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/internal/node"
 )
 
@@ -204,7 +205,7 @@ func TestEverySettingTheExampleGivesIsOneKeeperOrTheTemporalSDKReadsAndValid(t *
 			case strings.HasPrefix(k, "KEEPER_"):
 				environ = append(environ, k+"="+v)
 			case strings.HasPrefix(k, "TEMPORAL_"):
-				assert.Contains(t, temporalEnv, k, "%s sets %s, which the SDK's envconfig does not read", d.Name, k)
+				assert.Contains(t, testkit.TemporalEnv, k, "%s sets %s, which the SDK's envconfig does not read", d.Name, k)
 			case k == "PGPASSFILE":
 				// pgx, under keeper's store, reads PostgreSQL's password from it.
 			default:
@@ -223,7 +224,7 @@ func TestEverySettingTheExampleGivesIsOneKeeperOrTheTemporalSDKReadsAndValid(t *
 		assert.NotContains(t, cfg.StoreURL, ":@", d.Name)
 		assert.NotRegexp(t, `//[^/@]*:[^/@]*@`, cfg.StoreURL, "%s: no password in the store URL (it is in the .pgpass Secret)", d.Name)
 
-		opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{EnvLookup: envMap(env), DisableFile: true})
+		opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{EnvLookup: testkit.EnvMap(env), DisableFile: true})
 		require.NoError(t, err, d.Name)
 		assert.NotEmpty(t, opts.HostPort, "%s: the Temporal frontend from the ConfigMap", d.Name)
 		assert.NotEmpty(t, opts.Namespace, d.Name)
@@ -348,23 +349,3 @@ func TestTheServiceReachesTheAPIAndTheVolumesExist(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == svc.Spec.Ports[0].TargetPort.String() }),
 		"the Service's target port is the API's port")
 }
-
-// temporalEnv are the variables the SDK's envconfig reads.
-var temporalEnv = []string{
-	"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_API_KEY", "TEMPORAL_CLIENT_AUTHORITY", "TEMPORAL_TLS",
-	"TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_CERT_DATA", "TEMPORAL_TLS_CLIENT_KEY_PATH", "TEMPORAL_TLS_CLIENT_KEY_DATA",
-	"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_CA_CERT_DATA", "TEMPORAL_TLS_SERVER_NAME",
-	"TEMPORAL_TLS_DISABLE_HOST_VERIFICATION", "TEMPORAL_CODEC_ENDPOINT", "TEMPORAL_CODEC_AUTH", "TEMPORAL_CONFIG_FILE", "TEMPORAL_PROFILE",
-}
-
-type envMap map[string]string
-
-func (e envMap) Environ() []string {
-	var out []string
-	for k, v := range e {
-		out = append(out, k+"="+v)
-	}
-	return out
-}
-
-func (e envMap) LookupEnv(k string) (string, bool) { v, ok := e[k]; return v, ok }

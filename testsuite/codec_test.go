@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/internal/devserver"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/worker"
@@ -45,7 +46,7 @@ func TestWithACodecKeyFileTemporalHoldsOnlyCiphertextAndKeeperWorksAsBefore(t *t
 	cfg.HTTPAddr = "127.0.0.1:" + strconv.Itoa(freePort(t))
 	cfg.CodecKeyFile = writeCodecKeys(t, "2026-06", "2025-01")
 
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 )
 
 // composeFile is the part of docker-compose.yml the deployment test reads;
@@ -30,26 +31,6 @@ type composeFile struct {
 		} `yaml:"deploy"`
 	} `yaml:"services"`
 }
-
-// temporalEnv are the variables the SDK's envconfig reads (v1.0.2).
-var temporalEnv = []string{
-	"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_API_KEY", "TEMPORAL_CLIENT_AUTHORITY", "TEMPORAL_TLS",
-	"TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_CERT_DATA", "TEMPORAL_TLS_CLIENT_KEY_PATH", "TEMPORAL_TLS_CLIENT_KEY_DATA",
-	"TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_CA_CERT_DATA", "TEMPORAL_TLS_SERVER_NAME",
-	"TEMPORAL_TLS_DISABLE_HOST_VERIFICATION", "TEMPORAL_CODEC_ENDPOINT", "TEMPORAL_CODEC_AUTH", "TEMPORAL_CONFIG_FILE", "TEMPORAL_PROFILE",
-}
-
-type envMap map[string]string
-
-func (e envMap) Environ() []string {
-	var out []string
-	for k, v := range e {
-		out = append(out, k+"="+v)
-	}
-	return out
-}
-
-func (e envMap) LookupEnv(k string) (string, bool) { v, ok := e[k]; return v, ok }
 
 func TestDockerComposeRunsTwoWorkersAndAnAPIWithHealthChecksAndOnlySettingsKeeperReads(t *testing.T) {
 	raw, err := os.ReadFile("../docker-compose.yml")
@@ -82,13 +63,13 @@ func TestDockerComposeRunsTwoWorkersAndAnAPIWithHealthChecksAndOnlySettingsKeepe
 			case strings.HasPrefix(k, "KEEPER_"):
 				assert.True(t, slices.Contains(knobs, k), "%s sets %s, which keeper does not read", name, k)
 			case strings.HasPrefix(k, "TEMPORAL_"):
-				assert.True(t, slices.Contains(temporalEnv, k), "%s sets %s, which the SDK's envconfig does not read", name, k)
+				assert.True(t, slices.Contains(testkit.TemporalEnv, k), "%s sets %s, which the SDK's envconfig does not read", name, k)
 			default:
 				t.Errorf("%s sets %s, which neither keeper nor the SDK reads", name, k)
 			}
 		}
 		// The SDK reads the Temporal settings as the services set them.
-		opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{EnvLookup: envMap(svc.Environment), DisableFile: true})
+		opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{EnvLookup: testkit.EnvMap(svc.Environment), DisableFile: true})
 		require.NoError(t, err, name)
 		assert.Equal(t, "temporal:7233", opts.HostPort, name)
 		assert.Equal(t, "default", opts.Namespace, name)

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/internal/node"
 )
 
@@ -39,7 +40,7 @@ func TestAnAnchoringRoundShowsInMetricsTracesAndLogs(t *testing.T) {
 	spans := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	node, err := node.Start(context.Background(), node.Options{
 		Config: cfg, Roles: node.Roles{API: true, Worker: true}, Chains: ch, TracerProvider: tp,
 		Logger:        cli.NewLogger(&logs, "info", "json"),

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,28 +24,11 @@ import (
 
 	"github.com/keeperhq/keeper/internal/chains/solana"
 	"github.com/keeperhq/keeper/internal/dev/localnet"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/internal/devserver"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/worker"
 )
-
-// syncBuffer collects every log line of a run.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestNoSecretReachesLogsOrWorkflowPayloads runs an anchoring round on both
 // local chains with debug logging everywhere, tracing on, a chain failure on
@@ -54,7 +36,7 @@ func (s *syncBuffer) String() string {
 // history, every span and /metrics for the signing keys and the token.
 func TestNoSecretReachesLogsOrWorkflowPayloads(t *testing.T) {
 	endToEnd(t)
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dir := tempDir(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

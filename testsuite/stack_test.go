@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,6 +22,7 @@ import (
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/dev/stub"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/internal/devserver"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/store"
@@ -160,13 +160,9 @@ func waitConfirmed(t testing.TB, st *store.Store, want int, limit time.Duration)
 	}
 }
 
-// freePort is a TCP port free on 127.0.0.1 at the time of the call.
-func freePort(t testing.TB) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+// freePort is a TCP port free on 127.0.0.1 at the time of the call (the
+// crash suites call it by this name).
+func freePort(t testing.TB) int { return testkit.FreePort(t) }
 
 func tempDir(t testing.TB) string {
 	d := t.TempDir()

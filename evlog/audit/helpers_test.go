@@ -11,8 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,6 +26,7 @@ import (
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/evm"
 	"github.com/keeperhq/keeper/internal/chains/solana"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/logsvc"
@@ -80,40 +79,6 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// memJournal is a store-free chains.Journal.
-type memJournal struct {
-	mu   sync.Mutex
-	recs map[int64][]chains.TxRecord
-}
-
-func (j *memJournal) Transactions(_ context.Context, id int64) ([]chains.TxRecord, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return slices.Clone(j.recs[id]), nil
-}
-
-func (j *memJournal) SaveTransaction(_ context.Context, r chains.TxRecord) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.recs[r.BatchID] = append(j.recs[r.BatchID], r)
-	return nil
-}
-
-func (j *memJournal) Unconfirmed(_ context.Context, chain string) ([]chains.TxRecord, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	var out []chains.TxRecord
-	for _, rs := range j.recs {
-		for _, r := range rs {
-			if r.Chain == chain {
-				out = append(out, r)
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b chains.TxRecord) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	return out, nil
-}
-
 // fixture is a keeper log on a real SQLite store with its anchoring
 // accounts on both chains.
 type fixture struct {
@@ -121,7 +86,7 @@ type fixture struct {
 	signer  *evlog.Signer
 	seq     *logsvc.Sequencer
 	chains  map[string]chains.Adapter
-	journal *memJournal
+	journal *chaintest.Journal
 	batch   atomic.Int64 // batch ids of anchors sent outside the store
 	payer   sol.PrivateKey
 }
@@ -154,7 +119,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(sa.Close)
 
 	f := &fixture{st: st, signer: signer, seq: &logsvc.Sequencer{Store: st, Signer: signer, Interval: time.Second, Logger: quiet},
-		chains: map[string]chains.Adapter{"etherlink": ea, "solana": sa}, journal: &memJournal{recs: map[int64][]chains.TxRecord{}}, payer: payer}
+		chains: map[string]chains.Adapter{"etherlink": ea, "solana": sa}, journal: chaintest.NewJournal(), payer: payer}
 	f.batch.Store(1 << 40)
 	return f
 }

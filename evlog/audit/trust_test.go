@@ -3,7 +3,6 @@ package audit_test
 import (
 	"context"
 	"math/big"
-	"net"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/solana"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/receipt"
 )
 
@@ -121,7 +121,7 @@ func TestAListedAccountThatCannotBeReadIsAFinding(t *testing.T) {
 		assert.Contains(t, all, "an endpoint is on eip155:")
 	})
 	t.Run("an endpoint that does not answer", func(t *testing.T) {
-		down := closedPort(t)
+		down := "http://" + testkit.ClosedAddr(t)
 		r := f.audit(t, f.serve(t), withTrust(f.trustRoot(t)), func(o *audit.Options) {
 			o.Chains[1].RPC = down
 		})
@@ -200,14 +200,4 @@ func TestOthersTransactionsToTheAnchoringAccountsAreNotTheirAnchors(t *testing.T
 	_, all := kinds(r)
 	assert.True(t, r.OK(), all)
 	assert.Equal(t, map[string]int{"etherlink": 2, "solana": 2}, r.Anchors, "keeper's own anchors, and no one else's")
-}
-
-// closedPort is a local URL nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	return "http://" + addr
 }

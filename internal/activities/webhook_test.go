@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ import (
 // posts of each webhook-id, then 204, and keeps every post it got.
 type receiver struct {
 	failFirst int
-	answer    func(w http.ResponseWriter) // when set, answers every post
+	answer    func(w http.ResponseWriter, r *http.Request) // when set, answers every post
 
 	mu    sync.Mutex
 	posts []post
@@ -58,7 +59,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		webhooksign.HeaderSignature: req.Header.Get(webhooksign.HeaderSignature),
 	}, Body: string(body)})
 	if r.answer != nil {
-		r.answer(w)
+		r.answer(w, req)
 		return
 	}
 	r.tries[id]++
@@ -269,7 +270,7 @@ func TestAfterARotationDeliveriesVerifyWithTheOldAndTheNewSecretUntilTheGraceEnd
 	// A rotation whose grace has passed: only the newest secret verifies.
 	third, err := f.st.RotateWebhookSecret(ctx, first.ID, 50*time.Millisecond)
 	require.NoError(t, err)
-	time.Sleep(100 * time.Millisecond)
+	require.Eventually(t, func() bool { return time.Now().After(third.PreviousSecretUntil) }, 10*time.Second, time.Millisecond, "the grace ends")
 	_, _, err = f.st.InsertEvidence(ctx, store.NewEvidence{Digest: [32]byte{7, 7}, Chains: []string{"stub"}, Priority: 5})
 	require.NoError(t, err)
 	b, ok, err := f.st.FormBatch(ctx, "stub", 1)
@@ -298,17 +299,17 @@ func TestRedirectsLargeOrSlowAnswersAndRefusedAddressesAreFailedAttempts(t *test
 	big := bytes.Repeat([]byte("x"), activities.WebhookMaxAnswer+1)
 	cases := []struct {
 		name    string
-		answer  func(w http.ResponseWriter)
+		answer  func(w http.ResponseWriter, r *http.Request)
 		private bool // AllowPrivate of the client's policy
 		error   string
 	}{
-		{"a redirect", func(w http.ResponseWriter) {
+		{"a redirect", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Location", "https://elsewhere.example/")
 			w.WriteHeader(http.StatusFound)
 		}, true, "answered 302; redirects are not followed"},
-		{"an answer over 64 KiB", func(w http.ResponseWriter) { w.Write(big) }, true, "answer larger than 65536 bytes"},
-		{"a slow answer", func(w http.ResponseWriter) { time.Sleep(300 * time.Millisecond) }, true, "no answer within 100ms"},
-		{"a loopback endpoint without KEEPER_WEBHOOK_ALLOW_PRIVATE", func(w http.ResponseWriter) {}, false, "refused by keeper's outbound URL policy"},
+		{"an answer over 64 KiB", func(w http.ResponseWriter, _ *http.Request) { w.Write(big) }, true, "answer larger than 65536 bytes"},
+		{"a slow answer", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, true, "no answer within 100ms"},
+		{"a loopback endpoint without KEEPER_WEBHOOK_ALLOW_PRIVATE", func(w http.ResponseWriter, _ *http.Request) {}, false, "refused by keeper's outbound URL policy"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -373,7 +374,7 @@ func TestAWebhookFailingLongerThanDisableAfterIsDisabledAndItsDeliveriesFailUnti
 
 func TestA410AnswerDisablesTheWebhookAtOnceAndFailsItsDeliveriesWithoutRetry(t *testing.T) {
 	f := newWebhookFixture(t, 0)
-	f.recv.answer = func(w http.ResponseWriter) { w.WriteHeader(http.StatusGone) }
+	f.recv.answer = func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusGone) }
 	ctx := context.Background()
 	w, err := f.st.CreateWebhook(ctx, f.srv.URL, []string{store.EventEvidenceConfirmed})
 	require.NoError(t, err)
@@ -432,29 +433,34 @@ func (f *webhookFixture) sendOnce(t *testing.T, sched workflows.WebhookSchedule)
 
 func TestARetryAfterOnA429Or503SetsTheNextAttemptWithinTheCap(t *testing.T) {
 	sched := workflows.WebhookSchedule{Base: 5 * time.Second, Cap: time.Hour}
+	seconds := func(s string) func(time.Time) string { return func(time.Time) string { return s } }
 	cases := []struct {
 		name   string
 		status int
-		after  string
+		after  func(now time.Time) string // the Retry-After of an answer sent at now
 		want   time.Duration
 	}{
-		{"503 with seconds", http.StatusServiceUnavailable, "120", 2 * time.Minute},
-		{"429 with an HTTP date", http.StatusTooManyRequests, time.Now().Add(10 * time.Minute).UTC().Format(http.TimeFormat), 10 * time.Minute},
-		{"503 asking for three days gets the cap", http.StatusServiceUnavailable, "259200", time.Hour},
-		{"429 asking for no wait gets the base", http.StatusTooManyRequests, "0", 5 * time.Second},
+		{"503 with seconds", http.StatusServiceUnavailable, seconds("120"), 2 * time.Minute},
+		{"429 with an HTTP date", http.StatusTooManyRequests, func(now time.Time) string { return now.Add(10 * time.Minute).UTC().Format(http.TimeFormat) }, 10 * time.Minute},
+		{"503 asking for three days gets the cap", http.StatusServiceUnavailable, seconds("259200"), time.Hour},
+		{"429 asking for no wait gets the base", http.StatusTooManyRequests, seconds("0"), 5 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newWebhookFixture(t, 0)
-			f.recv.answer = func(w http.ResponseWriter) {
-				w.Header().Set("Retry-After", c.after)
+			var asked atomic.Value // the Retry-After sent
+			f.recv.answer = func(w http.ResponseWriter, _ *http.Request) {
+				after := c.after(time.Now())
+				asked.Store(after)
+				w.Header().Set("Retry-After", after)
 				w.WriteHeader(c.status)
 			}
 			_, err := f.st.CreateWebhook(context.Background(), f.srv.URL, []string{store.EventEvidenceConfirmed})
 			require.NoError(t, err)
 			f.confirmEvidence(t, 1)
 			wait, d := f.sendOnce(t, sched)
-			assert.InDelta(t, c.want.Seconds(), wait.Seconds(), 2, "asked %q, waits %s", c.after, wait)
+			// An HTTP date counts whole seconds: up to one is lost to it.
+			assert.InDelta(t, c.want.Seconds(), wait.Seconds(), 1, "asked %q, waits %s", asked.Load(), wait)
 			assert.Contains(t, d.LastError, "with Retry-After")
 			assert.Equal(t, store.DeliveryPending, d.Status)
 		})

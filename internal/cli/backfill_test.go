@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -31,9 +32,17 @@ func newWalletServer(t *testing.T) *server {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	api := &starter.API{Store: st, Chains: []string{"etherlink"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Logger: log,
 		Wallets: &starter.Wallets{Networks: []starter.WalletNetwork{{Name: "etherlink", Unit: "blocks", Parse: evmscan.ParseAddress}}}}
-	srv := httptest.NewServer(api.Handler())
+	s := &server{st: st}
+	h := api.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		if r.Method == http.MethodGet {
+			s.reads.Add(1)
+		}
+	}))
 	t.Cleanup(srv.Close)
-	return &server{st: st, url: srv.URL}
+	s.url = srv.URL
+	return s
 }
 
 // complete plays a whole backfill of cliWallet on the store, as the
@@ -76,9 +85,12 @@ func TestBackfillStatusRefreshesUntilDoneThenShowsReconciledBalances(t *testing.
 	require.NoError(t, err)
 	assert.Contains(t, out, "[------------------------]   0.0%")
 
+	shown := s.reads.Load()
 	go func() {
-		time.Sleep(50 * time.Millisecond)
-		complete(t, s.st)
+		// Complete once the refreshing status has shown the wallet twice.
+		if assert.Eventually(t, func() bool { return s.reads.Load() >= shown+2 }, 10*time.Second, time.Millisecond) {
+			complete(t, s.st)
+		}
 	}()
 	out, _, err = keeper(t, "backfill", "status", cliWallet, "--api", s.url, "--interval", "10ms")
 	require.NoError(t, err)

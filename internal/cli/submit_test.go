@@ -88,9 +88,8 @@ func (s *server) waitFor(t *testing.T, n int, do func(context.Context) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	done := make(chan error, 1)
 	go func() {
-		for (len(s.storedNow(ctx)) < n || s.reads.Load() == 0) && ctx.Err() == nil {
-			time.Sleep(5 * time.Millisecond)
-		}
+		assert.Eventually(t, func() bool { return len(s.storedNow(ctx)) >= n && s.reads.Load() > 0 }, 10*time.Second, 5*time.Millisecond,
+			"%d evidence stored and read", n)
 		done <- do(ctx)
 	}()
 	t.Cleanup(func() {

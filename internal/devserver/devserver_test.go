@@ -1,7 +1,6 @@
 package devserver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,25 +25,9 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/common/log/tag"
+
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 )
-
-// syncBuffer collects log output written from server goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func startServer(t *testing.T, o Options) *Server {
 	t.Helper()
@@ -71,8 +53,8 @@ func dial(t *testing.T, s *Server) client.Client {
 	return c
 }
 
-func testLogger(t *testing.T) (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
+func testLogger(t *testing.T) (*slog.Logger, *testkit.SyncBuffer) {
+	buf := &testkit.SyncBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server logs:\n%s", buf.String())
@@ -217,7 +199,7 @@ func TestSearchAttributeTypeConflict(t *testing.T) {
 }
 
 func TestInMemoryWithUI(t *testing.T) {
-	uiPort := freeTestPort(t)
+	uiPort := testkit.FreePort(t)
 	logger, _ := testLogger(t)
 	s := startServer(t, Options{UIPort: uiPort, Namespace: "keeper-test", Logger: logger})
 	assert.Equal(t, "keeper-test", s.Namespace())
@@ -260,7 +242,7 @@ func TestPortInUse(t *testing.T) {
 }
 
 func TestSlogLoggerLevels(t *testing.T) {
-	var buf syncBuffer
+	var buf testkit.SyncBuffer
 	min := new(slog.LevelVar)
 	min.Set(slog.LevelWarn)
 	l := newSlogLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), min)
@@ -274,13 +256,4 @@ func TestSlogLoggerLevels(t *testing.T) {
 	assert.NotContains(t, out, "quiet")
 	assert.Contains(t, out, "msg=loud")
 	assert.Contains(t, out, "msg=louder")
-}
-
-func freeTestPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	return port
 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math"
 	"math/big"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/evm"
 	"github.com/keeperhq/keeper/internal/chains/solana"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 )
@@ -102,7 +102,7 @@ func TestSignerBalancesOfTheLocalChainsAreReadAtStartAndAgainOnlyAfterAnAnchor(t
 
 	var root [32]byte
 	_, _ = rand.Read(root[:])
-	j := &oneJournal{}
+	j := chaintest.NewJournal()
 	_, err = ea.Submit(ctx, chains.Anchor{BatchID: 1, Root: root}, j)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
@@ -123,29 +123,4 @@ func TestSignerBalancesOfTheLocalChainsAreReadAtStartAndAgainOnlyAfterAnAnchor(t
 	assert.InEpsilon(t, runwayDays(after, spent), g["keeper_chain_signer_runway_days"]["etherlink"], 1e-12)
 	assert.Less(t, g["keeper_chain_signer_runway_days"]["etherlink"], math.Inf(1))
 	assert.Equal(t, math.Inf(1), g["keeper_chain_signer_runway_days"]["solana"])
-}
-
-// oneJournal is an in-memory chains.Journal.
-type oneJournal struct {
-	mu   sync.Mutex
-	recs []chains.TxRecord
-}
-
-func (j *oneJournal) Transactions(context.Context, int64) ([]chains.TxRecord, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return append([]chains.TxRecord(nil), j.recs...), nil
-}
-
-func (j *oneJournal) SaveTransaction(_ context.Context, r chains.TxRecord) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.recs = append(j.recs, r)
-	return nil
-}
-
-func (j *oneJournal) Unconfirmed(context.Context, string) ([]chains.TxRecord, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return append([]chains.TxRecord(nil), j.recs...), nil
 }

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -714,30 +715,32 @@ func TestReusingAnIdempotencyKeyForOtherEvidenceIsRefusedWith422(t *testing.T) {
 }
 
 func TestAPendingEvidenceSaysWhenItsBatchIsDueByTheAnchorInterval(t *testing.T) {
-	f := newFixture(t, 100)
-	f.api.AnchorInterval = func(string) time.Duration { return time.Hour }
-	f.h = openapitest.Handler(t, f.api.Handler())
-	ctx := context.Background()
-	// A batch formed just now opens the chain's interval.
-	rec := f.post(t, map[string]any{"digest": strings.Repeat("ab", 32), "chains": []string{"stub"}})
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	_, ok, err := f.st.FormBatch(ctx, "stub", 10)
-	require.NoError(t, err)
-	require.True(t, ok)
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 100)
+		f.api.AnchorInterval = func(string) time.Duration { return time.Hour }
+		f.h = openapitest.Handler(t, f.api.Handler())
+		ctx := context.Background()
+		// A batch formed just now opens the chain's interval.
+		rec := f.post(t, map[string]any{"digest": strings.Repeat("ab", 32), "chains": []string{"stub"}})
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		_, ok, err := f.st.FormBatch(ctx, "stub", 10)
+		require.NoError(t, err)
+		require.True(t, ok)
 
-	rec = f.post(t, map[string]any{"digest": strings.Repeat("cd", 32), "chains": []string{"stub"}})
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	id := decode[struct{ ID string }](t, rec).ID
-	got := decode[struct {
-		Anchors []struct {
-			Chain      string `json:"chain"`
-			BatchDueAt string `json:"batch_due_at"`
-		} `json:"anchors"`
-	}](t, f.do(t, http.MethodGet, "/v1/evidence/"+id, ""))
-	require.Len(t, got.Anchors, 1)
-	due, err := time.Parse(time.RFC3339Nano, got.Anchors[0].BatchDueAt)
-	require.NoError(t, err, "batch_due_at: %q", got.Anchors[0].BatchDueAt)
-	assert.WithinDuration(t, time.Now().Add(time.Hour), due, time.Minute)
+		rec = f.post(t, map[string]any{"digest": strings.Repeat("cd", 32), "chains": []string{"stub"}})
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		id := decode[struct{ ID string }](t, rec).ID
+		got := decode[struct {
+			Anchors []struct {
+				Chain      string `json:"chain"`
+				BatchDueAt string `json:"batch_due_at"`
+			} `json:"anchors"`
+		}](t, f.do(t, http.MethodGet, "/v1/evidence/"+id, ""))
+		require.Len(t, got.Anchors, 1)
+		due, err := time.Parse(time.RFC3339Nano, got.Anchors[0].BatchDueAt)
+		require.NoError(t, err, "batch_due_at: %q", got.Anchors[0].BatchDueAt)
+		assert.Equal(t, time.Now().Add(time.Hour).UTC(), due.UTC(), "the bubble's clock has not moved since the batch formed")
+	})
 }
 
 func TestMetricsCountEachBackfillUnitApartAndExposeStoredCountsAsGauges(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -248,19 +249,23 @@ func TestTheStarterHandsEachAddToTemporalOnceAndRetriesWhileItIsDown(t *testing.
 }
 
 func TestAnAddedWalletIsHandedToTemporalAtOnceNotAtTheNextSweep(t *testing.T) {
-	f, w := newWalletFixture(t)
-	sig := &signals{}
-	w.Temporal, w.Policy = sig, workflows.BackfillPolicy{ScanTimeout: time.Hour}
-	require.Equal(t, time.Hour, w.Sweep)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	// Run's first pass finds nothing; the add must wake it.
-	time.Sleep(50 * time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		f, w := newWalletFixture(t)
+		sig := &signals{}
+		w.Temporal, w.Policy = sig, workflows.BackfillPolicy{ScanTimeout: time.Hour}
+		require.Equal(t, time.Hour, w.Sweep)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); w.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		// Run's first pass finds nothing; the add must wake it.
+		synctest.Wait()
+		require.Zero(t, sig.count())
 
-	require.Equal(t, http.StatusAccepted, f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+evmWallet+`"}`).Code)
-	require.Eventually(t, func() bool { return sig.count() == 1 }, 10*time.Second, 5*time.Millisecond)
+		require.Equal(t, http.StatusAccepted, f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+evmWallet+`"}`).Code)
+		synctest.Wait() // Run is asleep again, and the bubble's clock has not moved towards the sweep
+		assert.Equal(t, 1, sig.count())
+	})
 }
 
 func TestABalanceStaysReadableMarkedStaleWhileItsNetworkWaitsForARetryAndTheOthersAreRecalculated(t *testing.T) {

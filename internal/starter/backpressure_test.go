@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -36,46 +37,51 @@ func backPressured(t *testing.T, maxPending, ceiling int, wait time.Duration) *f
 }
 
 func TestAtTheCeilingPriority1To5WaitsForRoomThenGets429BacklogFull(t *testing.T) {
-	const wait = 80 * time.Millisecond
-	f := backPressured(t, 2, 4, wait)
-	for i := range 4 {
-		f.submit(t, fmt.Sprint("queued", i), 5)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const wait = 80 * time.Millisecond
+		f := backPressured(t, 2, 4, wait)
+		for i := range 4 {
+			f.submit(t, fmt.Sprint("queued", i), 5)
+		}
 
-	start := time.Now()
-	rec := f.post(t, map[string]any{"digest": hexDigest("urgent"), "chains": []string{"stub"}, "priority": 1})
-	requireRefused(t, rec, http.StatusTooManyRequests, "backlog_full", "priority")
-	assert.Equal(t, "1", rec.Header().Get("Retry-After"))
-	assert.GreaterOrEqual(t, time.Since(start), wait, "it waited for room first")
-	assert.Equal(t, 4, f.pendingCount(t), "nothing was stored past the ceiling")
-	requireRefused(t, f.post(t, map[string]any{"digest": hexDigest("low"), "chains": []string{"stub"}, "priority": 6}),
-		http.StatusTooManyRequests, "overloaded", "priority")
+		start := time.Now()
+		rec := f.post(t, map[string]any{"digest": hexDigest("urgent"), "chains": []string{"stub"}, "priority": 1})
+		requireRefused(t, rec, http.StatusTooManyRequests, "backlog_full", "priority")
+		assert.Equal(t, "1", rec.Header().Get("Retry-After"))
+		assert.GreaterOrEqual(t, time.Since(start), wait, "it waited for room first") // the bubble's clock
+		assert.Equal(t, 4, f.pendingCount(t), "nothing was stored past the ceiling")
+		requireRefused(t, f.post(t, map[string]any{"digest": hexDigest("low"), "chains": []string{"stub"}, "priority": 6}),
+			http.StatusTooManyRequests, "overloaded", "priority")
 
-	body := f.do(t, http.MethodGet, "/metrics", "").Body.String()
-	assert.Contains(t, body, `keeper_intake_rejected_total{reason="backlog_full"} 1`)
-	assert.Contains(t, body, `keeper_intake_rejected_total{reason="overloaded"} 1`)
+		body := f.do(t, http.MethodGet, "/metrics", "").Body.String()
+		assert.Contains(t, body, `keeper_intake_rejected_total{reason="backlog_full"} 1`)
+		assert.Contains(t, body, `keeper_intake_rejected_total{reason="overloaded"} 1`)
+	})
 }
 
 func TestPriority1To5WaitingAtTheCeilingIsTakenOnceABatchMakesRoom(t *testing.T) {
-	f := backPressured(t, 2, 4, 5*time.Second)
-	for i := range 4 {
-		f.submit(t, fmt.Sprint("queued", i), 5)
-	}
-	answer := make(chan *httptest.ResponseRecorder, 1)
-	go func() {
-		answer <- f.post(t, map[string]any{"digest": hexDigest("urgent"), "chains": []string{"stub"}, "priority": 1})
-	}()
-	select {
-	case rec := <-answer:
-		t.Fatalf("answered before there was room: %d %s", rec.Code, rec.Body.String())
-	case <-time.After(200 * time.Millisecond):
-	}
-	_, ok, err := f.st.FormBatch(context.Background(), "stub", 100)
-	require.NoError(t, err)
-	require.True(t, ok)
-	rec := <-answer
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	assert.Equal(t, 1, f.pendingCount(t))
+	synctest.Test(t, func(t *testing.T) {
+		f := backPressured(t, 2, 4, 5*time.Second)
+		for i := range 4 {
+			f.submit(t, fmt.Sprint("queued", i), 5)
+		}
+		answer := make(chan *httptest.ResponseRecorder, 1)
+		go func() {
+			answer <- f.post(t, map[string]any{"digest": hexDigest("urgent"), "chains": []string{"stub"}, "priority": 1})
+		}()
+		synctest.Wait() // the request is waiting for room
+		select {
+		case rec := <-answer:
+			t.Fatalf("answered before there was room: %d %s", rec.Code, rec.Body.String())
+		default:
+		}
+		_, ok, err := f.st.FormBatch(context.Background(), "stub", 100)
+		require.NoError(t, err)
+		require.True(t, ok)
+		rec := <-answer
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		assert.Equal(t, 1, f.pendingCount(t))
+	})
 }
 
 func TestABatchAtTheCeilingTakesTheMostUrgentItemsThatFitAndRefusesTheRestEach(t *testing.T) {
@@ -161,7 +167,7 @@ func TestAFloodOfPriority1NeverPilesUpPastTheCeilingAndEverythingTakenIsConfirme
 				mu       sync.Mutex
 				taken    []string
 				answered = map[int]int{}
-				peak     atomic.Int64
+				peak     int
 			)
 			// Each sender posts batches of 40 priority 1 evidence and single
 			// ones in turn, as fast as it is answered.
@@ -173,6 +179,10 @@ func TestAFloodOfPriority1NeverPilesUpPastTheCeilingAndEverythingTakenIsConfirme
 				defer resp.Body.Close()
 				mu.Lock()
 				defer mu.Unlock()
+				// The pending count is highest right after an intake: read it at every answer.
+				if n, err := st.PendingCount(context.Background()); err == nil {
+					peak = max(peak, n)
+				}
 				if path == "/v1/evidence" {
 					var ev struct{ ID string }
 					json.NewDecoder(resp.Body).Decode(&ev)
@@ -211,33 +221,22 @@ func TestAFloodOfPriority1NeverPilesUpPastTheCeilingAndEverythingTakenIsConfirme
 					}
 				}()
 			}
-			sampled := make(chan struct{})
-			go func() {
-				defer close(sampled)
-				for ctx.Err() == nil {
-					if n, err := st.PendingCount(context.Background()); err == nil && int64(n) > peak.Load() {
-						peak.Store(int64(n))
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
-			}()
 			anchoring := anchorer(ctx, t, st, 20, 100*time.Millisecond) // 200/s at most: slower than the senders
-			refusals := func() int {
+			// Batches formed while the flood went on: more was taken than the ceiling holds.
+			refusedWhileAnchoring := func() bool {
 				mu.Lock()
 				defer mu.Unlock()
-				return answered[http.StatusTooManyRequests]
+				return answered[http.StatusTooManyRequests] >= 20 && len(taken) > 2*ceiling
 			}
-			time.Sleep(time.Second)
-			assert.Eventually(t, func() bool { return refusals() >= 20 }, 30*time.Second, 20*time.Millisecond, "senders faster than batches are told to retry")
+			assert.Eventually(t, refusedWhileAnchoring, 30*time.Second, 20*time.Millisecond, "senders faster than batches are told to retry")
 			stop()
 			senders.Wait()
-			<-sampled
 			<-anchoring
 
 			mu.Lock()
 			defer mu.Unlock()
-			t.Logf("answers %v, peak pending %d", answered, peak.Load())
-			assert.LessOrEqual(t, peak.Load(), int64(ceiling), "the pending count stayed within the ceiling")
+			t.Logf("answers %v, peak pending %d", answered, peak)
+			assert.LessOrEqual(t, peak, ceiling, "the pending count stayed within the ceiling")
 			assert.Len(t, taken, answered[http.StatusAccepted])
 			assert.Empty(t, answered[http.StatusInternalServerError])
 			require.NotEmpty(t, taken)
@@ -280,10 +279,23 @@ func TestWhileTheStoreIsUnreachableEveryAnswerIs503StoreUnavailableAndNothingTak
 		answered = map[int]int{}
 		cut      atomic.Bool
 		duringOK int
+		restored atomic.Bool
+		afterOK  int // 202s sent after the store came back
 	)
+	// sent waits until the steady sender has had n answers that count.
+	sent := func(n int, count func() int, what string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return count() >= n
+		}, 30*time.Second, 5*time.Millisecond, what)
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	sending := make(chan struct{})
+	pace := time.NewTicker(5 * time.Millisecond)
+	defer pace.Stop()
 	go func() {
 		defer close(sending)
 		for i := 0; ctx.Err() == nil; i++ {
@@ -298,17 +310,23 @@ func TestWhileTheStoreIsUnreachableEveryAnswerIs503StoreUnavailableAndNothingTak
 				if cut.Load() {
 					duringOK++
 				}
+				if restored.Load() {
+					afterOK++
+				}
 			}
 			if rec.Code == http.StatusServiceUnavailable {
 				assert.NotEmpty(t, rec.Header().Get("Retry-After"))
 				assert.Contains(t, rec.Body.String(), `"store_unavailable"`)
 			}
 			mu.Unlock()
-			time.Sleep(5 * time.Millisecond)
+			select { // a client's pace, not a flood
+			case <-ctx.Done():
+			case <-pace.C:
+			}
 		}
 	}()
 
-	time.Sleep(300 * time.Millisecond)
+	sent(5, func() int { return answered[http.StatusAccepted] }, "the steady sender is taken before the cut")
 	before := f.submit(t, "before the cut", 5)
 	proxy.Cut()
 	cut.Store(true)
@@ -338,15 +356,16 @@ func TestWhileTheStoreIsUnreachableEveryAnswerIs503StoreUnavailableAndNothingTak
 	metrics := f.do(t, http.MethodGet, "/metrics", "")
 	assert.Equal(t, http.StatusOK, metrics.Code, "metrics are still served")
 	assert.Regexp(t, `keeper_intake_rejected_total\{reason="store_unavailable"\} [1-9]`, metrics.Body.String())
-	time.Sleep(300 * time.Millisecond)
+	sent(3, func() int { return answered[http.StatusServiceUnavailable] }, "the steady sender is refused while the store is away")
 
 	require.NoError(t, proxy.Restore())
 	cut.Store(false)
+	restored.Store(true)
 	require.Eventually(t, func() bool {
 		rec := f.post(t, map[string]any{"digest": hexDigest("after"), "chains": []string{"stub"}})
 		return rec.Code == http.StatusAccepted
 	}, 10*time.Second, 50*time.Millisecond, "intake works again")
-	time.Sleep(200 * time.Millisecond)
+	sent(5, func() int { return afterOK }, "the steady sender is taken again")
 	stop()
 	<-sending
 

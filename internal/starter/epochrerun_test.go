@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -95,39 +96,42 @@ func (s *stalledTemporal) ExecuteWorkflow(ctx context.Context, _ client.StartWor
 }
 
 func TestComputeAnswers503WithRetryAfterWhenTemporalDoesNotAcceptWithinTheDeadline(t *testing.T) {
-	f := newEpochFixture(t, 64)
-	stalled := &stalledTemporal{hadDeadline: make(chan bool, 2)}
-	f.api.Temporal = stalled
-	f.api.Epochs.AcceptTimeout = 300 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		f := newEpochFixture(t, 64)
+		stalled := &stalledTemporal{hadDeadline: make(chan bool, 2)}
+		f.api.Temporal = stalled
+		f.api.Epochs.AcceptTimeout = 300 * time.Millisecond
 
-	began := time.Now()
-	rec := f.compute(t, "slow", threeAccounts)
-	took := time.Since(began)
-	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
-	assert.Equal(t, "5", rec.Header().Get("Retry-After"))
-	e := decode[errorJSON](t, rec)
-	assert.Equal(t, "temporal_unavailable", e.Code)
-	assert.Contains(t, e.Message, "within 300ms")
-	assert.True(t, <-stalled.hadDeadline)
-	assert.Less(t, took, time.Second, "answered at the deadline, not when Temporal gave up")
-	assert.GreaterOrEqual(t, took, 300*time.Millisecond)
+		began := time.Now()
+		rec := f.compute(t, "slow", threeAccounts)
+		took := time.Since(began)
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+		assert.Equal(t, "5", rec.Header().Get("Retry-After"))
+		e := decode[errorJSON](t, rec)
+		assert.Equal(t, "temporal_unavailable", e.Code)
+		assert.Contains(t, e.Message, "within 300ms")
+		assert.True(t, <-stalled.hadDeadline)
+		assert.Equal(t, 300*time.Millisecond, took, "answered at the deadline, not when Temporal gave up")
 
-	// The epoch stays queued: once Temporal accepts, the same request starts it.
-	m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/slow", ""))
-	assert.Equal(t, "queued", m.Status)
-	f.api.Temporal = f.temporal
-	require.Equal(t, http.StatusAccepted, f.compute(t, "slow", threeAccounts).Code)
-	assert.Len(t, f.temporal.started(), 1)
+		// The epoch stays queued: once Temporal accepts, the same request starts it.
+		m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/slow", ""))
+		assert.Equal(t, "queued", m.Status)
+		f.api.Temporal = f.temporal
+		require.Equal(t, http.StatusAccepted, f.compute(t, "slow", threeAccounts).Code)
+		assert.Len(t, f.temporal.started(), 1)
+	})
 }
 
 func TestComputesAcceptDeadlineIsTwoSecondsUnlessConfigured(t *testing.T) {
-	f := newEpochFixture(t, 64)
-	stalled := &stalledTemporal{hadDeadline: make(chan bool, 1)}
-	f.api.Temporal = stalled
-	began := time.Now()
-	rec := f.compute(t, "slow", threeAccounts)
-	took := time.Since(began)
-	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
-	assert.Contains(t, decode[errorJSON](t, rec).Message, "within 2s")
-	assert.InDelta(t, 2.0, took.Seconds(), 0.5)
+	synctest.Test(t, func(t *testing.T) {
+		f := newEpochFixture(t, 64)
+		stalled := &stalledTemporal{hadDeadline: make(chan bool, 1)}
+		f.api.Temporal = stalled
+		began := time.Now()
+		rec := f.compute(t, "slow", threeAccounts)
+		took := time.Since(began)
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+		assert.Contains(t, decode[errorJSON](t, rec).Message, "within 2s")
+		assert.Equal(t, 2*time.Second, took)
+	})
 }

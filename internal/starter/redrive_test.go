@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -107,37 +108,41 @@ func TestARedriveFilterIsCheckedFieldByField(t *testing.T) {
 }
 
 func TestRedriveSelectsByTheTimeOfDeadLettering(t *testing.T) {
-	f := newFixture(t, 100)
-	_, before := f.deadLetter(t, "before", 1)
-	time.Sleep(5 * time.Millisecond)
-	cut := time.Now().UTC().Format(time.RFC3339Nano)
-	time.Sleep(5 * time.Millisecond)
-	_, after := f.deadLetter(t, "after", 1)
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 100)
+		_, before := f.deadLetter(t, "before", 1)
+		time.Sleep(5 * time.Millisecond)
+		cut := time.Now().UTC().Format(time.RFC3339Nano)
+		time.Sleep(5 * time.Millisecond)
+		_, after := f.deadLetter(t, "after", 1)
 
-	rec := f.do(t, "POST", "/v1/dead-letters/redrive", `{"chain": "stub", "since": "`+cut+`"}`)
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	assert.Equal(t, after, decode[api.RedriveResult](t, rec).EvidenceIDs)
-	assert.Equal(t, "dead_letter", f.get(t, before[0]).Status)
-	assert.Equal(t, "pending", f.get(t, after[0]).Status)
+		rec := f.do(t, "POST", "/v1/dead-letters/redrive", `{"chain": "stub", "since": "`+cut+`"}`)
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		assert.Equal(t, after, decode[api.RedriveResult](t, rec).EvidenceIDs)
+		assert.Equal(t, "dead_letter", f.get(t, before[0]).Status)
+		assert.Equal(t, "pending", f.get(t, after[0]).Status)
+	})
 }
 
 func TestReadinessShowsEachChainsAgesWithoutFailingOnThem(t *testing.T) {
-	f := newFixture(t, 100)
-	f.deadLetter(t, "dead", 1)
-	f.submit(t, "waiting", 5)
-	time.Sleep(20 * time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 100)
+		f.deadLetter(t, "dead", 1)
+		f.submit(t, "waiting", 5)
+		time.Sleep(20 * time.Millisecond)
 
-	rec := f.do(t, "GET", "/readyz", "")
-	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	got := decode[struct {
-		Ready     bool `json:"ready"`
-		Anchoring map[string]struct {
-			OldestUnconfirmedAge float64 `json:"oldest_unconfirmed_age_seconds"`
-			LastSuccessAt        string  `json:"last_success_at"`
-		} `json:"anchoring"`
-	}](t, rec)
-	assert.True(t, got.Ready, "a waiting evidence and a dead letter do not make the node unready")
-	require.Contains(t, got.Anchoring, "stub")
-	assert.GreaterOrEqual(t, got.Anchoring["stub"].OldestUnconfirmedAge, 0.02, "the waiting evidence's age, not the dead letter's")
-	assert.Empty(t, got.Anchoring["stub"].LastSuccessAt, "nothing confirmed yet")
+		rec := f.do(t, "GET", "/readyz", "")
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		got := decode[struct {
+			Ready     bool `json:"ready"`
+			Anchoring map[string]struct {
+				OldestUnconfirmedAge float64 `json:"oldest_unconfirmed_age_seconds"`
+				LastSuccessAt        string  `json:"last_success_at"`
+			} `json:"anchoring"`
+		}](t, rec)
+		assert.True(t, got.Ready, "a waiting evidence and a dead letter do not make the node unready")
+		require.Contains(t, got.Anchoring, "stub")
+		assert.GreaterOrEqual(t, got.Anchoring["stub"].OldestUnconfirmedAge, 0.02, "the waiting evidence's age, not the dead letter's")
+		assert.Empty(t, got.Anchoring["stub"].LastSuccessAt, "nothing confirmed yet")
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -120,43 +121,45 @@ func TestAFailedDeliveryIsListedAndReDrivenOnce(t *testing.T) {
 }
 
 func TestRotatingWithAGraceShowsOnlyTheNewSecretAndWhenTheOldOneStopsSigning(t *testing.T) {
-	f := newFixture(t, 100)
-	f.api.WebhookRotationGrace = 24 * time.Hour
-	created := decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
-	path := "/v1/webhooks/" + created.ID
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 100)
+		f.api.WebhookRotationGrace = 24 * time.Hour
+		created := decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
+		path := "/v1/webhooks/" + created.ID
 
-	before := time.Now()
-	rec := f.do(t, "POST", path+"/rotate-secret", `{"grace":"1h"}`)
-	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	rotated := decode[api.Webhook](t, rec)
-	assert.NotEqual(t, created.Secret, rotated.Secret)
-	assert.NotContains(t, rec.Body.String(), created.Secret, "the old secret is never shown")
-	assert.WithinDuration(t, before.Add(time.Hour), rotated.PreviousSecretExpiresAt, 5*time.Second)
-	got := f.do(t, "GET", path, "")
-	assert.NotContains(t, got.Body.String(), "whsec_")
-	assert.Equal(t, rotated.PreviousSecretExpiresAt, decode[api.Webhook](t, got).PreviousSecretExpiresAt)
+		before := time.Now()
+		rec := f.do(t, "POST", path+"/rotate-secret", `{"grace":"1h"}`)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		rotated := decode[api.Webhook](t, rec)
+		assert.NotEqual(t, created.Secret, rotated.Secret)
+		assert.NotContains(t, rec.Body.String(), created.Secret, "the old secret is never shown")
+		assert.Equal(t, before.Add(time.Hour).UTC(), rotated.PreviousSecretExpiresAt.UTC(), "the bubble's clock has not moved")
+		got := f.do(t, "GET", path, "")
+		assert.NotContains(t, got.Body.String(), "whsec_")
+		assert.Equal(t, rotated.PreviousSecretExpiresAt, decode[api.Webhook](t, got).PreviousSecretExpiresAt)
 
-	// Without a body the server's default grace applies.
-	rotated = decode[api.Webhook](t, f.do(t, "POST", path+"/rotate-secret", ""))
-	assert.WithinDuration(t, time.Now().Add(24*time.Hour), rotated.PreviousSecretExpiresAt, 5*time.Second)
-	// "0s" replaces the secret outright.
-	rotated = decode[api.Webhook](t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"0s"}`))
-	assert.True(t, rotated.PreviousSecretExpiresAt.IsZero())
+		// Without a body the server's default grace applies.
+		rotated = decode[api.Webhook](t, f.do(t, "POST", path+"/rotate-secret", ""))
+		assert.Equal(t, time.Now().Add(24*time.Hour).UTC(), rotated.PreviousSecretExpiresAt.UTC())
+		// "0s" replaces the secret outright.
+		rotated = decode[api.Webhook](t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"0s"}`))
+		assert.True(t, rotated.PreviousSecretExpiresAt.IsZero())
 
-	_, target, err := deliveryTarget(t, f, created.ID)
-	require.NoError(t, err)
-	for _, bad := range []string{`{"grace":"soon"}`, `{"grace":"169h"}`, `{"grace":"-1h"}`, `{"grace":3600}`, `{"graceful":"1h"}`} {
-		rec := f.do(t, "POST", path+"/rotate-secret", bad)
-		require.Equal(t, http.StatusBadRequest, rec.Code, bad)
-		var refusal struct{ Field string }
-		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &refusal))
-		assert.True(t, strings.HasPrefix(refusal.Field, "grace"), "%s: field %q", bad, refusal.Field)
-	}
-	_, after, err := deliveryTarget(t, f, created.ID)
-	require.NoError(t, err)
-	assert.Equal(t, target.Secrets, after.Secrets, "a refused rotation changes nothing")
-	requireRefused(t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"soon"}`), 400, "invalid_grace", "grace")
-	requireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_000000000000000000000000/rotate-secret", `{"grace":"1h"}`), 404, "not_found", "id")
+		_, target, err := deliveryTarget(t, f, created.ID)
+		require.NoError(t, err)
+		for _, bad := range []string{`{"grace":"soon"}`, `{"grace":"169h"}`, `{"grace":"-1h"}`, `{"grace":3600}`, `{"graceful":"1h"}`} {
+			rec := f.do(t, "POST", path+"/rotate-secret", bad)
+			require.Equal(t, http.StatusBadRequest, rec.Code, bad)
+			var refusal struct{ Field string }
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &refusal))
+			assert.True(t, strings.HasPrefix(refusal.Field, "grace"), "%s: field %q", bad, refusal.Field)
+		}
+		_, after, err := deliveryTarget(t, f, created.ID)
+		require.NoError(t, err)
+		assert.Equal(t, target.Secrets, after.Secrets, "a refused rotation changes nothing")
+		requireRefused(t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"soon"}`), 400, "invalid_grace", "grace")
+		requireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_000000000000000000000000/rotate-secret", `{"grace":"1h"}`), 404, "not_found", "id")
+	})
 }
 
 // deliveryTarget records a delivery to the webhook and returns its target.

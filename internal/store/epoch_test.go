@@ -138,7 +138,7 @@ func TestQuarantinedEpochsAreListedMostRecentFirstUpToTheLimit(t *testing.T) {
 		}
 		for _, id := range []string{"a", "b", "c"} {
 			require.NoError(t, st.FinishEpoch(ctx, id, 1, store.EpochQuarantined, "check failed"))
-			time.Sleep(2 * time.Millisecond) // finished_at is in milliseconds
+			nextMillisecond(t)
 		}
 		require.NoError(t, st.FinishEpoch(ctx, "ok", 1, store.EpochCompleted, ""))
 		ids, err := st.QuarantinedEpochs(ctx, 2)

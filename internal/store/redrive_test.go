@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -91,9 +90,8 @@ func TestRedriveSelectsByChainAndTimeOfDeadLettering(t *testing.T) {
 		be := formOne(t, st, "eth", 10)
 		bs := formOne(t, st, "stub", 10)
 		require.NoError(t, st.DeadLetterBatch(ctx, be.ID, "eth down"))
-		time.Sleep(5 * time.Millisecond)
-		cut := time.Now()
-		time.Sleep(5 * time.Millisecond)
+		cut := nextMillisecond(t)
+		nextMillisecond(t)
 		require.NoError(t, st.DeadLetterBatch(ctx, bs.ID, "stub down"))
 
 		before, err := st.DeadLetters(ctx, store.RedriveFilter{Until: cut})

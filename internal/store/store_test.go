@@ -21,6 +21,17 @@ import (
 
 func digestOf(s string) [32]byte { return sha256.Sum256([]byte(s)) }
 
+// nextMillisecond waits until the clock reads a later millisecond than when
+// it was called (the stores keep times in milliseconds) and returns that
+// time: what is written after it is later than what was written before.
+func nextMillisecond(t *testing.T) time.Time {
+	t.Helper()
+	was := time.Now().UnixMilli()
+	var now time.Time
+	require.Eventually(t, func() bool { now = time.Now(); return now.UnixMilli() > was }, time.Second, 100*time.Microsecond)
+	return now
+}
+
 func insert(t *testing.T, st *store.Store, ne store.NewEvidence) store.Evidence {
 	t.Helper()
 	ev, created, err := st.InsertEvidence(context.Background(), ne)

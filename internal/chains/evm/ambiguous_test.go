@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/internal/dev/rpcfault"
 	"github.com/keeperhq/keeper/receipt"
@@ -20,11 +21,12 @@ import (
 // JSON-RPC error from the moment the next transaction is journaled: its
 // broadcast fails without a word on whether the node took it. The caller
 // clears the faults.
-func failNextBroadcast(j *memJournal, p *rpcfault.Proxy) {
+func failNextBroadcast(j *chaintest.Journal, p *rpcfault.Proxy) {
 	var once sync.Once
-	j.afterSave = func(chains.TxRecord) {
+	j.SetAfterSave(func(chains.TxRecord) error {
 		once.Do(func() { p.SetFaults(rpcfault.Faults{ErrorRate: 1}) })
-	}
+		return nil
+	})
 }
 
 // Two batches that commit to one checkpoint carry the same calldata. The
@@ -38,7 +40,7 @@ func TestTwoBatchesOnOneCheckpointNeverShareATransactionAfterABroadcastFailedAnd
 	before, _ := etherlinkAdapter(t, c, p.URL())
 	ec := client(t, c.URL())
 	start := latestNonce(t, ec, before.Address())
-	j := newJournal()
+	j := chaintest.NewJournal()
 	cp := receipt.CheckpointRef{KeyHash: 0x0badcafe, Size: 12, Root: randomRoot(t)}
 	first := chains.Anchor{BatchID: 1, Root: cp.Root, Checkpoint: &cp}
 	second := chains.Anchor{BatchID: 2, Root: cp.Root, Checkpoint: &cp}
@@ -48,7 +50,7 @@ func TestTwoBatchesOnOneCheckpointNeverShareATransactionAfterABroadcastFailedAnd
 	_, err := before.Submit(ctx, first, j)
 	require.Error(t, err, "the broadcast failed")
 	p.SetFaults(rpcfault.Faults{})
-	require.Len(t, j.records(1), 1, "journaled before the broadcast")
+	require.Len(t, j.Records(1), 1, "journaled before the broadcast")
 
 	after, logs := etherlinkAdapter(t, c, p.URL()) // keeper restarted: it remembers no nonce
 	ref2, err := after.Submit(ctx, second, j)
@@ -56,9 +58,9 @@ func TestTwoBatchesOnOneCheckpointNeverShareATransactionAfterABroadcastFailedAnd
 	ref1, err := after.Submit(ctx, first, j) // the first batch's retry rebroadcasts its journaled transaction
 	require.NoError(t, err)
 	assert.NotEqual(t, ref1, ref2, "each batch has a transaction of its own")
-	assert.Equal(t, j.records(1)[0].Ref, ref1)
-	assert.Equal(t, start, decodeTx(t, j.records(1)[0].Raw).Nonce())
-	assert.Equal(t, start+1, decodeTx(t, j.records(2)[0].Raw).Nonce(), "the second batch signed on the nonce after the first's")
+	assert.Equal(t, j.Records(1)[0].Ref, ref1)
+	assert.Equal(t, start, decodeTx(t, j.Records(1)[0].Raw).Nonce())
+	assert.Equal(t, start+1, decodeTx(t, j.Records(2)[0].Raw).Nonce(), "the second batch signed on the nonce after the first's")
 	assert.Contains(t, logs.String(), "another batch journaled this very transaction")
 
 	assert.Equal(t, ref1, waitState(t, after, j, 1, chains.Final, 10*time.Second).Ref)
@@ -75,7 +77,7 @@ func TestAfterABroadcastFailsTheNextBatchSignsOnTheFollowingNonceAndEachLandsFir
 	a, _ := etherlinkAdapter(t, c, p.URL())
 	ec := client(t, c.URL())
 	start := latestNonce(t, ec, a.Address())
-	j := newJournal()
+	j := chaintest.NewJournal()
 	ctx := context.Background()
 	first := chains.Anchor{BatchID: 1, Root: randomRoot(t)}
 	second := chains.Anchor{BatchID: 2, Root: randomRoot(t)}
@@ -87,13 +89,13 @@ func TestAfterABroadcastFailsTheNextBatchSignsOnTheFollowingNonceAndEachLandsFir
 
 	ref2, err := a.Submit(ctx, second, j)
 	require.NoError(t, err)
-	assert.Equal(t, start+1, decodeTx(t, j.records(2)[0].Raw).Nonce())
+	assert.Equal(t, start+1, decodeTx(t, j.Records(2)[0].Raw).Nonce())
 	ref1, err := a.Submit(ctx, first, j)
 	require.NoError(t, err)
 
 	assert.Equal(t, ref1, waitState(t, a, j, 1, chains.Final, 10*time.Second).Ref)
 	assert.Equal(t, ref2, waitState(t, a, j, 2, chains.Final, 10*time.Second).Ref)
-	assert.Len(t, j.records(1), 1, "signed once")
-	assert.Len(t, j.records(2), 1, "signed once")
+	assert.Len(t, j.Records(1), 1, "signed once")
+	assert.Len(t, j.Records(2), 1, "signed once")
 	assert.Equal(t, start+2, latestNonce(t, ec, a.Address()))
 }

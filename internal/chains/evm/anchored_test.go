@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/receipt"
 )
@@ -45,7 +46,7 @@ func TestOnlyTheSignersOwnAnchorIsReadBackWhateverOthersSendIt(t *testing.T) {
 
 	const key = 0x1234abcd
 	own := receipt.CheckpointRef{KeyHash: key, Size: 122, Root: randomRoot(t)}
-	j := newJournal()
+	j := chaintest.NewJournal()
 	_, err = a.Submit(ctx, chains.Anchor{BatchID: 1, Root: own.Root, Checkpoint: &own}, j)
 	require.NoError(t, err)
 	waitState(t, a, j, 1, chains.Final, 20*time.Second)

@@ -1,10 +1,8 @@
 package evm_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,8 @@ import (
 
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/receipt/verify"
 )
 
@@ -55,39 +55,13 @@ func anvilBinary(t *testing.T) string {
 	return ""
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startAnvil runs anvil on a free port with EtherLink's chain id and a block
 // a second. --slots-in-an-epoch 1 makes anvil's `finalized` block trail the
 // head by 2 blocks instead of 64, so VerifyTx can see finality within the test.
 func startAnvil(t *testing.T) string {
 	t.Helper()
-	url, _ := runAnvil(t, freePort(t), "--block-time", "1", "--slots-in-an-epoch", "1")
+	url, _ := runAnvil(t, testkit.FreePort(t), "--block-time", "1", "--slots-in-an-epoch", "1")
 	return url
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	return port
 }
 
 // runAnvil runs anvil on port with EtherLink's chain id and extra flags until
@@ -95,7 +69,7 @@ func freePort(t *testing.T) int {
 func runAnvil(t *testing.T, port int, extra ...string) (url string, stop func()) {
 	t.Helper()
 	bin := anvilBinary(t)
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	args := append([]string{"--host", "127.0.0.1", "--port", strconv.Itoa(port), "--chain-id", "42793"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -155,7 +129,7 @@ func TestAnAnchorOnAnvilBecomesFinalAndVerifies(t *testing.T) {
 	require.NoError(t, a.Ping(context.Background()))
 
 	ctx := context.Background()
-	j := newJournal()
+	j := chaintest.NewJournal()
 	root := randomRoot(t)
 	ref, err := a.Submit(ctx, chains.Anchor{BatchID: 1, Root: root}, j)
 	require.NoError(t, err)
@@ -166,7 +140,7 @@ func TestAnAnchorOnAnvilBecomesFinalAndVerifies(t *testing.T) {
 	st := waitState(t, a, j, 1, chains.Final, 20*time.Second)
 	assert.Equal(t, ref, st.Ref)
 	assert.NotZero(t, st.Block)
-	assert.Len(t, j.records(1), 1)
+	assert.Len(t, j.Records(1), 1)
 
 	var v verify.Tx
 	require.Eventually(t, func() bool {

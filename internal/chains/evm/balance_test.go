@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 )
 
@@ -28,7 +29,7 @@ func TestBalanceIsTheSignersWeiAndFallsByWhatAnAnchorCost(t *testing.T) {
 	require.Positive(t, before.Sign(), "the dev signer is funded")
 	assert.Zero(t, before.Cmp(onNode), "Balance is the node's eth_getBalance of the signer")
 
-	j := newJournal()
+	j := chaintest.NewJournal()
 	_, err = a.Submit(ctx, chains.Anchor{BatchID: 1, Root: randomRoot(t)}, j)
 	require.NoError(t, err)
 	st := waitState(t, a, j, 1, chains.Final, 20*time.Second)

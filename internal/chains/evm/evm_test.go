@@ -25,6 +25,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/internal/retry"
 	"github.com/keeperhq/keeper/receipt/verify"
@@ -35,7 +36,7 @@ func TestAnAnchoredBatchBecomesFinalCarriesItsRootAndIsNeverSentTwice(t *testing
 	a, _ := newAdapter(t, c, nil)
 	ec := client(t, c.URL())
 	ctx := context.Background()
-	j := newJournal()
+	j := chaintest.NewJournal()
 	root := randomRoot(t)
 	nonceBefore := latestNonce(t, ec, a.Address())
 
@@ -68,12 +69,12 @@ func TestAnAnchoredBatchBecomesFinalCarriesItsRootAndIsNeverSentTwice(t *testing
 	again, err := a.Submit(ctx, chains.Anchor{BatchID: 7, Root: root}, j)
 	require.NoError(t, err)
 	assert.Equal(t, ref, again, "a second submit of the batch returns the anchored transaction")
-	assert.Len(t, j.records(7), 1)
-	time.Sleep(150 * time.Millisecond) // a few blocks, in case anything else was sent
+	assert.Len(t, j.Records(7), 1)
+	waitBlocks(t, ec, 3) // in case anything else was sent
 	assert.Equal(t, nonceBefore+1, latestNonce(t, ec, a.Address()), "exactly one transaction was sent")
 
 	var meta map[string]any
-	require.NoError(t, json.Unmarshal(j.records(7)[0].Meta, &meta))
+	require.NoError(t, json.Unmarshal(j.Records(7)[0].Meta, &meta))
 	assert.EqualValues(t, nonceBefore, meta["nonce"])
 	assert.NotEmpty(t, meta["max_fee_per_gas"])
 	assert.NotEmpty(t, meta["max_priority_fee_per_gas"])
@@ -116,26 +117,26 @@ func TestARetryAfterACrashBetweenJournalAndBroadcastSendsTheSameTransaction(t *t
 	c := startChain(t, devchain.Options{})
 	a, _ := newAdapter(t, c, nil)
 	ec := client(t, c.URL())
-	j := newJournal()
+	j := chaintest.NewJournal()
 	root := randomRoot(t)
 	nonceBefore := latestNonce(t, ec, a.Address())
 
 	// The "crash": the record is saved, then the activity dies before broadcasting.
 	ctx, cancel := context.WithCancel(context.Background())
-	j.afterSave = func(chains.TxRecord) { cancel() }
+	j.SetAfterSave(func(chains.TxRecord) error { cancel(); return nil })
 	_, err := a.Submit(ctx, chains.Anchor{BatchID: 1, Root: root}, j)
 	require.Error(t, err)
 	assert.False(t, retry.IsPermanent(err), "a crash is retried")
-	require.Len(t, j.records(1), 1)
-	journaled := j.records(1)[0]
+	require.Len(t, j.Records(1), 1)
+	journaled := j.Records(1)[0]
 	_, _, err = ec.TransactionByHash(context.Background(), common.HexToHash(journaled.Ref))
 	require.ErrorIs(t, err, ethereum.NotFound, "nothing reached the node")
 
-	j.afterSave = nil
+	j.SetAfterSave(nil)
 	ref, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: root}, j)
 	require.NoError(t, err)
 	assert.Equal(t, journaled.Ref, ref, "the retry broadcast the journaled transaction")
-	assert.Len(t, j.records(1), 1, "and signed nothing new")
+	assert.Len(t, j.Records(1), 1, "and signed nothing new")
 	onChain, _, err := ec.TransactionByHash(context.Background(), common.HexToHash(ref))
 	require.NoError(t, err)
 	raw, err := onChain.MarshalBinary()
@@ -151,7 +152,7 @@ func TestAStuckTransactionIsDroppedThenResubmittedOnTheSameNonceWithFeesUpTenPer
 	a, logs := newAdapter(t, c, func(cfg *evm.Config) { cfg.ResubmitTimeout = 400 * time.Millisecond })
 	ec := client(t, c.URL())
 	ctx := context.Background()
-	j := newJournal()
+	j := chaintest.NewJournal()
 	root := randomRoot(t)
 	nonceBefore := latestNonce(t, ec, a.Address())
 
@@ -169,7 +170,7 @@ func TestAStuckTransactionIsDroppedThenResubmittedOnTheSameNonceWithFeesUpTenPer
 	second, err := a.Submit(ctx, chains.Anchor{BatchID: 3, Root: root}, j)
 	require.NoError(t, err)
 	assert.NotEqual(t, first, second, "re-signed")
-	recs := j.records(3)
+	recs := j.Records(3)
 	require.Len(t, recs, 2)
 	oldTx, newTx := decodeTx(t, recs[0].Raw), decodeTx(t, recs[1].Raw)
 	assert.Equal(t, oldTx.Nonce(), newTx.Nonce(), "same nonce: it replaces, never adds")
@@ -197,7 +198,7 @@ func TestAnEvictedTransactionIsRebroadcastUnchanged(t *testing.T) {
 	a, _ := newAdapter(t, c, nil)
 	ec := client(t, c.URL())
 	ctx := context.Background()
-	j := newJournal()
+	j := chaintest.NewJournal()
 	root := randomRoot(t)
 
 	c.PauseMining()
@@ -223,7 +224,7 @@ func TestAReorganisedAnchorIsNotFinalUntilItLandsAgain(t *testing.T) {
 	c := startChain(t, devchain.Options{BlockTime: time.Hour, FinalityDepth: 4}) // blocks only on demand
 	a, _ := newAdapter(t, c, nil)
 	ctx := context.Background()
-	j := newJournal()
+	j := chaintest.NewJournal()
 	root := randomRoot(t)
 
 	ref, err := a.Submit(ctx, chains.Anchor{BatchID: 5, Root: root}, j)
@@ -259,7 +260,7 @@ func TestAReorgThatMovesTheAnchorToAnotherBlockReportsTheNewBlock(t *testing.T) 
 	a, _ := newAdapter(t, c, nil)
 	ec := client(t, c.URL())
 	ctx := context.Background()
-	j := newJournal()
+	j := chaintest.NewJournal()
 
 	ref, err := a.Submit(ctx, chains.Anchor{BatchID: 6, Root: randomRoot(t)}, j)
 	require.NoError(t, err)
@@ -286,7 +287,7 @@ func TestFiftyConcurrentBatchesGetConsecutiveNoncesAndAllBecomeFinal(t *testing.
 	a, _ := newAdapter(t, c, nil)
 	ec := client(t, c.URL())
 	ctx := context.Background()
-	j := newJournal()
+	j := chaintest.NewJournal()
 	start := latestNonce(t, ec, a.Address())
 
 	const n = 50
@@ -307,7 +308,7 @@ func TestFiftyConcurrentBatchesGetConsecutiveNoncesAndAllBecomeFinal(t *testing.
 
 	var nonces []uint64
 	for i := range n {
-		recs := j.records(int64(100 + i))
+		recs := j.Records(int64(100 + i))
 		require.Len(t, recs, 1)
 		nonces = append(nonces, decodeTx(t, recs[0].Raw).Nonce())
 	}
@@ -378,7 +379,7 @@ func TestAThousandInFlightStatusLookupsCostOneBatchCallPerHundredHashesPerRound(
 		cfg.MaxBatch = 100
 		cfg.PollInterval = time.Hour // rounds run only when the test says
 	})
-	j := newJournal()
+	j := chaintest.NewJournal()
 
 	// 1,000 batches awaiting finality, each with a signed transaction the
 	// node has never seen (so every lookup stays pending).
@@ -397,7 +398,7 @@ func TestAThousandInFlightStatusLookupsCostOneBatchCallPerHundredHashesPerRound(
 
 	round := func() {
 		t.Helper()
-		readsBefore := j.reads.Load()
+		readsBefore := j.Reads()
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
@@ -406,7 +407,7 @@ func TestAThousandInFlightStatusLookupsCostOneBatchCallPerHundredHashesPerRound(
 				assert.Equal(t, chains.Pending, st.State)
 			})
 		}
-		require.Eventually(t, func() bool { return j.reads.Load()-readsBefore == n }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return j.Reads()-readsBefore == n }, 5*time.Second, time.Millisecond)
 		time.Sleep(100 * time.Millisecond) // every lookup is now waiting in the poller
 		a.PollNow()
 		wg.Wait()
@@ -444,7 +445,7 @@ func TestAnUnfundedSignerFailsToSubmitWithARetryableError(t *testing.T) {
 	c := startChain(t, devchain.Options{})
 	poor := mustKey(t)
 	a, _ := newAdapter(t, c, func(cfg *evm.Config) { cfg.Key = poor })
-	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 9, Root: randomRoot(t)}, newJournal())
+	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 9, Root: randomRoot(t)}, chaintest.NewJournal())
 	require.Error(t, err)
 	assert.False(t, retry.IsPermanent(err), "funding the signer fixes it")
 	assert.Contains(t, strings.ToLower(err.Error()), "insufficient funds")
@@ -466,7 +467,7 @@ func TestTheKeyNeverAppearsInErrorsLogsOrPrintedConfig(t *testing.T) {
 
 	// Logs of a full anchoring, a fee bump and a rebroadcast, at debug level.
 	a, logs := newAdapter(t, c, func(cfg *evm.Config) { cfg.ResubmitTimeout = 300 * time.Millisecond })
-	j := newJournal()
+	j := chaintest.NewJournal()
 	root := randomRoot(t)
 	c.PauseMining()
 	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: root}, j)
@@ -521,12 +522,12 @@ func TestFeesAreCappedByTheCeilingAndAStuckTransactionAtTheCeilingIsRebroadcastN
 		cfg.ResubmitTimeout = 300 * time.Millisecond
 	})
 	ctx := context.Background()
-	j := newJournal()
+	j := chaintest.NewJournal()
 	root := randomRoot(t)
 
 	ref, err := a.Submit(ctx, chains.Anchor{BatchID: 1, Root: root}, j)
 	require.NoError(t, err)
-	tx := decodeTx(t, j.records(1)[0].Raw)
+	tx := decodeTx(t, j.Records(1)[0].Raw)
 	assert.Equal(t, ceiling, tx.GasFeeCap(), "max fee per gas is capped")
 	assert.LessOrEqual(t, tx.GasTipCap().Cmp(ceiling), 0)
 
@@ -534,7 +535,7 @@ func TestFeesAreCappedByTheCeilingAndAStuckTransactionAtTheCeilingIsRebroadcastN
 	again, err := a.Submit(ctx, chains.Anchor{BatchID: 1, Root: root}, j)
 	require.NoError(t, err)
 	assert.Equal(t, ref, again, "no room under the ceiling for a +10 % replacement")
-	assert.Len(t, j.records(1), 1)
+	assert.Len(t, j.Records(1), 1)
 	assert.Contains(t, logs.String(), "fee ceiling reached")
 	st, err := a.Status(ctx, 1, j)
 	require.NoError(t, err)
@@ -551,10 +552,10 @@ func TestANodeWithoutMaxPriorityFeePerGasIsPricedFromTheGasPrice(t *testing.T) {
 		return strings.ReplaceAll(body, `"eth_maxPriorityFeePerGas"`, `"eth_noSuchMethod"`)
 	}}
 	a, _ := newAdapter(t, c, func(cfg *evm.Config) { cfg.RPCURL = proxy.serve(t, c.URL()) })
-	j := newJournal()
+	j := chaintest.NewJournal()
 	ref, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: randomRoot(t)}, j)
 	require.NoError(t, err)
-	tx := decodeTx(t, j.records(1)[0].Raw)
+	tx := decodeTx(t, j.Records(1)[0].Raw)
 	assert.Positive(t, tx.GasTipCap().Sign(), "tip = gas price − base fee")
 	st := waitState(t, a, j, 1, chains.Final, 10*time.Second)
 	assert.Equal(t, ref, st.Ref)

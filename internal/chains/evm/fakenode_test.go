@@ -20,6 +20,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 )
 
 // fakeNode is a scripted JSON-RPC node for states a real dev chain cannot be
@@ -117,7 +118,7 @@ func (f *fakeNode) serve(t *testing.T) string {
 }
 
 // journalWith returns a journal holding one signed (never broadcast) anchor for batch 1.
-func journalWith(t *testing.T) (*memJournal, common.Hash) {
+func journalWith(t *testing.T) (*chaintest.Journal, common.Hash) {
 	t.Helper()
 	key := mustKey(t)
 	to := common.Address{1}
@@ -126,7 +127,7 @@ func journalWith(t *testing.T) (*memJournal, common.Hash) {
 	})
 	raw, err := tx.MarshalBinary()
 	require.NoError(t, err)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	require.NoError(t, j.SaveTransaction(context.Background(), chains.TxRecord{BatchID: 1, Chain: evm.Name, Ref: tx.Hash().Hex(), Raw: raw, CreatedAt: time.Now()}))
 	return j, tx.Hash()
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/internal/retry"
 )
 
@@ -58,11 +60,11 @@ func mineEvery(t *testing.T, url string, interval time.Duration) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-func anvilAdapter(t *testing.T, url string) (*evm.Adapter, *logBuffer) {
+func anvilAdapter(t *testing.T, url string) (*evm.Adapter, *testkit.SyncBuffer) {
 	t.Helper()
 	key, err := crypto.HexToECDSA(anvilKey0[2:])
 	require.NoError(t, err)
-	logs := &logBuffer{}
+	logs := &testkit.SyncBuffer{}
 	a, err := evm.New(context.Background(), evm.Config{
 		RPCURL:          url,
 		Key:             key,
@@ -89,11 +91,11 @@ func submitBatches(t *testing.T, a *evm.Adapter, j chains.Journal, roots map[int
 
 // pooledBatches starts anvil without mining and an adapter on it, and
 // submits batches 1..n: nonces 0..n-1, pooled.
-func pooledBatches(t *testing.T, n int64) (string, *evm.Adapter, *logBuffer, *memJournal, map[int64][32]byte) {
+func pooledBatches(t *testing.T, n int64) (string, *evm.Adapter, *testkit.SyncBuffer, *chaintest.Journal, map[int64][32]byte) {
 	t.Helper()
-	url, _ := runAnvil(t, freePort(t), "--no-mining")
+	url, _ := runAnvil(t, testkit.FreePort(t), "--no-mining")
 	a, logs := anvilAdapter(t, url)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	roots := map[int64][32]byte{}
 	submitBatches(t, a, j, roots, 1, n)
 	return url, a, logs, j, roots
@@ -179,10 +181,10 @@ func requireEachNonceCarriesOneAnchor(t *testing.T, url string, from common.Addr
 }
 
 func TestSubmitFillsANonceGapLeftByANodeThatRestartedFromAnOlderStateByRebroadcastingTheJournal(t *testing.T) {
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	url, stop := runAnvil(t, port, "--no-mining")
 	a, logs := anvilAdapter(t, url)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	roots := map[int64][32]byte{}
 
 	submitBatches(t, a, j, roots, 1, 2) // nonces 0, 1
@@ -213,7 +215,7 @@ func TestSubmitFillsANonceGapLeftByANodeThatRestartedFromAnOlderStateByRebroadca
 func TestSubmitFillsANonceGapByRebroadcastingTheDroppedMiddleNonceBeforeBumpingAnyLaterOne(t *testing.T) {
 	url, a, _, j, roots := pooledBatches(t, 5) // nonces 0..4
 
-	dropped := j.records(3)[0].Ref // nonce 2
+	dropped := j.Records(3)[0].Ref // nonce 2
 	anvilCall(t, url, nil, "anvil_dropTransaction", dropped)
 	anvilCall(t, url, nil, "evm_mine")
 	var n hexutil.Uint64
@@ -225,7 +227,7 @@ func TestSubmitFillsANonceGapByRebroadcastingTheDroppedMiddleNonceBeforeBumpingA
 	time.Sleep(gapResubmit)
 	ref5, err := a.Submit(context.Background(), chains.Anchor{BatchID: 5, Root: roots[5]}, j)
 	require.NoError(t, err)
-	assert.Equal(t, j.records(5)[0].Ref, ref5)
+	assert.Equal(t, j.Records(5)[0].Ref, ref5)
 	var pooled *struct {
 		Hash common.Hash `json:"hash"`
 	}
@@ -236,14 +238,14 @@ func TestSubmitFillsANonceGapByRebroadcastingTheDroppedMiddleNonceBeforeBumpingA
 	final := confirmAll(t, a, j, roots, 60*time.Second)
 	requireEachNonceCarriesOneAnchor(t, url, a.Address(), roots, final)
 	for id := range roots {
-		assert.Len(t, j.records(id), 1, "batch %d: the gap was filled with the journaled transaction; nothing was re-signed", id)
+		assert.Len(t, j.Records(id), 1, "batch %d: the gap was filled with the journaled transaction; nothing was re-signed", id)
 	}
 	assert.Equal(t, dropped, final[3], "the dropped transaction itself filled the gap")
 }
 
 func TestASignerWhoseNonceWasTakenByATransactionKeeperNeverSignedStopsWithAPermanentError(t *testing.T) {
 	url, a, logs, j, roots := pooledBatches(t, 1) // nonce 0
-	ours := j.records(1)[0].Ref
+	ours := j.Records(1)[0].Ref
 
 	// Someone else signs nonce 0 with the same key (a plain transfer) and it
 	// is mined instead of keeper's anchor.
@@ -286,6 +288,6 @@ func TestASignerWhoseNonceWasTakenByATransactionKeeperNeverSignedStopsWithAPerma
 	_, err = a.Submit(ctx, chains.Anchor{BatchID: 2, Root: randomRoot(t)}, j)
 	require.Error(t, err, "the stopped signer signs nothing more")
 	assert.True(t, retry.IsPermanent(err))
-	assert.Empty(t, j.records(2))
+	assert.Empty(t, j.Records(2))
 	assert.Contains(t, logs.String(), "signer stopped")
 }

@@ -1,7 +1,6 @@
 package evm_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/rand"
@@ -10,9 +9,6 @@ import (
 	"log/slog"
 	"math/big"
 	"os"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,78 +22,8 @@ import (
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/evm"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 )
-
-// memJournal is a store-free chains.Journal.
-type memJournal struct {
-	mu    sync.Mutex
-	recs  map[int64][]chains.TxRecord
-	reads atomic.Int64
-	// afterSave runs after a record is saved, before SaveTransaction returns.
-	afterSave func(chains.TxRecord)
-}
-
-func newJournal() *memJournal { return &memJournal{recs: map[int64][]chains.TxRecord{}} }
-
-func (j *memJournal) Transactions(_ context.Context, batchID int64) ([]chains.TxRecord, error) {
-	j.reads.Add(1)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return slices.Clone(j.recs[batchID]), nil
-}
-
-func (j *memJournal) SaveTransaction(_ context.Context, rec chains.TxRecord) error {
-	j.mu.Lock()
-	j.recs[rec.BatchID] = append(j.recs[rec.BatchID], rec)
-	hook := j.afterSave
-	j.mu.Unlock()
-	if hook != nil {
-		hook(rec)
-	}
-	return nil
-}
-
-// Unconfirmed lists every batch's records on chain, oldest first: the fake
-// knows nothing of confirmation, and the adapter only uses nonces the node has
-// not mined.
-func (j *memJournal) Unconfirmed(_ context.Context, chain string) ([]chains.TxRecord, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	var out []chains.TxRecord
-	for _, recs := range j.recs {
-		for _, r := range recs {
-			if r.Chain == chain {
-				out = append(out, r)
-			}
-		}
-	}
-	slices.SortStableFunc(out, func(a, b chains.TxRecord) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	return out, nil
-}
-
-func (j *memJournal) records(batchID int64) []chains.TxRecord {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return slices.Clone(j.recs[batchID])
-}
-
-// logBuffer collects every log line the adapter writes.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 func startChain(t *testing.T, o devchain.Options) *devchain.Chain {
 	t.Helper()
@@ -127,9 +53,9 @@ func devKey(t *testing.T, c *devchain.Chain) *ecdsa.PrivateKey {
 func keyHex(k *ecdsa.PrivateKey) string { return hex.EncodeToString(crypto.FromECDSA(k)) }
 
 // newAdapter connects an adapter to the dev chain with the dev key; logs go to the returned buffer.
-func newAdapter(t *testing.T, c *devchain.Chain, mutate func(*evm.Config)) (*evm.Adapter, *logBuffer) {
+func newAdapter(t *testing.T, c *devchain.Chain, mutate func(*evm.Config)) (*evm.Adapter, *testkit.SyncBuffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cfg := evm.Config{
 		RPCURL:       c.URL(),
 		Key:          devKey(t, c),
@@ -144,6 +70,17 @@ func newAdapter(t *testing.T, c *devchain.Chain, mutate func(*evm.Config)) (*evm
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
 	return a, logs
+}
+
+// waitBlocks waits until the chain behind ec has made n more blocks.
+func waitBlocks(t *testing.T, ec *ethclient.Client, n uint64) {
+	t.Helper()
+	from, err := ec.BlockNumber(context.Background())
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		head, err := ec.BlockNumber(context.Background())
+		return err == nil && head >= from+n
+	}, 30*time.Second, 10*time.Millisecond, "%d blocks after block %d", n, from)
 }
 
 func client(t *testing.T, url string) *ethclient.Client {

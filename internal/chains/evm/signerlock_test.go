@@ -13,6 +13,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/evm"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 )
 
@@ -26,7 +27,7 @@ func TestTwoWorkersSharingASignerThroughANonceFileNeverReuseANonce(t *testing.T)
 	a2, _ := newAdapter(t, c, withFile)
 	ec := client(t, c.URL())
 	ctx := context.Background()
-	j := newJournal() // the shared store
+	j := chaintest.NewJournal() // the shared store
 	start := latestNonce(t, ec, a1.Address())
 
 	const n = 40
@@ -50,7 +51,7 @@ func TestTwoWorkersSharingASignerThroughANonceFileNeverReuseANonce(t *testing.T)
 	}
 	var nonces []uint64
 	for i := range n {
-		recs := j.records(int64(500 + i))
+		recs := j.Records(int64(500 + i))
 		require.Len(t, recs, 1)
 		nonces = append(nonces, decodeTx(t, recs[0].Raw).Nonce())
 	}

@@ -3,7 +3,6 @@ package rpcpool_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/chains/rpcpool"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 )
 
 // node is an EVM JSON-RPC endpoint served by go-ethereum's own RPC server:
@@ -79,16 +79,6 @@ func (n *node) sentCount() int {
 	return len(n.sent)
 }
 
-// deadURL is an endpoint that refuses connections.
-func deadURL(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return "http://" + addr + "/v1/secret-api-key"
-}
-
 func dial(t *testing.T, p *rpcpool.Pool) *rpc.Client {
 	t.Helper()
 	c, err := rpc.DialOptions(context.Background(), p.Primary(), rpc.WithHTTPClient(&http.Client{Transport: p.Transport(http.DefaultTransport)}))
@@ -106,7 +96,7 @@ func receiptOf(t *testing.T, c *rpc.Client, h common.Hash) map[string]any {
 
 func TestReadsFailOverFromAnEndpointThatIsDownAndItShowsUnhealthy(t *testing.T) {
 	_, up := startNode(t, 500)
-	down := deadURL(t)
+	down := "http://" + testkit.ClosedAddr(t) + "/v1/secret-api-key"
 	p, err := rpcpool.New(rpcpool.EVM, rpcpool.Options{URLs: []string{down, up}})
 	require.NoError(t, err)
 	c := dial(t, p)
@@ -206,8 +196,8 @@ func TestOnlyTheTrustedEndpointCanConfirmAReceipt(t *testing.T) {
 }
 
 func TestAnErrorNamesTheEndpointButNeverItsKey(t *testing.T) {
-	second := strings.Replace(deadURL(t), "secret-api-key", "second-key", 1)
-	p, err := rpcpool.New(rpcpool.EVM, rpcpool.Options{URLs: []string{deadURL(t), second}, Timeout: time.Second})
+	second := strings.Replace("http://"+testkit.ClosedAddr(t)+"/v1/secret-api-key", "secret-api-key", "second-key", 1)
+	p, err := rpcpool.New(rpcpool.EVM, rpcpool.Options{URLs: []string{"http://" + testkit.ClosedAddr(t) + "/v1/secret-api-key", second}, Timeout: time.Second})
 	require.NoError(t, err)
 	c := dial(t, p)
 	var head hexutil.Uint64

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/retry"
 	"github.com/keeperhq/keeper/receipt/verify"
@@ -27,7 +29,7 @@ import (
 func TestAnAnchoredBatchBecomesFinalAndVerifiesWithItsRoot(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	root := rootOf("batch 1")
 	ctx := context.Background()
 
@@ -53,7 +55,7 @@ func TestAnAnchoredBatchBecomesFinalAndVerifiesWithItsRoot(t *testing.T) {
 func TestSubmittingTheSameBatchTwiceSendsTheSameTransaction(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 2, Root: rootOf("batch 2")}
 
 	first, err := a.Submit(context.Background(), an, j)
@@ -62,7 +64,7 @@ func TestSubmittingTheSameBatchTwiceSendsTheSameTransaction(t *testing.T) {
 	require.NoError(t, err)
 
 	assert.Equal(t, first, second)
-	assert.Len(t, j.records(2), 1, "one journaled transaction")
+	assert.Len(t, j.Records(2), 1, "one journaled transaction")
 	waitFor(t, a, 2, j, 10*time.Second)
 	assert.Equal(t, 1, anchorsOnChain(t, chain.URL(), payer.PublicKey(), an.Root), "anchored once")
 }
@@ -70,22 +72,28 @@ func TestSubmittingTheSameBatchTwiceSendsTheSameTransaction(t *testing.T) {
 func TestACrashBetweenJournalingAndSendingResendsTheSameBytes(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
-	j.failAfterSave = 1
+	j := chaintest.NewJournal()
+	var crashed atomic.Bool
+	j.SetAfterSave(func(chains.TxRecord) error {
+		if crashed.CompareAndSwap(false, true) {
+			return errors.New("worker crashed after the journal write")
+		}
+		return nil
+	})
 	an := chains.Anchor{BatchID: 3, Root: rootOf("batch 3")}
 
 	_, err := a.Submit(context.Background(), an, j)
 	require.Error(t, err, "the crash surfaces as an error")
 	assert.False(t, retry.IsPermanent(err), "a crash is retried")
 	assert.Zero(t, chain.Calls("sendTransaction"), "nothing was sent before the crash")
-	journaled := j.records(3)
+	journaled := j.Records(3)
 	require.Len(t, journaled, 1)
 
 	ref, err := a.Submit(context.Background(), an, j)
 	require.NoError(t, err)
 
 	assert.Equal(t, journaled[0].Ref, ref)
-	recs := j.records(3)
+	recs := j.Records(3)
 	require.Len(t, recs, 1, "the retry signed nothing new")
 	assert.Equal(t, journaled[0].Raw, recs[0].Raw)
 	assert.Equal(t, chains.Final, waitFor(t, a, 3, j, 10*time.Second).State)
@@ -95,7 +103,7 @@ func TestACrashBetweenJournalingAndSendingResendsTheSameBytes(t *testing.T) {
 func TestADroppedSendIsRebroadcastUntilItLands(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 4, Root: rootOf("batch 4")}
 	chain.DropNext(1)
 
@@ -106,13 +114,13 @@ func TestADroppedSendIsRebroadcastUntilItLands(t *testing.T) {
 	assert.Equal(t, chains.Final, st.State, st.Detail)
 	assert.Equal(t, ref, st.Ref, "the same transaction landed")
 	assert.GreaterOrEqual(t, chain.Calls("sendTransaction"), 2, "it was sent again")
-	assert.Len(t, j.records(4), 1)
+	assert.Len(t, j.Records(4), 1)
 }
 
 func TestAnExpiredBlockhashIsDroppedAndSubmitSignsAgainWithAFreshOne(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 5, Root: rootOf("batch 5")}
 	chain.DropNext(1)
 
@@ -128,7 +136,7 @@ func TestAnExpiredBlockhashIsDroppedAndSubmitSignsAgainWithAFreshOne(t *testing.
 	second, err := a.Submit(context.Background(), an, j)
 	require.NoError(t, err)
 	assert.NotEqual(t, first, second, "a new signature")
-	recs := j.records(5)
+	recs := j.Records(5)
 	require.Len(t, recs, 2)
 	var m1, m2 txMeta
 	require.NoError(t, json.Unmarshal(recs[0].Meta, &m1))
@@ -145,7 +153,7 @@ func TestAnExpiredBlockhashIsDroppedAndSubmitSignsAgainWithAFreshOne(t *testing.
 func TestSubmitAfterExpiryReturnsTheSignatureThatLandedInsteadOfSigningAgain(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 6, Root: rootOf("batch 6")}
 
 	first, err := a.Submit(context.Background(), an, j)
@@ -156,13 +164,13 @@ func TestSubmitAfterExpiryReturnsTheSignatureThatLandedInsteadOfSigningAgain(t *
 	again, err := a.Submit(context.Background(), an, j)
 	require.NoError(t, err)
 	assert.Equal(t, first, again)
-	assert.Len(t, j.records(6), 1)
+	assert.Len(t, j.Records(6), 1)
 }
 
 func TestAnAnchorOlderThanTheStatusCacheIsStillFoundAndNeverSignedTwice(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 9, Root: rootOf("batch 9")}
 	first, err := a.Submit(context.Background(), an, j)
 	require.NoError(t, err)
@@ -178,14 +186,14 @@ func TestAnAnchorOlderThanTheStatusCacheIsStillFoundAndNeverSignedTwice(t *testi
 	again, err := a.Submit(context.Background(), an, j)
 	require.NoError(t, err)
 	assert.Equal(t, first, again)
-	assert.Len(t, j.records(9), 1, "nothing signed twice")
+	assert.Len(t, j.Records(9), 1, "nothing signed twice")
 	assert.Equal(t, 1, anchorsOnChain(t, chain.URL(), payer.PublicKey(), an.Root))
 }
 
 func TestATransactionThatErrorsOnChainIsFailedWithTheChainsError(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	// A memo that is not UTF-8 fails in the memo program. Journal it as the
 	// batch's transaction and get it included past preflight.
 	client := rpc.New(chain.URL())
@@ -222,7 +230,7 @@ func TestAnUnfundedPayerIsARetryableSubmitErrorThatNamesTheCause(t *testing.T) {
 	unfunded := newKey(t)
 	a := newAdapter(t, chain.URL(), unfunded)
 
-	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: rootOf("no funds")}, newJournal())
+	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: rootOf("no funds")}, chaintest.NewJournal())
 
 	require.Error(t, err)
 	assert.False(t, retry.IsPermanent(err), "an unfunded payer can be topped up: retry")
@@ -234,7 +242,7 @@ func TestConfirmedCommitmentIsFinalBeforeFinalizedIs(t *testing.T) {
 	chain.Pause()
 	fin := newAdapter(t, chain.URL(), payer)
 	conf := newAdapter(t, chain.URL(), payer, func(c *Config) { c.Commitment = "confirmed" })
-	j := newJournal()
+	j := chaintest.NewJournal()
 
 	_, err := fin.Submit(context.Background(), chains.Anchor{BatchID: 8, Root: rootOf("batch 8")}, j)
 	require.NoError(t, err)
@@ -256,7 +264,7 @@ func TestAThousandAnchorsInFlightNeedAtMostFourStatusCallsPerPollRound(t *testin
 		c.PollInterval = 100 * time.Millisecond
 		c.RebroadcastInterval = time.Minute // this test counts status calls, not sends
 	})
-	j := newJournal()
+	j := chaintest.NewJournal()
 	const n = 1000
 	ctx := context.Background()
 	chain.Pause() // nothing lands until every anchor is being polled
@@ -314,7 +322,7 @@ func TestAThousandAnchorsInFlightNeedAtMostFourStatusCallsPerPollRound(t *testin
 func TestSubmittingAnotherRootForAJournaledBatchIsAPermanentError(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: rootOf("a")}, j)
 	require.NoError(t, err)
 
@@ -322,14 +330,14 @@ func TestSubmittingAnotherRootForAJournaledBatchIsAPermanentError(t *testing.T) 
 
 	require.Error(t, err)
 	assert.True(t, retry.IsPermanent(err))
-	assert.Len(t, j.records(1), 1)
+	assert.Len(t, j.Records(1), 1)
 }
 
 func TestStatusOfABatchWithoutATransactionIsAPermanentError(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
 
-	_, err := a.Status(context.Background(), 99, newJournal())
+	_, err := a.Status(context.Background(), 99, chaintest.NewJournal())
 
 	require.Error(t, err)
 	assert.True(t, retry.IsPermanent(err))
@@ -339,7 +347,7 @@ func TestAnUnreachableNodeIsARetryableErrorThatHidesTheURLsSecrets(t *testing.T)
 	key := newKey(t)
 	a := newAdapter(t, "http://127.0.0.1:1/rpc/SECRET-API-KEY?api-key=SECRET", key, func(c *Config) { c.RPCTimeout = time.Second })
 
-	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: rootOf("x")}, newJournal())
+	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: rootOf("x")}, chaintest.NewJournal())
 
 	require.Error(t, err)
 	assert.False(t, retry.IsPermanent(err), "a down node is retried: %v", err)
@@ -400,7 +408,7 @@ func TestThePayerKeyNeverAppearsInFormattedConfigLogsOrErrors(t *testing.T) {
 	}
 	// Error and log paths: a dropped, then expired transaction; a failed one;
 	// a rejected send; a permanent status error.
-	j := newJournal()
+	j := chaintest.NewJournal()
 	chain.DropNext(1)
 	_, err = a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: rootOf("k1")}, j)
 	require.NoError(t, err)
@@ -426,7 +434,7 @@ func TestThePayerKeyNeverAppearsInFormattedConfigLogsOrErrors(t *testing.T) {
 func TestAFailingStatusLookupIsRetryableAndTheNextPollRecovers(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: 1, Root: rootOf("flaky")}, j)
 	require.NoError(t, err)
 
@@ -441,7 +449,7 @@ func TestAFailingStatusLookupIsRetryableAndTheNextPollRecovers(t *testing.T) {
 func TestATransientSendFailureIsRetriedWithTheSameTransaction(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 1, Root: rootOf("send fails once")}
 	chain.FailRPC("sendTransaction", 1)
 
@@ -451,7 +459,7 @@ func TestATransientSendFailureIsRetriedWithTheSameTransaction(t *testing.T) {
 	ref, err := a.Submit(context.Background(), an, j)
 	require.NoError(t, err)
 
-	assert.Len(t, j.records(1), 1)
+	assert.Len(t, j.Records(1), 1)
 	assert.Equal(t, ref, waitFor(t, a, 1, j, 10*time.Second).Ref)
 }
 
@@ -489,7 +497,7 @@ func TestANodeThatAnswersFewerStatusesThanAskedIsAnErrorNotPending(t *testing.T)
 	defer srv.Close()
 	payer := newKey(t)
 	a := newAdapter(t, srv.URL, payer)
-	j := newJournal()
+	j := chaintest.NewJournal()
 	_, raw, err := BuildAnchorTx(payer, Memo(rootOf("x")), sol.Hash{1}, 0)
 	require.NoError(t, err)
 	wire, err := sol.TransactionFromBytes(raw)

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/receipt"
 )
@@ -69,7 +70,7 @@ func sendDust(t *testing.T, url string, from sol.PrivateKey, payer sol.PublicKey
 }
 
 // anchorCheckpoint anchors c as batch id with a and waits until it is final.
-func anchorCheckpoint(t *testing.T, a *Adapter, j *memJournal, id int64, c receipt.CheckpointRef) {
+func anchorCheckpoint(t *testing.T, a *Adapter, j *chaintest.Journal, id int64, c receipt.CheckpointRef) {
 	t.Helper()
 	_, err := a.Submit(context.Background(), chains.Anchor{BatchID: id, Root: c.Root, Checkpoint: &c}, j)
 	require.NoError(t, err)
@@ -92,7 +93,7 @@ func TestOnlyThePayersOwnAnchorIsReadBackWhateverOthersSendIt(t *testing.T) {
 	chain, payer := startDevnet(t, 5*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
 	a.sigPage = 64 // a few pages for 200 transactions, as 1,000 per page does for more
-	j := newJournal()
+	j := chaintest.NewJournal()
 	const key = 0x1234abcd
 	attacker, err := chain.NewFundedKey(devnet.LamportsPerSOL)
 	require.NoError(t, err)
@@ -132,7 +133,7 @@ func TestAnAnchorOlderThanTheLookbackIsNotReadBack(t *testing.T) {
 	chain, payer := startDevnet(t, 5*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer, func(c *Config) { c.AnchorLookbackSlots = 500 })
 	own := receipt.CheckpointRef{KeyHash: 7, Size: 3, Root: rootOf("3 entries")}
-	anchorCheckpoint(t, a, newJournal(), 1, own)
+	anchorCheckpoint(t, a, chaintest.NewJournal(), 1, own)
 	require.Equal(t, []receipt.CheckpointRef{own}, latest(t, a), "within the bound")
 
 	chain.Advance(600)

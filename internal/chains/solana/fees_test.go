@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/chains"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/retry"
 )
@@ -37,10 +38,10 @@ func congested(t *testing.T) (*devnet.Devnet, sol.PrivateKey) {
 
 // journaledPrices are the compute unit prices of a batch's journaled
 // transactions, oldest first.
-func journaledPrices(t *testing.T, j *memJournal, batch int64) []uint64 {
+func journaledPrices(t *testing.T, j *chaintest.Journal, batch int64) []uint64 {
 	t.Helper()
 	var out []uint64
-	for _, r := range j.records(batch) {
+	for _, r := range j.Records(batch) {
 		var m txMeta
 		require.NoError(t, json.Unmarshal(r.Meta, &m))
 		out = append(out, m.ComputeUnitPrice)
@@ -50,7 +51,7 @@ func journaledPrices(t *testing.T, j *memJournal, batch int64) []uint64 {
 
 // expire ages a submitted batch's transaction past its blockhash, unseen,
 // and checks that Status reports it Dropped.
-func expire(t *testing.T, chain *devnet.Devnet, a *Adapter, batch int64, j *memJournal) {
+func expire(t *testing.T, chain *devnet.Devnet, a *Adapter, batch int64, j *chaintest.Journal) {
 	t.Helper()
 	chain.Advance(expireBlocks)
 	require.Equal(t, chains.Dropped, waitFor(t, a, batch, j, 10*time.Second).State)
@@ -59,12 +60,14 @@ func expire(t *testing.T, chain *devnet.Devnet, a *Adapter, batch int64, j *memJ
 func TestUnderCongestionAnAnchorWithoutAPriorityFeeNeverLands(t *testing.T) {
 	chain, payer := congested(t)
 	a := newAdapter(t, chain.URL(), payer) // PriorityFee 0, MaxPriorityFee 0: no fee
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 1, Root: rootOf("no fee under congestion")}
 
 	_, err := a.Submit(context.Background(), an, j)
 	require.NoError(t, err, "the node accepts it")
-	time.Sleep(300 * time.Millisecond) // ~30 slots and several rebroadcasts
+	slot := chain.Slot()
+	require.Eventually(t, func() bool { return chain.Slot() >= slot+30 }, 30*time.Second, 10*time.Millisecond,
+		"30 slots pass, and several rebroadcasts")
 	expire(t, chain, a, 1, j)
 
 	assert.Equal(t, []uint64{0}, journaledPrices(t, j, 1))
@@ -74,7 +77,7 @@ func TestUnderCongestionAnAnchorWithoutAPriorityFeeNeverLands(t *testing.T) {
 func TestUnderCongestionAnAnchorPricedFromRecentPrioritizationFeesLands(t *testing.T) {
 	chain, payer := congested(t)
 	a := newAdapter(t, chain.URL(), payer, func(c *Config) { c.MaxPriorityFee = 1_000_000 })
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 2, Root: rootOf("priced under congestion")}
 
 	ref, err := a.Submit(context.Background(), an, j)
@@ -98,7 +101,7 @@ func TestUnderCongestionAnAnchorPricedFromRecentPrioritizationFeesLands(t *testi
 func TestTheMaxPriorityFeeCapsThePriceOfNewAndReSignedAnchors(t *testing.T) {
 	chain, payer := congested(t)
 	a := newAdapter(t, chain.URL(), payer, func(c *Config) { c.MaxPriorityFee = 20_000 })
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 3, Root: rootOf("capped")}
 
 	_, err := a.Submit(context.Background(), an, j)
@@ -114,7 +117,7 @@ func TestTheMaxPriorityFeeCapsThePriceOfNewAndReSignedAnchors(t *testing.T) {
 func TestAnAnchorReSignedAfterExpiryPaysMoreAndLands(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer, func(c *Config) { c.PriorityFee, c.MaxPriorityFee = 10_000, 1_000_000 })
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 4, Root: rootOf("re-signed")}
 	chain.DropNext(1) // the first send is lost, so its blockhash expires unseen
 
@@ -135,7 +138,7 @@ func TestAnAnchorReSignedAfterExpiryPaysMoreAndLands(t *testing.T) {
 func TestAFixedPriorityFeeIsPaidAsGivenWithoutReadingRecentFees(t *testing.T) {
 	chain, payer := congested(t)
 	a := newAdapter(t, chain.URL(), payer, func(c *Config) { c.PriorityFee = 60_000 })
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 5, Root: rootOf("fixed")}
 	chain.ResetCalls()
 
@@ -236,7 +239,7 @@ func TestABurstOfAnchorsSharesOneReadOfRecentFees(t *testing.T) {
 	var clock atomic.Int64 // the adapter's clock, moved by hand
 	clock.Store(time.Now().UnixNano())
 	a.now = func() time.Time { return time.Unix(0, clock.Load()) }
-	j := newJournal()
+	j := chaintest.NewJournal()
 	submit := func(b int64) {
 		_, err := a.Submit(context.Background(), chains.Anchor{BatchID: b, Root: rootOf(fmt.Sprint("burst ", b))}, j)
 		require.NoError(t, err)
@@ -254,7 +257,7 @@ func TestWithoutGetRecentPrioritizationFeesAnAnchorPaysTheFloorAndLands(t *testi
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	url := withoutMethod(t, chain.URL(), "getRecentPrioritizationFees")
 	a := newAdapter(t, url, payer, func(c *Config) { c.PriorityFee = 2_000; c.MaxPriorityFee = 1_000_000 })
-	j := newJournal()
+	j := chaintest.NewJournal()
 	an := chains.Anchor{BatchID: 7, Root: rootOf("a node without the fee method")}
 
 	_, err := a.Submit(context.Background(), an, j)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/internal/dev/chaintest"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/store"
@@ -33,7 +34,7 @@ type guardedLog struct {
 	st     *store.Store
 	seq    *logsvc.Sequencer
 	a      *Adapter
-	j      *memJournal
+	j      *chaintest.Journal
 	batch  int64
 }
 
@@ -106,7 +107,7 @@ func TestAWorkerRestartedAfterDustToItsPayerSignsOnAndAnOlderBackupIsStillRefuse
 	signer, err := evlog.NewSigner(skey, "keeper.test/log")
 	require.NoError(t, err)
 	dir := t.TempDir()
-	g := &guardedLog{t: t, path: filepath.Join(dir, "keeper.db"), url: chain.URL(), payer: payer, signer: signer, j: newJournal()}
+	g := &guardedLog{t: t, path: filepath.Join(dir, "keeper.db"), url: chain.URL(), payer: payer, signer: signer, j: chaintest.NewJournal()}
 	attacker, err := chain.NewFundedKey(devnet.LamportsPerSOL)
 	require.NoError(t, err)
 	key := signer.Key().Hash
@@ -142,7 +143,7 @@ func TestAWorkerRestartedAfterDustToItsPayerSignsOnAndAnOlderBackupIsStillRefuse
 	g.anchor(c)
 	g.stop()
 
-	rewound := &guardedLog{t: t, path: backup, url: chain.URL(), payer: payer, signer: signer, j: newJournal()}
+	rewound := &guardedLog{t: t, path: backup, url: chain.URL(), payer: payer, signer: signer, j: chaintest.NewJournal()}
 	rewound.start()
 	require.ErrorIs(t, rewound.seq.Err(), logsvc.ErrInconsistent)
 	assert.Contains(t, rewound.seq.Err().Error(), "a chain holds a checkpoint of 14 entries and this store's log has 5")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -30,43 +29,6 @@ func newKey(t *testing.T) sol.PrivateKey {
 }
 
 func rootOf(s string) [32]byte { return sha256.Sum256([]byte(s)) }
-
-// memJournal is an in-memory chains.Journal. failAfterSave makes the next n
-// saves store the record and then report an error, like a worker that
-// crashed right after its journal write committed.
-type memJournal struct {
-	mu            sync.Mutex
-	recs          map[int64][]chains.TxRecord
-	failAfterSave int
-}
-
-func newJournal() *memJournal { return &memJournal{recs: map[int64][]chains.TxRecord{}} }
-
-func (j *memJournal) Transactions(_ context.Context, id int64) ([]chains.TxRecord, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return append([]chains.TxRecord(nil), j.recs[id]...), nil
-}
-
-func (j *memJournal) SaveTransaction(_ context.Context, r chains.TxRecord) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.recs[r.BatchID] = append(j.recs[r.BatchID], r)
-	if j.failAfterSave > 0 {
-		j.failAfterSave--
-		return errors.New("worker crashed after the journal write")
-	}
-	return nil
-}
-
-// Unconfirmed is unused by the Solana adapter (no nonces to share).
-func (j *memJournal) Unconfirmed(context.Context, string) ([]chains.TxRecord, error) { return nil, nil }
-
-func (j *memJournal) records(id int64) []chains.TxRecord {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return append([]chains.TxRecord(nil), j.recs[id]...)
-}
 
 // newAdapter returns an adapter on url with fast polling; opts adjust cfg.
 func newAdapter(t *testing.T, url string, payer sol.PrivateKey, opts ...func(*Config)) *Adapter {

@@ -1,13 +1,11 @@
 package devchain_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"math/big"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,27 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/dev/devchain"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 )
 
-// syncBuffer is a log sink safe for the chain's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func bufLogger(b *syncBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
+func bufLogger(b *testkit.SyncBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
 
 // headLead is how far the latest block's timestamp, read over JSON-RPC, is
 // ahead of the clock (negative: behind).
@@ -85,7 +66,7 @@ func TestAChainAnOlderKeeperLeftAheadOfTheClockIsKeptAndCatchesUp(t *testing.T) 
 	require.Greater(t, lead, 30*time.Second)
 	require.NoError(t, old.Stop())
 
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	c := start(t, devchain.Options{Dir: dir, Persist: true, BlockTime: 50 * time.Millisecond, Logger: bufLogger(&logs)})
 	ec = dial(t, c.URL())
 	after, err := ec.TransactionReceipt(context.Background(), tx.Hash())
@@ -118,7 +99,7 @@ func TestAChainAnOlderKeeperKeptUnderItsBinarysNameIsMovedToTheFixedDirectory(t 
 	restore()
 	require.DirExists(t, filepath.Join(dir, "chain", "keeperdev", "chaindata"))
 
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	c := start(t, devchain.Options{Dir: dir, Persist: true, BlockTime: time.Hour, Logger: bufLogger(&logs)})
 	r, err := dial(t, c.URL()).TransactionReceipt(context.Background(), tx.Hash())
 	require.NoError(t, err, "the same chain, not a new one from genesis")
@@ -145,7 +126,7 @@ func TestSeveralOldChainsAreNotGuessedBetween(t *testing.T) {
 	require.NoError(t, c.Stop())
 	require.NoError(t, os.CopyFS(filepath.Join(dir, "chain", "keeper-b"), os.DirFS(filepath.Join(dir, "chain", "keeper-a"))))
 
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	start(t, devchain.Options{Dir: dir, Persist: true, BlockTime: time.Hour, Logger: bufLogger(&logs)})
 	assert.Contains(t, logs.String(), "several chains")
 	for _, name := range []string{"keeper-a", "keeper-b"} {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/big"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -30,6 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/dev/devchain"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 )
 
 // The crash test re-executes the test binary with these variables set: the
@@ -103,7 +103,7 @@ func crashRounds(t *testing.T, legacyPath bool, kills int) int {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 
 	dir := t.TempDir()
-	port := freePort(t)
+	port := testkit.FreePort(t)
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "child.log"))
 	require.NoError(t, err)
 	defer logFile.Close()
@@ -324,12 +324,4 @@ func (k *ecdsaKey) transfer(nonce uint64, round int) *types.Transaction {
 		ChainID: big.NewInt(devchain.DefaultChainID), Nonce: nonce, GasTipCap: big.NewInt(params.GWei), GasFeeCap: big.NewInt(100 * params.GWei),
 		Gas: 21000, To: &to, Value: big.NewInt(int64(round) + 1),
 	})
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

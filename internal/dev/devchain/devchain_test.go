@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/dev/devchain"
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 )
 
 func start(t *testing.T, o devchain.Options) *devchain.Chain {
@@ -184,15 +184,11 @@ func TestAReorgMovesARecentTransactionToANewBlockOrDropsIt(t *testing.T) {
 }
 
 func TestTheChainListensOnTheGivenPortAndABusyPortIsAnError(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-
+	port := testkit.FreePort(t)
 	c := start(t, devchain.Options{Port: port, BlockTime: time.Hour})
 	assert.Equal(t, fmt.Sprintf("http://127.0.0.1:%d", port), c.URL())
 
-	_, err = devchain.Start(context.Background(), devchain.Options{Dir: t.TempDir(), Port: port})
+	_, err := devchain.Start(context.Background(), devchain.Options{Dir: t.TempDir(), Port: port})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), strconv.Itoa(port))
 }

@@ -1,40 +1,23 @@
 package devnet
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 )
 
 // The journal has no shutdown record: Stop writes nothing, so a restart
 // after Stop reads what a restart after a SIGKILL reads (every block was
 // written, unbuffered, when it was sealed).
-
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *logSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
 
 // landed is what a client learned about a transaction before a restart.
 type landed struct {
@@ -56,7 +39,7 @@ func lookUp(t *testing.T, c *rpc.Client, sig solana.Signature) landed {
 	return landed{sig: sig, slot: tx.Slot, blockhash: blk.Blockhash, blockTime: *tx.BlockTime}
 }
 
-func startOn(t *testing.T, dir string, logs *logSink) (*Devnet, *rpc.Client) {
+func startOn(t *testing.T, dir string, logs *testkit.SyncBuffer) (*Devnet, *rpc.Client) {
 	t.Helper()
 	o := Options{Dir: dir}
 	if logs != nil {
@@ -158,14 +141,14 @@ func TestATornJournalTailIsIgnored(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 
-	var logs logSink
+	var logs testkit.SyncBuffer
 	_, c2 := startOn(t, dir, &logs)
 	assert.Equal(t, want, lookUp(t, c2, memo))
 	lookUp(t, c2, transfer)
 	assert.Contains(t, logs.String(), "torn")
 
 	// The torn bytes are gone: a third start reads a clean journal.
-	var logs3 logSink
+	var logs3 testkit.SyncBuffer
 	d2, _ := startOn(t, dir, nil)
 	d2.Stop()
 	_, c3 := startOn(t, dir, &logs3)
