@@ -32,6 +32,8 @@ type walCheckpointer struct {
 	wal  string
 	stop chan struct{}
 	done sync.WaitGroup
+	once sync.Once
+	err  error
 }
 
 func startWALCheckpointer(path string, conn *sql.DB) *walCheckpointer {
@@ -60,9 +62,13 @@ func (c *walCheckpointer) run() {
 	}
 }
 
-// close stops the checkpointer and closes its connection.
+// close stops the checkpointer and closes its connection; closing again
+// returns the first close's error.
 func (c *walCheckpointer) close() error {
-	close(c.stop)
-	c.done.Wait()
-	return c.conn.Close()
+	c.once.Do(func() {
+		close(c.stop)
+		c.done.Wait()
+		c.err = c.conn.Close()
+	})
+	return c.err
 }

@@ -18,7 +18,10 @@ func TestTheWriteAheadLogIsCheckpointedBesideTheWriterNotByItsCommits(t *testing
 	path := filepath.Join(t.TempDir(), "keeper.db")
 	s, err := Open(ctx, path)
 	require.NoError(t, err)
-	defer s.Close()
+	defer func() {
+		require.NoError(t, s.Close())
+		require.NoError(t, s.Close(), "a store closed twice")
+	}()
 
 	var auto int
 	require.NoError(t, s.w.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&auto))
