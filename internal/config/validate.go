@@ -13,6 +13,7 @@ func (c *Config) Validate() error {
 	for _, check := range []func() error{
 		c.validateServer, c.validateLog, c.validateAnchoring, c.validateIntake, c.validateWebhooks,
 		c.validateEpochs, c.validateEVM, c.validateSolana, c.Backfill.validate, c.Versioning.validate,
+		c.validateDefaulted,
 	} {
 		if err := check(); err != nil {
 			return err
@@ -161,6 +162,27 @@ func (c *Config) validateSolana() error {
 		return fmt.Errorf("KEEPER_SOLANA_PRIORITY_FEE (%d) must not be above KEEPER_SOLANA_MAX_PRIORITY_FEE (%d)", s.PriorityFee, s.MaxPriorityFee)
 	}
 	return s.RPC.validate(s.RPCURL, "KEEPER_SOLANA")
+}
+
+// validateDefaulted rejects a negative value of each setting whose consumer
+// takes 0 as "use the default": the consumer does not check for less, so a
+// negative value must not get past here. (The _MS settings are refused
+// below 0 as they are read.)
+func (c *Config) validateDefaulted() error {
+	for _, s := range []struct {
+		env string
+		got int64
+	}{
+		{"KEEPER_MAX_BACKLOG", int64(c.MaxBacklog)},
+		{"KEEPER_MAX_IN_FLIGHT", int64(c.MaxInFlight)},
+		{"KEEPER_ETHERLINK_RPC_CONNECTIONS", int64(c.EVM.RPCConnections)},
+		{"KEEPER_SOLANA_RPC_CONNECTIONS", int64(c.Solana.RPCConnections)},
+	} {
+		if s.got < 0 {
+			return fmt.Errorf("%s: must not be negative (0 takes the default), got %d", s.env, s.got)
+		}
+	}
+	return nil
 }
 
 // isOrigin reports whether o is a browser origin such as http://127.0.0.1:8233.
