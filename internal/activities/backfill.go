@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -183,10 +184,7 @@ type heartbeater struct {
 
 func newHeartbeater(ctx context.Context, cur backfill.Cursor) *heartbeater {
 	h := &heartbeater{ctx: ctx, cur: cur, done: make(chan struct{})}
-	every := activity.GetInfo(ctx).HeartbeatTimeout / 4
-	if every <= 0 {
-		every = 10 * time.Second
-	}
+	every := cmp.Or(activity.GetInfo(ctx).HeartbeatTimeout/4, 10*time.Second)
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()

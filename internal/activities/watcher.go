@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -95,9 +96,7 @@ const maxCompleting = 16
 
 // Start begins renewing, adopting and following waits; Stop ends it.
 func (w *Watcher) Start() {
-	if w.Lease <= 0 {
-		w.Lease = 15 * time.Second
-	}
+	w.Lease = cmp.Or(w.Lease, 15*time.Second)
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	w.owner = hex.EncodeToString(id[:])

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,14 +23,13 @@ type Describer interface {
 // reconcilePage is how many due items a reconciliation reads at a time.
 const reconcilePage = 100
 
-// RunReconcile reconciles at once and then every interval until ctx is
-// done (docs/backfill.md, "Outages"). Workers run it: whatever stopped a
-// backfill's workflows (a store or Temporal outage that outlasted a step, a
-// workflow terminated by hand), its items are handed to Temporal again.
+// RunReconcile reconciles at once and then every interval (0: a minute)
+// until ctx is done (docs/backfill.md, "Outages"). Workers run it: whatever
+// stopped a backfill's workflows (a store or Temporal outage that outlasted a
+// step, a workflow terminated by hand), its items are handed to Temporal
+// again.
 func (w *Backfills) RunReconcile(ctx context.Context, every time.Duration) {
-	if every <= 0 { // a configuration that skipped validation: never a busy loop
-		every = time.Minute
-	}
+	every = cmp.Or(every, time.Minute)
 	sweep(ctx, every, nil, func(ctx context.Context) error {
 		n, err := w.Reconcile(ctx, time.Now().Add(-every))
 		if n > 0 {

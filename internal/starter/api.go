@@ -4,6 +4,7 @@
 package starter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -130,10 +131,7 @@ func (a *API) Drain() { a.draining.Store(true) }
 // Handler returns the API's routes.
 func (a *API) Handler() http.Handler {
 	a.metrics = newMetrics(a.Registry, a.Store, a.Chains, a.backfillUnits())
-	ceiling := a.MaxBacklog
-	if ceiling <= 0 {
-		ceiling = DefaultBacklogFactor * a.MaxPending
-	}
+	ceiling := cmp.Or(a.MaxBacklog, DefaultBacklogFactor*a.MaxPending)
 	a.backlog = newBacklog(a.Store.PendingCount, a.MaxPending, ceiling, a.IntakeWait)
 	a.registerEpochMetrics()
 	mux := http.NewServeMux()

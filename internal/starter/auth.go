@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
@@ -22,10 +23,7 @@ const defaultMaxInFlight = 256
 // caps concurrent requests per route prefix.
 func (a *API) guard(next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(a.Auth.Token))
-	limit := a.MaxInFlight
-	if limit <= 0 {
-		limit = defaultMaxInFlight
-	}
+	limit := cmp.Or(a.MaxInFlight, defaultMaxInFlight)
 	slots := map[string]chan struct{}{}
 	for _, p := range []string{"/v1/", "/rewarder/", "/ledger/", "/codec/", "/metrics", "/readyz"} {
 		slots[p] = make(chan struct{}, limit)

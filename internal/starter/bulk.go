@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,10 +60,7 @@ func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
 	if len(r.Header.Values(keyHeader)) > 0 {
 		return fail(badRequest("invalid_idempotency_key", keyHeader, "POST /v1/evidence/batch takes an idempotency key per item (items[i].idempotency_key), not the Idempotency-Key header"))
 	}
-	limit := a.MaxBatchBodyBytes
-	if limit <= 0 {
-		limit = DefaultMaxBatchBodyBytes
-	}
+	limit := cmp.Or(a.MaxBatchBodyBytes, DefaultMaxBatchBodyBytes)
 	body, aerr := readJSONBody(w, r, limit)
 	if aerr != nil {
 		return fail(aerr)

@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"time"
@@ -28,10 +29,7 @@ func (a *API) deadlines(pattern string, h http.Handler) http.Handler {
 	if !slices.Contains(longRoutes, pattern) {
 		return h
 	}
-	d := a.LongRequestTimeout
-	if d <= 0 {
-		d = DefaultLongRequestTimeout
-	}
+	d := cmp.Or(a.LongRequestTimeout, DefaultLongRequestTimeout)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		until := time.Now().Add(d)

@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -260,10 +261,7 @@ func (a *API) runEpoch(ctx context.Context, req computeRequest) (e store.Epoch, 
 	ne.Deadline = time.Now().Add(req.timeout)
 	// The accept deadline runs from here: the body is read, and what is
 	// left is keeper's own work and Temporal's acceptance.
-	acceptTimeout := a.Epochs.AcceptTimeout
-	if acceptTimeout <= 0 {
-		acceptTimeout = DefaultAcceptTimeout
-	}
+	acceptTimeout := cmp.Or(a.Epochs.AcceptTimeout, DefaultAcceptTimeout)
 	acceptCtx, cancel := context.WithTimeout(ctx, acceptTimeout)
 	defer cancel()
 

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"errors"
 	"strconv"
 	"time"
@@ -50,10 +51,7 @@ func WebhookWorkflowID(ref DeliveryRef) string {
 // delivery retries.
 func DeliverWebhook(ctx workflow.Context, in WebhookInput) error {
 	p := in.Policy
-	attempt := p.AttemptTimeout
-	if attempt <= 0 {
-		attempt = 2 * WebhookTimeout
-	}
+	attempt := cmp.Or(p.AttemptTimeout, 2*WebhookTimeout)
 	sendCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    attempt,
 		ScheduleToCloseTimeout: p.RetryFor,

@@ -10,6 +10,7 @@
 package evmscan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,15 +59,9 @@ type Scanner struct {
 
 // New returns a scanner for the endpoint. It does not connect yet.
 func New(ctx context.Context, cfg Config) (*Scanner, error) {
-	if cfg.ChunkBlocks <= 0 {
-		cfg.ChunkBlocks = DefaultChunkBlocks
-	}
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = DefaultBatchSize
-	}
-	if cfg.MaxLogs <= 0 {
-		cfg.MaxLogs = DefaultMaxLogs
-	}
+	cfg.ChunkBlocks = cmp.Or(cfg.ChunkBlocks, DefaultChunkBlocks)
+	cfg.BatchSize = cmp.Or(cfg.BatchSize, DefaultBatchSize)
+	cfg.MaxLogs = cmp.Or(cfg.MaxLogs, DefaultMaxLogs)
 	hc := &http.Client{Transport: rpcpool.TransportFor(rpcpool.EVM, cfg.RPCURL, float64(cfg.RPCRate), http.DefaultTransport)}
 	c, err := rpc.DialOptions(ctx, cfg.RPCURL, rpc.WithHTTPClient(hc))
 	if err != nil {

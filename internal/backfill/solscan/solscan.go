@@ -9,6 +9,7 @@
 package solscan
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,12 +53,8 @@ type Scanner struct {
 
 // New returns a scanner for the endpoint. It does not connect yet.
 func New(cfg Config) *Scanner {
-	if cfg.ChunkSize <= 0 {
-		cfg.ChunkSize = DefaultChunkSize
-	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
+	cfg.ChunkSize = cmp.Or(cfg.ChunkSize, DefaultChunkSize)
+	cfg.Concurrency = cmp.Or(cfg.Concurrency, DefaultConcurrency)
 	hc := &http.Client{Transport: rpcpool.TransportFor(rpcpool.Solana, cfg.RPCURL, float64(cfg.RPCRate), http.DefaultTransport)}
 	return &Scanner{cfg: cfg, rpc: rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(cfg.RPCURL, &jsonrpc.RPCClientOpts{HTTPClient: hc}))}
 }

@@ -193,24 +193,14 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 		return nil, retry.Permanent(errors.New("etherlink: Key is required (see evm.LoadKey)"))
 	}
 	cfg.ChainID = cmp.Or(cfg.ChainID, MainnetChainID)
-	if cfg.ResubmitTimeout <= 0 {
-		cfg.ResubmitTimeout = DefaultResubmitTimeout
-	}
+	cfg.ResubmitTimeout = cmp.Or(cfg.ResubmitTimeout, DefaultResubmitTimeout)
 	if cfg.FeeCeiling == nil || cfg.FeeCeiling.Sign() <= 0 {
 		cfg.FeeCeiling = new(big.Int).Set(DefaultFeeCeiling)
 	}
-	if cfg.RPCConnections <= 0 {
-		cfg.RPCConnections = DefaultRPCConnections
-	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = DefaultPollInterval
-	}
-	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = DefaultMaxBatch
-	}
-	if cfg.FinalityStall <= 0 {
-		cfg.FinalityStall = DefaultFinalityStall
-	}
+	cfg.RPCConnections = cmp.Or(cfg.RPCConnections, DefaultRPCConnections)
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, DefaultPollInterval)
+	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, DefaultMaxBatch)
+	cfg.FinalityStall = cmp.Or(cfg.FinalityStall, DefaultFinalityStall)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

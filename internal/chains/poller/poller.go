@@ -17,6 +17,7 @@
 package poller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sort"
@@ -74,21 +75,11 @@ type waiter struct {
 
 // New starts a poller; Close stops it.
 func New[T any](lookup Lookup[T], o Options) *Poller[T] {
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = 100
-	}
-	if o.Connections <= 0 {
-		o.Connections = 4
-	}
-	if o.Interval <= 0 {
-		o.Interval = time.Second
-	}
-	if o.CallTimeout <= 0 {
-		o.CallTimeout = 10 * time.Second
-	}
-	if o.HeadInterval <= 0 {
-		o.HeadInterval = max(o.Interval/4, time.Millisecond)
-	}
+	o.MaxBatch = cmp.Or(o.MaxBatch, 100)
+	o.Connections = cmp.Or(o.Connections, 4)
+	o.Interval = cmp.Or(o.Interval, time.Second)
+	o.CallTimeout = cmp.Or(o.CallTimeout, 10*time.Second)
+	o.HeadInterval = cmp.Or(o.HeadInterval, max(o.Interval/4, time.Millisecond))
 	p := &Poller[T]{lookup: lookup, o: o, waiting: map[string]*entry{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 	go p.loop()
 	return p

@@ -123,12 +123,8 @@ func New(kind Kind, opts Options) (*Pool, error) {
 		return nil, errors.New("rpcpool: no endpoint")
 	}
 	opts.MaxLag = cmp.Or(opts.MaxLag, kind.DefaultMaxLag)
-	if opts.ProbeInterval <= 0 {
-		opts.ProbeInterval = DefaultProbeInterval
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
+	opts.ProbeInterval = cmp.Or(opts.ProbeInterval, DefaultProbeInterval)
+	opts.Timeout = cmp.Or(opts.Timeout, DefaultTimeout)
 	p := &Pool{kind: kind, opts: opts}
 	seen := map[string]bool{}
 	for i, raw := range opts.URLs {

@@ -122,18 +122,10 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	c.Commitment = cmp.Or(c.Commitment, DefaultCommitment)
-	if c.RPCConnections <= 0 {
-		c.RPCConnections = DefaultRPCConnections
-	}
-	if c.PollInterval <= 0 {
-		c.PollInterval = DefaultPollInterval
-	}
-	if c.RebroadcastInterval <= 0 {
-		c.RebroadcastInterval = DefaultRebroadcastInterval
-	}
-	if c.RPCTimeout <= 0 {
-		c.RPCTimeout = DefaultRPCTimeout
-	}
+	c.RPCConnections = cmp.Or(c.RPCConnections, DefaultRPCConnections)
+	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
+	c.RebroadcastInterval = cmp.Or(c.RebroadcastInterval, DefaultRebroadcastInterval)
+	c.RPCTimeout = cmp.Or(c.RPCTimeout, DefaultRPCTimeout)
 	c.AnchorLookbackSlots = cmp.Or(c.AnchorLookbackSlots, DefaultAnchorLookbackSlots)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -199,9 +199,7 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 	if o.Dir == "" {
 		return nil, errors.New("devchain: Options.Dir is required (it holds the dev key file)")
 	}
-	if o.BlockTime <= 0 {
-		o.BlockTime = DefaultBlockTime
-	}
+	o.BlockTime = cmp.Or(o.BlockTime, DefaultBlockTime)
 	o.ChainID = cmp.Or(o.ChainID, DefaultChainID)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

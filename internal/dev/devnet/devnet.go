@@ -153,13 +153,9 @@ type pendingTx struct {
 // Start launches a devnet: genesis, the slot clock and the RPC server on
 // 127.0.0.1. It stops when ctx is done or Stop is called.
 func Start(ctx context.Context, opts Options) (*Devnet, error) {
-	if opts.SlotTime <= 0 {
-		opts.SlotTime = DefaultSlotTime
-	}
+	opts.SlotTime = cmp.Or(opts.SlotTime, DefaultSlotTime)
 	opts.PayerLamports = cmp.Or(opts.PayerLamports, DefaultPayerLamports)
-	if opts.RetryInterval <= 0 {
-		opts.RetryInterval = DefaultRetryInterval
-	}
+	opts.RetryInterval = cmp.Or(opts.RetryInterval, DefaultRetryInterval)
 	opts.StatusCacheSlots = cmp.Or(opts.StatusCacheSlots, DefaultStatusCacheSlots)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

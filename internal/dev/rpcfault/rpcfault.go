@@ -12,6 +12,7 @@ package rpcfault
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -249,10 +250,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if kind == timeoutFault {
 		p.timeouts.Add(1)
-		hold := f.Hold
-		if hold <= 0 {
-			hold = DefaultHold
-		}
+		hold := cmp.Or(f.Hold, DefaultHold)
 		t := time.NewTimer(hold)
 		defer t.Stop()
 		select {
