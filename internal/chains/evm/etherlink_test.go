@@ -154,10 +154,15 @@ func TestAFinalizedBlockThatStopsWhileLatestMovesFailsPingUntilItMovesAgain(t *t
 
 func TestAChainThatStopsAltogetherIsNoFinalityStall(t *testing.T) {
 	c := startChain(t, devchain.Options{BlockTime: time.Hour})
-	a, _ := newAdapter(t, c, func(cfg *evm.Config) { cfg.FinalityStall = 100 * time.Millisecond })
+	clock := &testkit.Clock{}
+	a, _ := newAdapter(t, c, func(cfg *evm.Config) {
+		cfg.FinalityStall = 100 * time.Millisecond
+		evm.SetClock(cfg, clock.Now)
+	})
 	require.NoError(t, a.Ping(context.Background()))
-	time.Sleep(200 * time.Millisecond)
+	clock.Advance(time.Hour) // far past FinalityStall
 	assert.NoError(t, a.Ping(context.Background()), "neither head moves: nothing to wait on yet")
+	assert.NoError(t, a.FinalityStalled())
 }
 
 func TestWithoutABlockTimeADroppedAnchorWaitsForTheResubmitTimeoutAsBefore(t *testing.T) {

@@ -128,6 +128,8 @@ type Config struct {
 	// on this machine (a file lock beside it) and remembers the next nonce
 	// there; set it when several workers share one signer.
 	NonceFile string
+
+	now func() time.Time // the adapter's clock; nil: time.Now (tests set it, export_test.go)
 }
 
 // String describes the config without its key.
@@ -204,13 +206,16 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.now == nil {
+		cfg.now = time.Now
+	}
 	key := cfg.Key
 	a := &Adapter{
 		key:     key,
 		from:    crypto.PubkeyToAddress(key.PublicKey),
 		chainID: new(big.Int).SetUint64(cfg.ChainID),
 		scrub:   newScrubber(key, cfg.RPCURL),
-		now:     time.Now,
+		now:     cfg.now,
 		sem:     make(chan struct{}, 1),
 		heights: map[string]uint64{},
 		resent:  map[int64]time.Time{},

@@ -408,7 +408,7 @@ func TestAThousandInFlightStatusLookupsCostOneBatchCallPerHundredHashesPerRound(
 			})
 		}
 		require.Eventually(t, func() bool { return j.Reads()-readsBefore == n }, 5*time.Second, time.Millisecond)
-		time.Sleep(100 * time.Millisecond) // every lookup is now waiting in the poller
+		require.Eventually(t, func() bool { return a.WaitingLookups() == n }, 5*time.Second, time.Millisecond, "every lookup waits in the poller")
 		a.PollNow()
 		wg.Wait()
 	}

@@ -60,12 +60,14 @@ func mineEvery(t *testing.T, url string, interval time.Duration) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-func anvilAdapter(t *testing.T, url string) (*evm.Adapter, *testkit.SyncBuffer) {
+// anvilAdapter is an adapter on the anvil node at url, reading the time
+// from clock (nil: the wall clock).
+func anvilAdapter(t *testing.T, url string, clock *testkit.Clock) (*evm.Adapter, *testkit.SyncBuffer) {
 	t.Helper()
 	key, err := crypto.HexToECDSA(anvilKey0[2:])
 	require.NoError(t, err)
 	logs := &testkit.SyncBuffer{}
-	a, err := evm.New(context.Background(), evm.Config{
+	cfg := evm.Config{
 		RPCURL:          url,
 		Key:             key,
 		ChainID:         42793,
@@ -73,7 +75,11 @@ func anvilAdapter(t *testing.T, url string) (*evm.Adapter, *testkit.SyncBuffer) 
 		ResubmitTimeout: gapResubmit,
 		PollInterval:    50 * time.Millisecond,
 		Logger:          slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
+	}
+	if clock != nil {
+		evm.SetClock(&cfg, clock.Now)
+	}
+	a, err := evm.New(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
 	return a, logs
@@ -89,12 +95,12 @@ func submitBatches(t *testing.T, a *evm.Adapter, j chains.Journal, roots map[int
 	}
 }
 
-// pooledBatches starts anvil without mining and an adapter on it, and
-// submits batches 1..n: nonces 0..n-1, pooled.
-func pooledBatches(t *testing.T, n int64) (string, *evm.Adapter, *testkit.SyncBuffer, *chaintest.Journal, map[int64][32]byte) {
+// pooledBatches starts anvil without mining and an adapter on it reading
+// clock (nil: the wall clock), and submits batches 1..n: nonces 0..n-1, pooled.
+func pooledBatches(t *testing.T, n int64, clock *testkit.Clock) (string, *evm.Adapter, *testkit.SyncBuffer, *chaintest.Journal, map[int64][32]byte) {
 	t.Helper()
 	url, _ := runAnvil(t, testkit.FreePort(t), "--no-mining")
-	a, logs := anvilAdapter(t, url)
+	a, logs := anvilAdapter(t, url, clock)
 	j := chaintest.NewJournal()
 	roots := map[int64][32]byte{}
 	submitBatches(t, a, j, roots, 1, n)
@@ -183,7 +189,7 @@ func requireEachNonceCarriesOneAnchor(t *testing.T, url string, from common.Addr
 func TestSubmitFillsANonceGapLeftByANodeThatRestartedFromAnOlderStateByRebroadcastingTheJournal(t *testing.T) {
 	port := testkit.FreePort(t)
 	url, stop := runAnvil(t, port, "--no-mining")
-	a, logs := anvilAdapter(t, url)
+	a, logs := anvilAdapter(t, url, nil)
 	j := chaintest.NewJournal()
 	roots := map[int64][32]byte{}
 
@@ -213,7 +219,8 @@ func TestSubmitFillsANonceGapLeftByANodeThatRestartedFromAnOlderStateByRebroadca
 }
 
 func TestSubmitFillsANonceGapByRebroadcastingTheDroppedMiddleNonceBeforeBumpingAnyLaterOne(t *testing.T) {
-	url, a, _, j, roots := pooledBatches(t, 5) // nonces 0..4
+	clock := &testkit.Clock{}
+	url, a, _, j, roots := pooledBatches(t, 5, clock) // nonces 0..4
 
 	dropped := j.Records(3)[0].Ref // nonce 2
 	anvilCall(t, url, nil, "anvil_dropTransaction", dropped)
@@ -224,7 +231,7 @@ func TestSubmitFillsANonceGapByRebroadcastingTheDroppedMiddleNonceBeforeBumpingA
 
 	// The last batch is the first to be resubmitted: its Submit finds the
 	// gap and rebroadcasts the journaled nonce 2 (and 3) instead of bumping.
-	time.Sleep(gapResubmit)
+	clock.Advance(gapResubmit)
 	ref5, err := a.Submit(context.Background(), chains.Anchor{BatchID: 5, Root: roots[5]}, j)
 	require.NoError(t, err)
 	assert.Equal(t, j.Records(5)[0].Ref, ref5)
@@ -244,7 +251,7 @@ func TestSubmitFillsANonceGapByRebroadcastingTheDroppedMiddleNonceBeforeBumpingA
 }
 
 func TestASignerWhoseNonceWasTakenByATransactionKeeperNeverSignedStopsWithAPermanentError(t *testing.T) {
-	url, a, logs, j, roots := pooledBatches(t, 1) // nonce 0
+	url, a, logs, j, roots := pooledBatches(t, 1, nil) // nonce 0
 	ours := j.Records(1)[0].Ref
 
 	// Someone else signs nonce 0 with the same key (a plain transfer) and it

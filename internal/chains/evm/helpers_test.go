@@ -105,7 +105,8 @@ func waitState(t *testing.T, a *evm.Adapter, j chains.Journal, batchID int64, wa
 	return waitFor(t, a, j, batchID, func(st chains.Status) bool { return st.State == want }, fmt.Sprint(want), within)
 }
 
-// waitFor polls Status until ok accepts it; Failed ends the wait.
+// waitFor polls Status until ok accepts it; Failed ends the wait. Each
+// Status waits for the adapter's next status round, which paces the polling.
 func waitFor(t *testing.T, a *evm.Adapter, j chains.Journal, batchID int64, ok func(chains.Status) bool, what string, within time.Duration) chains.Status {
 	t.Helper()
 	deadline := time.Now().Add(within)
@@ -118,7 +119,6 @@ func waitFor(t *testing.T, a *evm.Adapter, j chains.Journal, batchID int64, ok f
 		}
 		require.NotEqual(t, chains.Failed, st.State, "batch %d failed: %s", batchID, st.Detail)
 		last = st
-		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("batch %d: not %s within %s; last status %+v", batchID, what, within, last)
 	return last

@@ -91,6 +91,19 @@ func (p *Poller[T]) Calls() int64 { return p.calls.Load() }
 // Rounds is the number of poll rounds run so far.
 func (p *Poller[T]) Rounds() int64 { return p.rounds.Load() }
 
+// Waiting is the number of ids someone waits for now.
+func (p *Poller[T]) Waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, e := range p.waiting {
+		if len(e.result) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // Trigger runs a round now, e.g. when a new block arrived.
 func (p *Poller[T]) Trigger() {
 	select {

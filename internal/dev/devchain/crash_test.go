@@ -221,7 +221,15 @@ func crashRounds(t *testing.T, legacyPath bool, kills int) int {
 				time.Sleep(5 * time.Millisecond)
 			}
 		}()
-		time.Sleep(time.Duration(400+rng.IntN(1600)) * time.Millisecond)
+		// The stop comes after 20 to 100 more blocks (0.4 to 2 s at 20 ms),
+		// at whatever point of block production the child then is.
+		from, err := ec.BlockNumber(context.Background())
+		require.NoError(t, err)
+		until := from + uint64(20+rng.IntN(81))
+		require.Eventually(t, func() bool {
+			head, err := ec.BlockNumber(context.Background())
+			return err == nil && head >= until
+		}, 60*time.Second, 5*time.Millisecond, "block %d", until)
 		if round == 0 {
 			// The first stop is clean, so that the kills that follow find a
 			// chain whose state was once written out (a legacy path-scheme

@@ -95,6 +95,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/beacon/engine"
@@ -181,9 +182,10 @@ type Chain struct {
 
 	mu         sync.Mutex // serialises sealing and faults
 	paused     bool
-	frozen     bool      // finality does not move
-	lastSealed time.Time // when the last block was sealed
-	catchingUp bool      // the head's timestamp is ahead of the clock (an older keeper's chain)
+	frozen     bool         // finality does not move
+	lastSealed time.Time    // when the last block was sealed
+	catchingUp bool         // the head's timestamp is ahead of the clock (an older keeper's chain)
+	ticks      atomic.Int64 // of the block loop, paused or not (tests wait on them)
 
 	stop     chan struct{}
 	loopDone chan struct{}
@@ -415,6 +417,7 @@ func (c *Chain) loop() {
 			}
 		}
 		c.mu.Unlock()
+		c.ticks.Add(1)
 	}
 }
 

@@ -12,3 +12,6 @@ func SetNodeName(name string) (restore func()) {
 	nodeName = name
 	return func() { nodeName = old }
 }
+
+// Ticks is the number of times the block loop woke to seal, paused or not.
+func (c *Chain) Ticks() int64 { return c.ticks.Load() }

@@ -55,6 +55,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gagliardetto/solana-go"
@@ -107,6 +108,8 @@ type Options struct {
 	GenesisHash solana.Hash
 	// Logger receives the journal's replay and write problems; default discard.
 	Logger *slog.Logger
+
+	now func() time.Time // the time slots and deliveries go by; nil: time.Now (tests set it)
 }
 
 // Devnet is a running local cluster. Its methods are safe for concurrent use.
@@ -135,6 +138,8 @@ type Devnet struct {
 	calls  map[string]int
 	rng    *rand.Rand
 
+	ticks atomic.Int64 // of the slot clock, paused or not (tests wait on them)
+
 	stopOnce sync.Once
 	done     chan struct{}
 	wg       sync.WaitGroup
@@ -159,6 +164,9 @@ func Start(ctx context.Context, opts Options) (*Devnet, error) {
 	opts.StatusCacheSlots = cmp.Or(opts.StatusCacheSlots, DefaultStatusCacheSlots)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.now == nil {
+		opts.now = time.Now
 	}
 	seed := opts.Seed
 	if seed == 0 {
@@ -306,7 +314,7 @@ func (d *Devnet) Advance(n int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for range n {
-		d.produceSlot(time.Now())
+		d.produceSlot(d.opts.now())
 	}
 }
 
@@ -343,12 +351,13 @@ func (d *Devnet) clock() {
 		select {
 		case <-d.done:
 			return
-		case now := <-t.C:
+		case <-t.C:
 			d.mu.Lock()
 			if !d.paused {
-				d.produceSlot(now)
+				d.produceSlot(d.opts.now())
 			}
 			d.mu.Unlock()
+			d.ticks.Add(1)
 		}
 	}
 }
@@ -514,7 +523,7 @@ func (d *Devnet) enqueue(p *parsedTx, lastValid uint64, maxRetries *uint64, faul
 	}
 	pt := &pendingTx{
 		p:           p,
-		nextAttempt: time.Now().Add(d.delay),
+		nextAttempt: d.opts.now().Add(d.delay),
 		retriesLeft: retries,
 		lastValid:   lastValid,
 		faultable:   faultable,

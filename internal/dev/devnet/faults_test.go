@@ -12,6 +12,8 @@ import (
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/internal/dev/testkit"
 )
 
 func TestTheClockFinalizesATransactionOnItsOwn(t *testing.T) {
@@ -32,8 +34,8 @@ func TestTheClockFinalizesATransactionOnItsOwn(t *testing.T) {
 func TestPauseStopsSlotProductionUntilResume(t *testing.T) {
 	d, _ := start(t, Options{})
 	d.Pause()
-	paused := d.Slot()
-	time.Sleep(5 * testSlotTime)
+	paused, ticks := d.Slot(), d.ticks.Load()
+	require.Eventually(t, func() bool { return d.ticks.Load() >= ticks+5 }, 5*time.Second, testSlotTime, "the slot clock ticks on while paused")
 	assert.Equal(t, paused, d.Slot())
 	d.Resume()
 	require.Eventually(t, func() bool { return d.Slot() > paused+2 }, 2*time.Second, testSlotTime)
@@ -70,14 +72,15 @@ func TestClearDropsIncludesSendsAgain(t *testing.T) {
 
 func TestDelayInclusionHoldsTransactionsBack(t *testing.T) {
 	ctx := context.Background()
-	d, c := startPaused(t, Options{})
+	clock := &testkit.Clock{}
+	d, c := startPaused(t, Options{now: clock.Now})
 	d.DelayInclusion(150 * time.Millisecond)
 	bh, _ := blockhash(t, c, rpc.CommitmentFinalized)
 	sig, err := c.SendTransaction(ctx, signed(t, bh, []solana.PrivateKey{d.Payer()}, memoIx("later")))
 	require.NoError(t, err)
 	d.Advance(3)
 	assert.Nil(t, status(t, c, sig))
-	time.Sleep(160 * time.Millisecond)
+	clock.Advance(160 * time.Millisecond)
 	d.Advance(1)
 	assert.NotNil(t, status(t, c, sig))
 }
@@ -108,7 +111,8 @@ func TestSkippedSlotsAdvanceTheSlotButNotTheBlockHeight(t *testing.T) {
 
 func TestLostDeliveriesAreRetriedUnlessMaxRetriesIsZero(t *testing.T) {
 	ctx := context.Background()
-	d, c := startPaused(t, Options{RetryInterval: 30 * time.Millisecond})
+	clock := &testkit.Clock{}
+	d, c := startPaused(t, Options{RetryInterval: 30 * time.Millisecond, now: clock.Now})
 	bh, _ := blockhash(t, c, rpc.CommitmentFinalized)
 
 	d.LoseDeliveries(1)
@@ -122,7 +126,7 @@ func TestLostDeliveriesAreRetriedUnlessMaxRetriesIsZero(t *testing.T) {
 	d.Advance(1)
 	assert.Nil(t, status(t, c, once))
 	assert.Nil(t, status(t, c, retried))
-	time.Sleep(40 * time.Millisecond)
+	clock.Advance(40 * time.Millisecond)
 	d.Advance(1)
 	assert.Nil(t, status(t, c, once), "maxRetries 0: the lost delivery is final")
 	assert.NotNil(t, status(t, c, retried), "rebroadcast after the retry interval")

@@ -1,9 +1,10 @@
 // Package testkit holds small aids that tests across keeper share, one of
 // each: a log sink safe for concurrent writers, the environment the Temporal
-// SDK's envconfig reads, free and refusing local ports, and HTTP without
-// sockets (HandlerTransport, Pipes) for tests that run in a testing/synctest
-// bubble. Only tests link it: it lives under internal/dev/, which production
-// packages may not import (docs/architecture.md).
+// SDK's envconfig reads, free and refusing local ports, HTTP without sockets
+// (HandlerTransport, Pipes) for tests that run in a testing/synctest bubble,
+// and a clock a test moves on (Clock). Only tests link it: it lives under
+// internal/dev/, which production packages may not import
+// (docs/architecture.md).
 package testkit
 
 import (
