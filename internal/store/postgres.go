@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -53,12 +54,11 @@ func openPostgres(ctx context.Context, connURL string, d *dialect) (*Store, erro
 		}
 		return nil, fmt.Errorf("store: cannot parse %s: %s", redact.URL(connURL), why)
 	}
-	if cfg.ConnectTimeout == 0 {
-		// A server that does not answer (a host down, packets dropped) fails
-		// a connection attempt after this long, so a request waiting on one
-		// is answered 503 store_unavailable instead of hanging.
-		cfg.ConnectTimeout = connectTimeout
-	}
+	// A server that does not answer (a host down, packets dropped) fails a
+	// connection attempt after connectTimeout unless the URL says otherwise,
+	// so a request waiting on one is answered 503 store_unavailable instead
+	// of hanging.
+	cfg.ConnectTimeout = cmp.Or(cfg.ConnectTimeout, connectTimeout)
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(postgresConns)
 	db.SetMaxIdleConns(postgresConns)
