@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -138,45 +136,10 @@ func selector(e ast.Expr) (pkg, name string) {
 }
 
 // quickTestFiles lists the module's test files that go test ./... builds:
-// no build constraint, outside testdata, hidden and underscore directories
-// and nested modules.
+// those with no build constraint.
 func quickTestFiles(t *testing.T, root string) []string {
-	t.Helper()
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path == root {
-				return nil
-			}
-			if name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "node_modules" {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if strings.Contains(string(src), "\n//go:build ") || strings.HasPrefix(string(src), "//go:build ") {
-			return nil
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		files = append(files, filepath.ToSlash(rel))
-		return nil
+	return moduleGoFiles(t, root, func(name string, src []byte) bool {
+		return strings.HasSuffix(name, "_test.go") &&
+			!strings.HasPrefix(string(src), "//go:build ") && !strings.Contains(string(src), "\n//go:build ")
 	})
-	require.NoError(t, err)
-	return files
 }

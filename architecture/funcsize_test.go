@@ -102,10 +102,18 @@ func tooBig(fset *token.FileSet, rel string, file *ast.File) []string {
 }
 
 // productionFiles lists the module's Go files that are neither tests nor
-// generated, whatever their build tags, as paths relative to root. It skips
-// testdata, hidden and underscore directories and nested modules, as the go
-// command does.
+// generated, whatever their build tags, as paths relative to root.
 func productionFiles(t *testing.T, root string) []string {
+	return moduleGoFiles(t, root, func(name string, _ []byte) bool {
+		return !strings.HasSuffix(name, "_test.go")
+	})
+}
+
+// moduleGoFiles lists the module's .go files that keep accepts (given the
+// file's name and source), as paths relative to root. It skips testdata,
+// hidden and underscore directories and nested modules, as the go command
+// does.
+func moduleGoFiles(t *testing.T, root string, keep func(name string, src []byte) bool) []string {
 	t.Helper()
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -125,13 +133,21 @@ func productionFiles(t *testing.T, root string) []string {
 			}
 			return nil
 		}
-		if strings.HasSuffix(name, ".go") && !strings.HasSuffix(name, "_test.go") {
-			rel, err := filepath.Rel(root, path)
-			if err != nil {
-				return err
-			}
-			files = append(files, filepath.ToSlash(rel))
+		if !strings.HasSuffix(name, ".go") {
+			return nil
 		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if !keep(name, src) {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		files = append(files, filepath.ToSlash(rel))
 		return nil
 	})
 	require.NoError(t, err)
