@@ -55,6 +55,7 @@ type Batches interface {
 	BatchLogSize(ctx context.Context, batchID int64) (uint64, error)
 	BatchLogSpan(ctx context.Context, batchID int64) (need uint64, missing int, err error)
 	BatchCheckpoint(ctx context.Context, batchID int64, size uint64) (uint64, error)
+	AdvanceBatchCheckpoint(ctx context.Context, batchID int64, size uint64) (uint64, error)
 	CheckpointAt(ctx context.Context, size uint64) (store.LogCheckpoint, error)
 }
 
@@ -102,6 +103,16 @@ func (a *Anchor) submit(ctx context.Context, in workflows.BatchRef) (workflows.S
 		return workflows.SubmitResult{}, err
 	}
 	root := an.Root
+	if an.Checkpoint != nil {
+		size := an.Checkpoint.Size
+		an.Advance = func(ctx context.Context) (chains.Anchor, error) {
+			next, err := a.advance(ctx, in.BatchID, size)
+			if err == nil {
+				root = next.Root
+			}
+			return next, err
+		}
+	}
 	sctx, span := chainSpan(ctx, "submit", in)
 	ref, err := ad.Submit(sctx, an, Journal(a.Store))
 	endSpan(span, err)
@@ -165,6 +176,27 @@ func (a *Anchor) anchorOf(ctx context.Context, batchID int64) (chains.Anchor, er
 			return chains.Anchor{}, err
 		}
 	}
+	return a.checkpointAnchor(ctx, batchID, size)
+}
+
+// advance moves a batch that committed to a checkpoint of size entries to
+// the log's newest checkpoint (chains.Anchor.Advance): its evidence is in
+// every bigger tree, and the batches anchored meanwhile committed to no
+// bigger one than that.
+func (a *Anchor) advance(ctx context.Context, batchID int64, size uint64) (chains.Anchor, error) {
+	cp, err := a.Log.CheckpointFor(ctx, size)
+	if err != nil {
+		return chains.Anchor{}, err
+	}
+	if size, err = a.Store.AdvanceBatchCheckpoint(ctx, batchID, cp.Size); err != nil {
+		return chains.Anchor{}, err
+	}
+	return a.checkpointAnchor(ctx, batchID, size)
+}
+
+// checkpointAnchor is the anchor of a batch committing to the log's
+// checkpoint of size entries.
+func (a *Anchor) checkpointAnchor(ctx context.Context, batchID int64, size uint64) (chains.Anchor, error) {
 	cp, err := a.Store.CheckpointAt(ctx, size)
 	if err != nil {
 		return chains.Anchor{}, err

@@ -20,6 +20,13 @@ type Anchor struct {
 	BatchID    int64
 	Root       [32]byte               // the root either way
 	Checkpoint *receipt.CheckpointRef // nil: a batch root
+	// Advance, when set, moves the batch to the log's newest checkpoint and
+	// returns the anchor it then commits to. An adapter whose transactions
+	// land in no fixed order (Solana) calls it before it signs anew for a
+	// batch none of whose transactions can land any more, so the anchor it
+	// re-signs never lands after a bigger tree it predates. EVM keeps the
+	// anchor: a replacement keeps its nonce, and so its place.
+	Advance func(ctx context.Context) (Anchor, error)
 }
 
 // Calldata is the EVM calldata carrying the anchor.

@@ -535,6 +535,26 @@ func (s Log) BatchCheckpoint(ctx context.Context, batchID int64, size uint64) (u
 	return uint64(got), nil
 }
 
+// AdvanceBatchCheckpoint moves a batch that is not confirmed to a bigger
+// checkpoint, for a transaction signed anew after every earlier one of the
+// batch can no longer land (Solana: a newer anchor must never predate a
+// landed one). It never moves a batch back, nor one without a checkpoint,
+// and returns the size the batch commits to.
+func (s Log) AdvanceBatchCheckpoint(ctx context.Context, batchID int64, size uint64) (uint64, error) {
+	var got sql.NullInt64
+	err := s.tx(ctx, func(tx *txn) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE batches SET log_size = ? WHERE id = ? AND log_size < ? AND state <> ?`,
+			int64(size), batchID, int64(size), BatchConfirmed); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT log_size FROM batches WHERE id = ?`, batchID).Scan(&got)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: advance the checkpoint of batch %d: %w", batchID, err)
+	}
+	return uint64(got.Int64), nil
+}
+
 // BatchLogSize is the checkpoint size a batch commits to, 0 when none (a
 // batch first submitted before the log).
 func (s Log) BatchLogSize(ctx context.Context, batchID int64) (uint64, error) {

@@ -180,3 +180,40 @@ func pathOf(t *testing.T, st *store.Store, a store.AnchorState) []merkle.Hash {
 	require.NoError(t, err)
 	return path
 }
+
+// A batch's checkpoint is fixed by its first submit and moves only forward,
+// and only while the batch is not confirmed (a Solana re-sign after every
+// transaction of it expired unseen).
+func TestABatchsCheckpointMovesOnlyForwardAndNeverOnceConfirmed(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		st := db.openStore(t)
+		ctx := context.Background()
+		insert(t, st, store.NewEvidence{Digest: digestOf("moves"), Chains: []string{"solana"}, Priority: 5})
+		b := formOne(t, st, "solana", 1)
+
+		size, err := st.AdvanceBatchCheckpoint(ctx, b.ID, 9)
+		require.NoError(t, err)
+		assert.Zero(t, size, "a batch without a checkpoint gets none this way")
+		size, err = st.BatchCheckpoint(ctx, b.ID, 3)
+		require.NoError(t, err)
+		require.Equal(t, uint64(3), size)
+
+		size, err = st.AdvanceBatchCheckpoint(ctx, b.ID, 2)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(3), size, "never back")
+		size, err = st.AdvanceBatchCheckpoint(ctx, b.ID, 7)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(7), size)
+		size, err = st.BatchCheckpoint(ctx, b.ID, 11)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(7), size, "a first submit's fixing does not move it")
+
+		confirm(t, st, b, "sig", 1)
+		size, err = st.AdvanceBatchCheckpoint(ctx, b.ID, 20)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(7), size, "a confirmed batch's receipts name the tree its transaction carries")
+		got, err := st.BatchLogSize(ctx, b.ID)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(7), got)
+	})
+}

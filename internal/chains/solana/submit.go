@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/retry"
+	"github.com/keeperhq/keeper/receipt"
 )
 
 // txMeta is what the journal keeps about a signed transaction besides its
@@ -73,12 +76,17 @@ func (a *Adapter) Submit(ctx context.Context, an chains.Anchor, j chains.Journal
 	}
 
 	last := recs[len(recs)-1]
-	if err := checkJournaledRoot(last, an); err != nil {
+	advanced, err := checkJournaledRoot(last, an)
+	if err != nil {
 		return "", err
 	}
 	height, err := a.blockHeight(ctx)
 	if err != nil {
 		return "", err
+	}
+	if advanced && height <= last.meta.LastValidBlockHeight {
+		return "", fmt.Errorf("solana: batch %d moved to a newer checkpoint while its transaction %s can still land: it is re-signed once the finalized block height passes %d",
+			an.BatchID, last.Ref, last.meta.LastValidBlockHeight)
 	}
 	if height <= last.meta.LastValidBlockHeight {
 		// The journaled transaction can still land: send the same bytes.
@@ -105,28 +113,51 @@ func (a *Adapter) Submit(ctx context.Context, an chains.Anchor, j chains.Journal
 	if err != nil {
 		return "", err
 	}
+	if seen && advanced {
+		// Moved on only after every transaction was seen to expire unseen.
+		return "", retry.Permanent(fmt.Errorf("solana: batch %d's transaction %s landed after the batch moved to a newer checkpoint", an.BatchID, ref))
+	}
 	if seen {
 		return ref, nil
 	}
 	a.log.Info("solana: blockhash expired unseen; re-signing", "batch", an.BatchID, "expired", last.Ref,
 		"last_valid_block_height", last.meta.LastValidBlockHeight, "block_height", height,
 		"expired_compute_unit_price", last.meta.ComputeUnitPrice)
+	if an.Advance != nil && !advanced {
+		next, err := an.Advance(ctx)
+		if err != nil {
+			return "", fmt.Errorf("solana: move batch %d to the newest checkpoint: %w", an.BatchID, err)
+		}
+		an = next
+	}
 	a.forget(recs)
 	return a.signAndSend(ctx, an, j, &last.meta)
 }
 
-// checkJournaledRoot makes sure the journaled transaction anchors the root
-// being submitted; anything else is a journal that cannot be trusted.
-func checkJournaledRoot(r record, an chains.Anchor) error {
+// checkJournaledRoot makes sure the journaled transaction anchors what is
+// being submitted, or, advanced, an older checkpoint of the same log for
+// the same batch: one the batch moved on from (chains.Anchor.Advance)
+// before its new transaction was journaled. Anything else is a journal
+// that cannot be trusted.
+func checkJournaledRoot(r record, an chains.Anchor) (advanced bool, err error) {
 	tx, err := sol.TransactionFromBytes(r.Raw)
 	if err != nil {
-		return retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not decode", an.BatchID, r.Ref))
+		return false, retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not decode", an.BatchID, r.Ref))
 	}
 	memos, err := anchorMemos(tx)
-	if err != nil || len(memos) != 1 || memos[0] != an.Memo() || tx.Signatures[0].String() != r.Ref {
-		return retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not anchor root %x", an.BatchID, r.Ref, an.Root))
+	if err != nil || len(memos) != 1 || tx.Signatures[0].String() != r.Ref {
+		return false, retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s is not one anchor", an.BatchID, r.Ref))
 	}
-	return nil
+	if memos[0] == an.Memo() {
+		return false, nil
+	}
+	if an.Checkpoint != nil && strings.HasSuffix(memos[0], ":"+strconv.FormatInt(an.BatchID, 10)) {
+		p, err := receipt.ParseSolanaPayload(memos[0])
+		if err == nil && p.Checkpoint != nil && p.Checkpoint.KeyHash == an.Checkpoint.KeyHash && p.Checkpoint.Size < an.Checkpoint.Size {
+			return true, nil
+		}
+	}
+	return false, retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not anchor root %x", an.BatchID, r.Ref, an.Root))
 }
 
 // signAndSend builds a new transaction, journals it and sends it. expired
