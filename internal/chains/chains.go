@@ -21,12 +21,38 @@ type Anchor struct {
 	Root       [32]byte               // the root either way
 	Checkpoint *receipt.CheckpointRef // nil: a batch root
 	// Advance, when set, moves the batch to the log's newest checkpoint and
-	// returns the anchor it then commits to. An adapter whose transactions
-	// land in no fixed order (Solana) calls it before it signs anew for a
-	// batch none of whose transactions can land any more, so the anchor it
-	// re-signs never lands after a bigger tree it predates. EVM keeps the
-	// anchor: a replacement keeps its nonce, and so its place.
+	// returns the anchor it then commits to. An adapter calls it (through
+	// Advanced) right before it signs a transaction that takes a place of
+	// its own on the chain (an EVM nonce, a Solana blockhash) for a batch
+	// none of whose transactions can land: its first, or one after the
+	// earlier ones' nonce was taken or blockhash expired unseen. Called
+	// under the signer's lock, it keeps a chain's anchors in the order of
+	// the trees they commit to: a batch whose first submit fixed a
+	// checkpoint and then waited (a crash, a lost send, a slow worker)
+	// never lands a smaller tree after a bigger one. A replacement on the
+	// same nonce keeps its place, and its anchor.
 	Advance func(ctx context.Context) (Anchor, error)
+}
+
+// Advanced is the anchor the batch commits to after Advance, or a itself
+// when it has no Advance (a batch root, or a test's anchor).
+func (a Anchor) Advanced(ctx context.Context) (Anchor, error) {
+	if a.Advance == nil {
+		return a, nil
+	}
+	next, err := a.Advance(ctx)
+	if err != nil {
+		return a, fmt.Errorf("move batch %d to the newest checkpoint: %w", a.BatchID, err)
+	}
+	return next, nil
+}
+
+// MovedOnFrom reports whether payload, journaled for a's batch, commits to
+// an older checkpoint of the same log than a does: the one the batch was
+// moved on from (Advance) before its new transaction was journaled.
+func (a Anchor) MovedOnFrom(p receipt.Payload) bool {
+	return a.Checkpoint != nil && p.Checkpoint != nil &&
+		p.Checkpoint.KeyHash == a.Checkpoint.KeyHash && p.Checkpoint.Size < a.Checkpoint.Size
 }
 
 // Calldata is the EVM calldata carrying the anchor.

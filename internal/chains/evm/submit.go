@@ -88,14 +88,27 @@ func (a *Adapter) submit(ctx context.Context, an chains.Anchor, j chains.Journal
 		return "", err
 	}
 	if len(recs) == 0 {
-		return a.signNew(ctx, an, j, "new")
+		return a.signOwnNonce(ctx, an, j, "new")
 	}
 	last, lastTx := recs[len(recs)-1], txs[len(txs)-1]
+	movedOn := false
 	if !bytes.Equal(lastTx.Data(), an.Calldata()) {
-		return "", retry.Permanent(fmt.Errorf("journaled transaction %s does not carry the batch's anchor (root %x)", last.Ref, an.Root))
+		p, err := ParsePayload(lastTx.Data())
+		if movedOn = err == nil && an.MovedOnFrom(p); !movedOn {
+			return "", retry.Permanent(fmt.Errorf("journaled transaction %s does not carry the batch's anchor (root %x)", last.Ref, an.Root))
+		}
 	}
 	if ref, ok, err := a.minedRef(ctx, recs); err != nil || ok {
+		if ok && movedOn {
+			// Moved on only after another anchor took its nonce.
+			return "", retry.Permanent(fmt.Errorf("batch %d's transaction %s was mined after the batch moved to a newer checkpoint", an.BatchID, ref))
+		}
 		return ref, err
+	}
+	if movedOn {
+		// Moved on when another anchor took its nonce, and stopped before
+		// the new transaction was journaled.
+		return a.signOwnNonce(ctx, an, j, "nonce_taken")
 	}
 	if a.now().Sub(last.CreatedAt) >= a.cfg.ResubmitTimeout || a.vanished(ctx, last.Ref, a.lastSent(an.BatchID, last.CreatedAt)) {
 		if sender, err := types.Sender(a.signer, lastTx); err != nil || sender != a.from {
@@ -177,6 +190,19 @@ func refHashes(recs []chains.TxRecord) []common.Hash {
 		}
 	}
 	return out
+}
+
+// signOwnNonce signs the batch's anchor on a nonce of its own, none of its
+// transactions being able to land: the first, or after another anchor took
+// their nonce. It moves the batch to the log's newest checkpoint first
+// (chains.Anchor.Advance), under the signer's lock, so nonces follow the
+// sizes of the trees anchored.
+func (a *Adapter) signOwnNonce(ctx context.Context, an chains.Anchor, j chains.Journal, reason string) (string, error) {
+	an, err := an.Advanced(ctx)
+	if err != nil {
+		return "", err
+	}
+	return a.signNew(ctx, an, j, reason)
 }
 
 // signNew signs the batch's anchor on the signer's pending nonce with market fees.
@@ -466,7 +492,7 @@ func (a *Adapter) nonceTaken(ctx context.Context, an chains.Anchor, j chains.Jou
 	}
 	a.log.Warn("nonce used by another keeper anchor; signing anew on a fresh nonce",
 		"batch", an.BatchID, "ref", ref, "nonce", nonce, "chain_nonce", chainNonce, "taken_by", taker.Hash.Hex())
-	return a.signNew(ctx, an, j, "nonce_taken")
+	return a.signOwnNonce(ctx, an, j, "nonce_taken")
 }
 
 type market struct {

@@ -41,40 +41,48 @@ func journaledMemo(t *testing.T, j *chaintest.Journal, batch int64, ref string) 
 	return ""
 }
 
-// A batch whose transaction expired unseen is re-signed on the log's newest
-// checkpoint: the anchors other batches landed meanwhile committed to
-// bigger trees, and a log's anchors never go down in size on a chain.
+// A batch signs a transaction of its own only after it moved to the log's
+// newest checkpoint (chains.Anchor.Advance): its first, and one signed anew
+// after every earlier one expired unseen. The anchors other batches landed
+// meanwhile committed to bigger trees, and a log's anchors never go down in
+// size on a chain.
 func TestAnAnchorReSignedAfterItsBlockhashExpiredCommitsToTheNewestCheckpoint(t *testing.T) {
 	chain, payer := startDevnet(t, 10*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer)
 	j := chaintest.NewJournal()
 	ctx := context.Background()
-
-	old := checkpointAnchor(7, 3)
-	advances := 0
-	old.Advance = func(context.Context) (chains.Anchor, error) {
-		advances++
-		return checkpointAnchor(7, 9), nil
+	// The store as the anchoring activity keeps it: the checkpoint each
+	// batch commits to, and the log's newest.
+	newest, fixed := uint64(3), map[int64]uint64{7: 2, 8: 5}
+	anchorOf := func(batch int64) chains.Anchor {
+		an := checkpointAnchor(batch, fixed[batch])
+		an.Advance = func(context.Context) (chains.Anchor, error) {
+			fixed[batch] = max(fixed[batch], newest)
+			return checkpointAnchor(batch, fixed[batch]), nil
+		}
+		return an
 	}
+
 	chain.DropNext(1)
-	first, err := a.Submit(ctx, old, j)
+	first, err := a.Submit(ctx, anchorOf(7), j)
 	require.NoError(t, err)
+	assert.Equal(t, receipt.SolanaCheckpointMemoForBatch(*checkpointAnchor(7, 3).Checkpoint, 7), journaledMemo(t, j, 7, first),
+		"the first transaction commits to the newest checkpoint, not the one the batch's first submit fixed")
 	chain.Advance(expireBlocks) // the send was lost, and its blockhash is past
 
-	newer := checkpointAnchor(8, 5) // another batch, formed meanwhile, lands
-	_, err = a.Submit(ctx, newer, j)
+	newest = 5 // another batch, formed meanwhile, lands
+	_, err = a.Submit(ctx, anchorOf(8), j)
 	if err != nil { // the blockhash it reused expired with the first's; retried as the workflow does
-		_, err = a.Submit(ctx, newer, j)
+		_, err = a.Submit(ctx, anchorOf(8), j)
 	}
 	require.NoError(t, err)
 	require.Equal(t, chains.Final, waitFor(t, a, 8, j, 10*time.Second).State)
 
+	newest = 9
 	require.Equal(t, chains.Dropped, waitFor(t, a, 7, j, 10*time.Second).State)
-	second, err := a.Submit(ctx, old, j)
+	second, err := a.Submit(ctx, anchorOf(7), j)
 	require.NoError(t, err)
 
-	assert.Equal(t, 1, advances)
-	assert.Equal(t, receipt.SolanaCheckpointMemoForBatch(*checkpointAnchor(7, 3).Checkpoint, 7), journaledMemo(t, j, 7, first))
 	assert.Equal(t, receipt.SolanaCheckpointMemoForBatch(*checkpointAnchor(7, 9).Checkpoint, 7), journaledMemo(t, j, 7, second),
 		"the re-signed transaction commits to the newest checkpoint, not to one smaller than an anchor that landed")
 	st := waitFor(t, a, 7, j, 10*time.Second)

@@ -72,6 +72,9 @@ func (a *Adapter) Submit(ctx context.Context, an chains.Anchor, j chains.Journal
 		return "", err
 	}
 	if len(recs) == 0 {
+		if an, err = an.Advanced(ctx); err != nil {
+			return "", fmt.Errorf("solana: %w", err)
+		}
 		return a.signAndSend(ctx, an, j, nil)
 	}
 
@@ -123,12 +126,8 @@ func (a *Adapter) Submit(ctx context.Context, an chains.Anchor, j chains.Journal
 	a.log.Info("solana: blockhash expired unseen; re-signing", "batch", an.BatchID, "expired", last.Ref,
 		"last_valid_block_height", last.meta.LastValidBlockHeight, "block_height", height,
 		"expired_compute_unit_price", last.meta.ComputeUnitPrice)
-	if an.Advance != nil && !advanced {
-		next, err := an.Advance(ctx)
-		if err != nil {
-			return "", fmt.Errorf("solana: move batch %d to the newest checkpoint: %w", an.BatchID, err)
-		}
-		an = next
+	if an, err = an.Advanced(ctx); err != nil {
+		return "", fmt.Errorf("solana: %w", err)
 	}
 	a.forget(recs)
 	return a.signAndSend(ctx, an, j, &last.meta)
@@ -151,9 +150,8 @@ func checkJournaledRoot(r record, an chains.Anchor) (advanced bool, err error) {
 	if memos[0] == an.Memo() {
 		return false, nil
 	}
-	if an.Checkpoint != nil && strings.HasSuffix(memos[0], ":"+strconv.FormatInt(an.BatchID, 10)) {
-		p, err := receipt.ParseSolanaPayload(memos[0])
-		if err == nil && p.Checkpoint != nil && p.Checkpoint.KeyHash == an.Checkpoint.KeyHash && p.Checkpoint.Size < an.Checkpoint.Size {
+	if strings.HasSuffix(memos[0], ":"+strconv.FormatInt(an.BatchID, 10)) {
+		if p, err := receipt.ParseSolanaPayload(memos[0]); err == nil && an.MovedOnFrom(p) {
 			return true, nil
 		}
 	}
