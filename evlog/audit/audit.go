@@ -4,10 +4,11 @@
 // reports every way the two disagree: a checkpoint not signed by the log's
 // key, two checkpoints of one size that differ, a checkpoint that is not
 // consistent with an earlier one or with the latest, a smaller tree
-// anchored after a bigger one, tiles or entries that do not rebuild the
-// signed root, anchors keeper lists that the chain does not hold, an
-// anchor sent by an account the pinned trust root does not list for its
-// size, and a listed account or network that could not be read.
+// anchored after a bigger one by the same account, tiles or entries that
+// do not rebuild the signed root, anchors keeper lists that the chain does
+// not hold, an anchor sent by an account the pinned trust root does not
+// list for its size, and a listed account or network that could not be
+// read.
 //
 // Nothing the log serves is trusted: the key and the accounts are the ones
 // the auditor pinned (a trust root, docs/log.md), checkpoints are opened
@@ -76,7 +77,7 @@ const (
 	KindSignature = "signature" // a checkpoint the log serves is not signed by its key
 	KindKey       = "key"       // an anchor or the log names another key
 	KindFork      = "fork"      // checkpoints that cannot be of one append-only log
-	KindOrder     = "order"     // a smaller tree anchored after a bigger one on a chain
+	KindOrder     = "order"     // a smaller tree anchored after a bigger one by one account on a chain
 	KindMissing   = "missing"   // the log does not serve a checkpoint a chain holds
 	KindTiles     = "tiles"     // hash tiles that do not rebuild the signed root
 	KindEntries   = "entries"   // entries that do not hash to the tree's leaves
@@ -250,15 +251,25 @@ func (r *Report) catchUp(ctx context.Context, log *evlog.Client, anchored []Anch
 	return nil
 }
 
-// checkOrder finds, on each chain, a checkpoint anchored after a bigger
-// one: a log only grows, so its anchors' sizes never go down.
+// checkOrder finds, in each account's anchors on a chain, a checkpoint
+// anchored after a bigger one: a log only grows, so the sizes one account
+// anchors never go down. Two accounts open on one network (workers with
+// keys of their own) each take the newest checkpoint when they sign, and
+// land in whatever order their chain takes them; a smaller tree of one
+// after a bigger of the other is no rollback (and one that is not a
+// prefix of it is a fork).
 func checkOrder(anchored []Anchored, r *Report) {
-	byChain := map[string][]Anchored{}
+	type sender struct{ chain, account string }
+	bySender := map[sender][]Anchored{}
 	for _, a := range anchored {
-		byChain[a.Chain] = append(byChain[a.Chain], a)
+		s := sender{a.Chain, a.Account}
+		bySender[s] = append(bySender[s], a)
 	}
-	for _, chain := range slices.Sorted(maps.Keys(byChain)) {
-		as := byChain[chain]
+	senders := slices.SortedFunc(maps.Keys(bySender), func(a, b sender) int {
+		return cmp.Or(cmp.Compare(a.chain, b.chain), cmp.Compare(a.account, b.account))
+	})
+	for _, s := range senders {
+		chain, as := s.chain, bySender[s]
 		slices.SortStableFunc(as, func(a, b Anchored) int {
 			return cmp.Or(cmp.Compare(a.Block, b.Block), cmp.Compare(a.Index, b.Index))
 		})
