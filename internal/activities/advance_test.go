@@ -2,23 +2,16 @@ package activities
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/chains/solana"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
-	"github.com/keeperhq/keeper/internal/logsvc"
-	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
@@ -29,9 +22,7 @@ import (
 // landed meanwhile.
 func TestASolanaBatchReSignedAfterItsBlockhashExpiredMovesToTheNewestCheckpoint(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	chain, err := devnet.Start(t.Context(), devnet.Options{SlotTime: 10 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(chain.Stop)
@@ -42,24 +33,9 @@ func TestASolanaBatchReSignedAfterItsBlockhashExpiredMovesToTheNewestCheckpoint(
 	require.NoError(t, err)
 	t.Cleanup(ad.Close)
 
-	skey, _, err := evlog.GenerateKey("keeper.test/log")
-	require.NoError(t, err)
-	signer, err := evlog.NewSigner(skey, "keeper.test/log")
-	require.NoError(t, err)
-	a := &Anchor{Store: st, Chains: map[string]chains.Adapter{solana.Name: ad},
-		Log: &logsvc.Sequencer{Store: st, Signer: signer, Interval: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+	a := &Anchor{Store: st, Chains: map[string]chains.Adapter{solana.Name: ad}, Log: newSequencer(t, st)}
 	batch := func() workflows.BatchRef {
-		var ne store.NewEvidence
-		_, err := rand.Read(ne.Digest[:])
-		require.NoError(t, err)
-		ne.Chains, ne.Priority = []string{solana.Name}, 5
-		ins, err := st.InsertEvidenceBatch(ctx, []store.NewEvidence{ne})
-		require.NoError(t, err)
-		require.NoError(t, ins[0].Err)
-		b, ok, err := st.FormBatch(ctx, solana.Name, 100)
-		require.NoError(t, err)
-		require.True(t, ok)
-		return workflows.BatchRef{BatchID: b.ID, Chain: solana.Name}
+		return workflows.BatchRef{BatchID: formBatch(t, st, solana.Name), Chain: solana.Name}
 	}
 	final := func(ref workflows.BatchRef) chains.Status {
 		t.Helper()

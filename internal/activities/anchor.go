@@ -104,9 +104,9 @@ func (a *Anchor) submit(ctx context.Context, in workflows.BatchRef) (workflows.S
 	}
 	root := an.Root
 	if an.Checkpoint != nil {
-		size := an.Checkpoint.Size
+		fixed := an
 		an.Advance = func(ctx context.Context) (chains.Anchor, error) {
-			next, err := a.advance(ctx, in.BatchID, size)
+			next, err := a.advance(ctx, fixed)
 			if err == nil {
 				root = next.Root
 			}
@@ -179,19 +179,24 @@ func (a *Anchor) anchorOf(ctx context.Context, batchID int64) (chains.Anchor, er
 	return a.checkpointAnchor(ctx, batchID, size)
 }
 
-// advance moves a batch that committed to a checkpoint of size entries to
-// the log's newest checkpoint (chains.Anchor.Advance): its evidence is in
-// every bigger tree, and the batches anchored meanwhile committed to no
-// bigger one than that.
-func (a *Anchor) advance(ctx context.Context, batchID int64, size uint64) (chains.Anchor, error) {
-	cp, err := a.Log.CheckpointFor(ctx, size)
+// advance moves the batch of fixed, an anchor of a checkpoint, to the log's
+// newest checkpoint (chains.Anchor.Advance): its evidence is in every
+// bigger tree, and the batches anchored meanwhile committed to no bigger
+// one than that. A log that has not grown since leaves fixed as it is,
+// with nothing written.
+func (a *Anchor) advance(ctx context.Context, fixed chains.Anchor) (chains.Anchor, error) {
+	cp, err := a.Log.CheckpointFor(ctx, fixed.Checkpoint.Size)
 	if err != nil {
 		return chains.Anchor{}, err
 	}
-	if size, err = a.Store.AdvanceBatchCheckpoint(ctx, batchID, cp.Size); err != nil {
+	if cp.Size <= fixed.Checkpoint.Size {
+		return fixed, nil
+	}
+	size, err := a.Store.AdvanceBatchCheckpoint(ctx, fixed.BatchID, cp.Size)
+	if err != nil {
 		return chains.Anchor{}, err
 	}
-	return a.checkpointAnchor(ctx, batchID, size)
+	return a.checkpointAnchor(ctx, fixed.BatchID, size)
 }
 
 // checkpointAnchor is the anchor of a batch committing to the log's

@@ -24,33 +24,16 @@ import (
 // checkpoint of the log that holds its evidence, fixed by its first submit.
 func TestABatchJournaledBeforeTheLogKeepsItsOwnRootAndANewOneCommitsToACheckpoint(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	batch := func() int64 {
-		var ne store.NewEvidence
-		_, err := rand.Read(ne.Digest[:])
-		require.NoError(t, err)
-		ne.Chains, ne.Priority = []string{"stub"}, 5
-		ins, err := st.InsertEvidenceBatch(ctx, []store.NewEvidence{ne})
-		require.NoError(t, err)
-		require.NoError(t, ins[0].Err)
-		b, ok, err := st.FormBatch(ctx, "stub", 100)
-		require.NoError(t, err)
-		require.True(t, ok)
-		return b.ID
-	}
+	st := openStore(t)
+	batch := func() int64 { return formBatch(t, st, "stub") }
 
 	old := batch()
 	require.NoError(t, st.SaveTransaction(ctx, store.JournaledTx{BatchID: old, Chain: "stub", Ref: "0x01", Raw: []byte{1}, CreatedAt: time.Now()}))
 	fresh := batch()
 
-	skey, _, err := evlog.GenerateKey("keeper.test/log")
-	require.NoError(t, err)
-	signer, err := evlog.NewSigner(skey, "keeper.test/log")
-	require.NoError(t, err)
-	a := &Anchor{Store: st, Log: &logsvc.Sequencer{Store: st, Signer: signer, Interval: time.Second,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}}
+	log := newSequencer(t, st)
+	signer := log.Signer
+	a := &Anchor{Store: st, Log: log}
 
 	an, err := a.anchorOf(ctx, old)
 	require.NoError(t, err)
@@ -77,4 +60,40 @@ func TestABatchJournaledBeforeTheLogKeepsItsOwnRootAndANewOneCommitsToACheckpoin
 	again, err := a.anchorOf(ctx, fresh)
 	require.NoError(t, err)
 	assert.Equal(t, an, again)
+}
+
+// openStore opens a fresh SQLite store, closed when the test ends.
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// formBatch stores one evidence for chain and forms the batch that takes it.
+func formBatch(t *testing.T, st *store.Store, chain string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var ne store.NewEvidence
+	_, err := rand.Read(ne.Digest[:])
+	require.NoError(t, err)
+	ne.Chains, ne.Priority = []string{chain}, 5
+	ins, err := st.InsertEvidenceBatch(ctx, []store.NewEvidence{ne})
+	require.NoError(t, err)
+	require.NoError(t, ins[0].Err)
+	b, ok, err := st.FormBatch(ctx, chain, 100)
+	require.NoError(t, err)
+	require.True(t, ok)
+	return b.ID
+}
+
+// newSequencer is the evidence log over st, signed with a fresh key.
+func newSequencer(t *testing.T, st *store.Store) *logsvc.Sequencer {
+	t.Helper()
+	skey, _, err := evlog.GenerateKey("keeper.test/log")
+	require.NoError(t, err)
+	signer, err := evlog.NewSigner(skey, "keeper.test/log")
+	require.NoError(t, err)
+	return &logsvc.Sequencer{Store: st, Signer: signer, Interval: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }

@@ -536,10 +536,10 @@ func (s Log) BatchCheckpoint(ctx context.Context, batchID int64, size uint64) (u
 }
 
 // AdvanceBatchCheckpoint moves a batch that is not confirmed to a bigger
-// checkpoint, for a transaction signed anew after every earlier one of the
-// batch can no longer land (Solana: a newer anchor must never predate a
-// landed one). It never moves a batch back, nor one without a checkpoint,
-// and returns the size the batch commits to.
+// checkpoint, right before a transaction of it is signed on a place of its
+// own on the chain while none of its earlier ones can land
+// (chains.Anchor.Advance). It never moves a batch back, nor one without a
+// checkpoint, and returns the size the batch commits to.
 func (s Log) AdvanceBatchCheckpoint(ctx context.Context, batchID int64, size uint64) (uint64, error) {
 	var got sql.NullInt64
 	err := s.tx(ctx, func(tx *txn) error {

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	sol "github.com/gagliardetto/solana-go"
@@ -150,10 +148,9 @@ func checkJournaledRoot(r record, an chains.Anchor) (advanced bool, err error) {
 	if memos[0] == an.Memo() {
 		return false, nil
 	}
-	if strings.HasSuffix(memos[0], ":"+strconv.FormatInt(an.BatchID, 10)) {
-		if p, err := receipt.ParseSolanaPayload(memos[0]); err == nil && an.MovedOnFrom(p) {
-			return true, nil
-		}
+	if p, err := receipt.ParseSolanaPayload(memos[0]); err == nil && an.MovedOnFrom(p) &&
+		memos[0] == receipt.SolanaCheckpointMemoForBatch(*p.Checkpoint, an.BatchID) {
+		return true, nil
 	}
 	return false, retry.Permanent(fmt.Errorf("solana: journal of batch %d: transaction %s does not anchor root %x", an.BatchID, r.Ref, an.Root))
 }
