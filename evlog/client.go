@@ -1,3 +1,8 @@
+//go:build !js
+
+// The log's HTTP client is for monitors and tools; the /verify page,
+// compiled to WebAssembly, reads no log and links none of it.
+
 package evlog
 
 import (

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/internal/strictjson"
 	"github.com/keeperhq/keeper/merkle"
 )
 
@@ -141,8 +142,11 @@ const TreeRFC6962 = "rfc6962-sha256"
 // proves nothing: Check* and package receipt/verify do.
 func Parse(data []byte) (Receipt, error) {
 	var r Receipt
-	if err := json.Unmarshal(data, &r); err != nil {
-		return Receipt{}, fmt.Errorf("receipt: not valid JSON: %w", err)
+	// Strict, as every verifier reads receipts alike (conformance/README.md):
+	// exact keys, none twice, none unknown, nothing after the object, so
+	// no two parsers can read one file as two receipts.
+	if err := strictjson.DecodeAs("the receipt", data, &r); err != nil {
+		return Receipt{}, fmt.Errorf("receipt: %s", err.Message)
 	}
 	if r.Version != Version && r.Version != VersionSalted && r.Version != VersionUnsalted {
 		return Receipt{}, fmt.Errorf("receipt: unsupported version %d (this verifier reads 1, 2 and 3)", r.Version)

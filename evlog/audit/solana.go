@@ -9,9 +9,9 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
+	"github.com/keeperhq/keeper/chainread"
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/receipt/verify"
 )
 
 // solanaPage is how many signatures one getSignaturesForAddress answers
@@ -142,12 +142,12 @@ func (s *solanaReader) anchorsOf(ctx context.Context, pk sol.PublicKey, sig sol.
 	if err != nil {
 		return nil, fmt.Errorf("getTransaction %s: %w", sig, err)
 	}
-	var tx *sol.Transaction
-	if res.Transaction != nil {
-		tx, err = res.Transaction.GetTransaction()
+	if res.Transaction == nil {
+		return nil, fmt.Errorf("getTransaction %s: the node returned no transaction", sig)
 	}
-	if tx == nil || err != nil {
-		return nil, fmt.Errorf("getTransaction %s: cannot decode the transaction", sig)
+	tx, err := chainread.DecodeSolanaTransaction(res.Transaction.GetBinary())
+	if err != nil {
+		return nil, fmt.Errorf("getTransaction %s: %w", sig, err)
 	}
 	if res.Meta == nil || res.Meta.Err != nil {
 		if listed {
@@ -162,8 +162,9 @@ func (s *solanaReader) anchorsOf(ctx context.Context, pk sol.PublicKey, sig sol.
 		return nil, nil
 	}
 	var out []Anchored
-	for _, p := range verify.MemoPayloads(tx) {
-		if p.Checkpoint == nil {
+	for _, memo := range tx.Memos() {
+		p, err := receipt.ParseSolanaPayload(string(memo))
+		if err != nil || p.Checkpoint == nil {
 			continue
 		}
 		out = append(out, Anchored{Chain: s.name, Account: pk.String(), TxRef: sig.String(), Block: res.Slot, Index: index, Ref: *p.Checkpoint})
@@ -175,9 +176,9 @@ func (s *solanaReader) anchorsOf(ctx context.Context, pk sol.PublicKey, sig sol.
 }
 
 // notOwn says why tx, read under sig, is not a transaction the account
-// sent ("" when it is): verify.SolanaSentBy's rule.
-func notOwn(tx *sol.Transaction, sig sol.Signature, pk sol.PublicKey) string {
-	if err := verify.SolanaSentBy(tx, sig, pk); err != nil {
+// sent ("" when it is): chainread's rule, as every verifier's.
+func notOwn(tx chainread.SolanaTransaction, sig sol.Signature, pk sol.PublicKey) string {
+	if err := tx.SentBy(sig, pk.String()); err != nil {
 		return err.Error()
 	}
 	return ""

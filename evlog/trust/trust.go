@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/internal/strictjson"
 )
 
 // MediaType names the format and its version; a root carrying another is
@@ -141,12 +142,14 @@ func CAIP10(network, address string) string { return network + ":" + address }
 // Parse reads a trust root and checks its shape: the media type, the log's
 // key (for the log's origin), every account's CAIP-10 id and ranges, and
 // the witness quorum.
+//
+// It is strict, as every verifier and the audit read roots alike
+// (conformance/README.md): keys match exactly (case-sensitive), none twice,
+// none unknown, and nothing follows the object.
 func Parse(data []byte) (Root, error) {
 	var r Root
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return Root{}, fmt.Errorf("trust: not a trust root: %w", err)
+	if err := strictjson.DecodeAs("the trust root", data, &r); err != nil {
+		return Root{}, fmt.Errorf("trust: not a trust root: %s", err.Message)
 	}
 	return r, r.Check()
 }
@@ -184,6 +187,10 @@ func (r Root) Check() error {
 	}
 	if r.Witnesses.Quorum < 0 || r.Witnesses.Quorum > len(r.Witnesses.Keys) {
 		return fmt.Errorf("trust: witnesses.quorum %d: between 0 and the %d keys listed", r.Witnesses.Quorum, len(r.Witnesses.Keys))
+	}
+	if r.Witnesses.Quorum > 0 {
+		// A quorum no verifier enforces would promise what nothing checks.
+		return fmt.Errorf("trust: witnesses.quorum %d: witness cosignatures are not enforced by this version, so a root that asks for any is refused", r.Witnesses.Quorum)
 	}
 	return nil
 }
@@ -289,6 +296,42 @@ func (r Root) Allows(chain, network, address string, size int64) (bool, string) 
 		what = fmt.Sprintf("a checkpoint of %d entries", size)
 	}
 	return false, fmt.Sprintf("%s sent %s on %s; the pinned trust root lists %s", address, what, network, strings.Join(names, ", "))
+}
+
+// Began is when the log began (log.validFor.start): batch anchors
+// (receipt versions 1 and 2, which commit to a batch's own root, not to a
+// checkpoint) count only from before it. Zero for the short form, which
+// states no start, so no batch anchor counts under it.
+func (r Root) Began() time.Time { return r.Log.ValidFor.Start }
+
+// AdmitBatch says why an anchor of a batch root that address sent on
+// network, in a block of time at, does not count (nil when it does). A
+// batch root commits to no tree size, so nothing in the log bounds who
+// made it: it counts only when its block is before the log began, from an
+// account listed on that network whose sizes start at 0 (one that may have
+// anchored before the log) and which was not retired before the block. A
+// retired or leaked key can then mint no batch receipt dated after the log
+// began, and the audit reports any batch payload sent since.
+func (r Root) AdmitBatch(chain, network, address string, at time.Time) error {
+	began := r.Began()
+	if began.IsZero() {
+		return fmt.Errorf("the pinned trust says not when the log began, so no batch anchor counts (pin the log's trust root)")
+	}
+	if !at.Before(began) {
+		return fmt.Errorf("a batch anchor in a block of %s, on or after the log began (%s): since then every anchor commits to a checkpoint",
+			at.UTC().Format(time.RFC3339), began.UTC().Format(time.RFC3339))
+	}
+	for _, a := range r.On(chain, network) {
+		if !SameAddress(a.Address(), address) || a.Sizes.Start != 0 {
+			continue
+		}
+		if a.ValidFor.End != nil && !at.Before(*a.ValidFor.End) {
+			continue
+		}
+		return nil
+	}
+	return fmt.Errorf("%s on %s is not listed from size 0 and unretired at %s, as a batch anchor's account must be",
+		address, network, at.UTC().Format(time.RFC3339))
 }
 
 // On are the accounts the root lists for a network (and the short form's
@@ -406,12 +449,35 @@ func Extends(prev, next Root) error {
 			return fmt.Errorf("trust: accounts[%d] (%s): its closed range changed", i, p.ID)
 		}
 	}
+	for i, n := range next.Accounts[len(prev.Accounts):] {
+		if floor, ok := sizeFloor(prev, n.Network()); ok && (n.Sizes.Start == 0 || n.Sizes.Start < floor) {
+			return fmt.Errorf("trust: accounts[%d] (%s) is new on %s but starts at size %d, before the %d entries the network's accounts already cover: "+
+				"a new account covers only checkpoints to come", len(prev.Accounts)+i, n.ID, n.Network(), n.Sizes.Start, floor)
+		}
+	}
 	for _, k := range prev.Witnesses.Keys {
 		if !slices.Contains(next.Witnesses.Keys, k) {
 			return fmt.Errorf("trust: witness %s removed", k)
 		}
 	}
 	return nil
+}
+
+// sizeFloor is where a new account on network may start at the earliest
+// (ok false when root lists no account there): at or past every size the
+// network's accounts already start or end at, and never 0.
+func sizeFloor(root Root, network string) (floor uint64, ok bool) {
+	for _, a := range root.Accounts {
+		if a.Network() != network {
+			continue
+		}
+		ok = true
+		floor = max(floor, a.Sizes.Start)
+		if a.Sizes.End != nil {
+			floor = max(floor, *a.Sizes.End)
+		}
+	}
+	return floor, ok
 }
 
 // Sign signs the root as a note by the log's key, as /log/trust serves it.
@@ -427,7 +493,7 @@ func Sign(r Root, s *evlog.Signer) ([]byte, error) {
 // nil (a file the verifier pinned itself).
 func Open(data []byte, key *evlog.Key) (Root, error) {
 	text := data
-	if bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) && !bytes.Contains(data, []byte("\n\n\u2014 ")) {
+	if !IsSigned(data) {
 		if key != nil {
 			return Root{}, errors.New("trust: a plain JSON root is not signed; fetch /log/trust, which the log's key signs")
 		}
@@ -453,6 +519,12 @@ func Open(data []byte, key *evlog.Key) (Root, error) {
 		return Root{}, fmt.Errorf("trust: the root names log key %s, signed by %s", r.Log.Key, key.Text)
 	}
 	return r, nil
+}
+
+// IsSigned reports whether data is a root signed as a note (/log/trust),
+// not a plain JSON one.
+func IsSigned(data []byte) bool {
+	return !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) || bytes.Contains(data, []byte("\n\n\u2014 "))
 }
 
 // keyOfNote reads the key a signed root names in its own text, which its

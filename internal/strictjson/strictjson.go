@@ -30,17 +30,21 @@ func refuse(code, field, msg string) *Error { return &Error{Code: code, Field: f
 
 // Decode decodes body, one JSON object in UTF-8, into v, a pointer to a
 // struct whose fields carry json tags.
-func Decode(body []byte, v any) *Error {
+func Decode(body []byte, v any) *Error { return DecodeAs("request body", body, v) }
+
+// DecodeAs is Decode for a document other than a request body: what names
+// it in messages ("the receipt", "the trust root").
+func DecodeAs(what string, body []byte, v any) *Error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return refuse("invalid_json", "", "request body must be a JSON object")
+		return refuse("invalid_json", "", what+" must be a JSON object")
 	}
 	if !utf8.Valid(body) {
-		return refuse("invalid_json", "", "request body must be UTF-8 JSON")
+		return refuse("invalid_json", "", what+" must be UTF-8 JSON")
 	}
 	if bytes.TrimSpace(body)[0] != '{' {
-		return refuse("invalid_json", "", "request body must be a JSON object")
+		return refuse("invalid_json", "", what+" must be a JSON object")
 	}
-	if err := checkKeys(body, reflect.TypeOf(v).Elem(), ""); err != nil {
+	if err := checkKeys(what, body, reflect.TypeOf(v).Elem(), ""); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -50,10 +54,10 @@ func Decode(body []byte, v any) *Error {
 	case errors.As(err, &typeErr):
 		return refuse("invalid_type", typeErr.Field, fmt.Sprintf("field %s must be %s, not a JSON %s", typeErr.Field, describe(typeErr.Type), typeErr.Value))
 	case err != nil:
-		return refuse("invalid_json", "", "request body is not valid JSON: "+err.Error())
+		return refuse("invalid_json", "", what+" is not valid JSON: "+err.Error())
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return refuse("invalid_json", "", "request body must hold exactly one JSON object")
+		return refuse("invalid_json", "", what+" must hold exactly one JSON object")
 	}
 	return nil
 }
@@ -61,17 +65,17 @@ func Decode(body []byte, v any) *Error {
 // checkKeys reads the object in raw against struct type t, and the objects
 // nested in it against their field types. path names the object ("" at
 // the top, "usage[2]." inside a list).
-func checkKeys(raw []byte, t reflect.Type, path string) *Error {
+func checkKeys(what string, raw []byte, t reflect.Type, path string) *Error {
 	known := fields(t)
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.Token(); err != nil { // the '{' the caller saw
-		return refuse("invalid_json", "", "request body is not valid JSON")
+		return refuse("invalid_json", "", what+" is not valid JSON")
 	}
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return refuse("invalid_json", "", "request body is not valid JSON")
+			return refuse("invalid_json", "", what+" is not valid JSON")
 		}
 		key, _ := tok.(string)
 		field := clip(path + key)
@@ -85,9 +89,9 @@ func checkKeys(raw []byte, t reflect.Type, path string) *Error {
 		seen[key] = true
 		var value json.RawMessage
 		if err := dec.Decode(&value); err != nil {
-			return refuse("invalid_json", "", "request body is not valid JSON")
+			return refuse("invalid_json", "", what+" is not valid JSON")
 		}
-		if err := checkNested(value, ft, field); err != nil {
+		if err := checkNested(what, value, ft, field); err != nil {
 			return err
 		}
 	}
@@ -96,20 +100,20 @@ func checkKeys(raw []byte, t reflect.Type, path string) *Error {
 
 // checkNested checks the objects inside one field's value: a struct, or a
 // list of them. Values of any other shape are left to the decoder.
-func checkNested(value json.RawMessage, t reflect.Type, field string) *Error {
+func checkNested(what string, value json.RawMessage, t reflect.Type, field string) *Error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch {
 	case t.Kind() == reflect.Struct && len(value) > 0 && value[0] == '{':
-		return checkKeys(value, t, field+".")
+		return checkKeys(what, value, t, field+".")
 	case t.Kind() == reflect.Slice && len(value) > 0 && value[0] == '[' && elemIsStruct(t):
 		var items []json.RawMessage
 		if err := json.Unmarshal(value, &items); err != nil {
-			return refuse("invalid_json", "", "request body is not valid JSON")
+			return refuse("invalid_json", "", what+" is not valid JSON")
 		}
 		for i, item := range items {
-			if err := checkNested(item, t.Elem(), fmt.Sprintf("%s[%d]", field, i)); err != nil {
+			if err := checkNested(what, item, t.Elem(), fmt.Sprintf("%s[%d]", field, i)); err != nil {
 				return err
 			}
 		}

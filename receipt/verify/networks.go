@@ -1,6 +1,11 @@
 package verify
 
-import "strings"
+import (
+	"slices"
+	"strings"
+
+	"github.com/keeperhq/keeper/receipt"
+)
 
 // The mainnets an anchor counts on as a production network. Any other
 // network is a test network, and every verifier output names it as one
@@ -19,6 +24,8 @@ const (
 // reports whether it is anything but a mainnet keeper anchors on.
 func NetworkName(network string) (name string, testnet bool) {
 	switch network {
+	case receipt.LocalEVMNetwork:
+		return "keeper dev's local chain, a test network", true
 	case EtherLinkMainnet:
 		return "EtherLink mainnet", false
 	case SolanaMainnet:
@@ -46,4 +53,16 @@ func NetworkName(network string) (name string, testnet bool) {
 func DescribeNetwork(network string) string {
 	name, _ := NetworkName(network)
 	return network + " (" + name + ")"
+}
+
+// DefaultClocks are the networks whose block times a verifier trusts by
+// default for the time bound: the public mainnets keeper anchors on.
+// Anything else (a testnet, a local chain, a chain the operator runs,
+// whose timestamps are its own) counts only when the verifier names it in
+// Options.Clocks.
+var DefaultClocks = []string{EtherLinkMainnet, SolanaMainnet}
+
+// trustsClock reports whether the verifier trusts network's block times.
+func (o Options) trustsClock(network string) bool {
+	return network != "" && (slices.Contains(DefaultClocks, network) || slices.Contains(o.Clocks, network))
 }

@@ -23,6 +23,8 @@ package verify
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -31,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/keeperhq/keeper/chainread"
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/internal/redact"
@@ -39,7 +42,8 @@ import (
 
 // The checks, in the order they are made. A Result that failed names one.
 const (
-	CheckTrust       = "trust"       // the verifier pinned a trust root or a log key (or chose InsecureTrustReceipt)
+	CheckFormat      = "format"      // the receipt parses strictly (exact keys, none twice, none unknown, nothing after it)
+	CheckTrust       = "trust"       // the verifier pinned a trust root or a log key (or chose InsecureTrustReceipt), strictly parsed; an update extends it
 	CheckDigest      = "digest"      // the original file hashes to the receipt's digest
 	CheckCheckpoint  = "checkpoint"  // v3: the log's key signed the receipt's checkpoint, whose origin is the key's
 	CheckInclusion   = "inclusion"   // v3: the evidence's entry is in that checkpoint at the receipt's index
@@ -49,46 +53,15 @@ const (
 	CheckChain       = "chain"       // the verifier can read this chain at all
 	CheckNetwork     = "network"     // every endpoint is on the anchor's network (v2, v3)
 	CheckEndpoints   = "endpoints"   // every endpoint asked says the same of the transaction
-	CheckTransaction = "transaction" // the node has the transaction
+	CheckTransaction = "transaction" // the node has the transaction; it hashes to tx_ref, is replay-protected for the network, its signatures verify
 	CheckPayload     = "payload"     // the transaction carries the anchor's root (v3: its checkpoint, by this log's key)
 	CheckAccount     = "account"     // the sender (signed and paid for the transaction) is the anchor's account, and one the trust root lists
+	CheckBatch       = "batch"       // a batch anchor's block is before the log began, from an account listed from size 0 and not retired by then
 	CheckStatus      = "status"      // it succeeded
 	CheckFinality    = "finality"    // its block is final
-	CheckBlock       = "block"       // it is in the anchor's block (number and, v2 and v3, hash)
+	CheckBlock       = "block"       // it is in the anchor's block (number and, v2 and v3, hash); the EVM header rehashes to it, the Solana block lists it
 	CheckTime        = "time"        // the block's time on chain is the anchor's block_time (and the receipt's existed_by the earliest)
 )
-
-// Tx is what a chain's node says about an anchor transaction.
-type Tx struct {
-	Network   string          // CAIP-2 id of the node's chain ("eip155:42793", "solana:…")
-	Found     bool            // the node has the transaction
-	Succeeded bool            // included and executed without error
-	Final     bool            // its block is canonical and final
-	Payload   receipt.Payload // what its payload commits to (zero when none)
-	Root      [32]byte        // Payload.Root
-	// Sender is the account that signed the transaction and paid for it,
-	// recovered from the transaction itself (not the node's word for it):
-	// an EVM address (checksummed 0x hex), a Solana fee payer (base58).
-	Sender    string
-	Block     uint64 // block number or slot (0 while pending)
-	BlockHash string // that block's hash, spelled as the chain spells it
-	// BlockTime is the block's time as the chain states it (the EVM
-	// header's timestamp, Solana's blockTime), to the second; zero when the
-	// chain states none.
-	BlockTime time.Time
-	Detail    string // a human-readable account of the above
-}
-
-// Lookup asks the node at rpcURL about one transaction. A transaction the
-// node does not have is Found false and no error; errors are for bad input,
-// transactions that are not keeper anchors, and failed calls.
-type Lookup func(ctx context.Context, rpcURL, txRef string) (Tx, error)
-
-// Lookups are the chains this package reads, by receipt chain name.
-var Lookups = map[string]Lookup{
-	"etherlink": EVM,
-	"solana":    Solana,
-}
 
 // Options say where to ask and whom to trust. Trust (or LogKey) pins whom
 // to trust; with neither, every Result fails with CheckTrust unless
@@ -119,7 +92,16 @@ type Options struct {
 	// receipt for a log of their own. Every Result then says so in
 	// Warning. Ignored when Trust, LogKey or Accounts is set.
 	InsecureTrustReceipt bool
-	// Lookups replaces the package's Lookups (tests, other chains).
+	// Caller reaches an endpoint (nil: JSON-RPC over HTTP; the /verify page
+	// passes the browser's fetch).
+	Caller func(url string) chainread.Caller
+	// Clocks are the networks (CAIP-2) whose block times this verifier
+	// trusts for the time bound, beside DefaultClocks: testnets, local
+	// chains, a chain the verifier runs. An anchor on any other network
+	// still verifies, but its time proves nothing to this verifier.
+	Clocks []string
+	// Lookups replaces how a chain is read, by chain name (tests, other
+	// chains): a chain named here is asked through it, by URL.
 	Lookups map[string]Lookup
 	// Timeout bounds each anchor's lookups; default 30 s.
 	Timeout time.Duration
@@ -138,21 +120,37 @@ func (o Options) endpoints(chain string) []string {
 
 // Result is the outcome for one anchor of a receipt.
 type Result struct {
-	Chain   string
-	Network string // the anchor's network, or the node's for a v1 receipt
-	OK      bool
-	Check   string // the check that failed (one of the Check constants)
-	Reason  string // why it failed
-	Detail  string // what was checked, when OK
+	Chain   string `json:"chain"`
+	Network string `json:"network,omitempty"` // the anchor's network, or the node's for a v1 receipt
+	OK      bool   `json:"ok"`
+	Check   string `json:"check,omitempty"`  // the check that failed (one of the Check constants)
+	Reason  string `json:"reason,omitempty"` // why it failed
+	Detail  string `json:"detail,omitempty"` // what was checked, when OK
 	// Time is the anchor's block time as the chain states it, checked
 	// against the receipt's (when OK).
-	Time time.Time
+	Time time.Time `json:"time,omitzero"`
+	// Clock says the verifier trusts Network's clock (DefaultClocks or
+	// Options.Clocks), so Time bounds when the evidence existed.
+	Clock bool `json:"clock"`
 	// Key is the log key a version 3 receipt's checkpoint was checked
 	// against (note vkey: origin, key hash and key), whoever pinned it.
-	Key string
+	Key string `json:"key,omitempty"`
 	// Warning says what the result rests on that the verifier did not
 	// pin: InsecureWarning when the receipt was checked against itself.
-	Warning string
+	Warning string `json:"warning,omitempty"`
+}
+
+// MarshalJSON adds the network's name for people (NetworkName).
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	name := ""
+	if r.Network != "" {
+		name, _ = NetworkName(r.Network)
+	}
+	return json.Marshal(struct {
+		plain
+		NetworkName string `json:"network_name,omitempty"`
+	}{plain(r), name})
 }
 
 // Failed is the failure as one line: "check: reason" ("" when OK).
@@ -251,12 +249,15 @@ func anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options,
 		return res
 	}
 	got := answers[0].tx
-	res.OK, res.Network, res.Time = true, got.Network, got.BlockTime
+	res.OK, res.Network, res.Time, res.Clock = true, got.Network, got.BlockTime, o.trustsClock(got.Network)
 	agree := ""
 	if len(answers) > 1 {
 		agree = fmt.Sprintf(" (%d endpoints agree)", len(answers))
 	}
 	where := DescribeNetwork(got.Network)
+	if !res.Clock {
+		where += ", a clock this verifier does not trust"
+	}
 	at := got.BlockTime.UTC().Format(time.RFC3339)
 	if a.Kind == receipt.AnchorCheckpoint {
 		res.Detail = fmt.Sprintf("%s tx %s, block %d at %s (chain time), final, sent by %s; commits to checkpoint %d, which the receipt's (%d) extends; entry %d%s",
@@ -308,11 +309,10 @@ func offChain(r receipt.Receipt, a receipt.Anchor, p pin) (logView, *failure) {
 // ask asks every endpoint of the anchor's chain about its transaction. Each
 // must answer, from the anchor's network, and all must agree.
 func ask(ctx context.Context, a receipt.Anchor, o Options) ([]answer, *failure) {
-	lookups := o.Lookups
-	if lookups == nil {
-		lookups = Lookups
+	lookup, ok := o.Lookups[a.Chain]
+	if !ok {
+		lookup, ok = o.reader(a.Chain)
 	}
-	lookup, ok := lookups[a.Chain]
 	if !ok {
 		if a.Chain == "stub" {
 			return nil, failed(CheckChain, "stub anchors live only inside the keeper process that made them; there is no chain to check")
@@ -337,6 +337,8 @@ func ask(ctx context.Context, a receipt.Anchor, o Options) ([]answer, *failure) 
 			return nil, failed(CheckTransaction, "could not read %s from %s: %v", a.TxRef, name, err)
 		case a.Network != "" && got.Network != a.Network:
 			return nil, failed(CheckNetwork, "the node at %s is on %s, the anchor is on %s", name, got.Network, a.Network)
+		case errors.Is(err, chainread.ErrHeaderHash) || errors.Is(err, chainread.ErrSlotMismatch):
+			return nil, failed(CheckBlock, "%s at %s: %v", a.TxRef, name, err)
 		case err != nil:
 			return nil, failed(CheckTransaction, "could not read %s from %s: %v", a.TxRef, name, err)
 		}
@@ -353,10 +355,13 @@ func judge(a receipt.Anchor, answers []answer, lv logView, p pin) *failure {
 	if !got.Found {
 		return failed(CheckTransaction, "%s is not on %s (asked %s)", a.TxRef, got.Network, answers[0].name)
 	}
-	if why := payloadMismatch(a, got.Payload, lv); why != "" {
+	if why := payloadMismatch(a, got.Payload, got.HasPayload, lv); why != "" {
 		return failed(CheckPayload, "transaction %s %s", a.TxRef, why)
 	}
 	if f := checkAccount(a, got, p); f != nil {
+		return f
+	}
+	if f := checkBatch(a, got, p); f != nil {
 		return f
 	}
 	switch {
@@ -386,8 +391,11 @@ func judge(a receipt.Anchor, answers []answer, lv logView, p pin) *failure {
 // committed to ("" when it does not): a checkpoint anchor's payload must
 // name the log's key, the anchor's size and root; any other anchor's must
 // be its batch root.
-func payloadMismatch(a receipt.Anchor, p receipt.Payload, lv logView) string {
+func payloadMismatch(a receipt.Anchor, p receipt.Payload, got bool, lv logView) string {
 	root, _ := a.RootBytes() // Parse checked it
+	if !got {
+		return "carries no keeper anchor payload, byte for byte"
+	}
 	if a.Kind != receipt.AnchorCheckpoint {
 		if p.Checkpoint != nil || p.Root != root {
 			return fmt.Sprintf("carries %s, the receipt says batch root %s", describe(p), a.Root)
@@ -427,8 +435,8 @@ func askAll(ctx context.Context, lookup Lookup, urls []string, ref string) []ans
 		}
 		wg.Go(func() {
 			out[i].tx, out[i].err = lookup(ctx, u, ref)
-			if p := &out[i].tx.Payload; p.Checkpoint == nil && p.Root == ([32]byte{}) {
-				p.Root = out[i].tx.Root // a Lookup that fills only Root, as before payloads
+			if t := &out[i].tx; !t.HasPayload && t.Root != ([32]byte{}) {
+				t.Payload, t.HasPayload = receipt.Payload{Root: t.Root}, true // a Lookup that fills only Root, as before payloads
 			}
 		})
 	}
@@ -451,7 +459,7 @@ func disagreement(answers []answer) (check, why string) {
 			what, x, y = "its block", fmt.Sprint(a.Block), fmt.Sprint(b.Block)
 		case a.BlockHash != b.BlockHash:
 			what, x, y = "its block hash", a.BlockHash, b.BlockHash
-		case !samePayload(a.Payload, b.Payload):
+		case a.HasPayload != b.HasPayload || !samePayload(a.Payload, b.Payload):
 			what, x, y = "its payload", describe(a.Payload), describe(b.Payload)
 		case a.Sender != b.Sender:
 			what, x, y = "its sender", a.Sender, b.Sender
@@ -501,17 +509,22 @@ func File(r receipt.Receipt, file io.Reader) error {
 	return nil
 }
 
-// scrubbed is an error whose text no longer holds the endpoint's URL, which
-// may carry an API key (HTTP client errors quote it); it still wraps the
-// original for errors.Is.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
-
-func scrub(err error, rpcURL string) error {
-	return &scrubbed{msg: strings.ReplaceAll(err.Error(), rpcURL, redact.Endpoint(rpcURL)), err: err}
+// reader is how chain is read when Options.Lookups does not name it: its
+// Reader, through Options.Caller (nil: HTTP).
+func (o Options) reader(chain string) (Lookup, bool) {
+	read, ok := Readers[chain]
+	if !ok {
+		return nil, false
+	}
+	caller := o.Caller
+	if caller == nil {
+		caller = httpCaller
+	}
+	return func(ctx context.Context, url, ref string) (Tx, error) {
+		c := caller(url)
+		if c == nil {
+			return Tx{}, fmt.Errorf("no way to reach %s here", redact.Endpoint(url))
+		}
+		return read(ctx, c, ref)
+	}, true
 }

@@ -10,8 +10,8 @@ import (
 	sol "github.com/gagliardetto/solana-go"
 	"github.com/gagliardetto/solana-go/rpc"
 
+	"github.com/keeperhq/keeper/chainread"
 	"github.com/keeperhq/keeper/receipt"
-	"github.com/keeperhq/keeper/receipt/verify"
 )
 
 // DefaultAnchorLookbackSlots is Config.AnchorLookbackSlots' default: 30
@@ -127,20 +127,25 @@ func (a *Adapter) ownAnchor(ctx context.Context, sig sol.Signature) (receipt.Che
 	if res == nil || res.Transaction == nil || res.Meta == nil || res.Meta.Err != nil {
 		return receipt.CheckpointRef{}, false, nil
 	}
-	tx, err := res.Transaction.GetTransaction()
-	if err != nil || !a.signedAndPaid(tx, sig) {
+	tx, ok := a.signedAndPaid(res.Transaction.GetBinary(), sig)
+	if !ok {
 		return receipt.CheckpointRef{}, false, nil
 	}
-	for _, p := range verify.MemoPayloads(tx) {
-		if p.Checkpoint != nil {
+	for _, memo := range tx.Memos() {
+		if p, err := receipt.ParseSolanaPayload(string(memo)); err == nil && p.Checkpoint != nil {
 			return *p.Checkpoint, true, nil
 		}
 	}
 	return receipt.CheckpointRef{}, false, nil
 }
 
-// signedAndPaid reports whether tx, listed under sig, was paid for and
-// signed by the payer (verify.SolanaSentBy).
-func (a *Adapter) signedAndPaid(tx *sol.Transaction, sig sol.Signature) bool {
-	return verify.SolanaSentBy(tx, sig, a.pub) == nil
+// signedAndPaid decodes the transaction listed under sig from its wire
+// bytes by the verifiers' own rule (chainread: every signature verified)
+// and reports whether the payer paid for it and signed it.
+func (a *Adapter) signedAndPaid(wire []byte, sig sol.Signature) (chainread.SolanaTransaction, bool) {
+	tx, err := chainread.DecodeSolanaTransaction(wire)
+	if err != nil || tx.SentBy(sig, a.pub.String()) != nil {
+		return chainread.SolanaTransaction{}, false
+	}
+	return tx, true
 }
