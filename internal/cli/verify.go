@@ -84,25 +84,25 @@ func verifyCmd() *cobra.Command {
 		"or a CAIP-10 id (eip155:42793:0x…), repeatable")
 	insecure := cmd.Flags().Bool("insecure-trust-receipt", false, "with nothing pinned, check the receipt against the key and accounts it names itself: "+
 		"proves only that it agrees with itself and the chains, and every line says INSECURE")
+	trustUpdate := cmd.Flags().String("trust-update", "", "a newer trust root (JSON or signed) to take over --trust's, only if it extends it "+
+		"(every account kept, new ones starting after the ones listed): how a pinned root follows the log's growth")
+	clocks := cmd.Flags().StringArray("clock", nil, "also trust this network's block times for the time bound: a CAIP-2 id (eip155:7038309) or a chain "+
+		"name (etherlink, solana: whatever network its endpoints are on), repeatable; EtherLink mainnet and Solana mainnet-beta are trusted by default")
 	file := cmd.Flags().String("file", "", "the original file: check that it hashes to the receipt's digest (default: FILE for a receipt named FILE.receipt.json or FILE.tlog-proof)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		raw, err := readReceipt(args[0])
 		if err != nil {
 			return err
 		}
-		var r receipt.Receipt
-		if receipt.IsTLogProof(raw) {
-			r, err = receipt.ParseTLogProof(raw)
-		} else {
-			r, err = receipt.Parse(raw)
+		r, err := verify.ReadReceipt(raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", verify.CheckFormat, err)
 		}
+		o, pinnedBy, err := pinnedTrust(*trustFlag, *trustUpdate, *logKeyFlag, *accountFlags, *insecure)
 		if err != nil {
 			return err
 		}
-		o, pinnedBy, err := pinnedTrust(*trustFlag, *logKeyFlag, *accountFlags, *insecure)
-		if err != nil {
-			return err
-		}
+		o.Clocks = *clocks
 		endpoints := map[string][]string{}
 		for _, f := range *rpcFlags {
 			if name, url, ok := strings.Cut(f, "="); ok && !strings.Contains(name, "/") {
@@ -162,10 +162,13 @@ func verifyCmd() *cobra.Command {
 // of --trust, else --log-key (or $KEEPER_LOG_PUBLIC_KEY) and --account,
 // else, with --insecure-trust-receipt, the receipt itself. pinnedBy says
 // which, for the output. Nothing pinned is an error saying how to pin.
-func pinnedTrust(trustFile, logKeyFlag string, accounts []string, insecure bool) (o verify.Options, pinnedBy string, err error) {
+func pinnedTrust(trustFile, updateFile, logKeyFlag string, accounts []string, insecure bool) (o verify.Options, pinnedBy string, err error) {
 	logKey, err := pinnedLogKey(logKeyFlag)
 	if err != nil {
 		return o, "", err
+	}
+	if updateFile != "" && trustFile == "" {
+		return o, "", fmt.Errorf("--trust-update: give the root you pinned with --trust; an update is taken only if it extends it")
 	}
 	switch {
 	case trustFile != "":
@@ -176,14 +179,20 @@ func pinnedTrust(trustFile, logKeyFlag string, accounts []string, insecure bool)
 		if err != nil {
 			return o, "", fmt.Errorf("--trust: cannot read %s: %w", trustFile, unwrapPathError(err))
 		}
-		root, err := trust.Open(b, nil)
-		if err != nil {
-			return o, "", fmt.Errorf("--trust %s: %w", trustFile, err)
+		var update []byte
+		if updateFile != "" {
+			if update, err = os.ReadFile(updateFile); err != nil {
+				return o, "", fmt.Errorf("--trust-update: cannot read %s: %w", updateFile, unwrapPathError(err))
+			}
 		}
-		if logKey != "" && logKey != root.Log.Key {
-			return o, "", fmt.Errorf("--trust %s: its log key %s is not the pinned --log-key %s", trustFile, root.Log.Key, logKey)
+		root, err := verify.ReadTrust(b, update, logKey)
+		if err != nil {
+			return o, "", fmt.Errorf("%s: --trust %s: %w", verify.CheckTrust, trustFile, err)
 		}
 		o.Trust, pinnedBy = &root, "--trust "+trustFile
+		if updateFile != "" {
+			pinnedBy += ", updated by --trust-update " + updateFile
+		}
 	case logKey != "" || len(accounts) > 0:
 		pinnedBy = "--log-key and --account"
 		if logKey == "" { // enough for a version 1 or 2 receipt, which names no log
@@ -235,6 +244,19 @@ func printTrust(say func(string, ...any), o verify.Options, pinnedBy string, rep
 		names = []string{"the receipt's own"}
 	}
 	say("  %-10s %s", "accounts", strings.Join(names, ", "))
+	clocks := []string{}
+	for _, n := range verify.DefaultClocks {
+		clocks = append(clocks, verify.DescribeNetwork(n)+" (default)")
+	}
+	for _, c := range o.Clocks {
+		if strings.Contains(c, ":") {
+			c = verify.DescribeNetwork(c)
+		} else {
+			c += " (whatever network its endpoints are on)"
+		}
+		clocks = append(clocks, c+" (--clock)")
+	}
+	say("  %-10s trusted for time: %s", "clocks", strings.Join(clocks, ", "))
 }
 
 // pinnedLogKey is the log key to pin: the flag's, else the environment's,

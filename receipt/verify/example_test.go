@@ -2,6 +2,8 @@ package verify_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -10,9 +12,8 @@ import (
 )
 
 // Check a receipt and its original file against an EVM node, trusting
-// nothing but the node and the anchoring account the verifier pinned
-// (for a version 3 receipt: the log's trust root, as Options.Trust).
-func ExampleReceipt() {
+// nothing but the node and the log's trust root the verifier pinned.
+func ExampleVerify() {
 	const file = "the contract, as signed"
 	raw, rpcURL, account, stop, err := anchorOnLocalChain(file) // a receipt keeper would have issued
 	if err != nil {
@@ -21,19 +22,20 @@ func ExampleReceipt() {
 	}
 	defer stop()
 
-	r, err := receipt.Parse(raw)
+	// The log's trust root, pinned once (its /log/trust). This receipt's
+	// anchor predates the log, so the root says when the log began.
+	root, err := preLogTrust(raw, account)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	if err := verify.File(r, strings.NewReader(file)); err != nil {
-		fmt.Println(err)
-		return
-	}
-	report := verify.Check(context.Background(), r, verify.Options{
-		RPC:      map[string]string{"etherlink": rpcURL}, // e.g. https://node.mainnet.etherlink.com
-		Accounts: []string{"etherlink=" + account},       // the accounts the log's operator publishes
-	})
+	sum := sha256.Sum256([]byte(file))
+	report := verify.Verify(context.Background(),
+		verify.Input{Receipt: raw, Trust: root, FileSHA256: hex.EncodeToString(sum[:])},
+		verify.Options{
+			Endpoints: map[string][]string{"etherlink": {rpcURL}}, // e.g. https://node.mainnet.etherlink.com
+			Clocks:    []string{receipt.LocalEVMNetwork},          // a local chain's clock counts only when named
+		})
 	for _, res := range report.Results {
 		if res.OK {
 			fmt.Println(res.Chain, "ok on", res.Network, "at its block's time", res.Time.Equal(report.ExistedBy))
@@ -43,6 +45,6 @@ func ExampleReceipt() {
 	}
 	fmt.Println(strings.Count(report.Summary(), "existed no later than"))
 	// Output:
-	// etherlink ok on eip155:42793 at its block's time true
+	// etherlink ok on eip155:7038309 at its block's time true
 	// 1
 }

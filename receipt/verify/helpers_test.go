@@ -2,10 +2,13 @@ package verify_test
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/keeperhq/keeper/evlog/trust"
+	"golang.org/x/mod/sumdb/note"
 	"math/big"
 	"os"
 	"time"
@@ -111,4 +114,26 @@ func anchorOnLocalChain(file string) (raw []byte, rpcURL, account string, stop f
 		}},
 	})
 	return raw, c.URL(), from.Hex(), stop, err
+}
+
+// preLogTrust is the trust root of a log that began after the anchor of
+// the version 2 receipt raw (an hour after its block), listing account on
+// the anchor's network from size 0: what a deployment that anchored
+// batches before its log publishes, so the receipt's batch anchor counts.
+func preLogTrust(raw []byte, account string) ([]byte, error) {
+	r, err := receipt.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	_, vkey, err := note.GenerateKey(rand.Reader, "log.example.org/pre")
+	if err != nil {
+		return nil, err
+	}
+	a := r.Anchors[0]
+	root, err := trust.New(vkey, a.BlockTime.Add(time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	root.List(a.Chain, a.Network, account, 0, a.BlockTime)
+	return root.Marshal(), nil
 }

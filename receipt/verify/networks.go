@@ -62,7 +62,10 @@ func DescribeNetwork(network string) string {
 // Options.Clocks.
 var DefaultClocks = []string{EtherLinkMainnet, SolanaMainnet}
 
-// trustsClock reports whether the verifier trusts network's block times.
-func (o Options) trustsClock(network string) bool {
-	return network != "" && (slices.Contains(DefaultClocks, network) || slices.Contains(o.Clocks, network))
+// trustsClock reports whether the verifier trusts the block times of
+// network, where chain's anchor was read: a default clock, or one
+// Options.Clocks names by its CAIP-2 id or by chain name (whatever network
+// the verifier's endpoints for that chain are on).
+func (o Options) trustsClock(chain, network string) bool {
+	return network != "" && (slices.Contains(DefaultClocks, network) || slices.Contains(o.Clocks, network) || slices.Contains(o.Clocks, chain))
 }

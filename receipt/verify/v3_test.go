@@ -62,7 +62,16 @@ func TestAVersionThreeReceiptVerifiesAgainstThePinnedKeyAndBothChains(t *testing
 	}
 	rep := verify.Check(ctx, r, w.options())
 	require.True(t, rep.OK)
+	assert.True(t, rep.ExistedBy.IsZero(), "the local chains are no clock this verifier trusts by default")
+	assert.Equal(t, r.ExistedBy, rep.Claimed)
+	assert.Contains(t, rep.Summary(), "no time bound")
+
+	clocked := w.options()
+	clocked.Clocks = []string{receipt.LocalEVMNetwork, "solana"}
+	rep = verify.Check(ctx, r, clocked)
+	require.True(t, rep.OK)
 	assert.Equal(t, r.ExistedBy, rep.ExistedBy, "the receipt's existed_by is its earliest anchor's chain time")
+	assert.Len(t, rep.Clocks, 2, "both networks' clocks stand behind the bound")
 	assert.Equal(t, w.Log.VKey, rep.Key)
 	assert.Contains(t, rep.Summary(), "verified on 2 network(s)")
 	assert.Contains(t, rep.Summary(), "existed no later than "+r.ExistedBy.UTC().Format(time.RFC3339))
@@ -138,7 +147,7 @@ func TestAVersionThreeReceiptFailsAtTheCheckThatCatchesEachForgery(t *testing.T)
 		}, "etherlink", verify.CheckConsistency, "from size 6 to 10"},
 		{"another anchored root", func(r *receipt.Receipt, o *verify.Options) { r.Anchors[1].Root = flipHex(r.Anchors[1].Root) }, "solana",
 			verify.CheckConsistency, ""},
-		{"another network", func(r *receipt.Receipt, o *verify.Options) { r.Anchors[0].Network = "eip155:1" }, "etherlink", verify.CheckNetwork, "eip155:42793"},
+		{"another network", func(r *receipt.Receipt, o *verify.Options) { r.Anchors[0].Network = "eip155:1" }, "etherlink", verify.CheckNetwork, receipt.LocalEVMNetwork},
 		{"a transaction nobody sent", func(r *receipt.Receipt, o *verify.Options) { r.Anchors[0].TxRef = "0x" + strings.Repeat("cd", 32) }, "etherlink",
 			verify.CheckTransaction, "is not on"},
 		{"a payload naming another log key", func(r *receipt.Receipt, o *verify.Options) { r.Anchors[0].TxRef = w.EVMOtherKey }, "etherlink",

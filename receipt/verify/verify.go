@@ -23,9 +23,9 @@ package verify
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"slices"
@@ -95,9 +95,10 @@ type Options struct {
 	// Caller reaches an endpoint (nil: JSON-RPC over HTTP; the /verify page
 	// passes the browser's fetch).
 	Caller func(url string) chainread.Caller
-	// Clocks are the networks (CAIP-2) whose block times this verifier
-	// trusts for the time bound, beside DefaultClocks: testnets, local
-	// chains, a chain the verifier runs. An anchor on any other network
+	// Clocks are the networks whose block times this verifier trusts for
+	// the time bound, beside DefaultClocks: testnets, local chains, a chain
+	// the verifier runs; each a CAIP-2 id, or a chain name ("etherlink",
+	// "solana") for whatever network its endpoints are on. An anchor on any other network
 	// still verifies, but its time proves nothing to this verifier.
 	Clocks []string
 	// Lookups replaces how a chain is read, by chain name (tests, other
@@ -249,7 +250,7 @@ func anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options,
 		return res
 	}
 	got := answers[0].tx
-	res.OK, res.Network, res.Time, res.Clock = true, got.Network, got.BlockTime, o.trustsClock(got.Network)
+	res.OK, res.Network, res.Time, res.Clock = true, got.Network, got.BlockTime, o.trustsClock(a.Chain, got.Network)
 	agree := ""
 	if len(answers) > 1 {
 		agree = fmt.Sprintf(" (%d endpoints agree)", len(answers))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/receipt/verify"
 )
@@ -19,7 +20,11 @@ func TestAReceiptVerifiesOnlyAgainstItsOwnNetworkBlockAndFile(t *testing.T) {
 	raw, url, account, stop, err := anchorOnLocalChain(file)
 	require.NoError(t, err)
 	defer stop()
-	rpc := verify.Options{RPC: map[string]string{"etherlink": url}, Accounts: []string{"etherlink=" + account}}
+	rootJSON, err := preLogTrust(raw, account)
+	require.NoError(t, err)
+	root, err := trust.Parse(rootJSON)
+	require.NoError(t, err)
+	rpc := verify.Options{RPC: map[string]string{"etherlink": url}, Trust: &root}
 	ctx := context.Background()
 	genuine := func() receipt.Receipt {
 		r, err := receipt.Parse(raw)
@@ -32,7 +37,17 @@ func TestAReceiptVerifiesOnlyAgainstItsOwnNetworkBlockAndFile(t *testing.T) {
 	res := verify.Receipt(ctx, r, rpc)
 	require.Len(t, res, 1)
 	require.True(t, res[0].OK, res[0].Failed())
-	assert.Equal(t, "eip155:42793", res[0].Network)
+	assert.Equal(t, receipt.LocalEVMNetwork, res[0].Network)
+
+	// The same batch anchor under the short form, which says not when the
+	// log began, or under a root whose log began before its block, does
+	// not count: a leaked key could mint such receipts forever.
+	res = verify.Receipt(ctx, r, verify.Options{RPC: rpc.RPC, Accounts: []string{"etherlink=" + account}})
+	assert.Equal(t, verify.CheckBatch, res[0].Check, res[0].Failed())
+	early := root
+	early.Log.ValidFor.Start = r.Anchors[0].BlockTime
+	res = verify.Receipt(ctx, r, verify.Options{RPC: rpc.RPC, Trust: &early})
+	assert.Equal(t, verify.CheckBatch, res[0].Check, res[0].Failed())
 
 	err = verify.File(r, strings.NewReader(file+"."))
 	require.Error(t, err)
@@ -66,7 +81,10 @@ func TestAReceiptVerifiesOnlyAgainstItsOwnNetworkBlockAndFile(t *testing.T) {
 
 	// A version 2 receipt names no account: the pinned one decides.
 	other := rpc
-	other.Accounts = []string{"etherlink=0x000000000000000000000000000000000000dEaD"}
+	notListed := root
+	notListed.Accounts = nil
+	notListed.List("etherlink", receipt.LocalEVMNetwork, "0x000000000000000000000000000000000000dEaD", 0, time.Time{})
+	other.Trust = &notListed
 	res = verify.Receipt(ctx, genuine(), other)
 	assert.Equal(t, verify.CheckAccount, res[0].Check, res[0].Failed())
 	res = verify.Receipt(ctx, genuine(), verify.Options{RPC: rpc.RPC})
@@ -74,7 +92,7 @@ func TestAReceiptVerifiesOnlyAgainstItsOwnNetworkBlockAndFile(t *testing.T) {
 
 	// The node's answer about another network wins over an endpoint that
 	// cannot be reached: a wrong URL says so.
-	down := verify.Receipt(ctx, genuine(), verify.Options{RPC: map[string]string{"etherlink": "http://127.0.0.1:1/?apikey=secret"}, Accounts: rpc.Accounts})
+	down := verify.Receipt(ctx, genuine(), verify.Options{RPC: map[string]string{"etherlink": "http://127.0.0.1:1/?apikey=secret"}, Trust: &root})
 	assert.Equal(t, verify.CheckTransaction, down[0].Check)
 	assert.NotContains(t, down[0].Reason, "secret", "an endpoint's API key stays out of the reason")
 }
