@@ -63,7 +63,7 @@ func verifyWith(ctx context.Context, r receipt.Receipt, endpoints map[string][]s
 }
 
 // howToPin is the error of `keeper verify` with nothing pinned.
-const howToPin = "verify: nothing pinned, so nothing can be verified: pin the log's trust root with --trust FILE " +
+const howToPin = "trust: nothing pinned, so nothing can be verified: pin the log's trust root with --trust FILE " +
 	"(saved once from its /log/trust, or `keeper log trust`), or its key and anchoring accounts with --log-key KEY " +
 	"(its /log/key) and --account CHAIN=ADDRESS for each; --insecure-trust-receipt checks the receipt against itself only (docs/receipts.md)"
 

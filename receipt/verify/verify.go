@@ -63,6 +63,12 @@ const (
 	CheckTime        = "time"        // the block's time on chain is the anchor's block_time (and the receipt's existed_by the earliest)
 )
 
+// Checks are every check, in the order they are made
+// (conformance/README.md).
+var Checks = []string{CheckFormat, CheckTrust, CheckDigest, CheckCheckpoint, CheckInclusion, CheckProof, CheckSize, CheckConsistency,
+	CheckChain, CheckNetwork, CheckTransaction, CheckEndpoints, CheckPayload, CheckAccount, CheckBatch, CheckStatus, CheckFinality,
+	CheckBlock, CheckTime}
+
 // Options say where to ask and whom to trust. Trust (or LogKey) pins whom
 // to trust; with neither, every Result fails with CheckTrust unless
 // InsecureTrustReceipt is set.
