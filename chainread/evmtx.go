@@ -53,9 +53,12 @@ type evmSigned struct {
 	encoding []byte      // as hashed: RLP, or the EIP-2718 envelope
 	sighash  [32]byte    // what was signed
 	v        evmQuantity // as the transaction states it
-	chainID  evmQuantity // the chain the signature is for; nil for an unprotected legacy transaction
-	recID    byte        // the public key recovery id, 0 or 1
-	r, s     evmQuantity
+	chainID  evmQuantity // the chain the signature is for, unless unprotected
+	// unprotected: a legacy transaction signed without EIP-155 (v = 27 or
+	// 28), valid on every chain.
+	unprotected bool
+	recID       byte // the public key recovery id, 0 or 1
+	r, s        evmQuantity
 }
 
 // DecodeEVMTransaction rebuilds the signed transaction from a node's JSON
@@ -106,7 +109,7 @@ func DecodeEVMTransaction(raw json.RawMessage, want [32]byte, chainID uint64) (E
 	if want != ([32]byte{}) && tx.Hash != want {
 		return EVMTransaction{}, fmt.Errorf("%w: the transaction the node returned for %s hashes to %s", ErrMalformed, hex0x(want[:]), hex0x(tx.Hash[:]))
 	}
-	if sig.chainID == nil {
+	if sig.unprotected {
 		return EVMTransaction{}, fmt.Errorf("unprotected legacy transaction (v=%s) signs for no chain", evmDecimal(sig.v))
 	}
 	signedFor, ok := sig.chainID.uint64()
@@ -142,7 +145,7 @@ func (j *evmTxJSON) legacy() (evmSigned, error) {
 		}
 		sig.sighash = keccak256(rlpList(append(fields, rlpInt(sig.chainID), rlpUint(0), rlpUint(0))...))
 	case v.Cmp(big.NewInt(27)) == 0 || v.Cmp(big.NewInt(28)) == 0:
-		// Unprotected (pre-EIP-155): refused once the hash is checked.
+		sig.unprotected = true // refused once the hash is checked
 	default:
 		return evmSigned{}, fmt.Errorf("legacy transaction with v=%s: neither EIP-155 (v ≥ 35) nor unprotected (27, 28)", v)
 	}
