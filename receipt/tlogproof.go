@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/keeperhq/keeper/evlog"
+	"github.com/keeperhq/keeper/internal/strictjson"
 )
 
 // TLogProofHeader is the first line of a C2SP transparency log proof
@@ -97,8 +98,9 @@ func ParseTLogProof(data []byte) (Receipt, error) {
 		return bad("extra data is not base64")
 	}
 	var extra tlogExtra
-	if err := json.Unmarshal(raw, &extra); err != nil {
-		return bad("extra data is not keeper's JSON: %v", err)
+	// As strict as a receipt read as JSON: no key twice, none unknown.
+	if err := strictjson.DecodeAs("the extra data", raw, &extra); err != nil {
+		return bad("extra data is not keeper's JSON: %s", err.Message)
 	}
 	line, _ = lines()
 	indexText, ok := strings.CutPrefix(line, "index ")

@@ -220,20 +220,14 @@ func logAuditCmd() *cobra.Command {
 	}
 	logFlag := cmd.Flags().String("log", strings.TrimSuffix(apiURL(), "/")+"/log", "the log: its `url` (keeper's /log, or a mirror) or a directory 'keeper log export' wrote (default from KEEPER_API_URL)")
 	trustFlag := cmd.Flags().String("trust", "", "the deployment's trust root you pinned, a `file`: the JSON 'keeper log trust' prints, or the signed note /log/trust serves; every account it lists is read on every network it lists")
-	rpcFlags := cmd.Flags().StringArray("rpc", nil, "CHAIN=URL: a JSON-RPC endpoint of a chain to read (etherlink, solana), repeatable (one per network); chains without one default to KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL or the local dev chains")
+	rpcFlags := cmd.Flags().StringArray("rpc", nil, "CHAIN=URL: a JSON-RPC endpoint of a chain to read (etherlink, solana), repeatable: one or more per network, each node saying which network it is on; several on one network are all asked, and where they disagree is a finding; chains without one default to KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL or the local dev chains")
 	keyFlag := cmd.Flags().String("log-key", "", "the log's verifier key (vkey text, or a file holding it): the short form, without --trust (with it, it must be the root's key)")
 	accountFlags := cmd.Flags().StringArray("account", nil, "CHAIN=ADDRESS: with --log-key, an anchoring account to audit (EVM 0x address, Solana fee payer), repeatable; default: the accounts keeper lists")
-	scan := cmd.Flags().Uint64("scan-blocks", audit.DefaultScanBlocks, "EVM blocks read back from the head to find the anchoring account's transactions keeper does not list")
+	scan := cmd.Flags().Uint64("scan-blocks", 0, fmt.Sprintf("EVM blocks read back from the head to find the anchoring account's transactions keeper does not list (default: %d and, with --trust, back to when the root lists the account)", audit.DefaultScanBlocks))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		o := audit.Options{ScanBlocks: *scan, DefaultRPC: func(chain string) string {
-			if def, ok := defaultRPC[chain]; ok {
-				return def()
-			}
-			return ""
+			return defaultEndpoint(chain)
 		}}
-		if *scan == 0 {
-			return errors.New("--scan-blocks must be at least 1")
-		}
 		if *trustFlag == "" && *keyFlag == "" {
 			return errors.New("nothing pinned: give --trust FILE (the deployment's trust root: `keeper log trust`, or /log/trust) or at least --log-key VKEY; an audit against the log's own word proves nothing")
 		}
@@ -294,19 +288,22 @@ func readTrust(path string, key *evlog.Key) (trust.Root, error) {
 	return root, nil
 }
 
-// auditChains reads --rpc CHAIN=URL and --account CHAIN=ADDRESS; a chain
-// with an account and no --rpc takes its default endpoint.
+// auditChains reads --rpc CHAIN=URL and --account CHAIN=ADDRESS: one
+// chain each, with every endpoint given for it; a chain with an account
+// and no --rpc takes its default endpoint.
 func auditChains(rpcs, accounts []string) ([]audit.Chain, error) {
 	var out []audit.Chain
-	index := map[string]int{} // a chain's first entry
+	index := map[string]int{} // a chain's entry
 	for _, f := range rpcs {
 		name, url, ok := strings.Cut(f, "=")
 		if !ok || name == "" || url == "" || strings.Contains(name, "/") {
 			return nil, fmt.Errorf("--rpc %s: write CHAIN=URL (etherlink=https://…, solana=https://…)", f)
 		}
-		if _, ok := index[name]; !ok {
-			index[name] = len(out)
+		if i, ok := index[name]; ok {
+			out[i].RPCs = append(out[i].RPCs, url)
+			continue
 		}
+		index[name] = len(out)
 		out = append(out, audit.Chain{Name: name, RPC: url})
 	}
 	for _, f := range accounts {
@@ -316,12 +313,12 @@ func auditChains(rpcs, accounts []string) ([]audit.Chain, error) {
 		}
 		i, ok := index[name]
 		if !ok {
-			def, known := defaultRPC[name]
+			_, known := defaultRPC[name]
 			if !known {
 				return nil, fmt.Errorf("--account %s=…: no endpoint for %s; add --rpc %s=URL", name, name, name)
 			}
 			i, index[name] = len(out), len(out)
-			out = append(out, audit.Chain{Name: name, RPC: def()})
+			out = append(out, audit.Chain{Name: name, RPC: defaultEndpoint(name)})
 		}
 		out[i].Accounts = append(out[i].Accounts, acct)
 	}
@@ -371,6 +368,9 @@ func printAudit(out, errOut io.Writer, location string, o audit.Options, r *audi
 	}
 	if r.Latest.Size > 0 {
 		fmt.Fprintf(out, "  latest checkpoint: %d entries, root %s\n", r.Latest.Size, base64.StdEncoding.EncodeToString(r.Latest.Root[:]))
+	}
+	for _, chain := range slices.Sorted(maps.Keys(r.Transactions)) {
+		fmt.Fprintf(out, "  %s: %d transaction(s) of the accounts read and judged\n", chain, r.Transactions[chain])
 	}
 	for _, chain := range slices.Sorted(maps.Keys(r.Anchors)) {
 		fmt.Fprintf(out, "  %s: %d checkpoint anchor(s) read from the chain\n", chain, r.Anchors[chain])

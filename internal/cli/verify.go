@@ -27,10 +27,18 @@ var lookups = maps.Clone(verify.Lookups)
 // defaultRPC is the endpoint asked for a chain when --rpc names none: the
 // environment's (KEEPER_EVM_RPC_URL, KEEPER_SOLANA_RPC_URL), else the local
 // dev chain's.
-var defaultRPC = map[string]func() string{
-	"etherlink": func() string { return cmp.Or(os.Getenv("KEEPER_EVM_RPC_URL"), "http://127.0.0.1:8545") },
-	"solana":    func() string { return cmp.Or(os.Getenv("KEEPER_SOLANA_RPC_URL"), "http://127.0.0.1:8899") },
+var defaultRPC = map[string]string{"etherlink": "http://127.0.0.1:8545", "solana": "http://127.0.0.1:8899"}
+
+// defaultEndpoint is the endpoint of chain when none is given: the
+// environment's, else the local dev chain's ("" for a chain keeper does
+// not know).
+func defaultEndpoint(chain string) string {
+	return cmp.Or(os.Getenv(defaultEnv[chain]), defaultRPC[chain])
 }
+
+// defaultEnv names the environment variable whose endpoint a chain asks
+// first when --rpc names none.
+var defaultEnv = map[string]string{"etherlink": "KEEPER_EVM_RPC_URL", "solana": "KEEPER_SOLANA_RPC_URL"}
 
 // LogKeyEnv is the environment variable that pins the evidence log's key
 // for `keeper verify` when --log-key is not given.
@@ -45,18 +53,28 @@ func VerifyReceipt(ctx context.Context, r receipt.Receipt, rpc map[string]string
 	for chain, url := range rpc {
 		endpoints[chain] = []string{url}
 	}
-	return verifyWith(ctx, r, endpoints, verify.Options{Trust: pinned}).Results
+	return verifyWith(ctx, r, endpoints, verify.Options{Trust: pinned}, false).Results
 }
 
-// verifyWith checks r with o's trust, asking every endpoint of each chain
-// (a chain without one: the default).
-func verifyWith(ctx context.Context, r receipt.Receipt, endpoints map[string][]string, o verify.Options) verify.Report {
+// verifyWith checks r with o's trust, asking every endpoint of each chain;
+// a chain without one asks the default: the environment's endpoint, else
+// the public endpoints of the anchor's network when keeper knows them
+// (verify.PublicEndpoints: two for Solana mainnet-beta), else the local
+// dev chain's. rpcOnly asks no default: a chain without --rpc fails the
+// chain check.
+func verifyWith(ctx context.Context, r receipt.Receipt, endpoints map[string][]string, o verify.Options, rpcOnly bool) verify.Report {
 	o.Endpoints, o.Lookups = map[string][]string{}, lookups
 	for _, a := range r.Anchors {
-		if urls := endpoints[a.Chain]; len(urls) > 0 {
+		switch urls := endpoints[a.Chain]; {
+		case len(urls) > 0:
 			o.Endpoints[a.Chain] = urls
-		} else if def, ok := defaultRPC[a.Chain]; ok {
-			o.Endpoints[a.Chain] = []string{def()}
+		case rpcOnly || len(o.Endpoints[a.Chain]) > 0:
+		case os.Getenv(defaultEnv[a.Chain]) != "":
+			o.Endpoints[a.Chain] = []string{os.Getenv(defaultEnv[a.Chain])}
+		case len(verify.PublicEndpoints[a.Network]) > 0:
+			o.Endpoints[a.Chain] = verify.PublicEndpoints[a.Network]
+		case defaultRPC[a.Chain] != "":
+			o.Endpoints[a.Chain] = []string{defaultRPC[a.Chain]}
 		}
 	}
 	return verify.Check(ctx, r, o)
@@ -84,6 +102,7 @@ func verifyCmd() *cobra.Command {
 		"or a CAIP-10 id (eip155:42793:0x…), repeatable")
 	insecure := cmd.Flags().Bool("insecure-trust-receipt", false, "with nothing pinned, check the receipt against the key and accounts it names itself: "+
 		"proves only that it agrees with itself and the chains, and every line says INSECURE")
+	rpcOnly := cmd.Flags().Bool("rpc-only", false, "ask only the --rpc endpoints (no environment, public or local default): a chain without one fails the chain check")
 	trustUpdate := cmd.Flags().String("trust-update", "", "a newer trust root (JSON or signed) to take over --trust's, only if it extends it "+
 		"(every account kept, new ones starting after the ones listed): how a pinned root follows the log's growth")
 	clocks := cmd.Flags().StringArray("clock", nil, "also trust this network's block times for the time bound: a CAIP-2 id (eip155:7038309) or a chain "+
@@ -138,7 +157,7 @@ func verifyCmd() *cobra.Command {
 			}
 			say("  %-10s ok    %s hashes to the digest", "file", *file)
 		}
-		rep := verifyWith(cmd.Context(), r, endpoints, o)
+		rep := verifyWith(cmd.Context(), r, endpoints, o, *rpcOnly)
 		printTrust(say, o, pinnedBy, rep)
 		failed := 0
 		for _, c := range rep.Results {

@@ -19,7 +19,7 @@ import (
 // The corpus (conformance/README.md), run against this package: every
 // vector's verdict, failing check and time bound.
 func TestTheGoPackageRunsTheWholeCorpus(t *testing.T) {
-	vectors, err := conformance.Load("/tmp/vectors")
+	vectors, err := conformance.Load(conformance.Dir())
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(vectors), 60)
 	for _, v := range vectors {
@@ -39,7 +39,7 @@ func TestTheGoPackageRunsTheWholeCorpus(t *testing.T) {
 // A check no vector fails is a check nobody can tell a verifier gets
 // right; a class no vector belongs to is an attack nobody tests.
 func TestEveryCheckAndEveryClassHasAVector(t *testing.T) {
-	vectors, err := conformance.Load("/tmp/vectors")
+	vectors, err := conformance.Load(conformance.Dir())
 	require.NoError(t, err)
 	checks, classes := map[string]int{}, map[string]int{}
 	for _, v := range vectors {

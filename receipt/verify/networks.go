@@ -69,3 +69,12 @@ var DefaultClocks = []string{EtherLinkMainnet, SolanaMainnet}
 func (o Options) trustsClock(chain, network string) bool {
 	return network != "" && (slices.Contains(DefaultClocks, network) || slices.Contains(o.Clocks, network) || slices.Contains(o.Clocks, chain))
 }
+
+// PublicEndpoints are public JSON-RPC endpoints of the mainnets keeper
+// knows, asked when a verifier is given none for an anchor's network:
+// two for Solana mainnet-beta, whose block times rest on endpoints
+// agreeing (docs/trust.md, Whose clocks count).
+var PublicEndpoints = map[string][]string{
+	EtherLinkMainnet: {"https://node.mainnet.etherlink.com"},
+	SolanaMainnet:    {"https://api.mainnet-beta.solana.com", "https://solana-rpc.publicnode.com"},
+}
