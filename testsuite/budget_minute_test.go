@@ -20,8 +20,8 @@ const idleWindow = time.Minute
 
 // TestUnderLoadTheEtherLinkPresetsAndSolanasPublicBudgetHoldForAMinute
 // anchors an evidence on both local chains every 5 s for a minute, so
-// batches await finality all along, with the EtherLink presets (the local
-// chain's id is EtherLink mainnet's) and Solana's public-cluster polls, and
+// batches await finality all along, with the EtherLink presets (which give
+// the local chain EtherLink mainnet's id too) and Solana's public-cluster polls, and
 // counts each chain's head probes and status rounds at a proxy: the figures of
 // docs/chains.md, "Polling budget".
 func TestUnderLoadTheEtherLinkPresetsAndSolanasPublicBudgetHoldForAMinute(t *testing.T) {

@@ -109,7 +109,7 @@ func TestThousandEvidenceOnBothLocalChainsConfirmAndVerify(t *testing.T) {
 			assert.NotEmpty(t, a.BlockHash, "%s on %s names its block's hash", id, a.Chain)
 			assert.NotEmpty(t, a.Finality, "%s on %s names its finality", id, a.Chain)
 		}
-		assert.Equal(t, "eip155:42793", networks["etherlink"], "the local EVM chain's id, read from the node")
+		assert.Equal(t, receipt.LocalEVMNetwork, networks["etherlink"], "the local EVM chain's id, read from the node")
 		assert.Regexp(t, `^solana:[1-9A-HJ-NP-Za-km-z]{32}$`, networks["solana"], "the devnet's genesis hash, read from the node")
 		rpc := map[string]string{"etherlink": cfg.EVM.RPCURL, "solana": cfg.Solana.RPCURL}
 		pinned := pinnedTrust(t, node.APIAddr(), map[string]string{"etherlink": chains.AccountOf(chs["etherlink"]), "solana": chains.AccountOf(chs["solana"])})

@@ -13,6 +13,7 @@ import (
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/evlog/audit"
 	"github.com/keeperhq/keeper/evlog/trust"
+	"github.com/keeperhq/keeper/receipt"
 )
 
 // TestAWorkerListsItsAccountsInTheTrustRootItServesAndTheAuditPinsIt: a
@@ -39,7 +40,7 @@ func TestAWorkerListsItsAccountsInTheTrustRootItServesAndTheAuditPinsIt(t *testi
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(note))
 	root, err := trust.Open(note, nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"eip155:42793"}, root.Networks()[:1])
+	assert.Equal(t, []string{receipt.LocalEVMNetwork}, root.Networks()[:1])
 	require.Len(t, root.Accounts, 2)
 	assert.Equal(t, "etherlink", root.Accounts[0].Chain)
 	assert.Equal(t, "solana", root.Accounts[1].Chain)

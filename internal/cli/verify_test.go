@@ -3,10 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/keeperhq/keeper/evlog/trust"
+	"golang.org/x/mod/sumdb/note"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,6 +49,21 @@ func fakeChain(txs map[string]verify.Tx) verify.Lookup {
 		}
 		return v, nil
 	}
+}
+
+// fakeTrust writes the trust root of fakeChain's log: it began an hour
+// after fakeTime, so genuineReceipt's batch anchor predates it, and lists
+// fakeAccount on "fake:1" from size 0.
+func fakeTrust(t *testing.T) string {
+	t.Helper()
+	_, vkey, err := note.GenerateKey(rand.Reader, "fake.example/log")
+	require.NoError(t, err)
+	root, err := trust.New(vkey, fakeTime.Add(time.Hour))
+	require.NoError(t, err)
+	root.List("fake", "fake:1", fakeAccount, 0, fakeTime)
+	path := filepath.Join(t.TempDir(), "trust.json")
+	require.NoError(t, os.WriteFile(path, root.Marshal(), 0o600))
+	return path
 }
 
 // theFile is the original file genuineReceipt's evidence is the digest of.
@@ -101,8 +119,8 @@ func verifyAt(t *testing.T, r receipt.Receipt, path string, flags ...string) (st
 	var out strings.Builder
 	root.SetOut(&out)
 	root.SetErr(&out)
-	if !slices.Contains(flags, "--insecure-trust-receipt") && !slices.Contains(flags, "--account") {
-		flags = append(flags, "--account", "fake="+fakeAccount)
+	if !slices.Contains(flags, "--insecure-trust-receipt") && !slices.Contains(flags, "--account") && !slices.Contains(flags, "--trust") {
+		flags = append(flags, "--trust", fakeTrust(t), "--clock", "fake:1")
 	}
 	root.SetArgs(append([]string{"verify", path, "--rpc", "http://127.0.0.1:1"}, flags...))
 	err = root.Execute()
@@ -128,9 +146,15 @@ func TestVerifyAcceptsAGenuineReceiptAndNamesTheCheckThatFailsOtherwise(t *testi
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "file       ok")
 	assert.Contains(t, out, "fake       ok    fake:1 (a test network) tx tx-1, block 42 at 2023-11-14T22:13:20Z (chain time), final, sent by "+fakeAccount)
-	assert.Contains(t, out, "trust      pinned by --account\n")
-	assert.Contains(t, out, "accounts   fake="+fakeAccount+" (any size, pinned by --account)\n")
-	assert.Contains(t, out, "verified on 1 network(s): fake:1 (a test network); existed no later than 2023-11-14T22:13:20Z (chain time)")
+	assert.Contains(t, out, "trust      pinned by --trust ")
+	assert.Contains(t, out, "accounts   fake:1:"+fakeAccount+" (sizes 0–…)\n")
+	assert.Contains(t, out, "verified on 1 network(s): fake:1 (a test network); existed no later than 2023-11-14T22:13:20Z (chain time; trusted clocks: fake:1)")
+
+	// Under the short form, which says not when the log began, a batch
+	// anchor does not count: a leaked key could otherwise date anything.
+	out, err = runVerify(t, r, "--account", "fake="+fakeAccount)
+	require.Error(t, err)
+	assert.Contains(t, out, "FAIL  batch: ")
 
 	changed := filepath.Join(t.TempDir(), "changed.txt")
 	require.NoError(t, os.WriteFile(changed, []byte(theFile+"!"), 0o600))
@@ -246,6 +270,9 @@ func TestVerifyOfAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 	trustNote := filepath.Join(dir, "trust.note")
 	require.NoError(t, os.WriteFile(trustNote, f.TrustNote, 0o600))
 	accounts := []string{"--account", "etherlink=" + w.Keeper.Hex(), "--account", "solana=" + w.SolanaKeeper}
+	// The local chains are test networks: their clocks bound the time only
+	// when trusted.
+	clocks := []string{"--clock", "etherlink", "--clock", "solana"}
 	rpc := []string{"--rpc", "etherlink=" + w.EVMURL, "--rpc", "solana=" + w.SolanaURL}
 	verifyV3 := func(t *testing.T, path string, flags ...string) (string, error) {
 		t.Helper()
@@ -257,17 +284,17 @@ func TestVerifyOfAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 
 	t.Run("a genuine receipt verifies against the pinned trust root, with its chain time", func(t *testing.T) {
 		for _, file := range []string{trustFile, trustNote} {
-			out, err := verifyV3(t, genuine, "--trust", file)
+			out, err := verifyV3(t, genuine, append([]string{"--trust", file}, clocks...)...)
 			require.NoError(t, err, out)
 			assert.Contains(t, out, "(receipt version 3)")
 			assert.Contains(t, out, "file       ok    "+original)
 			assert.Contains(t, out, "log key    "+w.Log.VKey+" (origin "+receipttest.Origin+", key hash ")
 			assert.Contains(t, out, "pinned by --trust "+file)
-			assert.Contains(t, out, "etherlink  ok    eip155:42793 (EtherLink mainnet) tx ")
+			assert.Contains(t, out, "etherlink  ok    "+verify.DescribeNetwork(receipt.LocalEVMNetwork)+" tx ")
 			assert.Regexp(t, `solana     ok    solana:\w+ \(a test Solana cluster\) tx \w+, block \d+ at \S+ \(chain time\)`, out)
 			assert.Contains(t, out, "sent by "+w.Keeper.Hex())
-			assert.Contains(t, out, "verified on 2 network(s): eip155:42793 (EtherLink mainnet), solana:")
-			assert.Contains(t, out, "existed no later than "+existedBy+" (chain time)")
+			assert.Contains(t, out, "verified on 2 network(s): "+verify.DescribeNetwork(receipt.LocalEVMNetwork)+", solana:")
+			assert.Contains(t, out, "existed no later than "+existedBy+" (chain time; trusted clocks: ")
 			assert.NotContains(t, out, "INSECURE")
 		}
 	})
@@ -332,7 +359,7 @@ func TestVerifyOfAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 		require.NoError(t, err)
 		_, err = verifyV3(t, genuine, "--trust", trustNote, "--log-key", other.VKey)
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "is not the pinned --log-key")
+		assert.Contains(t, err.Error(), "is not the pinned log key")
 		_, err = verifyV3(t, genuine, "--trust", filepath.Join(dir, "missing.json"))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "--trust: cannot read")
@@ -355,7 +382,7 @@ func TestVerifyOfAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
 		require.NoError(t, err)
 		path := filepath.Join(dir, "contract.txt.tlog-proof")
 		require.NoError(t, os.WriteFile(path, []byte(proof), 0o600))
-		out, err := verifyV3(t, path, "--trust", trustFile)
+		out, err := verifyV3(t, path, append([]string{"--trust", trustFile}, clocks...)...)
 		require.NoError(t, err, out)
 		assert.Contains(t, out, "file       ok    "+original)
 		assert.Contains(t, out, "existed no later than "+existedBy)

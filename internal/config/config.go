@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/keeperhq/keeper/internal/urlpolicy"
+	"github.com/keeperhq/keeper/receipt"
 )
 
 // Config holds every knob of every keeper command.
@@ -766,8 +767,10 @@ func (c *Config) evmKnobs() []Knob {
 			"file holding the EtherLink signer's hex private key; empty: <data-dir>/chains/devchain.key " +
 				"(the local chain's funded key)",
 			&c.EVM.KeyFile},
-		{"evm-chain-id", "KEEPER_EVM_CHAIN_ID", "42793", Node | LocalChains,
-			"chain id the EVM node must report (EtherLink mainnet 42793)",
+		{"evm-chain-id", "KEEPER_EVM_CHAIN_ID", strconv.Itoa(receipt.LocalEVMChainID), Node | LocalChains,
+			"chain id the EVM node must report, and the local chain's (`keeper dev`, `devchains`); default " +
+				strconv.Itoa(receipt.LocalEVMChainID) + ", keeper dev's own, no public network's (etherlink presets: " +
+				"mainnet 42793, testnet 127823)",
 			&c.EVM.ChainID},
 		{"evm-confirmations", "KEEPER_EVM_CONFIRMATIONS", "0", Node,
 			"0: final at the node's `finalized` block; N: final N blocks deep (nodes without the tag)",

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/keeperhq/keeper/receipt"
 )
 
 func TestTheConfigurationPageHasTheCurrentConfigTable(t *testing.T) {
@@ -118,6 +120,24 @@ func TestAnEtherLinkNetworkPresetSetsWhatWasNotGiven(t *testing.T) {
 	t.Setenv("KEEPER_EVM_NETWORK", "etherlink-devnet")
 	_, err = Load(nil)
 	require.ErrorContains(t, err, "KEEPER_EVM_NETWORK")
+}
+
+// Without a preset the EVM chain id is keeper dev's local chain's, which
+// no public network has: a node pointed at EtherLink with no preset and no
+// chain id refuses it at start instead of assuming mainnet.
+func TestTheEVMChainIDIsTheLocalChainsUnlessAPresetOrTheSettingSaysOtherwise(t *testing.T) {
+	t.Setenv("KEEPER_EVM_CHAIN_ID", "")
+	t.Setenv("KEEPER_EVM_NETWORK", "custom")
+	c, err := Load(nil)
+	require.NoError(t, err)
+	c.NetworkPresets(nil)
+	assert.EqualValues(t, receipt.LocalEVMChainID, c.EVM.ChainID)
+
+	t.Setenv("KEEPER_EVM_NETWORK", "etherlink-mainnet")
+	c, err = Load(nil)
+	require.NoError(t, err)
+	c.NetworkPresets(nil)
+	assert.EqualValues(t, 42793, c.EVM.ChainID, "EtherLink mainnet's")
 }
 
 func TestTheEtherLinkPresetsPayNoTipResignDropsAfterTenBlocksWatchFinalityAndCapLogs(t *testing.T) {

@@ -20,7 +20,7 @@ func TestAStalledFinalizedBlockShowsOnMetricsUntilItMovesAgain(t *testing.T) {
 	t.Cleanup(func() { _ = c.Stop() })
 	key, err := evm.LoadKey(c.KeyFile())
 	require.NoError(t, err)
-	a, err := evm.New(context.Background(), evm.Config{RPCURL: c.URL(), Key: key, FinalityStall: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	a, err := evm.New(context.Background(), evm.Config{RPCURL: c.URL(), Key: key, ChainID: devchain.DefaultChainID, FinalityStall: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(a.Close)
 

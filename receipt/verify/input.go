@@ -90,6 +90,11 @@ func ReadTrust(pinned, update []byte, logKey string) (trust.Root, error) {
 		key = &k
 	}
 	root, err := trust.Open(pinned, keyForNote(pinned, key))
+	if err != nil && key != nil && trust.IsSigned(pinned) {
+		if self, selfErr := trust.Open(pinned, nil); selfErr == nil && self.Log.Key != key.Text {
+			return trust.Root{}, fmt.Errorf("the root's log key %s is not the pinned log key %s", self.Log.Key, key.Text)
+		}
+	}
 	if err != nil {
 		return trust.Root{}, err
 	}

@@ -130,7 +130,7 @@ func (rep Report) Summary() string {
 		if rep.ExistedBy.IsZero() {
 			s += "no time bound: none of its networks is a clock this verifier trusts (trust one with --clock NETWORK)"
 		} else {
-			s += fmt.Sprintf("existed no later than %s (chain time of %s, the clocks trusted)",
+			s += fmt.Sprintf("existed no later than %s (chain time; trusted clocks: %s)",
 				rep.ExistedBy.UTC().Format(time.RFC3339), strings.Join(rep.Clocks, ", "))
 		}
 	case len(rep.Results) == 0:

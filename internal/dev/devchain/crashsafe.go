@@ -1,30 +1,12 @@
 package devchain
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/eth"
-	"github.com/ethereum/go-ethereum/node"
 )
-
-// storedStateScheme is the state scheme of the persisted chain in the node's
-// data directory, or "" when there is none yet.
-func storedStateScheme(stack *node.Node) (string, error) {
-	if _, err := os.Stat(stack.ResolvePath("chaindata")); errors.Is(err, os.ErrNotExist) {
-		return "", nil
-	}
-	db, err := stack.OpenDatabaseWithOptions("chaindata", node.DatabaseOptions{ReadOnly: true, MetricsNamespace: "devchain/probe/"})
-	if err != nil {
-		return "", fmt.Errorf("devchain: open the persisted chain: %w", err)
-	}
-	defer db.Close()
-	return rawdb.ReadStateScheme(db), nil
-}
 
 // repairAfterCrash makes a persisted chain consistent after geth has opened
 // it. When the process was killed, geth rewinds the head to the newest block

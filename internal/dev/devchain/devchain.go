@@ -1,6 +1,7 @@
 // Package devchain runs a local EVM chain for keeper dev and for tests: a
 // go-ethereum node (in memory, or on disk) serving real HTTP JSON-RPC on 127.0.0.1, with
-// EtherLink's chain id, transactions with a tip of 0 accepted and mined (as
+// a chain id of its own (receipt.LocalEVMChainID, not a public network's, so
+// nothing signed on it is valid on EtherLink), transactions with a tip of 0 accepted and mined (as
 // EtherLink's sequencer, which ignores tips), a funded dev key kept in a file, a block every
 // BlockTime, a `finalized` block that lags the head, and fault injection
 // (pause mining, drop the mempool, reorganise recent blocks).
@@ -26,6 +27,12 @@
 // in memory a restart begins again at genesis (the dev key file is reused, so
 // the same address is funded again, but transactions journaled before the
 // restart are gone with their nonces).
+//
+// A persisted chain keeps the chain id it was created with: its
+// transactions are signed for that id, and geth, given another, would
+// rewrite the stored config and then fail to recover their senders. Start
+// refuses such a chain with a *ChainIDError instead; a chain an older
+// keeper ran with EtherLink mainnet's id (LegacyChainID) is one.
 //
 // # Block time
 //
@@ -81,8 +88,6 @@ package devchain
 
 import (
 	"cmp"
-	"github.com/keeperhq/keeper/internal/config"
-
 	"context"
 	"crypto/ecdsa"
 	crand "crypto/rand"
@@ -112,16 +117,23 @@ import (
 	"github.com/ethereum/go-ethereum/p2p"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/receipt"
 )
 
 // Defaults.
 const (
-	DefaultChainID       = 42793 // EtherLink mainnet
+	DefaultChainID       = receipt.LocalEVMChainID // keeper dev's local chain, no public network
 	DefaultBlockTime     = 500 * time.Millisecond
 	DefaultFinalityDepth = 32
 	// KeyFileName is the dev key file created in Options.Dir.
 	KeyFileName = config.DevEVMKeyFileName
 )
+
+// LegacyChainID is the chain id older keepers ran the chain with:
+// EtherLink mainnet's. A chain of theirs cannot be kept (see ChainIDError).
+const LegacyChainID = 42793
 
 // legacyPathScheme (tests only) creates new persisted chains with geth's path
 // scheme, as keeper did before persisted chains were made crash-safe.
@@ -142,13 +154,15 @@ type Options struct {
 	// FinalityDepth: the finalized block is head − FinalityDepth. 0 means the
 	// default (32); a negative value makes every block final when sealed.
 	FinalityDepth int
-	// ChainID; default 42793 (EtherLink mainnet).
+	// ChainID; default receipt.LocalEVMChainID (7038309), keeper dev's
+	// local chain.
 	ChainID uint64
 	// Persist keeps the chain in Dir/chain, so a restart continues it (and
 	// transactions, receipts and nonces survive, as keeper dev needs when it
 	// resumes unfinished batches). Default: in memory, gone at Stop. A
-	// persisted chain must be restarted with the same ChainID and Fund list
-	// (they are its genesis).
+	// persisted chain must be restarted with the same ChainID (Start
+	// refuses another with a *ChainIDError) and Fund list (they are its
+	// genesis).
 	Persist bool
 	// Fund lists extra addresses funded at genesis with DevBalance.
 	Fund []common.Address
@@ -233,10 +247,15 @@ func Start(ctx context.Context, o Options) (*Chain, error) {
 	}
 	crashSafe := true
 	if o.Persist {
-		if crashSafe, err = chooseStateScheme(stack, &ethCfg); err != nil {
+		stored, err := probeStoredChain(stack)
+		if err == nil && stored.chainID != 0 && stored.chainID != o.ChainID {
+			err = &ChainIDError{Dir: nodeCfg.DataDir, Stored: stored.chainID, Want: o.ChainID}
+		}
+		if err != nil {
 			stack.Close()
 			return nil, err
 		}
+		crashSafe = chooseStateScheme(stored.scheme, &ethCfg)
 	}
 	backend, err := eth.New(stack, &ethCfg)
 	if err != nil {
@@ -352,15 +371,12 @@ func ethConfig(o Options, dev common.Address) ethconfig.Config {
 	return ethCfg
 }
 
-// chooseStateScheme sets a persisted chain's state scheme: hash-based
-// archive for a new chain or one that has it, which survives a kill
-// (crashSafe); the scheme a chain created before has otherwise, as it
-// cannot be converted. See "Surviving a kill" in the package documentation.
-func chooseStateScheme(stack *node.Node, ethCfg *ethconfig.Config) (crashSafe bool, err error) {
-	scheme, err := storedStateScheme(stack)
-	if err != nil {
-		return false, err
-	}
+// chooseStateScheme sets a persisted chain's state scheme, given the one
+// stored (scheme, "" for a new chain): hash-based archive for a new chain or
+// one that has it, which survives a kill (crashSafe); the scheme a chain
+// created before has otherwise, as it cannot be converted. See "Surviving a
+// kill" in the package documentation.
+func chooseStateScheme(scheme string, ethCfg *ethconfig.Config) (crashSafe bool) {
 	if scheme == "" && legacyPathScheme {
 		scheme = rawdb.PathScheme
 	}
@@ -369,10 +385,10 @@ func chooseStateScheme(stack *node.Node, ethCfg *ethconfig.Config) (crashSafe bo
 		ethCfg.StateScheme = rawdb.HashScheme
 		ethCfg.NoPruning = true  // archive: every block's state is written with the block
 		ethCfg.SnapshotCache = 0 // no snapshot layers held in memory either
-		return true, nil
+		return true
 	default:
 		ethCfg.StateScheme = scheme
-		return false, nil
+		return false
 	}
 }
 

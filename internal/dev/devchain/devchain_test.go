@@ -24,6 +24,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/internal/dev/testkit"
+	"github.com/keeperhq/keeper/receipt"
 )
 
 func start(t *testing.T, o devchain.Options) *devchain.Chain {
@@ -52,12 +53,12 @@ func finalized(t *testing.T, ec *ethclient.Client) uint64 {
 	return h.Number.Uint64()
 }
 
-func TestTheChainServesEtherLinksChainIDOverHTTPAndProducesBlocks(t *testing.T) {
+func TestTheChainServesItsOwnChainIDOverHTTPAndProducesBlocks(t *testing.T) {
 	c := start(t, devchain.Options{BlockTime: 20 * time.Millisecond, AheadOfClock: true})
 	ec := dial(t, c.URL())
 	id, err := ec.ChainID(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, uint64(42793), id.Uint64())
+	assert.Equal(t, uint64(receipt.LocalEVMChainID), id.Uint64(), "keeper dev's local chain, not EtherLink mainnet's 42793")
 	assert.Regexp(t, `^http://127\.0\.0\.1:\d+$`, c.URL())
 	require.Eventually(t, func() bool {
 		n, err := ec.BlockNumber(context.Background())
@@ -215,6 +216,29 @@ func TestAPersistedChainContinuesAfterARestart(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), n)
 	assert.GreaterOrEqual(t, again.Finalized(), head-2)
+}
+
+// A chain an older keeper made with EtherLink mainnet's id holds
+// transactions signed for that id: it is refused, never reopened under the
+// new one.
+func TestAPersistedChainOfAnotherChainIDIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	old, err := devchain.Start(context.Background(), devchain.Options{Dir: dir, Persist: true, BlockTime: time.Hour, ChainID: devchain.LegacyChainID})
+	require.NoError(t, err)
+	tx := sendTransfer(t, old, dial(t, old.URL()), 0)
+	require.NoError(t, old.Mine(1))
+	require.NoError(t, old.Stop())
+
+	_, err = devchain.Start(context.Background(), devchain.Options{Dir: dir, Persist: true, BlockTime: time.Hour})
+	var idErr *devchain.ChainIDError
+	require.ErrorAs(t, err, &idErr)
+	assert.Equal(t, devchain.ChainIDError{Dir: filepath.Join(dir, "chain"), Stored: devchain.LegacyChainID, Want: receipt.LocalEVMChainID}, *idErr)
+	assert.Contains(t, err.Error(), "delete "+filepath.Join(dir, "chain"))
+
+	again := start(t, devchain.Options{Dir: dir, Persist: true, BlockTime: time.Hour, ChainID: devchain.LegacyChainID})
+	r, err := dial(t, again.URL()).TransactionReceipt(context.Background(), tx.Hash())
+	require.NoError(t, err, "refusing it changed nothing: under its own id the old chain still serves its transactions")
+	assert.Equal(t, types.ReceiptStatusSuccessful, r.Status)
 }
 
 func TestTheVerifyPageMayCallTheChainFromABrowser(t *testing.T) {

@@ -10,6 +10,7 @@ package localnet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -101,6 +102,10 @@ func Start(ctx context.Context, o Options) (*Net, error) {
 		c, err := devchain.Start(ctx, devchain.Options{Dir: KeyDir(o.Dir), Port: o.EVMPort, BlockTime: o.EVMBlock, ChainID: o.EVMChainID, Persist: true, Logger: o.Logger})
 		if err != nil {
 			n.Stop()
+			var idErr *devchain.ChainIDError
+			if errors.As(err, &idErr) {
+				return nil, chainIDRefusal(idErr, o.Dir)
+			}
 			return nil, fmt.Errorf("local EVM chain: %w", err)
 		}
 		n.EVM = c
@@ -114,6 +119,26 @@ func Start(ctx context.Context, o Options) (*Net, error) {
 		n.Solana = d
 	}
 	return n, nil
+}
+
+// chainIDRefusal is the error for a local EVM chain created with another
+// chain id, usually by an older keeper, which ran it with EtherLink
+// mainnet's. Its transactions are signed for that id, so it cannot be
+// moved to the new one; and deleting the chain alone would leave keeper's
+// log, whose trust root names the chain's account, anchored on a chain no
+// audit can read any more. So the whole data directory goes.
+func chainIDRefusal(e *devchain.ChainIDError, dataDir string) error {
+	made := fmt.Sprintf("with chain id %d", e.Stored)
+	if e.Stored == devchain.LegacyChainID {
+		made = fmt.Sprintf("by an older keeper, with EtherLink mainnet's chain id %d", e.Stored)
+	}
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	return fmt.Errorf("local EVM chain: %s holds a chain made %s, not the local chain's %d, and its transactions are signed for %d, so it cannot be kept: "+
+		"stop keeper and delete the data directory %s (the chain and keeper's evidence log together, so that no trust root keeps an account the audit can no longer read; "+
+		"docs/chains.md, keeper dev's local chains)",
+		e.Dir, made, e.Want, e.Stored, dataDir)
 }
 
 // Stop stops every chain that was started.

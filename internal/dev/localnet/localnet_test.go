@@ -20,6 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/dev/devchain"
+	"github.com/keeperhq/keeper/receipt"
 )
 
 func TestNoLocalChainStartsWhereSeveralProvidersAreConfigured(t *testing.T) {
@@ -107,6 +109,41 @@ func TestBothLocalChainsGoOnWhereTheyStoppedAfterARestart(t *testing.T) {
 	tx, err := solrpc.New(again.Solana.URL()).GetTransaction(ctx, sig, &solrpc.GetTransactionOpts{Commitment: solrpc.CommitmentConfirmed})
 	require.NoError(t, err)
 	assert.Equal(t, slot, tx.Slot)
+}
+
+// A chain directory an older keeper made runs with EtherLink mainnet's chain
+// id and holds transactions signed for it: keeper dev refuses it, naming the
+// data directory to delete, rather than reopen it under the local chain's id.
+func TestKeeperDevRefusesAnOlderKeepersChainAndNamesTheDataDirectoryToDelete(t *testing.T) {
+	dir := t.TempDir()
+	old, err := Start(context.Background(), Options{Dir: dir, EVM: true, EVMBlock: time.Hour, EVMChainID: devchain.LegacyChainID})
+	require.NoError(t, err)
+	old.Stop()
+
+	cfg := config.Default()
+	cfg.DataDir = dir
+	cfg.Chains = []string{"etherlink"}
+	cfg.Dev.EVMPort = 0
+	n, err := StartFor(context.Background(), &cfg, nil)
+	require.Error(t, err)
+	assert.Nil(t, n)
+	assert.Equal(t, "local EVM chain: "+filepath.Join(dir, "chains", "chain")+" holds a chain made by an older keeper, with EtherLink mainnet's chain id 42793, "+
+		"not the local chain's 7038309, and its transactions are signed for 42793, so it cannot be kept: stop keeper and delete the data directory "+dir+
+		" (the chain and keeper's evidence log together, so that no trust root keeps an account the audit can no longer read; docs/chains.md, keeper dev's local chains)",
+		err.Error())
+	assert.DirExists(t, filepath.Join(dir, "chains", "chain", "keeper", "chaindata"), "nothing is deleted for the user")
+}
+
+func TestTheLocalEVMChainRunsWithItsOwnChainIDByDefault(t *testing.T) {
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Chains = []string{"etherlink"}
+	cfg.Dev.EVMPort = 0
+	n, err := StartFor(context.Background(), &cfg, nil)
+	require.NoError(t, err)
+	defer n.Stop()
+	assert.Equal(t, uint64(receipt.LocalEVMChainID), n.EVM.ChainID())
+	assert.EqualValues(t, receipt.LocalEVMChainID, cfg.EVM.ChainID, "the adapter expects the chain's id")
 }
 
 func readHex(t *testing.T, path string) string {
