@@ -1,13 +1,9 @@
 package verifypage_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,381 +12,292 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	sol "github.com/gagliardetto/solana-go"
-	solrpc "github.com/gagliardetto/solana-go/rpc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/internal/dev/browsertest"
+	"github.com/keeperhq/keeper/internal/dev/conformance"
 	"github.com/keeperhq/keeper/internal/dev/receipttest"
 	"github.com/keeperhq/keeper/internal/verifypage"
-	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/receipt/verify"
 )
 
-const everyV3Check = "checkpoint inclusion size consistency network transaction payload account status finality block time"
-
-// page is the /verify page served with the local chains' endpoints, and
-// what the tests hand it: the evidence file, a genuine receipt whose block
-// times are the chains', and the trust root that lists keeper's accounts.
-type page struct {
-	browser context.Context
-	w       *receipttest.World
-	url     string
-	dir     string
-	file    string
-	genuine receipt.Receipt
-	receipt string // the genuine receipt's file
-	trust   string // the trust root, signed by the log's key, as /log/trust serves it
-	plain   string // the same root as plain JSON
+// files are a corpus vector written out as a user holds them, with the
+// endpoints that replay its chains' answers.
+type files struct {
+	v                    conformance.Vector
+	dir                  string
+	file, receipt, trust string // paths ("" when the vector gives none)
+	endpoints            map[string]string
 }
 
-func newPage(t *testing.T) *page {
-	browser := browsertest.Start(t) // first: without Chromium there is nothing to start the chains for
-	p := &page{browser: browser, w: receipttest.NewWorld(t), dir: t.TempDir()}
-	var err error
-	p.genuine, err = receipt.Parse(p.w.Receipt)
-	require.NoError(t, err)
-	networks := map[string]string{}
-	for _, a := range p.genuine.Anchors {
-		networks[a.Network] = map[string]string{"etherlink": p.w.EVMURL, "solana": p.w.SolanaURL}[a.Chain]
-	}
-	srv := httptest.NewServer(verifypage.Handler(func(context.Context) map[string]string { return networks }))
-	t.Cleanup(srv.Close)
-	p.url = srv.URL + "/verify"
-	p.file = p.write(t, "contract.txt", []byte(p.w.File))
-	raw, err := json.Marshal(p.genuine)
-	require.NoError(t, err)
-	p.receipt = p.write(t, "contract.txt.receipt.json", raw)
-
-	root, err := trust.New(p.w.Log.VKey, time.Now())
-	require.NoError(t, err)
-	for _, a := range p.genuine.Anchors {
-		root.List(a.Chain, a.Network, a.Account, 0, time.Now())
-	}
-	signed, err := trust.Sign(root, p.w.Log.Signer)
-	require.NoError(t, err)
-	p.trust = p.write(t, "trust.note", signed)
-	p.plain = p.write(t, "trust.json", root.Marshal())
-	return p
-}
-
-func (p *page) write(t *testing.T, name string, content []byte) string {
+// vectorFiles writes the corpus vector name to files and serves its chains.
+func vectorFiles(t *testing.T, name string) files {
 	t.Helper()
-	f := filepath.Join(p.dir, name)
-	require.NoError(t, os.WriteFile(f, content, 0o600))
+	v, err := conformance.Read(filepath.Join(corpus, name+".json"))
+	require.NoError(t, err)
+	f := files{v: v, dir: t.TempDir(), endpoints: map[string]string{}}
+	ext := map[string]string{conformance.FormatJSON: ".receipt.json", conformance.FormatTLogProof: ".tlog-proof"}[v.ReceiptFormat]
+	f.receipt = f.write(t, "contract.txt"+ext, []byte(v.Receipt))
+	if v.Trust != "" {
+		f.trust = f.write(t, "trust.json", []byte(v.Trust))
+	}
+	if v.File != "" {
+		content, err := hex.DecodeString(v.File)
+		require.NoError(t, err)
+		f.file = f.write(t, "contract.txt", content)
+	}
+	for chain, urls := range conformance.Serve(t, v) {
+		f.endpoints[chain] = strings.Join(urls, " ")
+	}
 	return f
 }
 
-// forge writes the genuine receipt as change leaves it.
-func (p *page) forge(t *testing.T, name string, change func(*receipt.Receipt)) string {
+func (f files) write(t *testing.T, name string, content []byte) string {
 	t.Helper()
-	raw, err := json.Marshal(p.genuine)
-	require.NoError(t, err)
-	r, err := receipt.Parse(raw)
-	require.NoError(t, err)
-	change(&r)
-	raw, err = json.Marshal(r)
-	require.NoError(t, err)
-	return p.write(t, name, raw)
+	p := filepath.Join(f.dir, name)
+	require.NoError(t, os.WriteFile(p, content, 0o600))
+	return p
 }
 
-// run verifies on the page; the local EVM chain calls itself EtherLink
-// mainnet, so its endpoint is always typed in (the page would ask the
-// public one).
-func (p *page) run(t *testing.T, r browsertest.Run) browsertest.Outcome {
+// run is a run of the page at url on f, as changed by change.
+func (f files) run(t *testing.T, browser context.Context, url string, change func(*browsertest.Run)) browsertest.Outcome {
 	t.Helper()
-	r.Page, r.File = p.url, p.file
-	if r.Receipt == "" {
-		r.Receipt = p.receipt
+	r := browsertest.Run{Page: url, File: f.file, Receipt: f.receipt, Trust: f.trust, Endpoints: f.endpoints}
+	if change != nil {
+		change(&r)
 	}
-	if r.Endpoints == nil {
-		r.Endpoints = map[string]string{}
-	}
-	if r.Endpoints["etherlink"] == "" {
-		r.Endpoints["etherlink"] = p.w.EVMURL
-	}
-	out := browsertest.Verify(t, p.browser, r)
-	t.Logf("result=%s check=%s %s | %s | %s | %s", out.Result, out.Check, out.Text, out.Warning, out.Pinned, out.Bound)
+	out := browsertest.Verify(t, browser, r)
+	t.Logf("result=%s check=%s %s | %s | %s | %s", out.Result, out.Check, out.Text, out.Pinned, out.Digest["text"], out.Bound)
 	for _, c := range out.Chains {
-		t.Logf("  %-9s %-4s check=%-11s passed=[%s] %s", c.Chain, c.Result, c.Check, c.Passed, c.Text)
+		t.Logf("  %-9s %-4s check=%-11s %s", c.Chain, c.Result, c.Check, c.Text)
 	}
 	return out
 }
 
-// TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains has headless
-// Chromium run the page, served with the local chains' endpoints, on a
-// receipt anchored for real (receipttest.World): the checkpoint's Ed25519
-// signature checked by WebCrypto against the pinned trust root's key,
-// inclusion and consistency proofs, and per anchor what the chain says: the
-// EVM transaction rehashed and its sender recovered from its signature, the
-// Solana transaction's signatures verified, the payload, the block and its
-// time; as JSON or as a tlog-proof. Each forged receipt fails at its check.
-func TestThePageVerifiesAVersionThreeReceiptOnTheLocalChains(t *testing.T) {
-	p := newPage(t)
-	w := p.w
+// logKey is the log key a trust root names.
+func logKey(t *testing.T, root string) string {
+	t.Helper()
+	body, _, _ := strings.Cut(root, "\n\n\u2014 ")
+	var r struct{ Log struct{ Key string } }
+	require.NoError(t, json.Unmarshal([]byte(body), &r))
+	require.NotEmpty(t, r.Log.Key)
+	return r.Log.Key
+}
 
-	t.Run("genuine, with the signed trust root pinned", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{Trust: p.trust})
+func servePage(t *testing.T, networks map[string]string) string {
+	t.Helper()
+	srv := httptest.NewServer(verifypage.Handler(func(context.Context) map[string]string { return networks }))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/verify"
+}
+
+// TestAUserVerifiesAFileAndItsReceiptOnThePage has Chromium run the page
+// as a user does, on corpus vectors whose chains' answers are replayed: the
+// file is hashed in the browser, the receipt and trust root read from
+// their files, and what the verifier reports is shown per anchor.
+func TestAUserVerifiesAFileAndItsReceiptOnThePage(t *testing.T) {
+	browser := browsertest.Start(t)
+	page := servePage(t, nil)
+	f := vectorFiles(t, "v3-with-file")
+
+	t.Run("genuine", func(t *testing.T) {
+		out := f.run(t, browser, page, nil)
 		assert.Equal(t, "ok", out.Result, out.Text)
-		assert.Empty(t, out.Warning)
-		for _, chain := range []string{"etherlink", "solana"} {
-			result, check, passed := out.Chain(t, chain)
-			assert.Equal(t, "ok", result, "%s failed at %s", chain, check)
-			assert.Equal(t, everyV3Check, passed, chain)
-		}
-		assert.Contains(t, out.Pinned, w.Log.VKey, "the page prints the full key it checked against")
-		assert.Contains(t, out.Pinned, "signed by keeper.test/log+")
-		earliest := p.genuine.Anchors[0].BlockTime
-		if p.genuine.Anchors[1].BlockTime.Before(earliest) {
-			earliest = p.genuine.Anchors[1].BlockTime
-		}
-		assert.Contains(t, out.Bound, "existed no later than "+earliest.Format(time.RFC3339))
+		assert.Equal(t, "ok", out.Digest["result"])
 		assert.Contains(t, out.Text, "verified on 2 network(s)")
-		assert.Contains(t, out.Text, "1 of them a TEST NETWORK", "the local Solana devnet is no known mainnet")
-		for _, c := range out.Chains {
-			assert.Contains(t, c.Text, "made at ", c.Chain)
-		}
-		assert.Contains(t, out.Chains[1].Text, "TEST NETWORK")
-	})
-
-	t.Run("genuine, with the trust root as plain JSON", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{Trust: p.plain})
-		assert.Equal(t, "ok", out.Result, out.Text)
 		assert.Contains(t, out.Pinned, "plain JSON")
+		assert.Contains(t, out.Pinned, logKey(t, f.v.Trust), "the page prints the full key it checked against")
+		assert.Equal(t, "the file existed no later than "+f.v.Expect.ExistedBy+
+			", by the clock of EtherLink mainnet (eip155:42793), Solana mainnet-beta (solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp)", out.Bound)
+		for _, chain := range []string{"etherlink", "solana"} {
+			result, check := out.Chain(t, chain)
+			assert.Equal(t, "ok", result, "%s failed at %s", chain, check)
+		}
+		assert.Contains(t, out.Chains[0].Text, "etherlink on EtherLink mainnet (eip155:42793): ok")
 	})
 
-	t.Run("genuine, with the log key and accounts", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{LogKey: w.Log.VKey, Accounts: "etherlink=" + p.genuine.Anchors[0].Account + " solana=" + p.genuine.Anchors[1].Account})
-		assert.Equal(t, "ok", out.Result, out.Text)
-	})
-
-	t.Run("the log key without accounts rejects every anchor's sender", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{LogKey: w.Log.VKey})
-		assert.Equal(t, "account", out.Check)
-		assert.Contains(t, out.Chains[0].Text, "lists no anchoring account")
+	t.Run("a changed file fails its digest", func(t *testing.T) {
+		changed := f.write(t, "changed.txt", []byte("another file"))
+		out := f.run(t, browser, page, func(r *browsertest.Run) { r.File = changed })
+		assert.Equal(t, "fail", out.Result)
+		assert.Equal(t, "digest", out.Check)
+		assert.Equal(t, "fail", out.Digest["result"])
+		assert.NotContains(t, out.Bound, "existed no later than")
 	})
 
 	t.Run("nothing pinned is not verified", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{})
+		out := f.run(t, browser, page, func(r *browsertest.Run) { r.Trust = "" })
 		assert.Equal(t, "fail", out.Result)
 		assert.Equal(t, "trust", out.Check)
-		assert.Contains(t, out.Text, "not verified: no key pinned")
-		assert.Empty(t, out.Chains)
+		assert.Contains(t, out.Text, "NOT verified: trust failed — nothing pinned")
+		assert.Empty(t, out.Pinned)
 	})
 
-	t.Run("the insecure option says so on every line", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{Insecure: true})
-		assert.Equal(t, "ok", out.Result, out.Text)
-		assert.Contains(t, out.Text, "INSECURE")
-		assert.Contains(t, out.Warning, "INSECURE")
-		assert.Contains(t, out.Bound, "INSECURE")
-		for _, c := range out.Chains {
-			assert.Contains(t, c.Text, "INSECURE", c.Chain)
-		}
-		assert.Contains(t, out.Pinned, w.Log.VKey)
-	})
-
-	t.Run("a trust root signed by another key does not open", func(t *testing.T) {
-		other, err := receipttest.NewLog(receipttest.Origin)
-		require.NoError(t, err)
-		raw, err := os.ReadFile(p.trust)
-		require.NoError(t, err)
-		text := string(raw[:bytes.Index(raw, []byte("\n\n"))+1])
-		forged, err := other.Signer.SignText(text)
-		require.NoError(t, err)
-		out := p.run(t, browsertest.Run{Trust: p.write(t, "other.note", forged)})
-		assert.Equal(t, "trust", out.Check)
-		assert.Contains(t, out.Text, "no signature by the key")
-	})
-
-	t.Run("another log key fails the checkpoint", func(t *testing.T) {
-		other, err := receipttest.NewLog(receipttest.Origin)
-		require.NoError(t, err)
-		out := p.run(t, browsertest.Run{LogKey: other.VKey, Accounts: "etherlink=" + w.Keeper.Hex()})
+	t.Run("a forged receipt shows the check that fails", func(t *testing.T) {
+		forged := vectorFiles(t, "inclusion-path-byte-changed")
+		out := forged.run(t, browser, page, nil)
 		assert.Equal(t, "fail", out.Result)
-		assert.Equal(t, "checkpoint", out.Check)
-		for _, c := range out.Chains {
-			assert.Equal(t, "checkpoint", c.Check, c.Chain)
-			assert.Contains(t, c.Text, "the checkpoint has no signature by the key keeper.test/log+", c.Chain)
-		}
-	})
-
-	t.Run("a checkpoint edited after signing fails its signature", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{Trust: p.trust, Receipt: p.forge(t, "edited.json", func(r *receipt.Receipt) {
-			r.Log.Checkpoint = strings.Replace(r.Log.Checkpoint, "\n10\n", "\n11\n", 1)
-		})})
-		assert.Equal(t, "checkpoint", out.Check)
-		assert.Contains(t, out.Chains[0].Text, "the checkpoint's signature does not verify with the key keeper.test/log+")
-	})
-
-	t.Run("every forged receipt of the shared table fails at its check", func(t *testing.T) {
-		f := w.Forgeries(t)
-		for i, c := range f.Cases {
-			t.Run(c.Name, func(t *testing.T) {
-				run := browsertest.Run{Receipt: p.write(t, fmt.Sprintf("case-%d.json", i), c.Receipt), Endpoints: map[string]string{}}
-				if c.Trust != nil {
-					run.Trust = p.write(t, fmt.Sprintf("case-%d-trust.json", i), c.Trust)
-				}
-				r, err := receipt.Parse(c.Receipt)
-				require.NoError(t, err)
-				for _, a := range r.Anchors { // the page has a field for each network the receipt names
-					run.Endpoints[a.Chain] = strings.Join(c.Endpoints[a.Chain], " ")
-				}
-				out := p.run(t, run)
-				if c.Check == "" {
-					assert.Equal(t, "ok", out.Result, out.Text)
-					assert.Contains(t, out.Text, fmt.Sprintf("verified on %d network(s)", c.Networks))
-					return
-				}
-				assert.Equal(t, "fail", out.Result, out.Text)
-				assert.Equal(t, c.Check, out.Check, out.Text)
-				assert.NotContains(t, out.Text, "verified on")
-				if c.Chain != "" {
-					result, check, _ := out.Chain(t, c.Chain)
-					assert.Equal(t, "fail", result)
-					assert.Equal(t, c.Check, check)
-				}
-			})
-		}
-	})
-
-	t.Run("a Solana endpoint splicing the asked signature onto another transaction fails its signature", func(t *testing.T) {
-		other, err := solrpc.New(w.SolanaURL).GetTransaction(t.Context(), mustSig(t, w.SolanaByIntruder),
-			&solrpc.GetTransactionOpts{Encoding: "base64", Commitment: solrpc.CommitmentConfirmed})
-		require.NoError(t, err)
-		spliced := other.Transaction.GetBinary()
-		asked := mustSig(t, p.genuine.Anchors[1].TxRef)
-		copy(spliced[1:65], asked[:])
-		liar := receipttest.RewritingProxy(t, w.SolanaURL, func(request bool, body []byte) []byte {
-			var answer map[string]any
-			if request || json.Unmarshal(body, &answer) != nil {
-				return body
-			}
-			if tx, ok := answer["result"].(map[string]any); ok && tx["transaction"] != nil {
-				tx["transaction"] = []string{base64.StdEncoding.EncodeToString(spliced), "base64"}
-				body, _ = json.Marshal(answer)
-			}
-			return body
-		})
-		out := p.run(t, browsertest.Run{Trust: p.trust, Endpoints: map[string]string{"solana": liar}})
-		assert.Equal(t, "transaction", out.Check)
-		assert.Contains(t, out.Chains[1].Text, "signature 1 does not verify")
-	})
-
-	t.Run("endpoints that disagree fail, endpoints that agree pass", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{Trust: p.trust, Endpoints: map[string]string{"etherlink": w.EVMURL + " " + w.ForkURL}})
-		assert.Equal(t, "endpoints", out.Check)
-		assert.Contains(t, out.Chains[0].Text, "the endpoints disagree on the block")
-		same := receipttest.RewritingProxy(t, w.EVMURL, func(_ bool, body []byte) []byte { return body })
-		out = p.run(t, browsertest.Run{Trust: p.trust, Endpoints: map[string]string{"etherlink": w.EVMURL + " " + same}})
-		assert.Equal(t, "ok", out.Result, out.Text)
-		_, _, passed := out.Chain(t, "etherlink")
-		assert.Equal(t, "checkpoint inclusion size consistency network transaction endpoints payload account status finality block time", passed)
-	})
-
-	t.Run("a flipped bit in the inclusion proof fails the inclusion", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{Trust: p.trust, Receipt: p.forge(t, "inclusion.json", func(r *receipt.Receipt) {
-			b, _ := hex.DecodeString(r.Log.Inclusion[0])
-			b[31] ^= 1
-			r.Log.Inclusion[0] = hex.EncodeToString(b)
-		})})
 		assert.Equal(t, "inclusion", out.Check)
-		_, _, passed := out.Chain(t, "etherlink")
-		assert.Equal(t, "checkpoint", passed)
+		assert.Contains(t, out.Text, "NOT verified: inclusion failed")
 	})
 
-	t.Run("a tampered consistency proof fails", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{Trust: p.trust, Receipt: p.forge(t, "consistency.json", func(r *receipt.Receipt) {
-			b, _ := hex.DecodeString(r.Anchors[0].Consistency[0])
-			b[0] ^= 1
-			r.Anchors[0].Consistency[0] = hex.EncodeToString(b)
-		})})
-		assert.Equal(t, "consistency", out.Check)
-		_, _, passed := out.Chain(t, "etherlink")
-		assert.Equal(t, "checkpoint inclusion size", passed)
-	})
-
-	t.Run("a payload naming another log key fails", func(t *testing.T) {
-		out := p.run(t, browsertest.Run{Trust: p.trust, Receipt: p.forge(t, "other-key.json", func(r *receipt.Receipt) { r.Anchors[0].TxRef = w.EVMOtherKey })})
-		assert.Equal(t, "payload", out.Check)
+	t.Run("endpoints that disagree fail the anchor", func(t *testing.T) {
+		disagree := vectorFiles(t, "etherlink-endpoints-disagree-on-block")
+		require.Len(t, strings.Fields(disagree.endpoints["etherlink"]), 2)
+		out := disagree.run(t, browser, page, nil)
+		assert.Equal(t, "endpoints", out.Check)
+		result, check := out.Chain(t, "etherlink")
+		assert.Equal(t, "fail", result)
+		assert.Equal(t, "endpoints", check)
+		assert.Contains(t, out.Chains[0].Text, "FAIL at endpoints")
 	})
 
 	t.Run("a tlog-proof verifies as the receipt does", func(t *testing.T) {
-		proof, err := p.genuine.TLogProof()
-		require.NoError(t, err)
-		out := p.run(t, browsertest.Run{Trust: p.trust, Receipt: p.write(t, "contract.txt.tlog-proof", []byte(proof))})
+		proof := vectorFiles(t, "v3-both-chains-tlog-proof")
+		out := proof.run(t, browser, page, nil)
 		assert.Equal(t, "ok", out.Result, out.Text)
-		_, _, passed := out.Chain(t, "solana")
-		assert.Equal(t, everyV3Check, passed)
-
-		require.False(t, p.genuine.ExistedBy.IsZero(), "the receipt states the bound it proves")
-		moved := p.genuine
-		moved.ExistedBy = moved.ExistedBy.Add(-time.Second)
-		proof, err = moved.TLogProof()
-		require.NoError(t, err)
-		out = p.run(t, browsertest.Run{Trust: p.trust, Receipt: p.write(t, "moved.tlog-proof", []byte(proof))})
-		assert.Equal(t, "time", out.Check, "a tlog-proof's existed_by is checked as a receipt's")
-	})
-
-	t.Run("a version 2 receipt verifies against the pinned accounts", func(t *testing.T) {
-		digest := sha256.Sum256([]byte(w.File))
-		salt, err := hex.DecodeString(p.genuine.Salt)
-		require.NoError(t, err)
-		leaves := [][32]byte{merkle.LeafHash([]byte("a neighbour")), merkle.LeafHash(receipt.Leaf(salt, digest))}
-		tree, err := merkle.FromLeafHashes([]merkle.Hash{leaves[0], leaves[1]})
-		require.NoError(t, err)
-		w.Log.AddBatch(1, leaves)
-		row, err := receipttest.AnchorEVM(t.Context(), w.EVMURL, w.KeeperKey, receipt.EVMCalldata(tree.Root()))
-		require.NoError(t, err)
-		row.Root, row.BatchID, row.LeafIndex, row.BatchSize = tree.Root(), 1, 1, 2
-		v2, err := receipt.Build(t.Context(), receipt.Rows{EvidenceID: "ev_v2", Digest: digest, Salt: salt, Anchors: []receipt.AnchorRow{row}}, w.Log)
-		require.NoError(t, err)
-		require.Equal(t, receipt.VersionSalted, v2.Version)
-		raw, err := json.Marshal(v2)
-		require.NoError(t, err)
-		out := p.run(t, browsertest.Run{Receipt: p.write(t, "v2.json", raw), Trust: p.trust})
-		assert.Equal(t, "ok", out.Result, out.Text)
-		_, _, passed := out.Chain(t, "etherlink")
-		assert.Equal(t, "proof network transaction payload account status finality block time", passed)
-		out = p.run(t, browsertest.Run{Receipt: p.write(t, "v2.json", raw)})
-		assert.Equal(t, "trust", out.Check, "a version 2 receipt too needs what it is checked against")
+		assert.Len(t, out.Chains, 2)
 	})
 }
 
+// TestFilesDroppedOnThePageAreVerified drops the file, its receipt and the
+// trust root on the page's drop zones, as a user drags them in.
+func TestFilesDroppedOnThePageAreVerified(t *testing.T) {
+	browser := browsertest.Start(t)
+	f := vectorFiles(t, "v3-with-file")
+	tab := browsertest.Open(t, browser, servePage(t, nil))
+	drop := func(zone, name, path string) {
+		content, err := os.ReadFile(path)
+		require.NoError(t, err)
+		bytes, err := json.Marshal(content) // base64
+		require.NoError(t, err)
+		_, err = chromedp.Run(tab, chromedp.Evaluate[chromedp.Void](`(() => {
+			const dt = new DataTransfer();
+			dt.items.add(new File([Uint8Array.from(atob(`+string(bytes)+`), (c) => c.charCodeAt(0))], "`+name+`"));
+			document.getElementById("`+zone+`").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+		})()`))
+		require.NoError(t, err)
+	}
+	drop("file-drop", "contract.txt", f.file)
+	drop("receipt-drop", "contract.txt.receipt.json", f.receipt)
+	drop("trust-drop", "trust.json", f.trust)
+	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Poll[chromedp.Void](`document.querySelector("#trust").value !== ""`),
+		chromedp.WaitVisible(chromedp.CSS(`#endpoints input[data-chain="solana"]`))))
+	for chain, urls := range f.endpoints {
+		require.NoError(t, chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS(`#endpoints input[data-chain="`+chain+`"]`), urls)))
+	}
+	info, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#file-info").textContent`))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(info, "contract.txt, "), info)
+	out := browsertest.Press(t, tab)
+	assert.Equal(t, "ok", out.Result, out.Text)
+	assert.Equal(t, "ok", out.Digest["result"], "the dropped file was hashed")
+}
+
+// TestThePageCallsASignedTrustRootSelfSignedUnlessItsKeyIsPinned: a signed
+// root names the key that signed it, so it vouches only for itself; the
+// log key pinned beside it, from wherever the user trusts, ties it to the
+// log.
+func TestThePageCallsASignedTrustRootSelfSignedUnlessItsKeyIsPinned(t *testing.T) {
+	browser := browsertest.Start(t)
+	page := servePage(t, nil)
+	f := vectorFiles(t, "v3-signed-trust-root")
+
+	out := f.run(t, browser, page, nil)
+	assert.Equal(t, "ok", out.Result, out.Text)
+	assert.Contains(t, out.Pinned, "self-signed")
+
+	out = f.run(t, browser, page, func(r *browsertest.Run) { r.LogKey = logKey(t, f.v.Trust) })
+	assert.Equal(t, "ok", out.Result, out.Text)
+	assert.Contains(t, out.Pinned, "signed by the log key you pinned")
+	assert.NotContains(t, out.Pinned, "self-signed")
+
+	other := vectorFiles(t, "signed-root-by-another-key")
+	out = other.run(t, browser, page, func(r *browsertest.Run) { r.LogKey = logKey(t, f.v.Trust) })
+	assert.Equal(t, "trust", out.Check, "a root signed by another key than the one pinned")
+}
+
+// TestThePageBoundsTheTimeOnlyByClocksTheUserTrusts: an anchor on a test
+// network verifies, but proves a time only when the user trusts that
+// network's clock; the page offers to, saying what it is.
+func TestThePageBoundsTheTimeOnlyByClocksTheUserTrusts(t *testing.T) {
+	browser := browsertest.Start(t)
+	page := servePage(t, nil)
+	f := vectorFiles(t, "v3-testnet-trusted-clock")
+	network := f.v.Clocks[0]
+
+	out := f.run(t, browser, page, nil)
+	assert.Equal(t, "ok", out.Result, out.Text)
+	assert.Equal(t, "no trusted clock: no time bound", strings.Split(out.Bound, " (")[0])
+	assert.Contains(t, out.Text, "no trusted clock")
+	assert.NotContains(t, out.Text, "existed no later than")
+	assert.Contains(t, out.Chains[0].Text, "test network")
+
+	out = f.run(t, browser, page, func(r *browsertest.Run) { r.Clocks = network })
+	assert.True(t, strings.HasPrefix(out.Bound, "the file existed no later than "+f.v.Expect.ExistedBy+", by the clock of "), out.Bound)
+	assert.Contains(t, out.Bound, network)
+
+	tab := browsertest.Open(t, browser, page)
+	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
+	defer cancel()
+	label, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const text = `+mustJSON(t, f.v.Receipt)+`;
+		document.querySelector("#receipt-text").value = text;
+		document.querySelector("#receipt-text").dispatchEvent(new Event("input"));
+		return document.querySelector('#clock-choices input[data-clock="`+network+`"]').parentElement.textContent;
+	})()`))
+	require.NoError(t, err)
+	assert.Contains(t, label, "TEST NETWORK or local chain", "the choice to trust a test network's clock says what it is")
+}
+
+// TestAVersionOneAnchorIsNamedByTheNetworkItsEndpointsAnswerFor: a
+// version 1 anchor names no network; the page does not presume one before
+// the verifier finds it.
+func TestAVersionOneAnchorIsNamedByTheNetworkItsEndpointsAnswerFor(t *testing.T) {
+	browser := browsertest.Start(t)
+	f := vectorFiles(t, "v1-etherlink-pre-log")
+	out := f.run(t, browser, servePage(t, nil), nil)
+	assert.Equal(t, "ok", out.Result, out.Text)
+	require.Len(t, out.Chains, 1)
+	assert.Equal(t, "eip155:42793", out.Chains[0].Network, "the network its endpoint answered for")
+	assert.Contains(t, out.Chains[0].Text, "etherlink on EtherLink mainnet (eip155:42793)")
+}
+
 // TestThePageAsksPublicEndpointsAndOnlyOffersKeepers has the page served
-// by a keeper configured with its own EtherLink mainnet node: the field
-// holds the public endpoint, keeper's is offered beside it; a network with
-// no public endpoint gets keeper's.
+// by a keeper configured with its own nodes: a network's fields hold the
+// public endpoints (both of Solana mainnet-beta's), keeper's is offered
+// beside them; a network with no public endpoint gets keeper's.
 func TestThePageAsksPublicEndpointsAndOnlyOffersKeepers(t *testing.T) {
 	browser := browsertest.Start(t)
-	srv := httptest.NewServer(verifypage.Handler(func(context.Context) map[string]string {
-		return map[string]string{"eip155:42793": "http://127.0.0.1:8545", "solana:LocalGenesis": "http://127.0.0.1:8899"}
+	const keepers, keepersLocal = "http://127.0.0.1:8545", "http://127.0.0.1:8546"
+	tab := browsertest.Open(t, browser, servePage(t, map[string]string{
+		"eip155:42793": keepers, "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp": "https://api.mainnet-beta.solana.com", receipt.LocalEVMNetwork: keepersLocal,
 	}))
-	t.Cleanup(srv.Close)
-	r := `{"version":3,"tree":"rfc6962-sha256","digest":"` + strings.Repeat("a", 64) + `","salt":"` + strings.Repeat("b", 32) + `",` +
-		`"log":{"origin":"o","key":"k","index":0,"checkpoint":"c","inclusion":[]},"anchors":[` +
-		`{"kind":"checkpoint","chain":"etherlink","network":"eip155:42793","consistency":[]},` +
-		`{"kind":"checkpoint","chain":"solana","network":"solana:LocalGenesis","consistency":[]}]}`
-	tab, cancel := chromedp.NewContext(browser)
+	ctx, cancel := context.WithTimeout(tab, 10*time.Second)
 	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(tab, 20*time.Second)
-	defer cancelTimeout()
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/verify"), chromedp.SetValue(chromedp.CSS("#receipt-text"), r),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector("#receipt-text").dispatchEvent(new Event("input"))`),
-		chromedp.WaitVisible(chromedp.CSS("#endpoints input"))))
-	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`({
-		evm: document.querySelector('#endpoints input[data-chain="etherlink"]').value,
-		sol: document.querySelector('#endpoints input[data-chain="solana"]').value,
-		labels: document.querySelector("#endpoints").textContent,
-	})`))
-	require.NoError(t, err)
+	fields := func(r string) map[string]string {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`(() => {
+			document.querySelector("#receipt-text").value = `+mustJSON(t, r)+`;
+			document.querySelector("#receipt-text").dispatchEvent(new Event("input"));
+			const field = (chain) => (document.querySelector('#endpoints input[data-chain="' + chain + '"]') || {}).value;
+			return { evm: field("etherlink"), sol: field("solana"), labels: document.querySelector("#endpoints").textContent };
+		})()`))
+		require.NoError(t, err)
+		return got
+	}
+	got := fields(vectorFiles(t, "v3-both-chains").v.Receipt)
 	assert.Equal(t, "https://node.mainnet.etherlink.com", got["evm"], "the public endpoint is asked by default")
-	assert.Contains(t, got["labels"], "uses http://127.0.0.1:8545", "keeper's endpoint is offered")
-	evm := `#endpoints input[data-chain="etherlink"]`
+	assert.Equal(t, "https://api.mainnet-beta.solana.com https://solana-rpc.publicnode.com", got["sol"],
+		"both public endpoints of Solana mainnet-beta, which must agree")
+	assert.Contains(t, got["labels"], "uses "+keepers, "keeper's endpoint is offered")
+	assert.Equal(t, 1, strings.Count(got["labels"], "uses "), "keeper's endpoint that is a public one is not offered again")
 	value := func() string {
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+evm+`').value`))
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#endpoints input[data-chain="etherlink"]').value`))
 		require.NoError(t, err)
 		return v
 	}
@@ -399,16 +306,90 @@ func TestThePageAsksPublicEndpointsAndOnlyOffersKeepers(t *testing.T) {
 		require.NoError(t, err)
 	}
 	click("ask it too")
-	assert.Equal(t, "https://node.mainnet.etherlink.com http://127.0.0.1:8545", value(), "asked beside the public one, which it must agree with")
+	assert.Equal(t, "https://node.mainnet.etherlink.com "+keepers, value(), "asked beside the public one, which it must agree with")
 	click("ask only it")
-	assert.Equal(t, "http://127.0.0.1:8545", value(), "only when the user says so")
-	assert.Equal(t, "http://127.0.0.1:8899", got["sol"], "no public endpoint is known for a local network")
-	assert.Contains(t, got["labels"], "TEST NETWORK")
+	assert.Equal(t, keepers, value(), "only when the user says so")
+
+	got = fields(vectorFiles(t, "v3-testnet").v.Receipt)
+	assert.Equal(t, keepersLocal, got["evm"], "no public endpoint is known for a local network")
+	assert.Contains(t, got["labels"], "No public endpoint is known for this network")
+	assert.Contains(t, got["labels"], "test network")
 }
 
-func mustSig(t *testing.T, s string) sol.Signature {
+func mustJSON(t *testing.T, v any) string {
 	t.Helper()
-	sig, err := sol.SignatureFromBase58(s)
+	b, err := json.Marshal(v)
 	require.NoError(t, err)
-	return sig
+	return string(b)
+}
+
+// TestThePageVerifiesOnTheLocalChainsServedAndSavedAsAFile has the page,
+// served by a keeper of the local chains and then saved to disk, verify a
+// receipt anchored for real (receipttest.World) against the chains' own
+// nodes, which answer the browser's CORS preflights; a forgery the nodes
+// expose fails at its check.
+func TestThePageVerifiesOnTheLocalChainsServedAndSavedAsAFile(t *testing.T) {
+	browser := browsertest.Start(t) // first: without Chromium there is nothing to start the chains for
+	w := receipttest.NewWorld(t)
+	forged := w.Forgeries(t)
+	genuine, err := receipt.Parse(w.Receipt)
+	require.NoError(t, err)
+	networks := map[string]string{}
+	for _, a := range genuine.Anchors {
+		networks[a.Network] = map[string]string{"etherlink": w.EVMURL, "solana": w.SolanaURL}[a.Chain]
+	}
+	f := files{dir: t.TempDir()}
+	f.file = f.write(t, "contract.txt", []byte(w.File))
+	f.receipt = f.write(t, "contract.txt.receipt.json", w.Receipt)
+	f.trust = f.write(t, "trust.note", forged.TrustNote)
+	served := servePage(t, networks)
+	saved := "file://" + f.write(t, "keeper-verify.html", verifypage.Render(networks))
+
+	for page, url := range map[string]string{"served": served, "saved as a file": saved} {
+		t.Run(page, func(t *testing.T) {
+			out := f.run(t, browser, url, nil) // the local chains' endpoints are prefilled: no public one serves them
+			assert.Equal(t, "ok", out.Result, out.Text)
+			assert.Equal(t, "ok", out.Digest["result"])
+			for _, chain := range []string{"etherlink", "solana"} {
+				result, check := out.Chain(t, chain)
+				assert.Equal(t, "ok", result, "%s failed at %s", chain, check)
+			}
+			for _, c := range out.Chains {
+				assert.Contains(t, c.Text, "a test ", "a local chain is no mainnet")
+			}
+			assert.Contains(t, out.Pinned, "self-signed")
+			assert.Contains(t, out.Pinned, w.Log.VKey)
+			assert.True(t, strings.HasPrefix(out.Bound, "no trusted clock: no time bound"), out.Bound)
+		})
+	}
+
+	t.Run("a fork's node disagrees with the chain's", func(t *testing.T) {
+		out := f.run(t, browser, served, func(r *browsertest.Run) {
+			r.Endpoints = map[string]string{"etherlink": w.EVMURL + " " + w.ForkURL}
+		})
+		assert.Equal(t, "endpoints", out.Check)
+		result, check := out.Chain(t, "etherlink")
+		assert.Equal(t, "fail", result)
+		assert.Equal(t, "endpoints", check)
+	})
+
+	for _, c := range forged.Cases {
+		if c.Check != verify.CheckTransaction {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			out := f.run(t, browser, served, func(r *browsertest.Run) {
+				r.Receipt = f.write(t, "forged.json", c.Receipt)
+				r.Trust = f.write(t, "trust.json", c.Trust)
+				r.Endpoints = map[string]string{}
+				for chain, urls := range c.Endpoints {
+					r.Endpoints[chain] = strings.Join(urls, " ")
+				}
+			})
+			assert.Equal(t, c.Check, out.Check, out.Text)
+			result, check := out.Chain(t, c.Chain)
+			assert.Equal(t, "fail", result)
+			assert.Equal(t, c.Check, check)
+		})
+	}
 }

@@ -1,24 +1,24 @@
 // Package verifypage is the receipt verification page: one self-contained HTML
 // file (inline CSS and JavaScript, nothing fetched but the JSON-RPC calls to
 // the endpoints its user picks) that hashes a file in the browser and checks
-// its receipt against the chains themselves, as `keeper verify` does
-// (docs/receipts.md, "Verifying in a browser"): against what the user pins
-// (the log's trust root, or its key and anchoring accounts; with nothing
-// pinned it says "not verified: no key pinned"), the checkpoint's Ed25519
-// signature (WebCrypto), the inclusion and consistency proofs, and per
-// anchor what every endpoint given for its network says, which must agree:
-// the EVM transaction rehashed and its sender recovered from its signature
-// (the vendored, pinned @noble/secp256k1 and @noble/hashes), every Solana
-// signature verified (WebCrypto Ed25519), the payload, the block and its
-// time. keeper serves it at /verify, offering the endpoints of the chains it
-// is configured with beside the public ones; saved to disk, the page works
-// the same.
+// its receipt against the chains themselves with keeper's own verifier,
+// package receipt/verify compiled to WebAssembly and inlined in the page
+// (docs/receipts.md, "Verifying in a browser"): the page's JavaScript shows
+// what the user gives and what the verifier reports, and judges nothing.
+// keeper serves it at /verify, offering the endpoints of the chains it is
+// configured with beside the public ones; saved to disk, the page works the
+// same.
+//
+// The verifier is generated: `go generate ./internal/verifypage` builds
+// ./wasm for js/wasm into verifier.wasm.gz and copies the Go toolchain's
+// wasm_exec.js beside it (./gen).
 package verifypage
 
 import (
 	"bytes"
 	"context"
 	_ "embed"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -27,8 +27,32 @@ import (
 	"github.com/keeperhq/keeper/internal/redact"
 )
 
-//go:embed verify.html
-var page []byte
+//go:generate go run ./gen
+
+var (
+	//go:embed verify.html
+	html []byte
+	//go:embed wasm_exec.js
+	wasmExec []byte
+	//go:embed verifier.wasm.gz
+	verifier []byte
+
+	page = inline(html, wasmExec, verifier)
+)
+
+// The page's empty script blocks that inline fills with the Go toolchain's
+// glue and the gzipped module, base64 (which holds no "<").
+const (
+	glueMarker     = `<script id="wasm-exec"></script>`
+	verifierMarker = `<script type="application/octet-stream" id="verifier"></script>`
+)
+
+// inline is the page with its verifier in it.
+func inline(html, glue, gz []byte) []byte {
+	html = bytes.Replace(html, []byte(glueMarker), []byte(`<script id="wasm-exec">`+string(glue)+`</script>`), 1)
+	return bytes.Replace(html, []byte(verifierMarker),
+		[]byte(`<script type="application/octet-stream" id="verifier">`+base64.StdEncoding.EncodeToString(gz)+`</script>`), 1)
+}
 
 // marker is the page's empty network map, which Render replaces.
 const marker = `<script type="application/json" id="keeper-networks">{}</script>`
@@ -91,9 +115,9 @@ func Handler(networks Networks) http.Handler {
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
-		// Inline code only, nothing loaded, no framing; fetch may reach any
-		// endpoint, since the user picks it.
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "+
+		// Inline code only (and the WebAssembly it compiles), nothing loaded,
+		// no framing; fetch may reach any endpoint, since the user picks it.
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; style-src 'unsafe-inline'; "+
 			"connect-src http: https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'")
 		_, _ = w.Write(Render(known))
 	})

@@ -3,9 +3,13 @@ package verifypage_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -26,15 +30,57 @@ func injected(t *testing.T, html []byte) map[string]string {
 	return out
 }
 
+// generated are the page's inlined blocks: the Go toolchain's glue and the
+// verifier module.
+var generated = regexp.MustCompile(`(?s)<script id="wasm-exec">.*?</script>|<script type="application/octet-stream" id="verifier">.*?</script>`)
+
+// ownCode is the page less what go generate made.
+func ownCode(html string) string { return generated.ReplaceAllString(html, "") }
+
 func TestPageLoadsNothingAndWorksSavedAsAFile(t *testing.T) {
-	html := ownCode(string(verifypage.Page())) // the vendored files: TestThePageInlinesExactlyThePinnedPackagesFiles
-	for _, forbidden := range []string{" src=", "<link", "@import", "url(", "<iframe", "<base", "import(", "XMLHttpRequest"} {
-		assert.NotContains(t, html, forbidden, "the page is self-contained: every byte of code is inline")
+	html := ownCode(string(verifypage.Page()))
+	for _, forbidden := range []string{" src=", "<link", "@import", "url(", "<iframe", "<base", "import(", "XMLHttpRequest", "fetch("} {
+		assert.NotContains(t, html, forbidden, "the page is self-contained: every byte of code is inline, and only the verifier asks the network")
 	}
-	assert.Equal(t, 1, strings.Count(html, "fetch("), "the one network call is the JSON-RPC helper's")
 	assert.Contains(t, html, `crypto.subtle.digest("SHA-256"`, "the file is hashed in the browser")
-	assert.Less(t, strings.Count(html, "\n"), 1100, "its own code small enough to read before trusting it")
+	assert.Contains(t, html, "keeperVerify(", "the verifier judges")
+	assert.Less(t, strings.Count(html, "\n"), 500, "its own code small enough to read before trusting it")
 	assert.Empty(t, injected(t, verifypage.Page()), "a page from disk knows only its built-in endpoints")
+}
+
+func TestThePageInlinesTheGeneratedVerifier(t *testing.T) {
+	page := string(verifypage.Page())
+	glue, err := os.ReadFile("wasm_exec.js")
+	require.NoError(t, err)
+	gz, err := os.ReadFile("verifier.wasm.gz")
+	require.NoError(t, err)
+	assert.NotContains(t, strings.ToLower(string(glue)), "</script", "the glue cannot end its script block")
+	assert.Equal(t, 1, strings.Count(page, `<script id="wasm-exec">`+string(glue)+`</script>`), "the Go toolchain's wasm_exec.js, byte for byte")
+	assert.Equal(t, 1, strings.Count(page, `<script type="application/octet-stream" id="verifier">`+base64.StdEncoding.EncodeToString(gz)+`</script>`),
+		"the module, gzipped and base64")
+	t.Logf("page %d bytes; verifier %d bytes gzipped", len(page), len(gz))
+}
+
+// TestTheEmbeddedVerifierIsCurrent rebuilds the verifier as go generate
+// does and compares it with the committed files: the build is
+// reproducible (trimmed paths, no VCS stamp, a gzip header with no name
+// or time), so any difference is a change to receipt/verify, its
+// dependencies, the Go version or ./wasm that was not regenerated.
+func TestTheEmbeddedVerifierIsCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the verifier for js/wasm")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("go", "run", "./gen", "-out", dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go run ./gen: %s", out)
+	for _, name := range []string{"verifier.wasm.gz", "wasm_exec.js"} {
+		want, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		got, err := os.ReadFile(name)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(want, got), "%s is not what the sources make: run go generate ./internal/verifypage", name)
+	}
 }
 
 func TestRenderPrefillsOnlyEndpointsWithoutSecrets(t *testing.T) {
@@ -76,6 +122,7 @@ func TestHandlerServesThePageWithTheNodesEndpoints(t *testing.T) {
 	assert.Equal(t, "text/html; charset=utf-8", rec.Header().Get("Content-Type"))
 	csp := rec.Header().Get("Content-Security-Policy")
 	assert.Contains(t, csp, "default-src 'none'")
+	assert.Contains(t, csp, "script-src 'unsafe-inline' 'wasm-unsafe-eval';", "inline code and the WebAssembly it compiles, nothing else")
 	assert.Contains(t, csp, "frame-ancestors 'none'")
 	assert.Equal(t, map[string]string{"eip155:42793": "http://127.0.0.1:8545"}, injected(t, rec.Body.Bytes()))
 

@@ -65,50 +65,78 @@ func Start(t *testing.T) context.Context {
 	return ctx
 }
 
+// Open opens url, the /verify page, in a new tab of browser and waits
+// until its verifier (WebAssembly) is ready. The tab closes when the test
+// ends.
+func Open(t *testing.T, browser context.Context, url string) context.Context {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(browser)
+	t.Cleanup(cancel)
+	require.NoError(t, chromedp.Do(tab), "open a tab") // the tab lives as long as the context of its first use
+	ctx, cancelTimeout := context.WithTimeout(tab, 20*time.Second)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url), ready), "open %s", url)
+	cancelTimeout()
+	return tab
+}
+
+// ready waits for the page's verifier: a page whose verifier failed to
+// load says why, and fails.
+var ready chromedp.Action[chromedp.Void] = func(ctx context.Context, tab *chromedp.Target) (chromedp.Void, error) {
+	state, err := chromedp.Poll[string](`document.querySelector("#engine").dataset.ready`)(ctx, tab)
+	if err != nil {
+		return chromedp.Void{}, err
+	}
+	if state != "true" {
+		text, _ := chromedp.Evaluate[string](`document.querySelector("#engine").textContent`)(ctx, tab)
+		return chromedp.Void{}, fmt.Errorf("the verifier did not load: %s", text)
+	}
+	return chromedp.Void{}, nil
+}
+
 // Outcome is what the /verify page shows after a run.
 type Outcome struct {
 	Result  string         `json:"result"` // "ok" or "fail"
 	Check   string         `json:"check"`  // the first failed check
 	Text    string         `json:"text"`
 	Warning string         `json:"warning"`
-	Pinned  string         `json:"pinned"` // what the run checked against: the key in full, the accounts
-	Bound   string         `json:"bound"`  // "the file existed no later than T" when verified
+	Pinned  string         `json:"pinned"` // what the run checked against: the key in full, self-signed or not
+	Bound   string         `json:"bound"`  // "the file existed no later than T" from a trusted clock, else "no trusted clock: no time bound"
 	Digest  map[string]any `json:"digest"` // "result" and "text" of the digest's line
 	Chains  []ChainOutcome `json:"chains"`
 }
 
-// ChainOutcome is the page's line for one chain's anchor.
+// ChainOutcome is the page's line for one anchor.
 type ChainOutcome struct {
-	Chain  string `json:"chain"`
-	Result string `json:"result"`
-	Check  string `json:"check"`  // the failed check
-	Passed string `json:"passed"` // the checks that passed, space-separated
-	Text   string `json:"text"`
+	Chain   string `json:"chain"`
+	Network string `json:"network"` // the network the verifier found it on
+	Result  string `json:"result"`
+	Check   string `json:"check"` // the failed check
+	Text    string `json:"text"`
 }
 
-// Chain is the outcome of one chain's anchor: its result, failed check and
-// the checks that passed. A page without a line for the chain fails the test.
-func (o Outcome) Chain(t *testing.T, name string) (result, check, passed string) {
+// Chain is the outcome of one chain's anchor: its result and failed check.
+// A page without a line for the chain fails the test.
+func (o Outcome) Chain(t *testing.T, name string) (result, check string) {
 	t.Helper()
 	for _, c := range o.Chains {
 		if c.Chain == name {
-			return c.Result, c.Check, c.Passed
+			return c.Result, c.Check
 		}
 	}
 	require.FailNow(t, "the page shows no result for "+name, "%+v", o)
 	return
 }
 
-// Run is one run of the /verify page: the evidence file, its receipt and
-// the trust root given through the page's file inputs, the log key,
-// accounts and chain endpoints typed in (empty: the fields stay as the page
-// fills them).
+// Run is one run of the /verify page: the evidence file (optional), its
+// receipt and the trust root given through the page's file inputs, the log key,
+// accounts, clocks and chain endpoints typed in (empty: the fields stay as
+// the page fills them).
 type Run struct {
 	Page, File, Receipt string
 	Trust               string // a trust root file (JSON or signed note)
 	LogKey              string
 	Accounts            string            // CHAIN=ADDRESS or CAIP-10 ids, space-separated
-	Insecure            bool              // tick "Insecure: trust the receipt's own key and accounts"
+	Clocks              string            // CAIP-2 networks whose clocks to trust beyond the defaults, space-separated
 	Endpoints           map[string]string // chain → JSON-RPC URLs, space-separated
 }
 
@@ -118,13 +146,19 @@ func Verify(t *testing.T, browser context.Context, r Run) Outcome {
 	t.Helper()
 	tab, cancelTab := chromedp.NewContext(browser)
 	defer cancelTab()
-	ctx, cancel := context.WithTimeout(tab, 20*time.Second)
+	ctx, cancel := context.WithTimeout(tab, 30*time.Second)
 	defer cancel()
 	steps := []chromedp.Action[chromedp.Void]{
 		chromedp.Navigate(r.Page),
-		chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{r.File}),
+		ready,
 		chromedp.SetUploadFiles(chromedp.CSS("#receipt-file"), []string{r.Receipt}),
-		chromedp.WaitVisible(chromedp.CSS("#endpoints input")),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#receipt-text").value !== ""`),
+	}
+	if r.File != "" {
+		steps = append(steps, chromedp.SetUploadFiles(chromedp.CSS("#file"), []string{r.File}))
+	}
+	if len(r.Endpoints) > 0 {
+		steps = append(steps, chromedp.WaitVisible(chromedp.CSS("#endpoints input")))
 	}
 	if r.Trust != "" {
 		steps = append(steps, chromedp.SetUploadFiles(chromedp.CSS("#trust-file"), []string{r.Trust}),
@@ -136,17 +170,23 @@ func Verify(t *testing.T, browser context.Context, r Run) Outcome {
 	if r.Accounts != "" {
 		steps = append(steps, chromedp.SetValue(chromedp.CSS("#accounts"), r.Accounts))
 	}
-	if r.Insecure {
-		steps = append(steps, chromedp.Click(chromedp.CSS("#insecure")))
+	if r.Clocks != "" {
+		steps = append(steps, chromedp.SetValue(chromedp.CSS("#clocks"), r.Clocks))
 	}
 	for chain, url := range r.Endpoints {
 		steps = append(steps, chromedp.SetValue(chromedp.CSS(fmt.Sprintf(`#endpoints input[data-chain=%q]`, chain)), url))
 	}
-	steps = append(steps,
-		chromedp.Click(chromedp.CSS("#verify")),
-		chromedp.WaitVisible(chromedp.CSS("#result[data-result]")),
-	)
-	require.NoError(t, chromedp.Do(ctx, steps...), "verify %s on %s", filepath.Base(r.Receipt), r.Page)
+	require.NoError(t, chromedp.Do(ctx, steps...), "fill in %s on %s", filepath.Base(r.Receipt), r.Page)
+	return Press(t, ctx)
+}
+
+// Press presses Verify on the page open in tab, waits for its verdict and
+// reads what the page shows.
+func Press(t *testing.T, tab context.Context) Outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 30*time.Second)
+	defer cancel()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#verify")), chromedp.WaitVisible(chromedp.CSS("#result[data-result]"))), "verify")
 	out, err := chromedp.Run(ctx, chromedp.Evaluate[Outcome](`({
 			result: document.querySelector("#result").dataset.result,
 			check: document.querySelector("#result").dataset.check,
@@ -156,9 +196,9 @@ func Verify(t *testing.T, browser context.Context, r Run) Outcome {
 			bound: document.querySelector("#bound").textContent,
 			digest: {result: document.querySelector("#digest").dataset.result || "", text: document.querySelector("#digest").textContent},
 			chains: Array.from(document.querySelectorAll("#checks li"), (li) => ({
-				chain: li.dataset.chain, result: li.dataset.result, check: li.dataset.check, passed: li.dataset.passed, text: li.textContent,
+				chain: li.dataset.chain, network: li.dataset.network, result: li.dataset.result, check: li.dataset.check, text: li.textContent,
 			})),
 		})`))
-	require.NoError(t, err, "read the outcome of %s on %s", filepath.Base(r.Receipt), r.Page)
+	require.NoError(t, err, "read the outcome")
 	return out
 }
