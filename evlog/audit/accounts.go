@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/evlog/trust"
@@ -15,6 +16,7 @@ import (
 // network its chain's endpoints are on ("", the short form).
 type target struct {
 	chain, network, address string
+	since                   time.Time // when the trust root first listed it (zero: the short form)
 }
 
 func (t target) String() string {
@@ -24,16 +26,10 @@ func (t target) String() string {
 	return trust.CAIP10(t.network, t.address)
 }
 
-// endpoint is one chain endpoint, opened or not.
-type endpoint struct {
-	chain  string
-	rd     reader
-	failed error // why it could not be opened
-}
-
-// readChains reads the anchors of every account to audit on every network:
-// the trust root's accounts, or (the short form) the accounts given or
-// keeper lists.
+// readChains reads every transaction of every account to audit on every
+// network, through every endpoint there: the trust root's accounts, or
+// (the short form) the accounts given or keeper lists. It returns the
+// checkpoints they anchored.
 func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report) ([]Anchored, error) {
 	byChain := map[string][]evlog.Anchor{}
 	for _, a := range listed {
@@ -53,26 +49,18 @@ func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report
 	chainList := slices.Clone(o.Chains)
 	for _, name := range names {
 		named := slices.ContainsFunc(chainList, func(c Chain) bool { return c.Name == name })
-		if _, known := readers[name]; known && !named && o.DefaultRPC != nil {
+		if _, known := chainKinds[name]; known && !named && o.DefaultRPC != nil {
 			if url := o.DefaultRPC(name); url != "" {
 				chainList = append(chainList, Chain{Name: name, RPC: url})
 			}
 		}
 	}
-	var endpoints []endpoint
 	for _, c := range chainList {
-		newReader, ok := readers[c.Name]
-		if !ok {
-			return nil, fmt.Errorf("cannot audit chain %q: only %s", c.Name, strings.Join(slices.Sorted(maps.Keys(readers)), " and "))
+		if _, ok := chainKinds[c.Name]; !ok {
+			return nil, fmt.Errorf("cannot audit chain %q: only %s", c.Name, strings.Join(slices.Sorted(maps.Keys(chainKinds)), " and "))
 		}
-		rd, err := newReader(ctx, c, o)
-		if err != nil {
-			endpoints = append(endpoints, endpoint{chain: c.Name, failed: err})
-			continue
-		}
-		defer rd.close()
-		endpoints = append(endpoints, endpoint{chain: c.Name, rd: rd})
 	}
+	endpoints := openEndpoints(ctx, chainList)
 
 	var targets []target
 	if o.Trust != nil {
@@ -82,10 +70,7 @@ func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report
 	}
 	var out []Anchored
 	for _, t := range targets {
-		got := readTarget(ctx, t, endpoints, byChain[t.chain], r)
-		if o.Trust != nil {
-			checkAllowed(*o.Trust, t, got, r)
-		}
+		got := readTarget(ctx, o, t, endpoints, byChain[t.chain], r)
 		r.Anchors[t.chain] += len(got)
 		out = append(out, got...)
 	}
@@ -95,8 +80,8 @@ func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report
 				continue
 			}
 			why := "no RPC endpoint for the chain"
-			if _, known := readers[name]; !known {
-				why = "the audit reads " + strings.Join(slices.Sorted(maps.Keys(readers)), " and ")
+			if _, known := chainKinds[name]; !known {
+				why = "the audit reads " + strings.Join(slices.Sorted(maps.Keys(chainKinds)), " and ")
 			}
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d anchor(s) keeper lists were not audited (%s)", name, len(as), why))
 		}
@@ -107,43 +92,58 @@ func readChains(ctx context.Context, o Options, listed []evlog.Anchor, r *Report
 	return out, nil
 }
 
-// readTarget reads one account's anchors with the endpoint on its network
-// (the short form: every endpoint of its chain). An account no endpoint
+// readTarget reads one account's transactions through every endpoint on
+// its network (the short form: on each network its chain's endpoints are
+// on), and returns the checkpoints it anchored. An account no endpoint
 // could read is a finding.
-func readTarget(ctx context.Context, t target, endpoints []endpoint, listed []evlog.Anchor, r *Report) []Anchored {
+func readTarget(ctx context.Context, o Options, t target, endpoints []*endpoint, listed []evlog.Anchor, r *Report) []Anchored {
 	var (
-		out  []Anchored
-		read bool
-		why  []string
+		networks []string // in the endpoints' order
+		byNet    = map[string][]*endpoint{}
+		why      []string
 	)
 	for _, e := range endpoints {
-		if e.chain != t.chain {
-			continue
-		}
-		if e.rd == nil {
+		switch {
+		case e.chain != t.chain:
+		case e.failed != nil:
 			why = append(why, e.failed.Error())
-			continue
-		}
-		if t.network != "" && e.rd.network() != t.network {
-			why = append(why, "an endpoint is on "+e.rd.network())
-			continue
-		}
-		var mine []evlog.Anchor
-		for _, a := range listed {
-			if trust.SameAddress(a.Account, t.address) && (t.network == "" || a.Network == "" || a.Network == t.network) {
-				mine = append(mine, a)
+		case t.network != "" && e.network != t.network:
+			why = append(why, fmt.Sprintf("an endpoint is on %s (%s)", e.network, e.name))
+		default:
+			if _, ok := byNet[e.network]; !ok {
+				networks = append(networks, e.network)
 			}
+			byNet[e.network] = append(byNet[e.network], e)
 		}
-		got, err := e.rd.read(ctx, t.address, mine, r)
+	}
+	var mine []evlog.Anchor
+	for _, a := range listed {
+		if trust.SameAddress(a.Account, t.address) && (t.network == "" || a.Network == "" || a.Network == t.network) {
+			mine = append(mine, a)
+		}
+	}
+	var out []Anchored
+	read := false
+	for _, network := range networks {
+		s := &session{target: t, network: network, kind: chainKinds[t.chain], eps: byNet[network], listed: mine,
+			key: *o.Key, trusted: o.Trust != nil, scan: o.ScanBlocks, r: r}
+		if o.Trust != nil {
+			s.root = *o.Trust
+		} else {
+			root, err := trust.ShortForm(o.Key.Text, []string{t.chain + "=" + t.address})
+			if err != nil {
+				why = append(why, err.Error())
+				continue
+			}
+			s.root = root
+		}
+		got, err := s.run(ctx)
 		if err != nil {
 			why = append(why, err.Error())
 			continue
 		}
 		read = true
 		out = append(out, got...)
-		if t.network != "" {
-			break // one endpoint a network
-		}
 	}
 	if !read {
 		if len(why) == 0 {
@@ -157,15 +157,19 @@ func readTarget(ctx context.Context, t target, endpoints []endpoint, listed []ev
 // trustedTargets are the trust root's accounts, each once. An anchor keeper
 // lists from an account the root does not list on its network at all is a
 // finding here; one outside its account's sizes is found when the account
-// is read (checkAllowed).
+// is read (JudgeTransaction).
 func trustedTargets(root trust.Root, listed []evlog.Anchor, r *Report) []target {
 	var out []target
 	for _, a := range root.Accounts {
-		t := target{chain: a.Chain, network: a.Network(), address: a.Address()}
-		if !slices.ContainsFunc(out, func(x target) bool {
+		t := target{chain: a.Chain, network: a.Network(), address: a.Address(), since: a.ValidFor.Start}
+		i := slices.IndexFunc(out, func(x target) bool {
 			return x.network == t.network && trust.SameAddress(x.address, t.address)
-		}) {
+		})
+		switch {
+		case i < 0:
 			out = append(out, t)
+		case t.since.Before(out[i].since):
+			out[i].since = t.since
 		}
 	}
 	for _, a := range listed {
@@ -174,20 +178,6 @@ func trustedTargets(root trust.Root, listed []evlog.Anchor, r *Report) []target 
 		}
 	}
 	return out
-}
-
-// checkAllowed finds the anchors an account sent for sizes the trust root
-// does not list it for (a rotated-out key, or one listed from a later
-// size).
-func checkAllowed(root trust.Root, t target, got []Anchored, r *Report) {
-	for _, a := range got {
-		if a.Ref.KeyHash != r.Key.Hash {
-			continue // another log's: the key check reports it
-		}
-		if ok, why := root.Allows(t.chain, t.network, a.Account, int64(a.Ref.Size)); !ok {
-			r.find(KindAccount, a.Chain, "%s: %s", a, why)
-		}
-	}
 }
 
 // shortTargets are the short form's accounts: for each chain, the ones

@@ -1,23 +1,28 @@
 // Package audit is the evidence log's monitor (`keeper log audit`): it
-// reads the checkpoints the anchoring accounts committed to on each chain,
+// reads every transaction the anchoring accounts sent on each chain,
 // straight from the chains, and the log's own checkpoints and tiles, and
 // reports every way the two disagree: a checkpoint not signed by the log's
 // key, two checkpoints of one size that differ, a checkpoint that is not
 // consistent with an earlier one or with the latest, a smaller tree
 // anchored after a bigger one by the same account, tiles or entries that
 // do not rebuild the signed root, anchors keeper lists that the chain does
-// not hold, an anchor sent by an account the pinned trust root does not
-// list for its size, and a listed account or network that could not be
-// read.
+// not hold, a listed account's transaction that any verifier would read as
+// an anchor and that should not be one (JudgeTransaction: a near-miss
+// payload, a batch anchor after the log began, an anchor of a size the
+// pinned trust root does not list the account for, of another key, of
+// another root), endpoints of one network that disagree, and a listed
+// account, history or transaction that could not be read.
 //
 // Nothing the log serves is trusted: the key and the accounts are the ones
 // the auditor pinned (a trust root, docs/log.md), checkpoints are opened
 // with the pinned key, every hash is read through tlog.TileHashReader
 // (which checks the tiles against the latest signed root), and consistency
-// is proved with tlog.ProveTree and checked with tlog.CheckTree. Only a
-// transaction the account itself signed counts as its anchor: on EVM
-// chains the sender recovered from the signature, on Solana the fee payer
-// whose signature verifies.
+// is proved with tlog.ProveTree and checked with tlog.CheckTree. Every
+// transaction is read through package chainread, the one definition every
+// verifier of keeper's receipts reads chains with: only a transaction the
+// account itself signed counts as its own (on EVM chains the sender
+// recovered from the signature, on Solana the fee payer whose signature
+// verifies), and its payloads are its exact bytes.
 package audit
 
 import (
@@ -37,17 +42,21 @@ import (
 )
 
 // DefaultScanBlocks is how many EVM blocks back from the head a monitor
-// looks for an anchoring account's transactions that keeper does not list.
+// looks at least for an anchoring account's transactions that keeper does
+// not list (Options.ScanBlocks).
 const DefaultScanBlocks = 10_000
 
 // Chain is a chain to audit: its name as keeper's anchors spell it
-// ("etherlink", "solana"), a JSON-RPC endpoint, and, in the short form
-// (no trust root), the anchoring accounts (empty: the ones keeper lists
-// for the chain). With a trust root a chain may be named once per network
-// it lists; the endpoint's node says which network it is on.
+// ("etherlink", "solana"), its JSON-RPC endpoints (RPC, then RPCs), and,
+// in the short form (no trust root), the anchoring accounts (empty: the
+// ones keeper lists for the chain). Each endpoint's node says which
+// network it is on: a chain may have endpoints on every network the trust
+// root lists, and several on one network, which are all asked and must
+// agree (KindEndpoints). A chain may also be named more than once.
 type Chain struct {
 	Name     string
 	RPC      string
+	RPCs     []string // more endpoints of the chain
 	Accounts []string
 }
 
@@ -68,7 +77,9 @@ type Options struct {
 	// endpoint are reported as not audited (Report.Warnings).
 	DefaultRPC func(chain string) string
 	// ScanBlocks bounds the EVM blocks scanned back from the head for
-	// nonces keeper's list does not account for; default DefaultScanBlocks.
+	// nonces keeper's list does not account for. 0: DefaultScanBlocks and,
+	// with Trust, on back to the block of the time the root first lists the
+	// account, so that every transaction it sent while listed is read.
 	ScanBlocks uint64
 }
 
@@ -84,7 +95,10 @@ const (
 	KindAnchor    = "anchor"    // an anchor keeper lists that the chain does not bear out
 	KindNonce     = "nonce"     // an EVM account's transactions that were not all examined
 	KindAccount   = "account"   // an anchor sent by an account the trust root does not list for its network and size
-	KindUnread    = "unread"    // a listed account or network that could not be read, or no anchor read at all
+	KindPayload   = "payload"   // a listed account's transaction that holds "keeper:" and is no exact anchor payload
+	KindBatch     = "batch"     // a listed account's batch anchor the trust root does not admit (sent after the log began, or from an account that may not)
+	KindEndpoints = "endpoints" // endpoints of one network that disagree on an account's transactions or its nonce
+	KindUnread    = "unread"    // a listed account, network, history or transaction that could not be read, or no anchor read at all
 )
 
 // Finding is one disagreement.
@@ -109,8 +123,11 @@ type Report struct {
 	Checkpoints int            // distinct anchored checkpoints checked against the log
 	Leaves      uint64         // leaves of the latest tree rebuilt from hash tiles and entries
 	Anchors     map[string]int // checkpoint anchors read per chain
-	Findings    []Finding
-	Warnings    []string
+	// Transactions are the transactions the accounts sent, read and judged
+	// (JudgeTransaction), per chain.
+	Transactions map[string]int
+	Findings     []Finding
+	Warnings     []string
 }
 
 // OK reports whether the audit found nothing.
@@ -121,13 +138,14 @@ func (r *Report) find(kind, chain, format string, args ...any) {
 }
 
 // Anchored is one anchor transaction read from a chain that commits to a
-// checkpoint (a keeper-v3 payload sent by an anchoring account).
+// checkpoint (a keeper-v3 payload sent by an anchoring account), of the
+// log's key or another's.
 type Anchored struct {
 	Chain   string
 	Account string
 	TxRef   string
 	Block   uint64 // block number or slot
-	Index   int    // position within the block: chain order is (Block, Index)
+	Index   int    // its place among the account's transactions in the block (EVM: its nonce): the account's order is (Block, Index)
 	Ref     receipt.CheckpointRef
 }
 
@@ -135,25 +153,10 @@ func (a Anchored) String() string {
 	return fmt.Sprintf("tx %s (block %d) commits to %d entries", a.TxRef, a.Block, a.Ref.Size)
 }
 
-// reader lists the checkpoint anchors one account sent on one chain and
-// checks the ones keeper lists against the chain.
-type reader interface {
-	read(ctx context.Context, account string, listed []evlog.Anchor, r *Report) ([]Anchored, error)
-	network() string // the CAIP-2 network the endpoint's node is on
-	close()
-}
-
-// readers make a chain's reader by its name.
-var readers = map[string]func(ctx context.Context, c Chain, o Options) (reader, error){
-	"etherlink": newEVMReader,
-	"solana":    newSolanaReader,
-}
-
 // Run audits the log. An error means the audit could not be made (nothing
 // pinned, or the log could not be read); what it found is in the report,
 // including the accounts and networks it could not read (KindUnread).
 func Run(ctx context.Context, o Options) (*Report, error) {
-	o.ScanBlocks = cmp.Or(o.ScanBlocks, DefaultScanBlocks)
 	if o.Trust != nil {
 		k, err := o.Trust.Key()
 		if err != nil {
@@ -167,7 +170,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Key == nil {
 		return nil, ErrNothingPinned
 	}
-	r := &Report{Anchors: map[string]int{}, Trusted: o.Trust != nil}
+	r := &Report{Anchors: map[string]int{}, Transactions: map[string]int{}, Trusted: o.Trust != nil}
 	if ok, err := r.openLatest(ctx, o); err != nil || !ok {
 		return r, err
 	}
@@ -289,19 +292,16 @@ func checkOrder(anchored []Anchored, r *Report) {
 	}
 }
 
-// checkAnchored checks every distinct checkpoint the chains hold: signed by
-// the log's key (the log serves it, and its root is the chain's), one root
+// checkAnchored checks every distinct checkpoint of the log's key the
+// chains hold (JudgeTransaction reports the others'): signed by the log's
+// key (the log serves it, and its root is the chain's), one root
 // per size, and each consistent with the next smaller one and with the
 // latest, proved from the tiles of the latest tree.
 func checkAnchored(ctx context.Context, log *evlog.Client, hr tlog.HashReader, anchored []Anchored, r *Report) error {
 	bySize := map[uint64][]Anchored{}
 	for _, a := range anchored {
-		if a.Ref.KeyHash != r.Key.Hash {
-			r.find(KindKey, a.Chain, "%s signed with key hash %08x, not the log's %08x", a, a.Ref.KeyHash, r.Key.Hash)
-			continue
-		}
-		if a.Ref.Size == 0 {
-			continue
+		if a.Ref.KeyHash != r.Key.Hash || a.Ref.Size == 0 {
+			continue // another log's: JudgeTransaction found it
 		}
 		bySize[a.Ref.Size] = append(bySize[a.Ref.Size], a)
 	}

@@ -1,84 +1,96 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/big"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
-	"github.com/ethereum/go-ethereum"
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
-	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/ethclient"
-	"github.com/ethereum/go-ethereum/rpc"
-
-	"github.com/keeperhq/keeper/evlog"
-	"github.com/keeperhq/keeper/receipt"
+	"github.com/keeperhq/keeper/chainread"
+	"github.com/keeperhq/keeper/evlog/trust"
 )
 
-// evmScanBatch is how many blocks one JSON-RPC batch call reads.
-const evmScanBatch = 50
+// How the EVM scan reads blocks: evmScanBatch at a time, at most
+// evmScanParallel calls in flight.
+const (
+	evmScanBatch    = 50
+	evmScanParallel = 8
+)
 
-// evmReader reads an EVM chain (EtherLink). An account's transactions are
-// numbered by its nonces, so the reader can tell whether it has seen them
-// all: eth_getTransactionCount says how many were sent, keeper's list
-// accounts for its confirmed anchors, and the blocks back from the head are
-// scanned for the others.
-type evmReader struct {
-	name   string
-	rc     *rpc.Client
-	ec     *ethclient.Client
-	caip2  string
-	signer types.Signer
-	scan   uint64
+// evmKind reads an EVM chain (EtherLink). An account's transactions are
+// numbered by its nonces, so the audit can tell whether it has seen them
+// all: eth_getTransactionCount at the head says how many it sent, keeper's
+// list accounts for its anchors, and blocks back from the head are scanned
+// for the others, every transaction in them decoded and its sender
+// recovered (chainread.DecodeEVMTransaction). The scan goes back
+// Options.ScanBlocks blocks when set; else DefaultScanBlocks and, with a
+// trust root, on to the block of the time the root first listed the
+// account. A nonce not found is a finding (KindNonce).
+type evmKind struct{}
+
+func (evmKind) network(ctx context.Context, c chainread.Caller) (string, error) {
+	raw, err := c.Call(ctx, "eth_chainId")
+	if err != nil {
+		return "", fmt.Errorf("eth_chainId: %w", err)
+	}
+	id, err := evmQuantity(raw)
+	if err != nil {
+		return "", fmt.Errorf("eth_chainId: %w", err)
+	}
+	return chainread.EVMNetwork(id), nil
 }
 
-func newEVMReader(ctx context.Context, c Chain, o Options) (reader, error) {
-	rc, err := rpc.DialContext(ctx, c.RPC)
+func (evmKind) head(ctx context.Context, c chainread.Caller) (uint64, error) {
+	raw, err := c.Call(ctx, "eth_blockNumber")
 	if err != nil {
-		return nil, fmt.Errorf("%s: dial: %w", c.Name, err)
+		return 0, fmt.Errorf("eth_blockNumber: %w", err)
 	}
-	ec := ethclient.NewClient(rc)
-	id, err := ec.ChainID(ctx)
+	n, err := evmQuantity(raw)
 	if err != nil {
-		rc.Close()
-		return nil, fmt.Errorf("%s: eth_chainId: %w", c.Name, err)
+		return 0, fmt.Errorf("eth_blockNumber: %w", err)
 	}
-	return &evmReader{name: c.Name, rc: rc, ec: ec, caip2: receipt.EVMNetwork(id.Uint64()),
-		signer: types.LatestSignerForChainID(new(big.Int).Set(id)), scan: o.ScanBlocks}, nil
+	return n, nil
 }
 
-func (e *evmReader) close() { e.rc.Close() }
-
-func (e *evmReader) network() string { return e.caip2 }
-
-func (e *evmReader) read(ctx context.Context, account string, listed []evlog.Anchor, r *Report) ([]Anchored, error) {
-	if !common.IsHexAddress(account) {
-		return nil, fmt.Errorf("account %q is not an EVM address", account)
-	}
-	acct := common.HexToAddress(account)
-	sent, err := e.ec.NonceAt(ctx, acct, nil)
+func (evmKind) read(ctx context.Context, c chainread.Caller, ref string) (chainread.Tx, error) {
+	h, err := chainread.EVMHash(ref)
 	if err != nil {
-		return nil, fmt.Errorf("eth_getTransactionCount %s: %w", acct.Hex(), err)
+		return chainread.Tx{}, err
 	}
+	return chainread.EVM(ctx, c, h)
+}
+
+func (evmKind) sent(ctx context.Context, s *session) ([]sentTx, error) {
+	acct, err := chainread.ParseEVMAddress(s.address)
+	if err != nil {
+		return nil, err
+	}
+	sent, err := chainread.EVMTransactionCount(ctx, s.eps[0].c, acct, "latest")
+	if err != nil {
+		return nil, err
+	}
+	s.compareNonces(ctx, acct)
 	seen := map[uint64]bool{}
-	var out []Anchored
-	for _, a := range listed {
-		got, nonce, err := e.checkListed(ctx, acct, a, r)
+	var out []sentTx
+	for i := range s.listed {
+		a := &s.listed[i]
+		h, err := chainread.EVMHash(a.TxRef)
 		if err != nil {
-			return nil, err
+			s.r.find(KindAnchor, s.chain, "keeper lists %q, which is not a transaction hash", a.TxRef)
+			continue
 		}
-		if nonce >= 0 {
-			seen[uint64(nonce)] = true
+		t := sentTx{ref: hex0x(h[:]), listed: a}
+		if got := s.readFirst(ctx, t.ref); got.err == nil && got.tx.Found && trust.SameAddress(got.tx.Sender, s.address) {
+			seen[got.tx.Nonce] = true
+			t.index = int(got.tx.Nonce)
 		}
-		if got != nil {
-			out = append(out, *got)
-		}
+		out = append(out, t)
 	}
 	need := map[uint64]bool{}
 	for n := range sent {
@@ -86,7 +98,10 @@ func (e *evmReader) read(ctx context.Context, account string, listed []evlog.Anc
 			need[n] = true
 		}
 	}
-	found, err := e.scanBack(ctx, acct, need, r)
+	if len(need) == 0 {
+		return out, nil
+	}
+	found, lowest, err := s.scanEVM(ctx, acct, need)
 	if err != nil {
 		return nil, err
 	}
@@ -96,163 +111,173 @@ func (e *evmReader) read(ctx context.Context, account string, listed []evlog.Anc
 		if len(need) > 1 {
 			what = "nonces " + ranges(need) + " are"
 		}
-		r.find(KindNonce, e.name, "%s sent %d transactions; %s neither among the anchors keeper lists nor in the last %d blocks, so not audited (raise --scan-blocks)",
-			acct.Hex(), sent, what, e.scan)
+		s.r.find(KindNonce, s.chain, "%s sent %d transactions; %s neither among the anchors keeper lists nor in blocks %d–%d, so not audited (raise --scan-blocks)",
+			chainread.ChecksumAddress(acct), sent, what, lowest, s.heads[0])
 	}
 	return out, nil
 }
 
-// checkListed checks one anchor keeper lists against the chain: the
-// transaction exists, succeeded, was sent by the account, sits in the
-// block keeper names, and commits to the checkpoint size keeper names. It
-// returns the anchor as read from the chain (nil when it is not one the
-// account sent) and the nonce it accounts for (-1: none).
-func (e *evmReader) checkListed(ctx context.Context, acct common.Address, a evlog.Anchor, r *Report) (*Anchored, int64, error) {
-	if a.Network != "" && a.Network != e.caip2 {
-		r.find(KindAnchor, e.name, "keeper lists tx %s on network %s, and the node is on %s", a.TxRef, a.Network, e.caip2)
+// compareNonces asks every endpoint how many transactions the account had
+// sent by the lowest of their heads: endpoints that disagree are a finding.
+func (s *session) compareNonces(ctx context.Context, acct [20]byte) {
+	if len(s.eps) < 2 {
+		return
 	}
-	h, ok := evmHash(a.TxRef)
-	if !ok {
-		r.find(KindAnchor, e.name, "keeper lists %q, which is not a transaction hash", a.TxRef)
-		return nil, -1, nil
+	at := slices.Min(s.heads)
+	var said []string
+	counts := map[uint64]bool{}
+	for _, e := range s.eps {
+		n, err := chainread.EVMTransactionCount(ctx, e.c, acct, evmTag(at))
+		if err != nil {
+			s.r.find(KindUnread, s.chain, "%s: cannot read the nonce of %s at block %d: %v", e.name, s.address, at, err)
+			continue
+		}
+		counts[n] = true
+		said = append(said, fmt.Sprintf("%s says %d", e.name, n))
 	}
-	tx, pending, err := e.ec.TransactionByHash(ctx, h)
-	if errors.Is(err, ethereum.NotFound) {
-		r.find(KindAnchor, e.name, "keeper lists tx %s (checkpoint of %d entries), which the node does not have", a.TxRef, a.Size)
-		return nil, -1, nil
+	if len(counts) > 1 {
+		s.r.find(KindEndpoints, s.chain, "the endpoints disagree on how many transactions %s had sent by block %d: %s", s.address, at, strings.Join(said, ", "))
 	}
-	if err != nil {
-		return nil, -1, fmt.Errorf("eth_getTransactionByHash %s: %w", h.Hex(), err)
-	}
-	from, err := types.Sender(e.signer, tx)
-	if err != nil || from != acct {
-		r.find(KindAnchor, e.name, "keeper lists tx %s, which was not sent by the anchoring account %s (sender %s)", a.TxRef, acct.Hex(), from.Hex())
-		return nil, -1, nil
-	}
-	nonce := int64(tx.Nonce())
-	if pending {
-		r.find(KindAnchor, e.name, "keeper lists tx %s as confirmed, and it is not in a block", a.TxRef)
-		return nil, nonce, nil
-	}
-	rcpt, err := e.ec.TransactionReceipt(ctx, h)
-	if err != nil {
-		return nil, nonce, fmt.Errorf("eth_getTransactionReceipt %s: %w", h.Hex(), err)
-	}
-	if rcpt.Status != types.ReceiptStatusSuccessful {
-		r.find(KindAnchor, e.name, "keeper lists tx %s, which failed in block %d", a.TxRef, rcpt.BlockNumber)
-		return nil, nonce, nil
-	}
-	if rcpt.BlockNumber.Uint64() != a.Block || !strings.EqualFold(rcpt.BlockHash.Hex(), a.BlockHash) {
-		r.find(KindAnchor, e.name, "keeper lists tx %s in block %d (%s), and it is in block %d (%s)", a.TxRef, a.Block, a.BlockHash, rcpt.BlockNumber, rcpt.BlockHash.Hex())
-	}
-	p, err := receipt.ParseEVMPayload(tx.Data())
-	if err != nil || p.Checkpoint == nil {
-		r.find(KindAnchor, e.name, "keeper lists tx %s as an anchor of %d entries, and it commits to no checkpoint", a.TxRef, a.Size)
-		return nil, nonce, nil
-	}
-	if p.Checkpoint.Size != a.Size {
-		r.find(KindAnchor, e.name, "keeper lists tx %s as an anchor of %d entries, and it commits to %d", a.TxRef, a.Size, p.Checkpoint.Size)
-	}
-	return &Anchored{Chain: e.name, Account: acct.Hex(), TxRef: h.Hex(), Block: rcpt.BlockNumber.Uint64(), Index: int(rcpt.TransactionIndex), Ref: *p.Checkpoint}, nonce, nil
 }
 
-// scanBack reads blocks back from the head, at most e.scan of them, until
-// every nonce in need is found, and returns the checkpoint anchors among
-// the transactions found. Found nonces leave need.
-func (e *evmReader) scanBack(ctx context.Context, acct common.Address, need map[uint64]bool, r *Report) ([]Anchored, error) {
-	if len(need) == 0 {
-		return nil, nil
-	}
-	head, err := e.ec.BlockNumber(ctx)
+// scanEVM reads blocks back from the first endpoint's head until every
+// nonce in need is found (found nonces leave need) or the scan's floor is
+// reached, and returns the account's transactions found and the lowest
+// block read.
+func (s *session) scanEVM(ctx context.Context, acct [20]byte, need map[uint64]bool) ([]sentTx, uint64, error) {
+	c, head := s.eps[0].c, s.heads[0]
+	chainID, err := strconv.ParseUint(strings.TrimPrefix(s.network, "eip155:"), 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("eth_blockNumber: %w", err)
+		return nil, 0, fmt.Errorf("network %s is not an EVM chain's", s.network)
 	}
-	lowest := head + 1 - min(e.scan, head+1)
-	var out []Anchored
-	for hi := head; len(need) > 0; hi -= evmScanBatch {
-		lo := lowest
-		if hi >= lowest+evmScanBatch {
-			lo = hi - evmScanBatch + 1
-		}
-		blocks := make([]*evmBlock, hi-lo+1)
-		elems := make([]rpc.BatchElem, len(blocks))
-		for i := range blocks {
-			elems[i] = rpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{hexutil.EncodeUint64(hi - uint64(i)), true}, Result: &blocks[i]}
-		}
-		if err := e.rc.BatchCallContext(ctx, elems); err != nil {
-			return nil, fmt.Errorf("eth_getBlockByNumber %d–%d: %w", lo, hi, err)
-		}
-		for i, el := range elems {
-			if el.Error != nil {
-				return nil, fmt.Errorf("eth_getBlockByNumber %d: %w", hi-uint64(i), el.Error)
-			}
-			if blocks[i] == nil {
-				continue
-			}
-			got, err := e.fromBlock(ctx, acct, blocks[i], need, r)
+	window := cmp.Or(s.scan, DefaultScanBlocks)
+	floor := head + 1 - min(window, head+1)
+	extended := s.scan > 0 || s.since.IsZero() // nothing more to read below floor
+	var out []sentTx
+	lowest := head + 1
+	for {
+		for lowest > floor && len(need) > 0 {
+			hi := lowest - 1
+			lo := max(floor, hi+1-min(evmScanBatch, hi+1))
+			blocks, err := evmBlocks(ctx, c, lo, hi)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
-			out = append(out, got...)
+			for i := len(blocks) - 1; i >= 0; i-- {
+				out = append(out, s.fromBlock(acct, chainID, lo+uint64(i), blocks[i], need)...)
+			}
+			lowest = lo
 		}
-		if lo == lowest {
-			break
+		if len(need) == 0 || extended {
+			return out, lowest, nil
 		}
+		extended = true
+		listedAt, err := evmBlockAtOrAfter(ctx, c, s.since, head)
+		if err != nil {
+			return nil, 0, fmt.Errorf("the block of %s, when the trust root listed %s: %w", s.since.UTC().Format(time.RFC3339), s.address, err)
+		}
+		if listedAt >= floor {
+			return out, lowest, nil
+		}
+		floor = listedAt
 	}
-	return out, nil
-}
-
-type evmBlock struct {
-	Number       hexutil.Uint64    `json:"number"`
-	Transactions []json.RawMessage `json:"transactions"`
 }
 
 // fromBlock takes the account's transactions with needed nonces out of a
-// block. The node's "from" picks them; the signature decides.
-func (e *evmReader) fromBlock(ctx context.Context, acct common.Address, b *evmBlock, need map[uint64]bool, r *Report) ([]Anchored, error) {
-	var out []Anchored
-	for i, raw := range b.Transactions {
-		var meta struct {
-			From  common.Address `json:"from"`
-			Nonce hexutil.Uint64 `json:"nonce"`
-		}
-		if err := json.Unmarshal(raw, &meta); err != nil || meta.From != acct || !need[uint64(meta.Nonce)] {
-			continue
-		}
-		tx := new(types.Transaction)
-		if err := tx.UnmarshalJSON(raw); err != nil {
-			return nil, fmt.Errorf("block %d: transaction %d: %w", b.Number, i, err)
-		}
-		if from, err := types.Sender(e.signer, tx); err != nil || from != acct {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: the node says %s sent tx %s, and its signature says otherwise", e.name, acct.Hex(), tx.Hash().Hex()))
-			continue
-		}
-		delete(need, tx.Nonce())
-		p, err := receipt.ParseEVMPayload(tx.Data())
-		if err != nil || p.Checkpoint == nil {
-			continue // not a checkpoint anchor: a batch root of keeper before the log, or another use of the account
-		}
-		rcpt, err := e.ec.TransactionReceipt(ctx, tx.Hash())
+// block (a full eth_getBlockByNumber answer). Every transaction is decoded
+// and its sender recovered; the node's word (its "from") only names, in a
+// warning, a transaction of the account that no verifier reads.
+func (s *session) fromBlock(acct [20]byte, chainID, number uint64, raw json.RawMessage, need map[uint64]bool) []sentTx {
+	var b struct {
+		Transactions []json.RawMessage `json:"transactions"`
+	}
+	if len(raw) == 0 || string(raw) == "null" || json.Unmarshal(raw, &b) != nil {
+		return nil
+	}
+	var out []sentTx
+	for _, rawTx := range b.Transactions {
+		tx, err := chainread.DecodeEVMTransaction(rawTx, [32]byte{}, chainID)
 		if err != nil {
-			return nil, fmt.Errorf("eth_getTransactionReceipt %s: %w", tx.Hash().Hex(), err)
-		}
-		if rcpt.Status != types.ReceiptStatusSuccessful {
+			var claim struct {
+				From string `json:"from"`
+				Hash string `json:"hash"`
+			}
+			if json.Unmarshal(rawTx, &claim) == nil && trust.SameAddress(claim.From, s.address) {
+				s.r.Warnings = append(s.r.Warnings, fmt.Sprintf("%s: the node says %s sent tx %s in block %d, which no verifier reads: %v", s.chain, s.address, claim.Hash, number, err))
+			}
 			continue
 		}
-		out = append(out, Anchored{Chain: e.name, Account: acct.Hex(), TxRef: tx.Hash().Hex(), Block: uint64(b.Number), Index: i, Ref: *p.Checkpoint})
+		if tx.Sender != acct || !need[tx.Nonce] {
+			continue
+		}
+		delete(need, tx.Nonce)
+		out = append(out, sentTx{ref: hex0x(tx.Hash[:]), index: int(tx.Nonce)})
+	}
+	return out
+}
+
+// evmBlocks reads blocks lo to hi with their transactions, some at once.
+func evmBlocks(ctx context.Context, c chainread.Caller, lo, hi uint64) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, hi-lo+1)
+	errs := make([]error, len(out))
+	sem := make(chan struct{}, evmScanParallel)
+	var wg sync.WaitGroup
+	for i := range out {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i], errs[i] = c.Call(ctx, "eth_getBlockByNumber", evmTag(lo+uint64(i)), true)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("eth_getBlockByNumber %d: %w", lo+uint64(i), err)
+		}
 	}
 	return out, nil
 }
 
-func evmHash(ref string) (common.Hash, bool) {
-	s := strings.TrimPrefix(strings.TrimSpace(ref), "etherlink:")
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
-	b, err := hex.DecodeString(s)
-	if err != nil || len(b) != common.HashLength {
-		return common.Hash{}, false
+// evmBlockAtOrAfter is the first block at or below head whose time is at
+// or after t (head+1 when none is), found by bisection over rehashed
+// headers.
+func evmBlockAtOrAfter(ctx context.Context, c chainread.Caller, t time.Time, head uint64) (uint64, error) {
+	lo, hi := uint64(0), head+1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		raw, err := c.Call(ctx, "eth_getBlockByNumber", evmTag(mid), false)
+		if err != nil {
+			return 0, fmt.Errorf("eth_getBlockByNumber %d: %w", mid, err)
+		}
+		h, err := chainread.DecodeEVMHeader(raw)
+		if err != nil {
+			return 0, fmt.Errorf("eth_getBlockByNumber %d: %w", mid, err)
+		}
+		if !time.Unix(int64(h.Time), 0).Before(t) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
 	}
-	return common.BytesToHash(b), true
+	return lo, nil
 }
+
+// evmQuantity reads a JSON-RPC QUANTITY that fits 64 bits.
+func evmQuantity(raw json.RawMessage) (uint64, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil || !strings.HasPrefix(s, "0x") {
+		return 0, fmt.Errorf("%w: %.40s is not a quantity", chainread.ErrMalformed, raw)
+	}
+	n, err := strconv.ParseUint(s[2:], 16, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %.40s is not a quantity", chainread.ErrMalformed, raw)
+	}
+	return n, nil
+}
+
+func evmTag(n uint64) string { return "0x" + strconv.FormatUint(n, 16) }
+
+func hex0x(b []byte) string { return "0x" + hex.EncodeToString(b) }
 
 // ranges spells a set of numbers as sorted ranges: "0–2, 5".
 func ranges(set map[uint64]bool) string {

@@ -147,7 +147,8 @@ func (f *fixture) grow(t *testing.T, n int) store.LogCheckpoint {
 // anchor commits the evidence waiting for chain to the latest checkpoint,
 // as AnchorBatch does: a batch in the store, its transaction sent by the
 // chain's adapter, and the batch confirmed once the transaction is final.
-func (f *fixture) anchor(t *testing.T, chain string) {
+// It returns the transaction.
+func (f *fixture) anchor(t *testing.T, chain string) string {
 	t.Helper()
 	ctx := context.Background()
 	cp, err := f.st.LatestCheckpoint(ctx)
@@ -164,6 +165,7 @@ func (f *fixture) anchor(t *testing.T, chain string) {
 	require.NoError(t, err)
 	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: st.Ref, Block: st.Block, BlockTime: st.BlockTime,
 		Network: network, BlockHash: st.BlockHash, Finality: st.Finality, Account: chains.AccountOf(f.chains[chain])}))
+	return st.Ref
 }
 
 // sendUnlisted anchors ref outside the store (as a keeper that does not
@@ -176,13 +178,20 @@ func (f *fixture) sendUnlisted(t *testing.T, chain string, ref receipt.Checkpoin
 		tx, _ := f.send(t, chain, f.batch.Add(1), ref)
 		return tx
 	}
+	return f.sendMemo(t, receipt.SolanaCheckpointMemo(ref))
+}
+
+// sendMemo sends memo in a transaction the fixture's Solana account pays
+// and signs, and waits until it is final.
+func (f *fixture) sendMemo(t *testing.T, memo string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := rpc.New(solChain.URL())
 	defer c.Close()
 	bh, err := c.GetLatestBlockhash(ctx, rpc.CommitmentFinalized)
 	require.NoError(t, err)
-	_, raw, err := solana.BuildAnchorTx(f.payer, receipt.SolanaCheckpointMemo(ref), bh.Value.Blockhash, 0)
+	_, raw, err := solana.BuildAnchorTx(f.payer, memo, bh.Value.Blockhash, 0)
 	require.NoError(t, err)
 	sig, err := c.SendRawTransaction(ctx, raw)
 	require.NoError(t, err)
@@ -203,10 +212,18 @@ func (f *fixture) sendUnlisted(t *testing.T, chain string, ref receipt.Checkpoin
 
 func (f *fixture) send(t *testing.T, chain string, batchID int64, ref receipt.CheckpointRef) (string, chains.Status) {
 	t.Helper()
+	return f.submit(t, chain, chains.Anchor{BatchID: batchID, Root: ref.Root, Checkpoint: &ref})
+}
+
+// submit sends an anchor with the chain's adapter, as keeper does, and
+// waits until it is final.
+func (f *fixture) submit(t *testing.T, chain string, an chains.Anchor) (string, chains.Status) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	a := f.chains[chain]
-	tx, err := a.Submit(ctx, chains.Anchor{BatchID: batchID, Root: ref.Root, Checkpoint: &ref}, f.journal)
+	batchID := an.BatchID
+	tx, err := a.Submit(ctx, an, f.journal)
 	require.NoError(t, err)
 	for {
 		st, err := a.Status(ctx, batchID, f.journal)

@@ -103,6 +103,22 @@ func TestLogAuditFailsWithOneLinePerFinding(t *testing.T) {
 	assert.Contains(t, out, "FINDING entries: entry 0 in the entry bundles does not hash to its leaf")
 }
 
+// TestLogAuditAsksEveryEndpointGivenForAChain: --rpc names a chain once
+// per endpoint, and the audit asks them all (here none answers, and each
+// is named in the finding).
+func TestLogAuditAsksEveryEndpointGivenForAChain(t *testing.T) {
+	vkey, _ := logInDataDir(t, 3)
+	dir := t.TempDir()
+	_, _, err := keeper(t, "log", "export", dir)
+	require.NoError(t, err)
+	out, _, err := keeper(t, "log", "audit", "--log", dir, "--log-key", vkey, "--account", "etherlink=0xaaaa000000000000000000000000000000000001",
+		"--rpc", "etherlink=http://127.0.0.1:1", "--rpc", "etherlink=http://127.0.0.1:2")
+	require.Error(t, err)
+	assert.Contains(t, out, "FINDING unread: etherlink: cannot read etherlink=0xaaaa000000000000000000000000000000000001: ")
+	assert.Contains(t, out, "endpoint 1 (http://127.0.0.1:1)")
+	assert.Contains(t, out, "endpoint 2 (http://127.0.0.1:2)")
+}
+
 func TestLogCommandsRefuseBadInputWithOneLine(t *testing.T) {
 	vkey, _ := logInDataDir(t, 3)
 	dir := t.TempDir()
@@ -118,7 +134,6 @@ func TestLogCommandsRefuseBadInputWithOneLine(t *testing.T) {
 		{[]string{"log", "audit", "--log", dir, "--log-key", "nonsense"}, "--log-key: neither a verifier key"},
 		{[]string{"log", "audit", "--log", filepath.Join(dir, "none"), "--log-key", vkey}, "--log: evlog: the log directory"},
 		{[]string{"log", "audit", "--log", dir, "--log-key", vkey}, "checkpoint: not published by the log"}, // an empty directory: nothing exported
-		{[]string{"log", "audit", "--log", dir, "--log-key", vkey, "--scan-blocks", "0"}, "--scan-blocks must be at least 1"},
 		{[]string{"log", "audit", "--log", dir}, "nothing pinned"},
 		{[]string{"log", "export"}, "accepts 1 arg(s)"},
 	} {
