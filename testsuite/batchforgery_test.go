@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +17,10 @@ import (
 
 	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/internal/cli"
+	"github.com/keeperhq/keeper/internal/dev/browsertest"
 	"github.com/keeperhq/keeper/internal/dev/conformance"
 	"github.com/keeperhq/keeper/internal/dev/receipttest"
+	"github.com/keeperhq/keeper/internal/verifypage"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 	"github.com/keeperhq/keeper/receipt/verify"
@@ -94,10 +97,12 @@ func v1Receipt(t *testing.T, id string, digest [32]byte, row receipt.AnchorRow) 
 }
 
 // TestAVersionOneReceiptForADigestNeverInTheLogFailsEveryVerifier: the Go
-// package and `keeper verify` refuse the forged receipt at the check the
-// corpus names, and take the genuine pre-log one.
+// package, `keeper verify` and the /verify page in Chromium refuse the
+// forged receipt at the check the corpus names, and take the genuine
+// pre-log one.
 func TestAVersionOneReceiptForADigestNeverInTheLogFailsEveryVerifier(t *testing.T) {
 	endToEnd(t)
+	browser := browsertest.Start(t)
 	f := newBatchForgery(t)
 	o := verify.Options{Endpoints: map[string][]string{"etherlink": {f.w.EVMURL}}, Clocks: []string{"etherlink"}}
 
@@ -128,4 +133,20 @@ func TestAVersionOneReceiptForADigestNeverInTheLogFailsEveryVerifier(t *testing.
 	out, err = run(f.forged)
 	require.Error(t, err, out)
 	assert.Contains(t, out, "FAIL  "+f.wantCheck+":")
+
+	srv := httptest.NewServer(verifypage.Handler(func(context.Context) map[string]string { return nil }))
+	t.Cleanup(srv.Close)
+	trustPath := filepath.Join(dir, "trust.json")
+	page := func(name string, receiptJSON []byte) browsertest.Outcome {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, receiptJSON, 0o600))
+		return browsertest.Verify(t, browser, browsertest.Run{Page: srv.URL + "/verify", Receipt: path, Trust: trustPath,
+			Clocks: receipt.LocalEVMNetwork, Endpoints: map[string]string{"etherlink": f.w.EVMURL}})
+	}
+	genuine := page("genuine.receipt.json", f.genuine)
+	assert.Equal(t, "ok", genuine.Result, genuine.Text)
+	assert.Contains(t, genuine.Bound, "existed no later than")
+	forged := page("forged.receipt.json", f.forged)
+	assert.Equal(t, "fail", forged.Result, forged.Text)
+	assert.Equal(t, f.wantCheck, forged.Check, forged.Text)
 }
