@@ -83,7 +83,7 @@ func (w *world) genuine(rs receipts) []spec {
 			description: "A version 3 receipt of the log's entry 0, an evidence anchored first in a batch on Solana on 2025-12-17 (a kind batch anchor, before the log began) and then in the EtherLink anchor of the checkpoint of size 5; existed_by is the batch anchor's block time."},
 		{name: vTestnet, class: classGenuine, receipt: jsonText(rs.testnet), trust: string(testnetRoot.Marshal()),
 			etherlink:   []*endpoint{evmNode("etherlink-1", testnet, e.testnetCkpt5)},
-			description: "A version 3 receipt anchored on an EtherLink test network (eip155:7038309) by keeper's account, which the root lists there: it verifies, and with no trusted clock on that network the verifier states no bound."},
+			description: "A version 3 receipt anchored on a test network (eip155:7038309, the chain id of keeper dev's local EVM chain) by keeper's account, which the root lists there: it verifies, and with no trusted clock on that network the verifier states no bound."},
 		{name: "v3-testnet-trusted-clock", class: classGenuine, receipt: jsonText(rs.testnet), trust: string(testnetRoot.Marshal()), clocks: []string{testnet.network()},
 			etherlink:   []*endpoint{evmNode("etherlink-1", testnet, e.testnetCkpt5)},
 			description: "v3-testnet with eip155:7038309 among the verifier's clocks: the bound is the test network anchor's block time."},

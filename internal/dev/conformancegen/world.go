@@ -30,7 +30,7 @@ var (
 // The networks the corpus's transactions are on.
 var (
 	etherlink  = &evmChain{id: 42793, firstBlock: 8_000_000, firstTime: anchoringBegan}   // EtherLink mainnet
-	testnet    = &evmChain{id: 7038309, firstBlock: 2_000_000, firstTime: anchoringBegan} // an EtherLink test network
+	testnet    = &evmChain{id: 7038309, firstBlock: 2_000_000, firstTime: anchoringBegan} // a test network: keeper dev's local EVM chain id
 	ownChain   = &evmChain{id: 31337, firstBlock: 100_000, firstTime: anchoringBegan}     // a chain the operator runs itself
 	solMainnet = &solCluster{genesis: "5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d", firstSlot: 380_000_000, firstTime: anchoringBegan}
 	solDevnet  = &solCluster{genesis: "EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG", firstSlot: 420_000_000, firstTime: anchoringBegan}
