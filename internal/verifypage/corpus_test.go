@@ -24,8 +24,6 @@ var corpus = conformance.Dir()
 // served over JSON-RPC to the browser's fetch: each must get the vector's
 // verdict, failing check and time bound, as the Go package does.
 func TestThePageRunsTheWholeCorpus(t *testing.T) {
-	vectors, err := conformance.Load(corpus)
-	require.NoError(t, err)
 	browser := browsertest.Start(t)
 	srv := httptest.NewServer(verifypage.Handler(nil))
 	t.Cleanup(srv.Close)
@@ -33,15 +31,13 @@ func TestThePageRunsTheWholeCorpus(t *testing.T) {
 	tab := browsertest.Open(t, browser, srv.URL+"/verify")
 	t.Logf("page %d bytes, its verifier ready %s after the request", len(verifypage.Page()), time.Since(start).Round(time.Millisecond))
 
-	for _, v := range vectors {
-		t.Run(v.Name, func(t *testing.T) {
-			rep := keeperVerify(t, tab, map[string]any{
-				"receipt": v.Receipt, "trust": v.Trust, "trustUpdate": v.TrustUpdate, "logKey": "", "accounts": []string{},
-				"fileSHA256": v.FileSHA256(), "endpoints": conformance.Serve(t, v), "clocks": v.Clocks,
-			})
-			v.Assert(t, conformance.Verdict{OK: rep.OK, Check: rep.Check, ExistedBy: rep.ExistedBy, Detail: rep.Reason})
+	conformance.Each(t, func(t *testing.T, v conformance.Vector) {
+		rep := keeperVerify(t, tab, map[string]any{
+			"receipt": v.Receipt, "trust": v.Trust, "trustUpdate": v.TrustUpdate, "logKey": "", "accounts": []string{},
+			"fileSHA256": v.FileSHA256(), "endpoints": conformance.Serve(t, v), "clocks": v.Clocks,
 		})
-	}
+		v.Assert(t, conformance.Verdict{OK: rep.OK, Check: rep.Check, ExistedBy: rep.ExistedBy, Detail: rep.Reason})
+	})
 }
 
 // report is what the corpus judges of receipt/verify's Report, as

@@ -19,21 +19,16 @@ import (
 // The corpus (conformance/README.md), run against this package: every
 // vector's verdict, failing check and time bound.
 func TestTheGoPackageRunsTheWholeCorpus(t *testing.T) {
-	vectors, err := conformance.Load(conformance.Dir())
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(vectors), 60)
-	for _, v := range vectors {
-		t.Run(v.Name, func(t *testing.T) {
-			rep := verify.Verify(context.Background(), verify.Input{
-				Receipt: []byte(v.Receipt), Trust: []byte(v.Trust), TrustUpdate: []byte(v.TrustUpdate), FileSHA256: v.FileSHA256(),
-			}, verify.Options{Endpoints: conformance.Serve(t, v), Clocks: v.Clocks})
-			detail := rep.Reason
-			if rep.OK {
-				detail = rep.Summary()
-			}
-			v.Assert(t, conformance.Verdict{OK: rep.OK, Check: rep.Check, ExistedBy: rep.ExistedBy, Detail: detail})
-		})
-	}
+	conformance.Each(t, func(t *testing.T, v conformance.Vector) {
+		rep := verify.Verify(context.Background(), verify.Input{
+			Receipt: []byte(v.Receipt), Trust: []byte(v.Trust), TrustUpdate: []byte(v.TrustUpdate), FileSHA256: v.FileSHA256(),
+		}, verify.Options{Endpoints: conformance.Serve(t, v), Clocks: v.Clocks})
+		detail := rep.Reason
+		if rep.OK {
+			detail = rep.Summary()
+		}
+		v.Assert(t, conformance.Verdict{OK: rep.OK, Check: rep.Check, ExistedBy: rep.ExistedBy, Detail: detail})
+	})
 }
 
 // A check no vector fails is a check nobody can tell a verifier gets

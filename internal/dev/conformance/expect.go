@@ -49,3 +49,24 @@ func (v Vector) FileSHA256() string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// MinVectors is the fewest vectors the corpus may hold (issue: at least 60,
+// genuine controls included).
+const MinVectors = 60
+
+// Each runs f on every vector of the corpus, each as a subtest named after
+// it, once it has checked that the corpus loads whole and holds at least
+// MinVectors: every implementation's runner starts here.
+func Each(t *testing.T, f func(t *testing.T, v Vector)) {
+	t.Helper()
+	vectors, err := Load(Dir())
+	if err != nil {
+		t.Fatalf("the corpus: %v", err)
+	}
+	if len(vectors) < MinVectors {
+		t.Fatalf("the corpus holds %d vectors, fewer than %d", len(vectors), MinVectors)
+	}
+	for _, v := range vectors {
+		t.Run(v.Name, func(t *testing.T) { f(t, v) })
+	}
+}
