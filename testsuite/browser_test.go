@@ -81,8 +81,11 @@ func TestBrowserVerifiesReceiptsOnBothLocalChains(t *testing.T) {
 			// the saved page would.
 			endpoints = map[string]string{"etherlink": cfg.EVM.RPCURL}
 		}
+		// The local chains are test networks: their clocks bound the time
+		// only when the verifier trusts them, as a user of keeper dev does.
+		clocks := receipt.LocalEVMNetwork + " " + anchorOf(genuine, "solana")["network"].(string)
 		out := browsertest.Verify(t, browser, browsertest.Run{Page: page, File: file, Receipt: writeReceipt(t, files, name, r),
-			LogKey: logKey, Accounts: accounts, Endpoints: endpoints})
+			LogKey: logKey, Accounts: accounts, Clocks: clocks, Endpoints: endpoints})
 		t.Logf("%-22s result=%-4s check=%-8s %s", name, out.Result, out.Check, out.Text)
 		t.Logf("%-22s   digest: %v", "", out.Digest["text"])
 		for _, c := range out.Chains {
