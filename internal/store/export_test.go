@@ -46,6 +46,44 @@ func OpenAtVersion(ctx context.Context, where string, version int) (*Store, erro
 	return start(ctx, s)
 }
 
+// LatestMigration is the newest migration this build has.
+var LatestMigration = len(sqliteMigrations)
+
+// Schema opens the database at where (an SQLite path or a PostgreSQL URL)
+// without migrating it and returns each table's columns and the migrations
+// schema_migrations records (version → applied_at), for tests that check a
+// database was left as it was.
+func Schema(ctx context.Context, where string) (map[string][]string, map[int]int64, error) {
+	open := func() (*Store, error) { return openSQLite(where, sqliteDialect) }
+	if IsPostgresURL(where) {
+		open = func() (*Store, error) { return openPostgres(ctx, where, postgresDialect) }
+	}
+	s, err := open()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer s.Close()
+	cols, err := Columns(ctx, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT version, applied_at FROM schema_migrations`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	applied := map[int]int64{}
+	for rows.Next() {
+		var v int
+		var at int64
+		if err := rows.Scan(&v, &at); err != nil {
+			return nil, nil, err
+		}
+		applied[v] = at
+	}
+	return cols, applied, rows.Err()
+}
+
 // Exec runs one statement, written with ? placeholders, on the store.
 func Exec(ctx context.Context, s *Store, q string, args ...any) error {
 	_, err := s.w.ExecContext(ctx, q, args...)

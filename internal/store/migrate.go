@@ -73,20 +73,43 @@ func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
 	return ms, nil
 }
 
+// NewerSchemaError is why a store does not open when its database records a
+// migration this keeper does not have: a newer keeper migrated it, and an
+// older one would read and write tables it does not know (docs/production.md,
+// "Rolling out a new build"). The database is left as it was.
+type NewerSchemaError struct {
+	Version int // the newest migration the database records
+	Known   int // the newest migration this keeper has
+}
+
+func (e *NewerSchemaError) Error() string {
+	return fmt.Sprintf("store: the database's schema is at migration %d, this keeper knows up to %d: "+
+		"a newer keeper migrated it; run that keeper (or newer), or restore a backup taken before the upgrade",
+		e.Version, e.Known)
+}
+
 // migrate applies the migrations not applied yet, each in a transaction of
 // its own that records its version in schema_migrations. Nodes starting
 // together on one PostgreSQL database take turns (the migrate lock), so each
-// migration is applied once.
+// migration is applied once. A database that records a migration newer than
+// the last one this keeper has is refused (NewerSchemaError) before anything
+// is applied.
 func (s *db) migrate(ctx context.Context) error {
+	var applied int
 	err := s.tx(ctx, func(tx *txn) error {
 		if err := s.d.lock(ctx, tx, "migrate"); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, s.d.migrationsTable)
-		return err
+		if _, err := tx.ExecContext(ctx, s.d.migrationsTable); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&applied)
 	})
 	if err != nil {
-		return fmt.Errorf("store: create schema_migrations: %w", err)
+		return fmt.Errorf("store: schema_migrations: %w", err)
+	}
+	if known := len(s.d.migrations); applied > known {
+		return &NewerSchemaError{Version: applied, Known: known}
 	}
 	for _, m := range s.d.migrations {
 		err := s.tx(ctx, func(tx *txn) error {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,6 +20,43 @@ func ids(evs []store.Evidence) []string {
 		out[i] = ev.ID
 	}
 	return out
+}
+
+// A keeper older than its database's schema (a newer keeper migrated it,
+// then the old binary was started again) does not open it, says what to do,
+// and leaves it as it was (docs/production.md, "Rolling out a new build").
+func TestOpeningADatabaseANewerKeeperMigratedFailsAndLeavesItAsItWas(t *testing.T) {
+	eachBackend(t, func(t *testing.T, db backend) {
+		ctx := context.Background()
+		where := db.fresh(t)
+		st := openAt(t, where)
+		newer := store.LatestMigration + 1
+		require.NoError(t, store.Exec(ctx, st, `CREATE TABLE from_a_newer_keeper (id INTEGER PRIMARY KEY)`))
+		require.NoError(t, store.Exec(ctx, st, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, newer, int64(1_700_000_000_000)))
+		require.NoError(t, st.Close())
+		cols, applied, err := store.Schema(ctx, where)
+		require.NoError(t, err)
+		require.Contains(t, applied, newer)
+
+		open := store.Open
+		if store.IsPostgresURL(where) {
+			open = store.OpenPostgres
+		}
+		reopened, err := open(ctx, where)
+		if err == nil {
+			reopened.Close()
+		}
+		var tooNew *store.NewerSchemaError
+		require.ErrorAs(t, err, &tooNew)
+		assert.Equal(t, store.NewerSchemaError{Version: newer, Known: store.LatestMigration}, *tooNew)
+		assert.Contains(t, err.Error(), fmt.Sprintf("store: the database's schema is at migration %d, this keeper knows up to %d: "+
+			"a newer keeper migrated it; run that keeper (or newer), or restore a backup taken before the upgrade", newer, store.LatestMigration))
+
+		colsAfter, appliedAfter, err := store.Schema(ctx, where)
+		require.NoError(t, err)
+		assert.Equal(t, cols, colsAfter, "no table or column changed")
+		assert.Equal(t, applied, appliedAfter, "no migration recorded or removed")
+	})
 }
 
 // A store written by a keeper before migration 7 (which stored each
