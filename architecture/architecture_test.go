@@ -415,7 +415,8 @@ func TestTheDevStackCheckCatchesTheDevStack(t *testing.T) {
 }
 
 // maxProductionSize is the most the production binary may weigh stripped,
-// in bytes (issue 29); it weighed 46.8 MB when this was written.
+// in bytes (docs/architecture.md, Two binaries); it weighed 46.8 MB when
+// this was written.
 const maxProductionSize = 60_000_000
 
 // The dependency check above reads the package graph; this one builds the

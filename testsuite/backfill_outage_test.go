@@ -44,10 +44,10 @@ func proxiedPostgres(t *testing.T) (*tcpfault.Proxy, *store.Store, *store.Store)
 }
 
 // PostgreSQL goes away for 90 s in the middle of the backfill of a history
-// of more than 10,000 blocks (as in issue 36, where the wallet then stayed
-// RUNNING for good): the failed attempt is recorded once the store is back,
-// its retry goes on from the checkpoint, and the wallet completes with
-// exactly its transfers and the chain's balances.
+// of more than 10,000 blocks (a wallet once stayed RUNNING for good after
+// that): the failed attempt is recorded once the store is back, its retry
+// goes on from the checkpoint, and the wallet completes with exactly its
+// transfers and the chain's balances (docs/backfill.md, Outages).
 func TestAStoreOutageOfNinetySecondsDuringABackfillOfTenThousandBlocksStillCompletesTheWallet(t *testing.T) {
 	endToEnd(t)
 	proxy, cut, look := proxiedPostgres(t)

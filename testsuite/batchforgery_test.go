@@ -26,7 +26,8 @@ import (
 	"github.com/keeperhq/keeper/receipt/verify"
 )
 
-// batchForgery is issue 42's attack, for real on the local EVM chain over
+// batchForgery is the batch-after-log attack (docs/trust.md, One definition,
+// and what stops each attack), for real on the local EVM chain over
 // its JSON-RPC: from keeper's own listed account, calldata "keeper:v1:" ‖
 // SHA-256(0x00 ‖ digest) for a digest that was never in the log, sent
 // after the log began, and the version 1 receipt it makes; beside it a

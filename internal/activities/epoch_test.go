@@ -217,8 +217,9 @@ func TestASourceResolvingToAPrivateAddressIsRefusedAtConnectTime(t *testing.T) {
 }
 
 // A source stored before the policy judged IPv6 forms by the IPv4 address
-// inside (issue 26) is refused when SealInputs connects: the NAT64 address
-// of the metadata service is never dialed, and the refusal is permanent.
+// inside (docs/production.md, URLs keeper fetches for callers) is refused
+// when SealInputs connects: the NAT64 address of the metadata service is
+// never dialed, and the refusal is permanent.
 func TestASourceOnANAT64AddressOfTheMetadataServiceIsRefusedAtConnectTime(t *testing.T) {
 	f := newEpochFixture(t)
 	f.acts.HTTP = urlpolicy.Policy{}.Client(http.DefaultTransport.(*http.Transport))

@@ -138,8 +138,9 @@ func (r *Report) evaluate(d *DeploymentReport) {
 	ts := &targets{deployment: d.Name}
 	add := ts.add
 	if in := d.Intake; in != nil {
-		// Issue 17: 10 ms on SQLite, 25 ms on PostgreSQL; p95 < 100 ms is
-		// intake's latency target (docs/anchoring.md, "Intake and the queue").
+		// 10 ms on SQLite, 25 ms on PostgreSQL (docs/benchmarks.md, Targets,
+		// final); p95 < 100 ms is intake's latency target (docs/anchoring.md,
+		// "Intake and the queue").
 		p99 := 10.0
 		if d.Name != DeploySQLite && d.Name != "" {
 			p99 = 25
@@ -211,9 +212,10 @@ func cadenceTargets(ts *targets, row *CadenceRow) {
 		row.IntakeToConfirmed.N > 0 && row.IntakeToConfirmed.P99 <= row.ConfirmedP99Target)
 }
 
-// storeTargets adds an anchoring phase's storage (issue 37): keeper's
-// store per evidence and chain, the log included (the store's growth holds
-// the log's tables: they live in it), and the log's own bytes per evidence.
+// storeTargets adds an anchoring phase's storage (docs/benchmarks.md,
+// Targets, final): keeper's store per evidence and chain, the log included
+// (the store's growth holds the log's tables: they live in it), and the
+// log's own bytes per evidence.
 func storeTargets(ts *targets, phase string, a *AnchorReport) {
 	if a.BytesPerEvidenceChain > 0 {
 		measured := fmt.Sprintf("%.0f", a.BytesPerEvidenceChain)
@@ -234,9 +236,10 @@ func logBytesTarget(ts *targets, phase string, l *LogReport) {
 	ts.stated(phase+": log bytes per evidence", fmt.Sprintf("%.0f (%d evidence)", l.BytesPerEvidence, l.Evidence), l.BytesPerEvidence)
 }
 
-// checkpointTarget adds issue 28's log target where the phase's arrival
-// rate was the target's 1,000 evidence/s: p99 from intake to being in a
-// signed checkpoint ≤ 1.5 s, every evidence in one.
+// checkpointTarget adds the log's target (docs/benchmarks.md, Targets,
+// final) where the phase's arrival rate was the target's 1,000 evidence/s:
+// p99 from intake to being in a signed checkpoint ≤ 1.5 s, every evidence
+// in one.
 func checkpointTarget(ts *targets, phase string, rate float64, l *LogReport) {
 	if l == nil || rate < 990 || rate > 1010 {
 		return

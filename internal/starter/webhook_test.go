@@ -61,7 +61,8 @@ func TestHostileWebhookURLsAndBadEventsAreRefusedNamingTheField(t *testing.T) {
 		"https://[fe80::1]/hook",
 		"https://[fe80::1%25eth0]/hook",
 		"https://[fec0::1]/hook",
-		// IPv6 forms that carry a non-public IPv4 address (issue 26).
+		// IPv6 forms that carry a non-public IPv4 address (docs/production.md,
+		// URLs keeper fetches for callers).
 		"https://[64:ff9b::a9fe:a9fe]/hook",
 		"https://[64:ff9b::7f00:1]/hook",
 		"https://[2002:a9fe:a9fe::1]/hook",

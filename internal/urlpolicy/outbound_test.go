@@ -14,8 +14,9 @@ import (
 	"github.com/keeperhq/keeper/internal/urlpolicy"
 )
 
-// Every address form of issue 26, and their public neighbours, as URLs a
-// caller hands keeper with KEEPER_WEBHOOK_ALLOW_PRIVATE=false. A refused
+// Every address form of docs/production.md (URLs keeper fetches for
+// callers), and their public neighbours, as URLs a caller hands keeper with
+// KEEPER_WEBHOOK_ALLOW_PRIVATE=false. A refused
 // literal address is refused the same way at connect time (CheckAddr).
 func TestTheOutboundPolicyJudgesEveryAddressFormByWhereItLeads(t *testing.T) {
 	rows := []struct {
