@@ -127,6 +127,27 @@ func TestComposeRestartsKeeperAndGivesItsDrainTimeToFinish(t *testing.T) {
 	}
 }
 
+// The services keeper needs come back as keeper's own do: PostgreSQL,
+// Temporal and its Web UI restart unless stopped on purpose; the one-shots
+// (schemas, namespace) retry a failure a few times and stay exited once done.
+func TestComposeRestartsEveryLongRunningService(t *testing.T) {
+	raw, err := os.ReadFile("../docker-compose.yml")
+	require.NoError(t, err)
+	var c composeFile
+	require.NoError(t, yaml.Unmarshal(raw, &c))
+	oneShots := map[string]bool{"temporal-schema": true, "temporal-namespace": true}
+	for name, svc := range c.Services {
+		if oneShots[name] {
+			assert.Equal(t, "on-failure:5", svc.Restart, "%s runs once: retried on failure, never started again once it exited 0", name)
+			continue
+		}
+		assert.Equal(t, "unless-stopped", svc.Restart, "%s is started again whenever it exits, unless stopped on purpose", name)
+	}
+	for _, name := range []string{"postgres", "temporal", "temporal-ui", "keeper-worker", "keeper-api"} {
+		assert.Contains(t, c.Services, name)
+	}
+}
+
 // defaults is what compose makes of a value when the shell sets none of its
 // variables: ${NAME:-default} becomes default.
 func defaults(v string) string {

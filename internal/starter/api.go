@@ -131,6 +131,12 @@ func (a *API) Drain() { a.draining.Store(true) }
 // Handler returns the API's routes.
 func (a *API) Handler() http.Handler {
 	a.metrics = newMetrics(a.Registry, a.Store, a.Chains, a.backfillUnits())
+	// Every readiness cause is exported from the start, not only once
+	// /readyz is first asked, so the degraded alert has a series to watch.
+	for _, c := range a.Checks {
+		a.metrics.degraded(c.Name, false)
+	}
+	a.metrics.degraded("draining", false)
 	ceiling := cmp.Or(a.MaxBacklog, DefaultBacklogFactor*a.MaxPending)
 	a.backlog = newBacklog(a.Store.PendingCount, a.MaxPending, ceiling, a.IntakeWait)
 	a.registerEpochMetrics()
