@@ -20,6 +20,7 @@
 package chainread
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,4 +81,11 @@ type Tx struct {
 	// none.
 	BlockTime time.Time
 	Detail    string // a human-readable account of the above
+}
+
+// isNull reports whether a node answered nothing: JSON null or no bytes
+// (a transaction, block or receipt it does not have).
+func isNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
 }

@@ -120,7 +120,7 @@ func EVM(ctx context.Context, c Caller, h [32]byte) (Tx, error) {
 	if raw, err = call("eth_getTransactionByHash", hash); err != nil {
 		return v, err
 	}
-	if evmNull(raw) {
+	if isNull(raw) {
 		v.Detail = fmt.Sprintf("transaction %s is not known to the node", hash)
 		return v, nil
 	}
@@ -134,7 +134,7 @@ func EVM(ctx context.Context, c Caller, h [32]byte) (Tx, error) {
 	if raw, err = call("eth_getTransactionReceipt", hash); err != nil {
 		return v, err
 	}
-	if evmNull(raw) {
+	if isNull(raw) {
 		v.Detail = "pending: not yet included in a block"
 		return v, nil
 	}
@@ -219,7 +219,7 @@ func evmBlock(ctx context.Context, c Caller, block string) (*EVMHeader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etherlink: eth_getBlockByNumber %s: %w", block, err)
 	}
-	if evmNull(raw) {
+	if isNull(raw) {
 		return nil, nil
 	}
 	h, err := DecodeEVMHeader(raw)

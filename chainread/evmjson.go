@@ -130,11 +130,6 @@ func hexString(b []byte) (string, error) {
 }
 
 // evmNull says whether a result is JSON null (or absent).
-func evmNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
-}
-
 func keccak256(parts ...[]byte) [32]byte {
 	h := sha3.NewLegacyKeccak256()
 	for _, p := range parts {

@@ -48,7 +48,7 @@ func Solana(ctx context.Context, c Caller, sig [64]byte) (Tx, error) {
 	if err != nil {
 		return v, fmt.Errorf("solana: getTransaction %s: %w", ref, err)
 	}
-	if solNull(raw) {
+	if isNull(raw) {
 		v.Detail = "transaction not found at finalized (unknown, or not final yet)"
 		return v, nil
 	}
@@ -136,7 +136,7 @@ func decodeSolanaTxResult(raw json.RawMessage) (solTxResult, SolanaTransaction, 
 	if err != nil {
 		return res, tx, err
 	}
-	if !solNull(a.Meta) {
+	if !isNull(a.Meta) {
 		if err := json.Unmarshal(a.Meta, &res.meta); err != nil {
 			return res, tx, fmt.Errorf("%w: meta: %w", ErrMalformed, err)
 		}
@@ -144,7 +144,7 @@ func decodeSolanaTxResult(raw json.RawMessage) (solTxResult, SolanaTransaction, 
 		if !ok {
 			return res, tx, fmt.Errorf("%w: meta has no err", ErrMalformed)
 		}
-		if !solNull(e) {
+		if !isNull(e) {
 			var b bytes.Buffer
 			if err := json.Compact(&b, e); err != nil {
 				return res, tx, fmt.Errorf("%w: meta.err: %w", ErrMalformed, err)
@@ -173,7 +173,7 @@ func solanaBlock(ctx context.Context, c Caller, slot uint64) (solBlock, error) {
 		BlockTime  *int64    `json:"blockTime"`
 		Signatures *[]string `json:"signatures"`
 	}
-	if solNull(raw) {
+	if isNull(raw) {
 		return solBlock{}, fmt.Errorf("solana: getBlock %d: %w: no block", slot, ErrMalformed)
 	}
 	if err := json.Unmarshal(raw, &a); err != nil {
@@ -189,11 +189,6 @@ func solanaBlock(ctx context.Context, c Caller, slot uint64) (solBlock, error) {
 }
 
 // solNull reports whether a JSON value is absent or null.
-func solNull(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) == 0 || string(raw) == "null"
-}
-
 func solJoin(a, b string) string {
 	if a == "" {
 		return b
@@ -283,7 +278,7 @@ func solanaHistoryPageBefore(ctx context.Context, c Caller, account, before stri
 		if _, err := base58Fixed(p.Signature, 64); err != nil || p.Slot == nil {
 			return nil, fmt.Errorf("solana: getSignaturesForAddress %s: %w: entry %q has no signature or no slot", where, ErrMalformed, p.Signature)
 		}
-		out = append(out, SolanaSignatureInfo{Signature: p.Signature, Slot: *p.Slot, Failed: !solNull(p.Err), BlockTime: p.BlockTime})
+		out = append(out, SolanaSignatureInfo{Signature: p.Signature, Slot: *p.Slot, Failed: !isNull(p.Err), BlockTime: p.BlockTime})
 	}
 	return out, nil
 }
