@@ -234,14 +234,18 @@ func splitList(s string) []string {
 	return out
 }
 
-// benchStart checks the configuration, quiets the stack's logs unless
-// --log-level was given, and returns a context that SIGINT or SIGTERM ends.
+// benchStart checks the configuration, says which former names of
+// settings it used, quiets the stack's logs unless --log-level was given,
+// and returns a context that SIGINT or SIGTERM ends.
 func benchStart(cmd *cobra.Command, cfg *config.Config, loadErr error) (context.Context, context.CancelFunc, error) {
 	if loadErr != nil {
 		return nil, nil, loadErr
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
+	}
+	for _, d := range cfg.Deprecations() {
+		fmt.Fprintln(cmd.ErrOrStderr(), "bench: "+d)
 	}
 	if !cmd.Flags().Changed("log-level") {
 		cfg.LogLevel = "error"

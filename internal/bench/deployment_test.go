@@ -31,7 +31,15 @@ func TestAChildProcessGivenConfigEnvLoadsTheSameConfiguration(t *testing.T) {
 	}
 	back, err := config.Load(func(k string) string { return env[k] })
 	require.NoError(t, err)
-	assert.Equal(t, cfg, back)
+	values := func(c config.Config) map[string]string {
+		out := map[string]string{}
+		for _, s := range c.Settings() {
+			out[s.Env] = s.Value
+		}
+		return out
+	}
+	assert.Equal(t, values(cfg), values(back))
+	assert.Equal(t, cfg.StoreURL, back.StoreURL, "the store URL, which Settings shows without its password")
 }
 
 func TestHeartbeatsAreSummedOverTheWorkersMetrics(t *testing.T) {

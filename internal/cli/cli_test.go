@@ -26,6 +26,7 @@ import (
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 )
@@ -47,9 +48,7 @@ func newServer(t *testing.T) *server {
 // newServerWith serves keeper's API configured with chains.
 func newServerWith(t *testing.T, chains ...string) *server {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	api := &starter.API{Store: st, Chains: chains, MaxPending: 100, MaxBacklog: 10_000, MaxBodyBytes: 1 << 20, // no batches form here: room for a few thousand files
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	s := &server{st: st}
@@ -294,8 +293,8 @@ func TestAnUnreachableAPIFailsWithCannotReachKeeperAPI(t *testing.T) {
 	}
 }
 
-func TestConfigPrintsAMarkdownTableOfEverySetting(t *testing.T) {
-	out, _, err := keeper(t, "config")
+func TestConfigMarkdownPrintsTheTableOfEverySetting(t *testing.T) {
+	out, _, err := keeper(t, "config", "--markdown")
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	knobs := (&config.Config{}).Knobs()

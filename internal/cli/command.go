@@ -21,7 +21,8 @@ type ConfiguredRun func(ctx context.Context, cmd *cobra.Command, cfg *config.Con
 // A configuration that does not load, an environment holding a former
 // setting keeper names otherwise (config.CheckEnvironment), or with validate
 // one that fails Validate, ends the command before run; other KEEPER_
-// variables keeper does not read are logged as warnings. run gets a context
+// variables keeper does not read, and former names of settings, are logged
+// as warnings. run gets a context
 // that SIGINT and SIGTERM cancel.
 func Configured(cmd *cobra.Command, uses config.Uses, validate bool, run ConfiguredRun) *cobra.Command {
 	cfg, loadErr := config.Load(nil)
@@ -41,6 +42,9 @@ func Configured(cmd *cobra.Command, uses config.Uses, validate bool, run Configu
 			} else {
 				log.Warn(n.Message, "variable", n.Name)
 			}
+		}
+		for _, d := range cfg.Deprecations() {
+			log.Warn(d)
 		}
 		cfg.NetworkPresets(cmd.Flags().Changed)
 		if validate {

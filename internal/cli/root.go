@@ -158,15 +158,3 @@ func nodeCmd(use, short string, roles node.Roles, extra map[string]node.ChainMak
 		return err
 	})
 }
-
-func configCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "config",
-		Short: "Print every setting as a Markdown table (env var, flag, default)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprint(cmd.OutOrStdout(), config.MarkdownTable())
-			return nil
-		},
-	}
-}

@@ -27,25 +27,6 @@ type ChainPoll struct {
 	Head    OptionalDuration // head probes this often meanwhile (0: none)
 }
 
-// DefaultWorkerHealthAddr is where `keeper worker` serves /health and
-// /readyz unless KEEPER_HEALTH_ADDR says otherwise: the API's default
-// address, so one probe address fits a node of either kind.
-const DefaultWorkerHealthAddr = "127.0.0.1:8081"
-
-// HealthAddrFor is where a process serves /health and /readyz beside its
-// API, if any: KEEPER_HEALTH_ADDR when set, else DefaultWorkerHealthAddr
-// for a process without the API; "" when the API's address serves them
-// alone.
-func (c *Config) HealthAddrFor(hasAPI bool) string {
-	switch {
-	case c.HealthAddr != "" && (!hasAPI || c.HealthAddr != c.HTTPAddr):
-		return c.HealthAddr
-	case hasAPI:
-		return ""
-	}
-	return DefaultWorkerHealthAddr
-}
-
 func (c *Config) chainPoll(chain string) ChainPoll {
 	switch chain {
 	case "etherlink":
@@ -79,19 +60,48 @@ func (c *Config) HeadPollFor(chain string) time.Duration {
 // etherlink presets, KEEPER_SOLANA_CLUSTER's public clusters) the budget
 // that fits its public endpoint, where not given.
 func (c *Config) pollPresets(given map[string]bool) {
-	apply := func(p *ChainPoll, preset pollPreset, prefix string) {
-		if !given[prefix+"_CONFIRM_POLL_MS"] {
-			p.Confirm = OptionalDuration{D: preset.confirm, Set: true}
-		}
-		if !given[prefix+"_HEAD_POLL_MS"] {
-			p.Head = OptionalDuration{D: preset.head, Set: true}
-		}
+	apply := func(poll *ChainPoll, budget pollPreset, prefix, name string) {
+		p := preset{c: c, given: given, name: name}
+		p.set(prefix+"_CONFIRM_POLL_MS", func() { poll.Confirm = OptionalDuration{D: budget.confirm, Set: true} })
+		p.set(prefix+"_HEAD_POLL_MS", func() { poll.Head = OptionalDuration{D: budget.head, Set: true} })
 	}
 	if _, ok := evmNetworks[c.EVM.Network]; ok {
-		apply(&c.EtherlinkPoll, etherlinkPoll, "KEEPER_ETHERLINK")
+		apply(&c.EtherlinkPoll, etherlinkPoll, "KEEPER_ETHERLINK", "KEEPER_EVM_NETWORK="+c.EVM.Network)
 	}
 	if c.Solana.Cluster != "" && c.Solana.Cluster != "custom" {
-		apply(&c.SolanaPoll, solanaPoll, "KEEPER_SOLANA")
+		apply(&c.SolanaPoll, solanaPoll, "KEEPER_SOLANA", "KEEPER_SOLANA_CLUSTER="+c.Solana.Cluster)
+	}
+}
+
+// pollKnobs are the settings of the polling budget: how often a batch
+// awaiting finality is looked up, and each chain's head probed.
+func (c *Config) pollKnobs() []Knob {
+	return []Knob{
+		{"confirm-poll-ms", "KEEPER_CONFIRM_POLL_MS", "1000", Node,
+			"how often the finality watcher looks up a batch awaiting finality (chains with a batched " +
+				"status poller: once per poll round); each chain's unless KEEPER_<CHAIN>_CONFIRM_POLL_MS",
+			msKnob{&c.ConfirmPoll}},
+		{"etherlink-confirm-poll-ms", "KEEPER_ETHERLINK_CONFIRM_POLL_MS", "", Node,
+			"polling budget: while a batch awaits finality on etherlink, a status round (one JSON-RPC " +
+				"batch request per 100 transactions) at least this often; empty: KEEPER_CONFIRM_POLL_MS " +
+				"(etherlink presets: " + ms(etherlinkPoll.confirm) + ")",
+			optMsKnob{&c.EtherlinkPoll.Confirm}},
+		{"etherlink-head-poll-ms", "KEEPER_ETHERLINK_HEAD_POLL_MS", "", Node,
+			"polling budget: while a batch awaits finality on etherlink, eth_blockNumber this often, and a " +
+				"new block starts a status round at once (docs/chains.md, Polling budget); empty: a quarter of " +
+				"the chain's confirm poll (etherlink presets: " + ms(etherlinkPoll.head) +
+				"); 0 = no head probe, rounds on the confirm poll alone",
+			optMsKnob{&c.EtherlinkPoll.Head}},
+		{"solana-confirm-poll-ms", "KEEPER_SOLANA_CONFIRM_POLL_MS", "", Node,
+			"polling budget: while a batch awaits finality on solana, a status round (getSignatureStatuses " +
+				"of up to 256 signatures) at least this often; empty: KEEPER_CONFIRM_POLL_MS (public clusters, " +
+				"KEEPER_SOLANA_CLUSTER other than custom: " + ms(solanaPoll.confirm) + ")",
+			optMsKnob{&c.SolanaPoll.Confirm}},
+		{"solana-head-poll-ms", "KEEPER_SOLANA_HEAD_POLL_MS", "", Node,
+			"polling budget: while a batch awaits finality on solana, getSlot this often, and a new slot " +
+				"starts a status round at once; empty: a quarter of the chain's confirm poll (public clusters: " +
+				ms(solanaPoll.head) + "); 0 = no head probe",
+			optMsKnob{&c.SolanaPoll.Head}},
 	}
 }
 

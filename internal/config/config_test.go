@@ -17,7 +17,7 @@ import (
 func TestTheConfigurationPageHasTheCurrentConfigTable(t *testing.T) {
 	page, err := os.ReadFile("../../docs/configuration.md")
 	require.NoError(t, err)
-	assert.True(t, strings.Contains(string(page), MarkdownTable()), "docs/configuration.md's config table is stale: paste the output of `go run ./cmd/keeper config`")
+	assert.True(t, strings.Contains(string(page), MarkdownTable()), "docs/configuration.md's config table is stale: paste the output of `go run ./cmd/keeper config --markdown`")
 }
 
 func TestEnvironmentOverridesDefaults(t *testing.T) {
@@ -95,20 +95,25 @@ func TestCodecCORSOriginsMustBeBareOrigins(t *testing.T) {
 	}
 }
 
-func TestAnEtherLinkNetworkPresetSetsWhatWasNotGiven(t *testing.T) {
-	t.Setenv("KEEPER_EVM_NETWORK", "etherlink-testnet")
-	t.Setenv("KEEPER_BACKFILL_EVM_CHUNK_BLOCKS", "")
-	c, err := Load(nil)
+// withPresets loads env (nothing else of the process's environment) and
+// applies the network presets, as every command does after its flags.
+func withPresets(t *testing.T, env map[string]string) Config {
+	t.Helper()
+	c, err := Load(func(k string) string { return env[k] })
 	require.NoError(t, err)
 	c.NetworkPresets(nil)
+	return c
+}
+
+func TestAnEtherLinkNetworkPresetSetsWhatWasNotGiven(t *testing.T) {
+	c := withPresets(t, map[string]string{"KEEPER_EVM_NETWORK": "etherlink-testnet"})
 	assert.EqualValues(t, 127823, c.EVM.ChainID)
 	assert.Zero(t, c.EVM.Confirmations, "final at the finalized block")
 	assert.Equal(t, 16, c.EVM.RPCRate, "the public endpoint's 1,000 requests a minute")
 	assert.LessOrEqual(t, c.Backfill.EVMChunkBlocks, 500)
 
-	t.Setenv("KEEPER_EVM_CHAIN_ID", "1337")
-	t.Setenv("KEEPER_ETHERLINK_RPC_RATE", "50")
-	c, err = Load(nil)
+	env := map[string]string{"KEEPER_EVM_NETWORK": "etherlink-testnet", "KEEPER_EVM_CHAIN_ID": "1337", "KEEPER_EVM_RPC_RATE": "50"}
+	c, err := Load(func(k string) string { return env[k] })
 	require.NoError(t, err)
 	c.NetworkPresets(func(flag string) bool { return flag == "evm-confirmations" })
 	c.EVM.Confirmations = 3 // as the flag set it
@@ -117,8 +122,7 @@ func TestAnEtherLinkNetworkPresetSetsWhatWasNotGiven(t *testing.T) {
 	assert.Equal(t, 50, c.EVM.RPCRate)
 	assert.Equal(t, 3, c.EVM.Confirmations)
 
-	t.Setenv("KEEPER_EVM_NETWORK", "etherlink-devnet")
-	_, err = Load(nil)
+	_, err = Load(func(k string) string { return map[string]string{"KEEPER_EVM_NETWORK": "etherlink-devnet"}[k] })
 	require.ErrorContains(t, err, "KEEPER_EVM_NETWORK")
 }
 
@@ -126,50 +130,31 @@ func TestAnEtherLinkNetworkPresetSetsWhatWasNotGiven(t *testing.T) {
 // no public network has: a node pointed at EtherLink with no preset and no
 // chain id refuses it at start instead of assuming mainnet.
 func TestTheEVMChainIDIsTheLocalChainsUnlessAPresetOrTheSettingSaysOtherwise(t *testing.T) {
-	t.Setenv("KEEPER_EVM_CHAIN_ID", "")
-	t.Setenv("KEEPER_EVM_NETWORK", "custom")
-	c, err := Load(nil)
-	require.NoError(t, err)
-	c.NetworkPresets(nil)
+	c := withPresets(t, map[string]string{"KEEPER_EVM_NETWORK": "custom"})
 	assert.EqualValues(t, receipt.LocalEVMChainID, c.EVM.ChainID)
 
-	t.Setenv("KEEPER_EVM_NETWORK", "etherlink-mainnet")
-	c, err = Load(nil)
-	require.NoError(t, err)
-	c.NetworkPresets(nil)
+	c = withPresets(t, map[string]string{"KEEPER_EVM_NETWORK": "etherlink-mainnet"})
 	assert.EqualValues(t, 42793, c.EVM.ChainID, "EtherLink mainnet's")
 }
 
 func TestTheEtherLinkPresetsPayNoTipResignDropsAfterTenBlocksWatchFinalityAndCapLogs(t *testing.T) {
-	for _, k := range []string{"KEEPER_EVM_NO_TIP", "KEEPER_EVM_BLOCK_MS", "KEEPER_EVM_FINALITY_STALL_MS", "KEEPER_BACKFILL_EVM_MAX_LOGS"} {
-		t.Setenv(k, "")
-	}
-	t.Setenv("KEEPER_EVM_NETWORK", "custom")
-	c, err := Load(nil)
-	require.NoError(t, err)
-	c.NetworkPresets(nil)
+	c := withPresets(t, map[string]string{"KEEPER_EVM_NETWORK": "custom"})
 	assert.False(t, c.EVM.NoTip, "elsewhere: today's tip")
 	assert.Zero(t, c.EVM.BlockTime, "elsewhere: re-signed after the resubmit timeout only")
 	assert.Equal(t, 30*time.Minute, c.EVM.FinalityStall)
 	assert.Equal(t, 10_000, c.Backfill.EVMMaxLogs)
 
-	t.Setenv("KEEPER_EVM_NETWORK", "etherlink-mainnet")
-	c, err = Load(nil)
-	require.NoError(t, err)
-	c.NetworkPresets(nil)
+	c = withPresets(t, map[string]string{"KEEPER_EVM_NETWORK": "etherlink-mainnet"})
 	assert.True(t, c.EVM.NoTip, "EtherLink's sequencer ignores the tip")
 	assert.Equal(t, 500*time.Millisecond, c.EVM.BlockTime)
 	assert.Equal(t, 10*time.Minute, c.EVM.FinalityStall)
 	assert.Equal(t, 5000, c.Backfill.EVMMaxLogs, "the public endpoint's 5,000 logs per eth_getLogs")
 	assert.LessOrEqual(t, c.Backfill.EVMChunkBlocks, 500)
 
-	t.Setenv("KEEPER_EVM_NO_TIP", "false")
-	t.Setenv("KEEPER_EVM_BLOCK_MS", "2000")
-	t.Setenv("KEEPER_EVM_FINALITY_STALL_MS", "60000")
-	t.Setenv("KEEPER_BACKFILL_EVM_MAX_LOGS", "1000")
-	c, err = Load(nil)
-	require.NoError(t, err)
-	c.NetworkPresets(nil)
+	c = withPresets(t, map[string]string{
+		"KEEPER_EVM_NETWORK": "etherlink-mainnet", "KEEPER_EVM_NO_TIP": "false", "KEEPER_EVM_BLOCK_MS": "2000",
+		"KEEPER_EVM_FINALITY_STALL_MS": "60000", "KEEPER_BACKFILL_EVM_MAX_LOGS": "1000",
+	})
 	assert.False(t, c.EVM.NoTip, "explicit settings win")
 	assert.Equal(t, 2*time.Second, c.EVM.BlockTime)
 	assert.Equal(t, time.Minute, c.EVM.FinalityStall)

@@ -48,8 +48,6 @@ func TestTheDevStacksSettingsAreApartFromProductions(t *testing.T) {
 // and signs checkpoints twice a second unless --anchor-interval,
 // --log-checkpoint-interval or their environment variables say otherwise.
 func TestKeeperDevsQuickCadenceYieldsToWhatTheUserSet(t *testing.T) {
-	t.Setenv("KEEPER_ANCHOR_INTERVAL", "")
-	t.Setenv("KEEPER_LOG_CHECKPOINT_INTERVAL", "")
 	none := func(string) bool { return false }
 
 	c := Default()
@@ -61,14 +59,31 @@ func TestKeeperDevsQuickCadenceYieldsToWhatTheUserSet(t *testing.T) {
 	fs := pflag.NewFlagSet("keeper dev", pflag.ContinueOnError)
 	c.Bind(fs, Everything)
 	require.NoError(t, fs.Parse([]string{"--log-checkpoint-interval", "3s"}))
-	c.DevCadence(fs.Changed)
+	c.DevCadence(nil)
 	assert.Equal(t, "3s", c.Log.CheckpointInterval.String(), "the flag stands")
 	assert.Equal(t, DevAnchorInterval, c.AnchorInterval)
 
-	t.Setenv("KEEPER_ANCHOR_INTERVAL", "2s")
-	c, err := Load(nil)
+	c, err := Load(func(k string) string { return map[string]string{"KEEPER_ANCHOR_INTERVAL": "2s"}[k] })
 	require.NoError(t, err)
 	c.DevCadence(none)
 	assert.Equal(t, "2s", c.AnchorInterval.String(), "the environment stands")
 	assert.Equal(t, DevLogCheckpointInterval, c.Log.CheckpointInterval)
+}
+
+// TestKeeperDevAllowsPrivateURLsUnlessTheEnvironmentOrAFlagSaidOtherwise:
+// the environment is the one Load read, not the process's.
+func TestKeeperDevAllowsPrivateURLsUnlessTheEnvironmentOrAFlagSaidOtherwise(t *testing.T) {
+	c := Default()
+	c.DevURLs(false)
+	assert.True(t, c.AllowPrivateURLs)
+
+	c = Default()
+	c.DevURLs(true)
+	assert.False(t, c.AllowPrivateURLs, "--webhook-allow-private=false stands")
+
+	c, err := Load(func(k string) string { return map[string]string{"KEEPER_WEBHOOK_ALLOW_PRIVATE": "false"}[k] })
+	require.NoError(t, err)
+	c.DevURLs(false)
+	assert.False(t, c.AllowPrivateURLs, "the environment stands")
+	assert.Equal(t, "environment KEEPER_WEBHOOK_ALLOW_PRIVATE", c.SourceOf("KEEPER_WEBHOOK_ALLOW_PRIVATE").String())
 }

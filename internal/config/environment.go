@@ -54,6 +54,10 @@ func CheckEnvironment(environ []string) ([]EnvNote, error) {
 		known[n] = true
 		names = append(names, n)
 	}
+	for _, f := range formerNames {
+		known[f.env] = true // Load reads it and says it is deprecated
+		names = append(names, f.env)
+	}
 	var notes []EnvNote
 	var refused []error
 	for _, kv := range environ {
@@ -85,12 +89,18 @@ func CheckEnvironment(environ []string) ([]EnvNote, error) {
 }
 
 // nearest is the name in names at the least edit distance from name (the
-// first of those, in names' order).
+// first of those, in names' order); nearest a former name, the name that
+// setting has now.
 func nearest(name string, names []string) string {
 	best, bestD := "", -1
 	for _, n := range names {
 		if d := editDistance(name, n); bestD < 0 || d < bestD {
 			best, bestD = n, d
+		}
+	}
+	for _, f := range formerNames {
+		if f.env == best {
+			return f.current
 		}
 	}
 	return best

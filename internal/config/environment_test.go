@@ -46,7 +46,7 @@ func TestAnUnknownSettingIsReportedWithTheNearestKnownName(t *testing.T) {
 	assert.False(t, notes[0].Debug)
 	assert.Equal(t, "KEEPER_CONFRIM_POLL_MS", notes[0].Name)
 	assert.Contains(t, notes[0].Message, "the nearest one is KEEPER_CONFIRM_POLL_MS")
-	assert.Contains(t, notes[1].Message, "the nearest one is KEEPER_ETHERLINK_RPC_RATE")
+	assert.Contains(t, notes[1].Message, "the nearest one is KEEPER_EVM_RPC_RATE", "a former name's setting by its name now")
 }
 
 func TestKubernetesServiceLinksAreNotWarnedAbout(t *testing.T) {

@@ -175,7 +175,7 @@ func (c *Config) validateDefaulted() error {
 	}{
 		{"KEEPER_MAX_BACKLOG", int64(c.MaxBacklog)},
 		{"KEEPER_MAX_IN_FLIGHT", int64(c.MaxInFlight)},
-		{"KEEPER_ETHERLINK_RPC_CONNECTIONS", int64(c.EVM.RPCConnections)},
+		{"KEEPER_EVM_RPC_CONNECTIONS", int64(c.EVM.RPCConnections)},
 		{"KEEPER_SOLANA_RPC_CONNECTIONS", int64(c.Solana.RPCConnections)},
 	} {
 		if s.got < 0 {

@@ -11,10 +11,10 @@ import (
 // here, naming the variable and the value, rather than silently defaulted.
 func TestANegativeValueOfASettingWhoseZeroTakesTheDefaultIsRefused(t *testing.T) {
 	for env, want := range map[string]string{
-		"KEEPER_MAX_BACKLOG":               "KEEPER_MAX_BACKLOG: must be 0 (4 × KEEPER_MAX_PENDING) or at least KEEPER_MAX_PENDING (10000), got -1",
-		"KEEPER_MAX_IN_FLIGHT":             "KEEPER_MAX_IN_FLIGHT: must not be negative (0 takes the default), got -1",
-		"KEEPER_ETHERLINK_RPC_CONNECTIONS": "KEEPER_ETHERLINK_RPC_CONNECTIONS: must not be negative (0 takes the default), got -1",
-		"KEEPER_SOLANA_RPC_CONNECTIONS":    "KEEPER_SOLANA_RPC_CONNECTIONS: must not be negative (0 takes the default), got -1",
+		"KEEPER_MAX_BACKLOG":            "KEEPER_MAX_BACKLOG: must be 0 (4 × KEEPER_MAX_PENDING) or at least KEEPER_MAX_PENDING (10000), got -1",
+		"KEEPER_MAX_IN_FLIGHT":          "KEEPER_MAX_IN_FLIGHT: must not be negative (0 takes the default), got -1",
+		"KEEPER_EVM_RPC_CONNECTIONS":    "KEEPER_EVM_RPC_CONNECTIONS: must not be negative (0 takes the default), got -1",
+		"KEEPER_SOLANA_RPC_CONNECTIONS": "KEEPER_SOLANA_RPC_CONNECTIONS: must not be negative (0 takes the default), got -1",
 		// Read as milliseconds, which are refused below 0 as they are parsed.
 		"KEEPER_ETHERLINK_CONFIRM_POLL_MS": `KEEPER_ETHERLINK_CONFIRM_POLL_MS="-1": not a non-negative number of milliseconds`,
 		"KEEPER_SOLANA_CONFIRM_POLL_MS":    `KEEPER_SOLANA_CONFIRM_POLL_MS="-1": not a non-negative number of milliseconds`,

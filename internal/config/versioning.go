@@ -62,3 +62,22 @@ func (v VersioningConfig) validate() error {
 	}
 	return nil
 }
+
+// versioningKnobs are the settings of Worker Versioning.
+func (c *Config) versioningKnobs() []Knob {
+	return []Knob{
+		{"worker-versioning", "KEEPER_WORKER_VERSIONING", "false", Node,
+			"workers poll as a version (deployment name + build id) of a Temporal Worker Deployment: " +
+				"AnchorBatch and EpochCompute runs finish on the build they started on, WalletSync and " +
+				"Backfill move to the current build; the deployment's first version becomes current by itself, " +
+				"later ones when you say so (see [Rolling out a new " + "build](production.md#rolling-out-a-new-build))",
+			&c.Versioning.Enabled},
+		{"deployment-name", "KEEPER_DEPLOYMENT_NAME", "keeper", Node,
+			"Worker Deployment that versioned workers belong to (every keeper task queue)",
+			&c.Versioning.DeploymentName},
+		{"build-id", "KEEPER_BUILD_ID", "", Node,
+			"versioned workers' build id; empty: the binary's VCS revision (12 hex digits, `-dirty` when " +
+				"built from modified sources), else its module version, else `dev`",
+			&c.Versioning.BuildID},
+	}
+}
