@@ -8,6 +8,7 @@ package activities
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -41,8 +42,9 @@ type Anchor struct {
 }
 
 // Batches is the store as anchoring needs it: the batches it submits,
-// confirms or dead-letters, their transactions' journal, their place in the
-// evidence log, and the watcher's finality waits (*store.Store).
+// confirms or dead-letters, their transactions' journal, the checkpoints a
+// batch moves to (the log pins it to its first), and the watcher's
+// finality waits (*store.Store).
 type Batches interface {
 	TxJournal
 	FinalityWaits
@@ -52,17 +54,17 @@ type Batches interface {
 	RecordAttempt(ctx context.Context, id int64, attempts int, lastErr string) error
 	ConfirmBatch(ctx context.Context, id int64, c store.Confirmation) error
 	DeadLetterBatch(ctx context.Context, id int64, lastErr string) error
-	BatchLogSize(ctx context.Context, batchID int64) (uint64, error)
-	BatchLogSpan(ctx context.Context, batchID int64) (need uint64, missing int, err error)
-	BatchCheckpoint(ctx context.Context, batchID int64, size uint64) (uint64, error)
 	AdvanceBatchCheckpoint(ctx context.Context, batchID int64, size uint64) (uint64, error)
 	CheckpointAt(ctx context.Context, size uint64) (store.LogCheckpoint, error)
 }
 
 // LogCheckpoints is the evidence log as anchoring needs it (logsvc.Sequencer).
 type LogCheckpoints interface {
-	// Sync takes the evidence waiting into the log and signs a checkpoint.
-	Sync(ctx context.Context) (store.LogCheckpoint, error)
+	// PinBatch returns the checkpoint a batch's anchor commits to, fixed
+	// by its first call (taking the batch's evidence into the log and
+	// signing a checkpoint of them when needed); store.ErrBatchBeforeLog
+	// for a batch whose first transaction predates the log.
+	PinBatch(ctx context.Context, batchID int64) (store.LogCheckpoint, error)
 	// CheckpointFor returns a signed checkpoint of at least need entries.
 	CheckpointFor(ctx context.Context, need uint64) (store.LogCheckpoint, error)
 	// KeyHash is the hash of the key that signs the log.
@@ -130,53 +132,28 @@ func (a *Anchor) submit(ctx context.Context, in workflows.BatchRef) (workflows.S
 // batch whose first transaction predates the log (or a worker without it),
 // the batch's own Merkle root.
 func (a *Anchor) anchorOf(ctx context.Context, batchID int64) (chains.Anchor, error) {
-	size, err := a.Store.BatchLogSize(ctx, batchID)
+	if a.Log == nil {
+		return a.rootAnchor(ctx, batchID)
+	}
+	cp, err := a.Log.PinBatch(ctx, batchID)
+	switch {
+	case errors.Is(err, store.ErrBatchBeforeLog):
+		return a.rootAnchor(ctx, batchID)
+	case errors.Is(err, store.ErrEmptyBatch):
+		return chains.Anchor{}, retry.Permanent(err)
+	case err != nil:
+		return chains.Anchor{}, err
+	}
+	return a.anchorAt(batchID, cp), nil
+}
+
+// rootAnchor is the anchor of a batch carrying its own Merkle root.
+func (a *Anchor) rootAnchor(ctx context.Context, batchID int64) (chains.Anchor, error) {
+	tree, err := a.tree(ctx, batchID)
 	if err != nil {
 		return chains.Anchor{}, err
 	}
-	if size == 0 {
-		legacy := a.Log == nil
-		if !legacy {
-			txs, err := a.Store.Transactions(ctx, batchID)
-			if err != nil {
-				return chains.Anchor{}, err
-			}
-			legacy = len(txs) > 0
-		}
-		if legacy {
-			tree, err := a.tree(ctx, batchID)
-			if err != nil {
-				return chains.Anchor{}, err
-			}
-			return chains.Anchor{BatchID: batchID, Root: tree.Root()}, nil
-		}
-		need, missing, err := a.Store.BatchLogSpan(ctx, batchID)
-		if err != nil {
-			return chains.Anchor{}, err
-		}
-		if missing > 0 {
-			if _, err := a.Log.Sync(ctx); err != nil {
-				return chains.Anchor{}, err
-			}
-			if need, missing, err = a.Store.BatchLogSpan(ctx, batchID); err != nil {
-				return chains.Anchor{}, err
-			}
-			if missing > 0 {
-				return chains.Anchor{}, fmt.Errorf("%d of batch %d's evidence are not in the evidence log yet", missing, batchID)
-			}
-		}
-		if need == 0 {
-			return chains.Anchor{}, retry.Permanent(fmt.Errorf("batch %d has no evidence", batchID))
-		}
-		cp, err := a.Log.CheckpointFor(ctx, need)
-		if err != nil {
-			return chains.Anchor{}, err
-		}
-		if size, err = a.Store.BatchCheckpoint(ctx, batchID, cp.Size); err != nil {
-			return chains.Anchor{}, err
-		}
-	}
-	return a.checkpointAnchor(ctx, batchID, size)
+	return chains.Anchor{BatchID: batchID, Root: tree.Root()}, nil
 }
 
 // advance moves the batch of fixed, an anchor of a checkpoint, to the log's
@@ -206,8 +183,13 @@ func (a *Anchor) checkpointAnchor(ctx context.Context, batchID int64, size uint6
 	if err != nil {
 		return chains.Anchor{}, err
 	}
+	return a.anchorAt(batchID, cp), nil
+}
+
+// anchorAt is the anchor of a batch committing to the log's checkpoint cp.
+func (a *Anchor) anchorAt(batchID int64, cp store.LogCheckpoint) chains.Anchor {
 	return chains.Anchor{BatchID: batchID, Root: cp.Root,
-		Checkpoint: &receipt.CheckpointRef{KeyHash: a.Log.KeyHash(), Size: cp.Size, Root: cp.Root}}, nil
+		Checkpoint: &receipt.CheckpointRef{KeyHash: a.Log.KeyHash(), Size: cp.Size, Root: cp.Root}}
 }
 
 func (a *Anchor) tree(ctx context.Context, batchID int64) (*merkle.Tree, error) {

@@ -24,18 +24,20 @@ import (
 const DefaultAppendMax = 20_000
 
 // LogAppender is the store as the sequencer needs it: the log's entries,
-// taken in from accepted evidence, their hashes, and its signed checkpoints
-// (*store.Store).
+// taken in from accepted evidence, their hashes, its signed checkpoints,
+// and the batches pinned to them (*store.Store).
 type LogAppender interface {
 	AppendLog(ctx context.Context, max int) (size uint64, root [32]byte, taken int, err error)
 	LogSize(ctx context.Context) (uint64, error)
 	LogHashReader(ctx context.Context) tlog.HashReader
 	LatestCheckpoint(ctx context.Context) (store.LogCheckpoint, error)
 	SaveCheckpoint(ctx context.Context, c store.LogCheckpoint, vkey string) error
+	PinBatch(ctx context.Context, batchID int64, max int, vkey string, sign store.SignCheckpoint) (store.LogCheckpoint, error)
 }
 
 // Sequencer appends evidence to the log and signs a checkpoint whenever it
-// grew, at least every Interval. Every worker runs one over the shared
+// grew, at least every Interval, and pins each batch to the checkpoint its
+// anchor commits to (PinBatch). Every worker runs one over the shared
 // store; appends are serialized by the store, and two signers with the one
 // key sign a size identically (Ed25519 is deterministic).
 type Sequencer struct {
@@ -121,8 +123,7 @@ func (q *Sequencer) Sync(ctx context.Context) (store.LogCheckpoint, error) {
 	if size == 0 || (err == nil && latest.Size >= size) {
 		return latest, nil
 	}
-	cp := evlog.Checkpoint{Origin: q.Signer.Origin(), Size: size, Root: root}
-	signed, err := q.Signer.Sign(cp)
+	signed, err := q.sign(size, root)
 	if err != nil {
 		return store.LogCheckpoint{}, err
 	}
@@ -162,6 +163,51 @@ func (q *Sequencer) CheckpointFor(ctx context.Context, need uint64) (store.LogCh
 		return c, fmt.Errorf("evidence log: the latest checkpoint holds %d entries, the batch needs %d", c.Size, need)
 	}
 	return c, nil
+}
+
+// PinBatch returns the checkpoint a batch's anchor commits to, fixed by
+// the batch's first call (store.Log.PinBatch). A batch pinned already gets
+// its checkpoint back, with nothing written. Otherwise one store
+// transaction takes in the evidence waiting up to the batch's last and
+// pins the batch to the latest checkpoint when that holds them, or to one
+// signed now; a backlog longer than one append is taken in by parts first,
+// as Sync does. It fails with store.ErrBatchBeforeLog, store.ErrEmptyBatch
+// or store.ErrBatchNotInLog, and with ErrInconsistent while the log does
+// not extend the checkpoints the chains hold.
+func (q *Sequencer) PinBatch(ctx context.Context, batchID int64) (store.LogCheckpoint, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	checked, drained := false, false
+	for {
+		c, err := q.Store.PinBatch(ctx, batchID, DefaultAppendMax, q.Signer.Key().Text, q.sign)
+		switch {
+		case errors.Is(err, errUnchecked) && !checked:
+			checked, err = true, q.checkAnchored(ctx)
+		case errors.Is(err, store.ErrBatchNotInLog) && !drained:
+			drained = true
+			_, _, err = q.appendWaiting(ctx)
+		default:
+			return c, err
+		}
+		if err != nil {
+			return store.LogCheckpoint{}, err
+		}
+	}
+}
+
+// errUnchecked is sign's refusal before the chains' checkpoints were read.
+var errUnchecked = errors.New("evidence log: the checkpoints anchored on chain are not read yet")
+
+// sign signs the checkpoint of the log's first size entries, whose root is
+// root, once the log is known to extend what the chains hold
+// (checkAnchored). Sync checks before it signs; PinBatch calls it inside
+// its store transaction, where checking cannot read the store, so it
+// refuses, and PinBatch checks and pins again. The caller holds mu.
+func (q *Sequencer) sign(size uint64, root [32]byte) ([]byte, error) {
+	if q.Anchored != nil && !q.checked {
+		return nil, errUnchecked
+	}
+	return q.Signer.Sign(evlog.Checkpoint{Origin: q.Signer.Origin(), Size: size, Root: root})
 }
 
 // KeyHash is the hash of the log's key, which anchors name.

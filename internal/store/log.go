@@ -18,7 +18,8 @@ import (
 // Log owns the evidence log (docs/log.md): its entries (log_entries), the
 // tree's stored hashes (log_hashes), the signed checkpoints
 // (log_checkpoints) and its state (log_state), and reads the batches'
-// log_size and account columns to say which checkpoint an anchor commits to.
+// log_size and account columns to say which checkpoint an anchor commits to,
+// which PinBatch writes (pin.go).
 type Log struct{ *db }
 
 // The evidence log (migration 12, docs/log.md). AppendLog takes evidence
@@ -79,6 +80,16 @@ func (c *logHashCache) put(ids []int64, hs []tlog.Hash) {
 	}
 }
 
+// putAll caches hs, stored hashes by id, once written.
+func (c *logHashCache) putAll(hs map[int64]tlog.Hash) {
+	ids := make([]int64, 0, len(hs))
+	vs := make([]tlog.Hash, 0, len(hs))
+	for id, h := range hs {
+		ids, vs = append(ids, id), append(vs, h)
+	}
+	c.put(ids, vs)
+}
+
 // AppendLog takes up to max evidence committed since the last append into
 // the log, in one transaction, and returns the log's size and root after it
 // and how many it took (0 when nothing was waiting).
@@ -87,88 +98,107 @@ func (s Log) AppendLog(ctx context.Context, max int) (size uint64, root [32]byte
 	if err != nil {
 		return 0, root, 0, fmt.Errorf("store: append to the log: %w", err)
 	}
-	var written map[int64]tlog.Hash
+	var a appended
 	err = s.tx(ctx, func(tx *txn) error {
 		if err := s.d.lock(ctx, tx, "log"); err != nil {
 			return err
 		}
-		var n, seq int64
-		if err := tx.QueryRowContext(ctx, `SELECT size, seq FROM log_state WHERE id = 1`).Scan(&n, &seq); err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT seq, salt, digest FROM evidence WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, seq, watermark, max)
-		if err != nil {
-			return err
-		}
-		type newEntry struct {
-			seq   int64
-			entry [32]byte
-		}
-		var evs []newEntry
-		for rows.Next() {
-			var (
-				t            newEntry
-				salt, digest []byte
-			)
-			if err := rows.Scan(&t.seq, &salt, &digest); err != nil {
-				rows.Close()
-				return err
-			}
-			var d [32]byte
-			copy(d[:], digest)
-			t.entry = evlog.EntryOf(salt, d)
-			evs = append(evs, t)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		written = map[int64]tlog.Hash{}
-		reader := s.logReader(ctx, tx, written)
-		if len(evs) > 0 {
-			for i, ev := range evs {
-				hs, err := tlog.StoredHashesForRecordHash(n+int64(i), tlog.RecordHash(ev.entry[:]), reader)
-				if err != nil {
-					return err
-				}
-				first := tlog.StoredHashIndex(0, n+int64(i))
-				for j, h := range hs {
-					written[first+int64(j)] = h
-				}
-			}
-			if err := insertEntries(ctx, tx, n, evs, func(t newEntry) (int64, []byte) { return t.seq, t.entry[:] }); err != nil {
-				return err
-			}
-			if err := insertHashes(ctx, tx, written); err != nil {
-				return err
-			}
-			n += int64(len(evs))
-			seq = evs[len(evs)-1].seq
-			if _, err := tx.ExecContext(ctx, `UPDATE log_state SET size = ?, seq = ? WHERE id = 1`, n, seq); err != nil {
-				return err
-			}
-			taken = len(evs)
-		}
-		size = uint64(n)
-		if n > 0 {
-			h, err := tlog.TreeHash(n, reader)
-			if err != nil {
-				return err
-			}
-			root = h
-		}
-		return nil
+		var err error
+		a, err = s.appendIn(ctx, tx, watermark, max)
+		return err
 	})
 	if err != nil {
 		return 0, [32]byte{}, 0, fmt.Errorf("store: append to the log: %w", err)
 	}
-	ids := make([]int64, 0, len(written))
-	hs := make([]tlog.Hash, 0, len(written))
-	for id, h := range written {
-		ids, hs = append(ids, id), append(hs, h)
+	s.logHashes.putAll(a.written)
+	return a.size, a.root, a.taken, nil
+}
+
+// appended is what one append did in its transaction.
+type appended struct {
+	size  uint64   // the log's size after it
+	root  [32]byte // the log's root after it (zero while the log is empty)
+	taken int      // evidence taken in
+	// written are the stored hashes it wrote: logReader reads them first
+	// within the transaction, and the cache takes them once it commits.
+	written map[int64]tlog.Hash
+}
+
+// logEntry is an evidence on its way into the log.
+type logEntry struct {
+	seq   int64
+	entry [32]byte
+}
+
+// appendIn takes up to max evidence with an intake sequence up to upTo,
+// past the last one the log holds, into the log within tx, whose caller
+// holds the log's lock.
+func (s Log) appendIn(ctx context.Context, tx *txn, upTo int64, max int) (appended, error) {
+	a := appended{written: map[int64]tlog.Hash{}}
+	var n, seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT size, seq FROM log_state WHERE id = 1`).Scan(&n, &seq); err != nil {
+		return a, err
 	}
-	s.logHashes.put(ids, hs)
-	return size, root, taken, nil
+	evs, err := waitingEntries(ctx, tx, seq, upTo, max)
+	if err != nil {
+		return a, err
+	}
+	reader := s.logReader(ctx, tx, a.written)
+	if len(evs) > 0 {
+		for i, ev := range evs {
+			hs, err := tlog.StoredHashesForRecordHash(n+int64(i), tlog.RecordHash(ev.entry[:]), reader)
+			if err != nil {
+				return a, err
+			}
+			first := tlog.StoredHashIndex(0, n+int64(i))
+			for j, h := range hs {
+				a.written[first+int64(j)] = h
+			}
+		}
+		if err := insertEntries(ctx, tx, n, evs, func(t logEntry) (int64, []byte) { return t.seq, t.entry[:] }); err != nil {
+			return a, err
+		}
+		if err := insertHashes(ctx, tx, a.written); err != nil {
+			return a, err
+		}
+		n += int64(len(evs))
+		if _, err := tx.ExecContext(ctx, `UPDATE log_state SET size = ?, seq = ? WHERE id = 1`, n, evs[len(evs)-1].seq); err != nil {
+			return a, err
+		}
+		a.taken = len(evs)
+	}
+	a.size = uint64(n)
+	if n > 0 {
+		if a.root, err = tlog.TreeHash(n, reader); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+// waitingEntries reads the log entries of up to max evidence with an intake
+// sequence in (after, upTo], in intake order.
+func waitingEntries(ctx context.Context, tx *txn, after, upTo int64, max int) ([]logEntry, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, salt, digest FROM evidence WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, after, upTo, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var evs []logEntry
+	for rows.Next() {
+		var (
+			t            logEntry
+			salt, digest []byte
+		)
+		if err := rows.Scan(&t.seq, &salt, &digest); err != nil {
+			return nil, err
+		}
+		var d [32]byte
+		copy(d[:], digest)
+		t.entry = evlog.EntryOf(salt, d)
+		evs = append(evs, t)
+	}
+	return evs, rows.Err()
 }
 
 // logChunk is how many rows one INSERT of the log writes.
@@ -405,29 +435,32 @@ func (s Log) LogEntries(ctx context.Context, from, to uint64) ([][32]byte, error
 // that signs the log (vkey): a checkpoint signed with another fails with
 // ErrLogKey. Saving a checkpoint of a size already saved keeps the first.
 func (s Log) SaveCheckpoint(ctx context.Context, c LogCheckpoint, vkey string) error {
-	err := s.tx(ctx, func(tx *txn) error {
-		var have string
-		if err := tx.QueryRowContext(ctx, `SELECT vkey FROM log_state WHERE id = 1`).Scan(&have); err != nil {
-			return err
-		}
-		switch have {
-		case vkey:
-		case "":
-			if _, err := tx.ExecContext(ctx, `UPDATE log_state SET vkey = ? WHERE id = 1 AND vkey = ''`, vkey); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("%w (%s), not %s", ErrLogKey, have, vkey)
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (size) DO NOTHING`, int64(c.Size), c.Root[:], string(c.Note), ms(c.CreatedAt))
-		return err
-	})
+	err := s.tx(ctx, func(tx *txn) error { return saveCheckpoint(ctx, tx, c, vkey) })
 	if err != nil {
 		return fmt.Errorf("store: save checkpoint %d: %w", c.Size, err)
 	}
 	s.notify()
 	return nil
+}
+
+// saveCheckpoint is SaveCheckpoint within tx.
+func saveCheckpoint(ctx context.Context, tx *txn, c LogCheckpoint, vkey string) error {
+	var have string
+	if err := tx.QueryRowContext(ctx, `SELECT vkey FROM log_state WHERE id = 1`).Scan(&have); err != nil {
+		return err
+	}
+	switch have {
+	case vkey:
+	case "":
+		if _, err := tx.ExecContext(ctx, `UPDATE log_state SET vkey = ? WHERE id = 1 AND vkey = ''`, vkey); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w (%s), not %s", ErrLogKey, have, vkey)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO log_checkpoints (size, root, note, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (size) DO NOTHING`, int64(c.Size), c.Root[:], string(c.Note), ms(c.CreatedAt))
+	return err
 }
 
 // LogKey is the verifier key of the log's signing key ("" before the first
@@ -442,12 +475,12 @@ func (s Log) LogKey(ctx context.Context) (string, error) {
 
 // LatestCheckpoint is the largest checkpoint signed; ErrNotFound before the first.
 func (s Log) LatestCheckpoint(ctx context.Context) (LogCheckpoint, error) {
-	return s.checkpoint(ctx, `ORDER BY size DESC LIMIT 1`)
+	return readCheckpoint(ctx, s.r, `ORDER BY size DESC LIMIT 1`)
 }
 
 // CheckpointAt is the checkpoint of the given size, or ErrNotFound.
 func (s Log) CheckpointAt(ctx context.Context, size uint64) (LogCheckpoint, error) {
-	return s.checkpoint(ctx, `WHERE size = ?`, int64(size))
+	return readCheckpoint(ctx, s.r, `WHERE size = ?`, int64(size))
 }
 
 // CheckpointsAt returns the stored checkpoints of the given sizes, by size.
@@ -466,7 +499,8 @@ func (s Log) CheckpointsAt(ctx context.Context, sizes []uint64) (map[uint64][]by
 	return out, nil
 }
 
-func (s Log) checkpoint(ctx context.Context, tail string, args ...any) (LogCheckpoint, error) {
+// readCheckpoint reads the checkpoint the query's tail selects through q.
+func readCheckpoint(ctx context.Context, q querier, tail string, args ...any) (LogCheckpoint, error) {
 	var (
 		c       LogCheckpoint
 		size    int64
@@ -474,7 +508,7 @@ func (s Log) checkpoint(ctx context.Context, tail string, args ...any) (LogCheck
 		note    string
 		created int64
 	)
-	err := s.r.QueryRowContext(ctx, `SELECT size, root, note, created_at FROM log_checkpoints `+tail, args...).Scan(&size, &root, &note, &created)
+	err := q.QueryRowContext(ctx, `SELECT size, root, note, created_at FROM log_checkpoints `+tail, args...).Scan(&size, &root, &note, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("store: checkpoint: %w", ErrNotFound)
 	}
@@ -503,19 +537,25 @@ func (s Log) LogIndexOf(ctx context.Context, evidenceID string) (idx uint64, ok 
 // batch (its largest index + 1), and how many of its evidence are not in
 // the log yet.
 func (s Log) BatchLogSpan(ctx context.Context, batchID int64) (need uint64, missing int, err error) {
+	need, missing, err = batchSpan(ctx, s.r, batchID)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: log span of batch %d: %w", batchID, err)
+	}
+	return need, missing, nil
+}
+
+// batchSpan is BatchLogSpan read through q.
+func batchSpan(ctx context.Context, q querier, batchID int64) (need uint64, missing int, err error) {
 	var (
 		top  sql.NullInt64
 		miss int64
 	)
-	err = s.r.QueryRowContext(ctx, `SELECT MAX(l.idx), COUNT(*) - COUNT(l.idx)
+	err = q.QueryRowContext(ctx, `SELECT MAX(l.idx), COUNT(*) - COUNT(l.idx)
 		FROM outbox o LEFT JOIN log_entries l ON l.evidence_seq = o.evidence_seq WHERE o.batch_id = ?`, batchID).Scan(&top, &miss)
-	if err != nil {
-		return 0, 0, fmt.Errorf("store: log span of batch %d: %w", batchID, err)
-	}
 	if top.Valid {
 		need = uint64(top.Int64) + 1
 	}
-	return need, int(miss), nil
+	return need, int(miss), err
 }
 
 // BatchCheckpoint fixes the checkpoint a batch's anchor commits to, once:

@@ -2,9 +2,11 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/merkle"
 )
 
@@ -23,12 +26,12 @@ import (
 // over the entries — and every inclusion and consistency proof built from
 // the stored hashes verifies with golang.org/x/mod/sumdb/tlog.
 func TestTheLogTakesEveryEvidenceOnceInIntakeOrderWhileIntakeGoesOn(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		ctx := context.Background()
-		where := db.fresh(t)
+		where := db.Fresh(t)
 		nodes := make([]*store.Store, 3)
 		for i := range nodes {
-			nodes[i] = openAt(t, where)
+			nodes[i] = storetest.Open(t, where)
 			defer nodes[i].Close()
 		}
 		const total = 900
@@ -135,9 +138,9 @@ func TestTheLogTakesEveryEvidenceOnceInIntakeOrderWhileIntakeGoesOn(t *testing.T
 // another key is refused, so a worker given the wrong key file cannot
 // start a second history in the same store.
 func TestALogKeepsTheKeyItWasFirstSignedWith(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		ctx := context.Background()
-		s := db.openStore(t)
+		s := db.Open(t)
 		_, _, err := s.InsertEvidence(ctx, store.NewEvidence{Digest: digestOf("k"), Chains: []string{"etherlink"}, Priority: 5})
 		require.NoError(t, err)
 		size, root, _, err := s.AppendLog(ctx, 10)
@@ -185,8 +188,8 @@ func pathOf(t *testing.T, st *store.Store, a store.AnchorState) []merkle.Hash {
 // and only while the batch is not confirmed (a Solana re-sign after every
 // transaction of it expired unseen).
 func TestABatchsCheckpointMovesOnlyForwardAndNeverOnceConfirmed(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		insert(t, st, store.NewEvidence{Digest: digestOf("moves"), Chains: []string{"solana"}, Priority: 5})
 		b := formOne(t, st, "solana", 1)
@@ -215,5 +218,221 @@ func TestABatchsCheckpointMovesOnlyForwardAndNeverOnceConfirmed(t *testing.T) {
 		got, err := st.BatchLogSize(ctx, b.ID)
 		require.NoError(t, err)
 		assert.Equal(t, uint64(7), got)
+	})
+}
+
+// pinSigner signs the test log's checkpoints with a key of its own and
+// records the sizes it signed; fail, when set, is what signing answers.
+type pinSigner struct {
+	*evlog.Signer
+	signed []uint64
+	fail   error
+}
+
+func newPinSigner(t *testing.T) *pinSigner {
+	t.Helper()
+	skey, _, err := evlog.GenerateKey("test.example/log")
+	require.NoError(t, err)
+	sg, err := evlog.NewSigner(skey, "test.example/log")
+	require.NoError(t, err)
+	return &pinSigner{Signer: sg}
+}
+
+func (p *pinSigner) sign(size uint64, root [32]byte) ([]byte, error) {
+	if p.fail != nil {
+		return nil, p.fail
+	}
+	p.signed = append(p.signed, size)
+	return p.Sign(evlog.Checkpoint{Origin: p.Origin(), Size: size, Root: root})
+}
+
+func (p *pinSigner) pin(st *store.Store, batchID int64) (store.LogCheckpoint, error) {
+	return st.PinBatch(context.Background(), batchID, 1000, p.Key().Text, p.sign)
+}
+
+// logState is what a pin may write: the log's size, its checkpoints and
+// the checkpoint a batch commits to.
+type logState struct {
+	size        uint64
+	checkpoints []store.LogCheckpoint
+	pinned      uint64
+}
+
+func logStateOf(t *testing.T, st *store.Store, batchID int64) logState {
+	t.Helper()
+	ctx := context.Background()
+	size, err := st.LogSize(ctx)
+	require.NoError(t, err)
+	cps, err := st.Checkpoints(ctx)
+	require.NoError(t, err)
+	pinned, err := st.BatchLogSize(ctx, batchID)
+	require.NoError(t, err)
+	return logState{size, cps, pinned}
+}
+
+// Pinning a fresh batch takes into the log the evidence up to the batch's
+// last one (not what arrived after it), signs a checkpoint holding them
+// and pins the batch to it; a batch whose evidence the latest checkpoint
+// holds already is pinned to that one, with nothing signed.
+func TestPinningAFreshBatchTakesItsEvidenceInSignsAndPinsIt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		ctx := context.Background()
+		st := db.Open(t)
+		for i := range 3 {
+			insert(t, st, store.NewEvidence{Digest: digestOf(fmt.Sprint("pin", i)), Chains: []string{"etherlink", "solana"}, Priority: 5})
+		}
+		b := formOne(t, st, "etherlink", 10)
+		insert(t, st, store.NewEvidence{Digest: digestOf("after"), Chains: []string{"etherlink"}, Priority: 5})
+		p := newPinSigner(t)
+
+		c, err := p.pin(st, b.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []uint64{3}, p.signed)
+		got := logStateOf(t, st, b.ID)
+		assert.Equal(t, uint64(3), got.size, "the evidence after the batch's wait for the sequencer")
+		require.Len(t, got.checkpoints, 1)
+		assert.Equal(t, got.checkpoints[0], c)
+		assert.Equal(t, uint64(3), got.pinned)
+		root, err := tlog.TreeHash(3, st.LogHashReader(ctx))
+		require.NoError(t, err)
+		assert.Equal(t, [32]byte(root), c.Root)
+		opened, err := p.Key().Open(c.Note)
+		require.NoError(t, err)
+		assert.Equal(t, evlog.Checkpoint{Origin: p.Origin(), Size: 3, Root: c.Root}, opened)
+
+		other := formOne(t, st, "solana", 10)
+		again, err := p.pin(st, other.ID)
+		require.NoError(t, err)
+		assert.Equal(t, c, again, "the latest checkpoint holds the evidence of the batch on the other chain")
+		assert.Equal(t, []uint64{3}, p.signed, "nothing signed")
+		assert.Equal(t, uint64(3), logStateOf(t, st, other.ID).pinned)
+	})
+}
+
+// A batch pinned already gets its checkpoint back with nothing written,
+// even while the log has grown and more evidence waits.
+func TestPinningAPinnedBatchAgainWritesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
+		insert(t, st, store.NewEvidence{Digest: digestOf("first"), Chains: []string{"etherlink"}, Priority: 5})
+		b := formOne(t, st, "etherlink", 10)
+		p := newPinSigner(t)
+		c, err := p.pin(st, b.ID)
+		require.NoError(t, err)
+		insert(t, st, store.NewEvidence{Digest: digestOf("second"), Chains: []string{"etherlink"}, Priority: 5})
+		later := formOne(t, st, "etherlink", 10)
+		_, err = p.pin(st, later.ID)
+		require.NoError(t, err)
+		insert(t, st, store.NewEvidence{Digest: digestOf("waiting"), Chains: []string{"etherlink"}, Priority: 5})
+		before := logStateOf(t, st, b.ID)
+
+		p.fail = errors.New("signed a pinned batch's checkpoint")
+		again, err := p.pin(st, b.ID)
+		require.NoError(t, err)
+		assert.Equal(t, c, again)
+		assert.Equal(t, before, logStateOf(t, st, b.ID), "nothing taken in, signed or pinned")
+	})
+}
+
+// A pin that fails part of the way, in signing or in saving what was
+// signed, leaves the log, its checkpoints and the batch as they were.
+func TestAPinThatFailsMidwayLeavesNeitherCheckpointNorPin(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
+		insert(t, st, store.NewEvidence{Digest: digestOf("one"), Chains: []string{"etherlink"}, Priority: 5})
+		first := formOne(t, st, "etherlink", 10)
+		p := newPinSigner(t)
+
+		p.fail = errors.New("the signer is gone")
+		_, err := p.pin(st, first.ID)
+		require.ErrorIs(t, err, p.fail)
+		assert.Equal(t, logState{}, logStateOf(t, st, first.ID), "the append went with the signature")
+
+		p.fail = nil
+		_, err = p.pin(st, first.ID)
+		require.NoError(t, err)
+		insert(t, st, store.NewEvidence{Digest: digestOf("two"), Chains: []string{"etherlink"}, Priority: 5})
+		second := formOne(t, st, "etherlink", 10)
+		before := logStateOf(t, st, second.ID)
+		wrongKey := newPinSigner(t) // signs, then its checkpoint is refused when saved
+		_, err = wrongKey.pin(st, second.ID)
+		require.ErrorIs(t, err, store.ErrLogKey)
+		assert.Equal(t, []uint64{2}, wrongKey.signed)
+		assert.Equal(t, before, logStateOf(t, st, second.ID), "neither the append, the checkpoint nor the pin stayed")
+	})
+}
+
+// A batch whose first transaction was journaled before it was pinned
+// anchors its own root: pinning refuses it and writes nothing; a batch
+// pinned before its transaction was journaled keeps its checkpoint.
+func TestABatchJournaledWithoutACheckpointIsNotPinned(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		ctx := context.Background()
+		st := db.Open(t)
+		insert(t, st, store.NewEvidence{Digest: digestOf("old"), Chains: []string{"etherlink"}, Priority: 5})
+		old := formOne(t, st, "etherlink", 10)
+		require.NoError(t, st.SaveTransaction(ctx, store.JournaledTx{BatchID: old.ID, Chain: "etherlink", Ref: "0x01", Raw: []byte{1}, CreatedAt: time.Now()}))
+		p := newPinSigner(t)
+		_, err := p.pin(st, old.ID)
+		require.ErrorIs(t, err, store.ErrBatchBeforeLog)
+		assert.Equal(t, logState{}, logStateOf(t, st, old.ID))
+
+		insert(t, st, store.NewEvidence{Digest: digestOf("new"), Chains: []string{"etherlink"}, Priority: 5})
+		fresh := formOne(t, st, "etherlink", 10)
+		c, err := p.pin(st, fresh.ID)
+		require.NoError(t, err)
+		require.NoError(t, st.SaveTransaction(ctx, store.JournaledTx{BatchID: fresh.ID, Chain: "etherlink", Ref: "0x02", Raw: []byte{2}, CreatedAt: time.Now()}))
+		again, err := p.pin(st, fresh.ID)
+		require.NoError(t, err)
+		assert.Equal(t, c, again)
+
+		_, err = p.pin(st, fresh.ID+100)
+		assert.ErrorIs(t, err, store.ErrNotFound)
+	})
+}
+
+// A batch further from the log's end than one append takes in is not
+// pinned: what was taken in stays, and a later pin goes on from there.
+func TestABatchBeyondOneAppendIsPinnedOnceTheLogReachesIt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		ctx := context.Background()
+		st := db.Open(t)
+		for i := range 9 {
+			insert(t, st, store.NewEvidence{Digest: digestOf(fmt.Sprint("before", i)), Chains: []string{"solana"}, Priority: 5})
+		}
+		insert(t, st, store.NewEvidence{Digest: digestOf("last"), Chains: []string{"etherlink"}, Priority: 5})
+		b := formOne(t, st, "etherlink", 10)
+		p := newPinSigner(t)
+		pin := func() (store.LogCheckpoint, error) {
+			return st.PinBatch(ctx, b.ID, 4, p.Key().Text, p.sign)
+		}
+		for _, size := range []uint64{4, 8} {
+			_, err := pin()
+			require.ErrorIs(t, err, store.ErrBatchNotInLog)
+			got := logStateOf(t, st, b.ID)
+			assert.Equal(t, logState{size: size}, got)
+		}
+		c, err := pin()
+		require.NoError(t, err)
+		assert.Equal(t, uint64(10), c.Size)
+		assert.Equal(t, []uint64{10}, p.signed)
+	})
+}
+
+// A batch that holds no evidence (dead-lettered, its anchors re-driven
+// into another) cannot be pinned, and pinning it writes nothing.
+func TestAnEmptyBatchIsNotPinned(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		ctx := context.Background()
+		st := db.Open(t)
+		insert(t, st, store.NewEvidence{Digest: digestOf("dead"), Chains: []string{"etherlink"}, Priority: 5})
+		b := formOne(t, st, "etherlink", 10)
+		require.NoError(t, st.DeadLetterBatch(ctx, b.ID, "etherlink down"))
+		_, err := st.Redrive(ctx, store.RedriveFilter{BatchID: b.ID})
+		require.NoError(t, err)
+		p := newPinSigner(t)
+		_, err = p.pin(st, b.ID)
+		require.ErrorIs(t, err, store.ErrEmptyBatch)
+		assert.Equal(t, logState{}, logStateOf(t, st, b.ID))
 	})
 }
