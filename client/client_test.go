@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,22 +16,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	keeper "github.com/keeperhq/keeper/client"
 	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
+	"github.com/keeperhq/keeper/internal/temporalfake"
 	"github.com/keeperhq/keeper/merkle"
 )
-
-// noTemporal starts no workflow, as a Temporal that took the start would.
-type noTemporal struct{}
-
-func (noTemporal) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, any, ...any) (client.WorkflowRun, error) {
-	return nil, nil
-}
 
 // api is a real keeper API (evidence on the stub chain, wallets on solana,
 // epochs), every exchange checked against the OpenAPI description. front,
@@ -47,12 +40,10 @@ type api struct {
 
 func newAPI(t *testing.T) *api {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	a := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
 		Logger:   slog.New(slog.DiscardHandler),
-		Temporal: noTemporal{}, Epochs: starter.EpochOptions{MaxInFlight: 4, Duration: time.Hour},
+		Temporal: &temporalfake.Client{}, Epochs: starter.EpochOptions{MaxInFlight: 4, Duration: time.Hour},
 		Wallets: &starter.Wallets{Networks: []starter.WalletNetwork{{Name: "solana", Unit: "signatures",
 			Parse: func(s string) (string, error) { return s, nil }}}},
 	}

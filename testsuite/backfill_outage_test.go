@@ -34,12 +34,8 @@ func proxiedPostgres(t *testing.T) (*tcpfault.Proxy, *store.Store, *store.Store)
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() })
 	u.Host = proxy.Addr()
-	cut, err := store.OpenPostgres(context.Background(), u.String())
-	require.NoError(t, err)
-	t.Cleanup(func() { cut.Close() })
-	look, err := store.OpenPostgres(context.Background(), direct)
-	require.NoError(t, err)
-	t.Cleanup(func() { look.Close() })
+	cut := storetest.Open(t, u.String())
+	look := storetest.Open(t, direct)
 	return proxy, cut, look
 }
 

@@ -3,7 +3,6 @@
 package testsuite
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 // TestCrashAndRestartLosesNothing runs keeper as separate processes (Temporal
@@ -96,9 +96,7 @@ func TestCrashAndRestartLosesNothing(t *testing.T) {
 	t.Logf("kills: %v (%d in all); posted %d, accepted %d, refused %d", kills, len(kinds), posted.Load(), posted.Load()-refused.Load(), refused.Load())
 
 	// Everything accepted must confirm.
-	st, err := store.Open(context.Background(), node.StoreFile(dir))
-	require.NoError(t, err)
-	defer st.Close()
+	st := storetest.Open(t, node.StoreFile(dir))
 	var ids []string
 	accepted.Range(func(k, _ any) bool { ids = append(ids, k.(string)); return true })
 	require.Greater(t, len(ids), total*8/10, "most posts were accepted")

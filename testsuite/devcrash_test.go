@@ -19,6 +19,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 // TestKeeperDevSurvivesSIGKILL runs `keeper dev` (the embedded Temporal
@@ -121,9 +122,7 @@ func TestKeeperDevSurvivesSIGKILL(t *testing.T) {
 	require.Len(t, ids, total, "every evidence got a 2xx (retried with its idempotency key), one id per key")
 
 	// After the last restart everything accepted confirms within 3 minutes.
-	st, err := store.Open(context.Background(), node.StoreFile(dir))
-	require.NoError(t, err)
-	defer st.Close()
+	st := storetest.Open(t, node.StoreFile(dir))
 	deadline := lastRestart.Add(3 * time.Minute)
 	for {
 		c := countByStatus(t, st)

@@ -26,6 +26,7 @@ import (
 	"github.com/keeperhq/keeper/internal/devserver"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/internal/worker"
 )
 
@@ -86,9 +87,7 @@ func startNode(t testing.TB, srv *devserver.Server, cfg config.Config, roles nod
 
 func openStore(t testing.TB, dataDir string) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), node.StoreFile(dataDir))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t, node.StoreFile(dataDir))
 	return st
 }
 

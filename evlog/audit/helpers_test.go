@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,6 +30,7 @@ import (
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/receipt"
 )
 
@@ -96,9 +96,7 @@ var bothChains = []string{"etherlink", "solana"}
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	skey, _, err := evlog.GenerateKey(testOrigin)
 	require.NoError(t, err)
 	signer, err := evlog.NewSigner(skey, testOrigin)

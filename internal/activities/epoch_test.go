@@ -23,6 +23,7 @@ import (
 	"github.com/keeperhq/keeper/internal/rewards"
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/internal/urlpolicy"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
@@ -37,9 +38,7 @@ type epochFixture struct {
 func newEpochFixture(t testing.TB) *epochFixture {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(dir, "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t, filepath.Join(dir, "keeper.db"))
 	acts := &activities.Epoch{
 		Store: st, ArtifactDir: filepath.Join(dir, "artifacts"), Chains: []string{"stub"}, CallTimeout: 5 * time.Second,
 		Ledger:  &settlement.Client{BaseURL: "http://ledger.test", HTTP: settlement.InProcess((&settlement.Server{Store: st}).Handler())},

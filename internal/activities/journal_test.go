@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,14 +13,13 @@ import (
 	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func TestTheJournalKeepsWhatTheAdaptersSave(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	_, _, err = st.InsertEvidence(ctx, store.NewEvidence{Digest: sha256.Sum256([]byte("1")), Chains: []string{"stub"}, Priority: 5})
+	st := storetest.SQLite(t)
+	_, _, err := st.InsertEvidence(ctx, store.NewEvidence{Digest: sha256.Sum256([]byte("1")), Chains: []string{"stub"}, Priority: 5})
 	require.NoError(t, err)
 	b, ok, err := st.FormBatch(ctx, "stub", 10)
 	require.NoError(t, err)

@@ -25,6 +25,7 @@ import (
 	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/internal/urlpolicy"
 	"github.com/keeperhq/keeper/internal/webhooksign"
 	"github.com/keeperhq/keeper/internal/worker"
@@ -81,9 +82,7 @@ type webhookFixture struct {
 
 func newWebhookFixture(t *testing.T, failFirst int) *webhookFixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	recv := &receiver{failFirst: failFirst, tries: map[string]int{}, got: map[string]int{}}
 	srv := httptest.NewServer(recv)
 	t.Cleanup(srv.Close)

@@ -13,6 +13,7 @@ import (
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 // TestTheLogReportTimesEachEvidenceToTheFirstCheckpointHoldingIt stores
@@ -23,9 +24,7 @@ import (
 func TestTheLogReportTimesEachEvidenceToTheFirstCheckpointHoldingIt(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := store.Open(ctx, node.StoreFile(dir))
-	require.NoError(t, err)
-	defer s.Close()
+	s := storetest.Open(t, node.StoreFile(dir))
 	st := &stack{cfg: config.Config{DataDir: dir}, store: s}
 	st.cfg.Log.CheckpointInterval = time.Second
 	defer func() {

@@ -17,6 +17,7 @@ import (
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func TestThePartialTilesAreTheRightEdgeAtBothLevels(t *testing.T) {
@@ -32,9 +33,7 @@ func TestThePartialTilesAreTheRightEdgeAtBothLevels(t *testing.T) {
 func TestTheTilesPhaseReadsWholeTilesFromTheLogHandler(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := store.Open(ctx, node.StoreFile(dir))
-	require.NoError(t, err)
-	defer s.Close()
+	s := storetest.Open(t, node.StoreFile(dir))
 	const n = tileMinEntries + 100
 	for start := 0; start < n; start += 1000 {
 		nes := make([]store.NewEvidence, min(1000, n-start))

@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,15 +19,14 @@ import (
 	"github.com/keeperhq/keeper/internal/backfill/evmscan"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 const cliWallet = "0x52908400098527886e0f7030069857d2e4169ee7"
 
 func newWalletServer(t *testing.T) *server {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	api := &starter.API{Store: st, Chains: []string{"etherlink"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Logger: log,
 		Wallets: &starter.Wallets{Networks: []starter.WalletNetwork{{Name: "etherlink", Unit: "blocks", Parse: evmscan.ParseAddress}}}}

@@ -19,6 +19,7 @@ import (
 	"github.com/keeperhq/keeper/internal/cli"
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 // logInDataDir makes a log of n entries in the store of a data directory
@@ -39,16 +40,14 @@ func logInDataDir(t *testing.T, n int) (string, *evlog.Signer) {
 func growLog(t *testing.T, signer *evlog.Signer, n int) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(os.Getenv("KEEPER_DATA_DIR"), "keeper.db"))
-	require.NoError(t, err)
-	defer st.Close()
+	st := storetest.Open(t, filepath.Join(os.Getenv("KEEPER_DATA_DIR"), "keeper.db"))
 	nes := make([]store.NewEvidence, n)
 	for i := range nes {
 		_, err := rand.Read(nes[i].Digest[:])
 		require.NoError(t, err)
 		nes[i].Chains, nes[i].Priority = []string{"stub"}, 5
 	}
-	_, err = st.InsertEvidenceBatch(ctx, nes)
+	_, err := st.InsertEvidenceBatch(ctx, nes)
 	require.NoError(t, err)
 	seq := &logsvc.Sequencer{Store: st, Signer: signer, Interval: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	_, err = seq.Sync(ctx)
@@ -232,8 +231,7 @@ func TestLogTrustPrintsTheRootAWorkerListedAndTheAuditReadsEveryAccountInIt(t *t
 	assert.Equal(t, "the log has no trust root yet: a worker lists its anchoring accounts when it starts", err.Error())
 
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(os.Getenv("KEEPER_DATA_DIR"), "keeper.db"))
-	require.NoError(t, err)
+	st := storetest.Open(t, filepath.Join(os.Getenv("KEEPER_DATA_DIR"), "keeper.db"))
 	const account = "0xaaaa000000000000000000000000000000000001"
 	_, err = logsvc.ListAccounts(ctx, st, signer, []logsvc.Account{{Chain: "etherlink", Network: "eip155:128123", Address: account}}, time.Now())
 	require.NoError(t, err)
@@ -295,8 +293,7 @@ func TestLogTrustRetireClosesAnAccountAtTheNextCheckpointAndRefusesAnUnknownOne(
 	require.NoError(t, err)
 	growLog(t, signer, 10)
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(os.Getenv("KEEPER_DATA_DIR"), "keeper.db"))
-	require.NoError(t, err)
+	st := storetest.Open(t, filepath.Join(os.Getenv("KEEPER_DATA_DIR"), "keeper.db"))
 	const account = "0xaaaa000000000000000000000000000000000001"
 	_, err = logsvc.ListAccounts(ctx, st, signer, []logsvc.Account{{Chain: "etherlink", Network: "eip155:128123", Address: account}}, time.Now())
 	require.NoError(t, err)

@@ -34,7 +34,7 @@ import (
 // cadence).
 type Anchors struct {
 	Store    Outbox
-	Temporal client.Client
+	Temporal WorkflowStarter
 	MaxItems int
 	MaxWait  time.Duration
 	MinGap   time.Duration // least time between two batches of a chain under load (0 = none)

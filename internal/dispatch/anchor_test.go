@@ -2,56 +2,40 @@ package dispatch_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/mocks"
 
 	"github.com/keeperhq/keeper/internal/dispatch"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
+	"github.com/keeperhq/keeper/internal/temporalfake"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
-// startRecorder is a Temporal client that records workflow starts.
-type startRecorder struct {
-	mu     sync.Mutex
-	opts   []client.StartWorkflowOptions
-	inputs []workflows.AnchorBatchInput
+// fakeTemporal is a Temporal frontend that refuses the first failFirst
+// starts, as one that is down does, and records the rest.
+func fakeTemporal(failFirst int) *temporalfake.Client {
+	c := &temporalfake.Client{}
+	c.FailNext(failFirst)
+	return c
 }
 
-func (r *startRecorder) starts() ([]client.StartWorkflowOptions, []workflows.AnchorBatchInput) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]client.StartWorkflowOptions(nil), r.opts...), append([]workflows.AnchorBatchInput(nil), r.inputs...)
-}
-
-func mockTemporal(t *testing.T, failFirst int) (*mocks.Client, *startRecorder) {
-	c := mocks.NewClient(t)
-	rec := &startRecorder{}
-	if failFirst > 0 {
-		c.On("ExecuteWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything).
-			Return(nil, errors.New("temporal: unavailable")).Times(failFirst)
+// starts lists the AnchorBatch workflows started, with their options.
+func starts(c *temporalfake.Client) ([]client.StartWorkflowOptions, []workflows.AnchorBatchInput) {
+	var opts []client.StartWorkflowOptions
+	var inputs []workflows.AnchorBatchInput
+	for _, s := range c.Starts() {
+		opts, inputs = append(opts, s.Options), append(inputs, s.Input().(workflows.AnchorBatchInput))
 	}
-	c.On("ExecuteWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything).
-		Run(func(args mock.Arguments) {
-			rec.mu.Lock()
-			defer rec.mu.Unlock()
-			rec.opts = append(rec.opts, args.Get(1).(client.StartWorkflowOptions))
-			rec.inputs = append(rec.inputs, args.Get(3).(workflows.AnchorBatchInput))
-		}).
-		Return(nil, nil).Maybe()
-	return c, rec
+	return opts, inputs
 }
 
 func runDispatcher(t *testing.T, d *dispatch.Anchors) chan store.Batch {
@@ -87,9 +71,7 @@ func waitStart(t *testing.T, started chan store.Batch, within time.Duration) sto
 
 func openTestStore(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	return st
 }
 
@@ -104,7 +86,7 @@ func TestTheDispatcherStartsOneAnchorWorkflowPerBatchAndRecordsItStarted(t *test
 		st := openTestStore(t)
 		insertDigest(t, st, "a", 1, "stub")
 		insertDigest(t, st, "b", 3, "stub")
-		temporalClient, rec := mockTemporal(t, 0)
+		temporalClient := fakeTemporal(0)
 		policy := workflows.AnchorPolicy{MaxAttempts: 7}
 		started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, Sweep: time.Hour, Policy: policy})
 
@@ -112,7 +94,7 @@ func TestTheDispatcherStartsOneAnchorWorkflowPerBatchAndRecordsItStarted(t *test
 		assert.Equal(t, 2, b.Size)
 		assert.Equal(t, 1, b.Priority)
 
-		opts, inputs := rec.starts()
+		opts, inputs := starts(temporalClient)
 		require.Len(t, opts, 1)
 		assert.Equal(t, workflows.WorkflowID("stub", b.ID), opts[0].ID)
 		assert.Equal(t, workflows.AnchorTaskQueue, opts[0].TaskQueue)
@@ -132,7 +114,7 @@ func TestTheDispatcherStartsOneAnchorWorkflowPerBatchAndRecordsItStarted(t *test
 func TestNewEvidenceWakesTheDispatcherWithoutWaitingForTheSweep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := openTestStore(t)
-		temporalClient, _ := mockTemporal(t, 0)
+		temporalClient := fakeTemporal(0)
 		started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, Sweep: time.Hour})
 
 		synctest.Wait() // it is idle
@@ -151,7 +133,7 @@ func TestWhileABatchAwaitsSubmissionTheNextGrowsUntilMaxWait(t *testing.T) {
 		for i := range 3 {
 			insertDigest(t, st, fmt.Sprint("e", i), 5, "stub")
 		}
-		temporalClient, _ := mockTemporal(t, 0)
+		temporalClient := fakeTemporal(0)
 		started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 2, MaxWait: 300 * time.Millisecond, Sweep: time.Hour})
 
 		first := waitStart(t, started, 3*time.Second)
@@ -172,11 +154,11 @@ func TestABatchWhoseWorkflowTemporalRefusedIsStartedLaterNotFormedAgain(t *testi
 	synctest.Test(t, func(t *testing.T) {
 		st := openTestStore(t)
 		insertDigest(t, st, "x", 5, "stub")
-		temporalClient, rec := mockTemporal(t, 1)
+		temporalClient := fakeTemporal(1)
 		started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, Sweep: time.Hour})
 
 		b := waitStart(t, started, 5*time.Second)
-		opts, _ := rec.starts()
+		opts, _ := starts(temporalClient)
 		require.Len(t, opts, 1, "one successful start after the refused one")
 		assert.Equal(t, workflows.WorkflowID("stub", b.ID), opts[0].ID)
 
@@ -196,7 +178,7 @@ func TestUnderLoadAChainsNextBatchWaitsMinGapAfterItsPreviousOne(t *testing.T) {
 		st := openTestStore(t)
 		insertDigest(t, st, "first", 5, "stub")
 		insertDigest(t, st, "company", 5, "stub") // two at once: the chain is under load
-		temporalClient, _ := mockTemporal(t, 0)
+		temporalClient := fakeTemporal(0)
 		started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, MinGap: 300 * time.Millisecond, Sweep: time.Hour})
 
 		first := waitStart(t, started, 3*time.Second)
@@ -216,7 +198,7 @@ func TestALoneEvidenceAfterABatchOfOneGoesOutAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := openTestStore(t)
 		insertDigest(t, st, "lone", 5, "stub")
-		temporalClient, _ := mockTemporal(t, 0)
+		temporalClient := fakeTemporal(0)
 		started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 10, MaxWait: time.Hour, MinGap: time.Hour, Sweep: time.Hour})
 
 		first := waitStart(t, started, 3*time.Second)
@@ -233,7 +215,7 @@ func TestBacklogsOnTwoChainsAreDispatchedInTurn(t *testing.T) {
 		for i := range 4 {
 			insertDigest(t, st, fmt.Sprint("both", i), 5, "a", "b")
 		}
-		temporalClient, _ := mockTemporal(t, 0)
+		temporalClient := fakeTemporal(0)
 		started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 1, MaxWait: time.Hour, Sweep: time.Hour})
 
 		perChain := map[string]int{}

@@ -32,7 +32,7 @@ func expectNoStart(t *testing.T, started chan store.Batch, d time.Duration, why 
 func TestASteadyStreamGetsAtMostOneBatchPerIntervalAndTheFirstEvidenceGoesAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := openTestStore(t)
-		temporalClient, _ := mockTemporal(t, 0)
+		temporalClient := fakeTemporal(0)
 		const interval = 400 * time.Millisecond
 		started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 1000, MaxWait: time.Hour, Sweep: time.Hour, Interval: every(interval)})
 
@@ -74,7 +74,7 @@ func TestASteadyStreamGetsAtMostOneBatchPerIntervalAndTheFirstEvidenceGoesAtOnce
 func TestAFullBatchAndPriorityOneGoBeforeTheIntervalIsUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := openTestStore(t)
-		temporalClient, _ := mockTemporal(t, 0)
+		temporalClient := fakeTemporal(0)
 		cadence := dispatch.NewCadence(every(time.Hour), []string{"stub"})
 		started := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: temporalClient, MaxItems: 3, MaxWait: time.Hour, Sweep: time.Hour, Interval: every(time.Hour), Cadence: cadence})
 
@@ -106,7 +106,7 @@ func TestAFullBatchAndPriorityOneGoBeforeTheIntervalIsUp(t *testing.T) {
 func TestARestartedDispatcherKeepsTheCadenceOfTheBatchesInTheStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := openTestStore(t)
-		temporalClient, _ := mockTemporal(t, 0)
+		temporalClient := fakeTemporal(0)
 		insertDigest(t, st, "before the restart", 5, "stub")
 		b, ok, err := st.FormBatch(context.Background(), "stub", 10)
 		require.NoError(t, err)
@@ -150,8 +150,8 @@ func TestTwoDispatchersOnOneStoreKeepOneIntervalBetweenThem(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := openTestStore(t)
 		const interval = 400 * time.Millisecond
-		c1, _ := mockTemporal(t, 0)
-		c2, _ := mockTemporal(t, 0)
+		c1 := fakeTemporal(0)
+		c2 := fakeTemporal(0)
 		first := runDispatcher(t, &dispatch.Anchors{Store: st, Temporal: c1, MaxItems: 1000, MaxWait: time.Hour, Sweep: 20 * time.Millisecond, Interval: every(interval)})
 		insertDigest(t, st, "a", 5, "stub")
 		a := waitStart(t, first, 3*time.Second)

@@ -4,70 +4,35 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	workflowpb "go.temporal.io/api/workflow/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 
 	"github.com/keeperhq/keeper/internal/dispatch"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
+	"github.com/keeperhq/keeper/internal/temporalfake"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
-// walletTemporal records the WalletSync signals it is handed (the
-// WalletSync then runs, as signal-with-start makes it) and answers
-// DescribeWorkflowExecution from the set of workflow ids said to run.
-type walletTemporal struct {
-	mu      sync.Mutex
-	running map[string]bool
-	synced  []workflows.SyncSignal
-}
-
-func (t *walletTemporal) SignalWithStartWorkflow(_ context.Context, id, _ string, arg any, o client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.synced = append(t.synced, arg.(workflows.SyncSignal))
-	t.running[id] = true
-	return nil, nil
-}
-
-func (t *walletTemporal) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.running[id] {
-		return nil, serviceerror.NewNotFound("workflow not found for ID: " + id)
+// syncSignals lists the WalletSync signals handed to Temporal.
+func syncSignals(c *temporalfake.Client) []workflows.SyncSignal {
+	var out []workflows.SyncSignal
+	for _, s := range c.Starts() {
+		out = append(out, s.SignalArg.(workflows.SyncSignal))
 	}
-	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{Status: enums.WORKFLOW_EXECUTION_STATUS_RUNNING}}, nil
-}
-
-func (t *walletTemporal) set(id string, running bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.running[id] = running
-}
-
-func (t *walletTemporal) signals() []workflows.SyncSignal {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]workflows.SyncSignal(nil), t.synced...)
+	return out
 }
 
 const reconWallet = "0x00000000000000000000000000000000000000aa"
 
-func newReconcileFixture(t *testing.T) (*store.Store, *walletTemporal, *dispatch.Backfills) {
+func newReconcileFixture(t *testing.T) (*store.Store, *temporalfake.Client, *dispatch.Backfills) {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	tc := &walletTemporal{running: map[string]bool{}}
+	st := storetest.SQLite(t)
+	tc := &temporalfake.Client{}
 	d := &dispatch.Backfills{Store: st, Temporal: tc, Runs: tc, Sweep: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	return st, tc, d
 }
@@ -79,7 +44,7 @@ func TestReconcileHandsTemporalAgainOnlyTheItemsNoWorkflowWorksOn(t *testing.T) 
 	require.NoError(t, err)
 	_, err = d.Reconcile(ctx, time.Now().Add(time.Minute)) // hands the new wallet over, as the API's dispatcher would
 	require.NoError(t, err)
-	require.Len(t, tc.signals(), 1)
+	require.Len(t, syncSignals(tc), 1)
 
 	// etherlink scans (RUNNING); solana failed and its retry is overdue.
 	_, err = st.BeginScan(ctx, reconWallet, "etherlink")
@@ -87,13 +52,13 @@ func TestReconcileHandsTemporalAgainOnlyTheItemsNoWorkflowWorksOn(t *testing.T) 
 	_, _, err = st.FailScan(ctx, reconWallet, "solana", store.ScanFailure{Error: "rpc down", Now: time.Now().Add(-time.Hour), MaxRetries: 5,
 		Delay: func(int) time.Duration { return time.Minute }})
 	require.NoError(t, err)
-	tc.set(workflows.BackfillWorkflowID("etherlink", reconWallet), true)
+	tc.SetStatus(workflows.BackfillWorkflowID("etherlink", reconWallet), enums.WORKFLOW_EXECUTION_STATUS_RUNNING)
 
 	n, err := d.Reconcile(ctx, time.Now().Add(time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, 1, n, "the overdue retry whose Backfill is gone; not the item whose Backfill runs")
-	require.Len(t, tc.signals(), 2)
-	assert.Equal(t, []workflows.NetworkGen{{Network: "solana", Gen: 2}}, tc.signals()[1].Networks, "a new generation, so a running WalletSync starts it too")
+	require.Len(t, syncSignals(tc), 2)
+	assert.Equal(t, []workflows.NetworkGen{{Network: "solana", Gen: 2}}, syncSignals(tc)[1].Networks, "a new generation, so a running WalletSync starts it too")
 	row, err := st.SyncStatus(ctx, reconWallet, "solana")
 	require.NoError(t, err)
 	assert.Equal(t, store.SyncPending, row.Status)
@@ -104,14 +69,14 @@ func TestReconcileHandsTemporalAgainOnlyTheItemsNoWorkflowWorksOn(t *testing.T) 
 	assert.Zero(t, n, "solana is handed over again: its running WalletSync starts it")
 
 	// The etherlink Backfill failed and nothing runs its item any more.
-	tc.set(workflows.BackfillWorkflowID("etherlink", reconWallet), false)
+	tc.SetStatus(workflows.BackfillWorkflowID("etherlink", reconWallet), enums.WORKFLOW_EXECUTION_STATUS_TERMINATED)
 	n, err = d.Reconcile(ctx, time.Now().Add(-time.Hour))
 	require.NoError(t, err)
 	assert.Zero(t, n, "a row that changed since quiet is left for the next pass")
 	n, err = d.Reconcile(ctx, time.Now().Add(time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 2}}, tc.signals()[2].Networks)
+	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 2}}, syncSignals(tc)[2].Networks)
 	row, err = st.SyncStatus(ctx, reconWallet, "etherlink")
 	require.NoError(t, err)
 	assert.Equal(t, store.SyncPending, row.Status)
@@ -128,20 +93,20 @@ func TestAWalletAddedAgainWhileStuckRunningIsHandedToTemporalAgain(t *testing.T)
 	defer stop()
 	done := make(chan struct{})
 	go func() { defer close(done); d.Run(runCtx) }()
-	require.Eventually(t, func() bool { return len(tc.signals()) == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(syncSignals(tc)) == 1 }, 10*time.Second, 10*time.Millisecond)
 	_, err = st.BeginScan(ctx, reconWallet, "etherlink")
 	require.NoError(t, err)
 
 	// The WalletSync that runs will see to it: the add changes nothing.
 	d.Recheck(reconWallet)
 	d.Recheck(reconWallet + "-unknown")
-	require.Never(t, func() bool { return len(tc.signals()) > 1 }, 300*time.Millisecond, 10*time.Millisecond)
+	require.Never(t, func() bool { return len(syncSignals(tc)) > 1 }, 300*time.Millisecond, 10*time.Millisecond)
 
 	// Neither the WalletSync nor the Backfill runs: stuck RUNNING.
-	tc.set(workflows.WalletWorkflowID(reconWallet), false)
+	tc.SetStatus(workflows.WalletWorkflowID(reconWallet), enums.WORKFLOW_EXECUTION_STATUS_TERMINATED)
 	d.Recheck(reconWallet)
-	require.Eventually(t, func() bool { return len(tc.signals()) == 2 }, 10*time.Second, 10*time.Millisecond)
-	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 2}}, tc.signals()[1].Networks)
+	require.Eventually(t, func() bool { return len(syncSignals(tc)) == 2 }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 2}}, syncSignals(tc)[1].Networks)
 	stop()
 	<-done
 }

@@ -1,4 +1,11 @@
-package starter
+// Package httpapi is what keeper's HTTP routes share, whichever feature
+// serves them: the JSON error every route answers (RFC 9457 problem
+// details with a code and the field at fault), strict body and query
+// reading, listing pages, and the route that answers 405 in JSON. The
+// features (anchor, backfill, epoch, webhook) declare their routes with it;
+// the node's HTTP server adds what cuts across them (auth, limits,
+// deadlines, metrics, traces, health).
+package httpapi
 
 import (
 	"encoding/json"
@@ -8,10 +15,10 @@ import (
 	"github.com/keeperhq/keeper/internal/problem"
 )
 
-// apiError is every error the API answers: a stable code for programs and a
+// Error is every error the API answers: a stable code for programs and a
 // message naming the field for people. It is answered as RFC 9457 problem
 // details (package problem), alone or, for a bulk item, inside the 207.
-type apiError struct {
+type Error struct {
 	Status   int
 	Code     string
 	Message  string
@@ -25,19 +32,22 @@ type apiError struct {
 
 // MarshalJSON writes e as problem details with code, message, field and
 // archive as extension members.
-func (e *apiError) MarshalJSON() ([]byte, error) {
+func (e *Error) MarshalJSON() ([]byte, error) {
 	p := problem.New(e.Status, e.Code, e.Message, e.Field)
 	p.Instance, p.Archive = e.Instance, e.Archive
 	return json.Marshal(p)
 }
 
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-func badRequest(code, field, msg string) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Code: code, Field: field, Message: msg}
+// BadRequest is a 400 with its code, the field at fault ("" for the body
+// as a whole) and a message for people.
+func BadRequest(code, field, msg string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: code, Field: field, Message: msg}
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// WriteJSON answers v as indented JSON with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
@@ -45,7 +55,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = enc.Encode(v)
 }
 
-func writeError(w http.ResponseWriter, e *apiError) {
+// WriteError answers e as problem details, with Retry-After when it has one.
+func WriteError(w http.ResponseWriter, e *Error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/receipt"
 )
 
@@ -35,9 +35,7 @@ func TestTheLogSignsNothingThatDoesNotExtendAChainsCheckpoint(t *testing.T) {
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	}
 	newStore := func(t *testing.T) *store.Store {
-		st, err := store.Open(ctx, filepath.Join(t.TempDir(), "keeper.db"))
-		require.NoError(t, err)
-		t.Cleanup(func() { st.Close() })
+		st := storetest.SQLite(t)
 		return st
 	}
 

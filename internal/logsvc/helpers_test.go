@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 const testOrigin = "keeper.test/log"
@@ -27,9 +27,7 @@ type testLog struct {
 
 func newTestLog(t testing.TB) *testLog {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	skey, _, err := evlog.GenerateKey(testOrigin)
 	require.NoError(t, err)
 	signer, err := evlog.NewSigner(skey, testOrigin)

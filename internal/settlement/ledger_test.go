@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,13 +15,12 @@ import (
 
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func newLedger(t *testing.T) (*store.Store, *settlement.Client, *httptest.Server) {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	srv := httptest.NewServer((&settlement.Server{Store: st}).Handler())
 	t.Cleanup(srv.Close)
 	return st, &settlement.Client{BaseURL: srv.URL, HTTP: srv.Client()}, srv

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"reflect"
 	"slices"
 	"sort"
@@ -19,9 +18,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/keeperhq/keeper/api"
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/idemkey"
 	"github.com/keeperhq/keeper/internal/store"
-	"github.com/keeperhq/keeper/internal/strictjson"
 )
 
 // EvidenceRecords is the store as evidence routes need it: evidence taken
@@ -51,14 +50,14 @@ const (
 // decodeEvidence parses and validates an intake body against the configured
 // chains. It is pure: nothing is stored until it succeeds. A body in the
 // plain form the scanner reads is read by it; any other goes to strictjson.
-func decodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError) {
+func decodeEvidence(body []byte, chains []string) (store.NewEvidence, *httpapi.Error) {
 	var f evidenceFields
 	if !utf8.Valid(body) || !f.scanBody(body) {
 		var req api.EvidenceRequest
-		if err := decodeStrict(body, &req); err != nil {
+		if err := httpapi.DecodeStrict(body, &req); err != nil {
 			return store.NewEvidence{}, err
 		}
-		f = fieldsOf(&req, givenFields(body))
+		f = fieldsOf(&req, httpapi.GivenFields(body))
 	}
 	return f.evidence(chains)
 }
@@ -93,36 +92,36 @@ func fieldsOf(req *api.EvidenceRequest, given map[string]bool) evidenceFields {
 }
 
 // evidence validates f against the configured chains.
-func (f *evidenceFields) evidence(chains []string) (store.NewEvidence, *apiError) {
+func (f *evidenceFields) evidence(chains []string) (store.NewEvidence, *httpapi.Error) {
 	var ne store.NewEvidence
 	switch {
 	case f.hasDigest && f.hasContent:
-		return ne, badRequest("conflicting_fields", "digest", "give either digest or content, not both")
+		return ne, httpapi.BadRequest("conflicting_fields", "digest", "give either digest or content, not both")
 	case f.hasDigest:
 		if len(f.digest) != hex.EncodedLen(sha256.Size) {
-			return ne, badRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
+			return ne, httpapi.BadRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
 		}
 		if _, err := hex.Decode(ne.Digest[:], f.digest); err != nil {
-			return ne, badRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
+			return ne, httpapi.BadRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
 		}
 	case f.hasContent:
 		b := make([]byte, base64.StdEncoding.DecodedLen(len(f.content)))
 		n, err := base64.StdEncoding.Decode(b, f.content)
 		if err != nil {
-			return ne, badRequest("invalid_content", "content", "content must be standard base64")
+			return ne, httpapi.BadRequest("invalid_content", "content", "content must be standard base64")
 		}
 		if n == 0 {
-			return ne, badRequest("invalid_content", "content", "content must not be empty")
+			return ne, httpapi.BadRequest("invalid_content", "content", "content must not be empty")
 		}
 		ne.Digest = sha256.Sum256(b[:n])
 	default:
-		return ne, badRequest("missing_field", "digest", "digest (hex SHA-256) or content (base64) is required")
+		return ne, httpapi.BadRequest("missing_field", "digest", "digest (hex SHA-256) or content (base64) is required")
 	}
 
 	if len(f.chains) == 0 {
 		return ne, missingChains(chains)
 	}
-	var aerr *apiError
+	var aerr *httpapi.Error
 	if ne.Chains, aerr = pickChains(f.chains, chains); aerr != nil {
 		return ne, aerr
 	}
@@ -130,7 +129,7 @@ func (f *evidenceFields) evidence(chains []string) (store.NewEvidence, *apiError
 	ne.Priority = defaultPriority
 	if f.hasPriority {
 		if f.priority < 1 || f.priority > 10 {
-			return ne, badRequest("invalid_priority", "priority", "priority must be an integer from 1 (highest) to 10")
+			return ne, httpapi.BadRequest("invalid_priority", "priority", "priority must be an integer from 1 (highest) to 10")
 		}
 		ne.Priority = f.priority
 	}
@@ -151,18 +150,18 @@ func (f *evidenceFields) evidence(chains []string) (store.NewEvidence, *apiError
 
 // missingChains answers evidence that lists no chain. Its example is a
 // chain configured here, so that it works as given.
-func missingChains(chains []string) *apiError {
+func missingChains(chains []string) *httpapi.Error {
 	msg := `chains must list at least one chain, e.g. ["multi"] (every chain configured here)`
 	if len(chains) > 0 {
 		msg = fmt.Sprintf(`chains must list at least one chain, e.g. [%q] (configured: %s; "multi" means all)`, chains[0], strings.Join(chains, ", "))
 	}
-	return badRequest("missing_field", "chains", msg)
+	return httpapi.BadRequest("missing_field", "chains", msg)
 }
 
 // pickChains is the sorted set of configured chains the listed ones ask
 // for ("multi" asks for all), or why the list is refused: the first chain
 // in it listed twice or not configured.
-func pickChains(listed [][]byte, chains []string) ([]string, *apiError) {
+func pickChains(listed [][]byte, chains []string) ([]string, *httpapi.Error) {
 	var small [8]bool
 	var on []bool
 	if len(chains) <= len(small) {
@@ -175,7 +174,7 @@ func pickChains(listed [][]byte, chains []string) ([]string, *apiError) {
 		// each configured or "multi", so this looks at few of them.
 		for _, d := range listed[:k] {
 			if bytes.Equal(c, d) {
-				return nil, badRequest("duplicate_chain", "chains", fmt.Sprintf("chain %q is listed twice", printable(string(c))))
+				return nil, httpapi.BadRequest("duplicate_chain", "chains", fmt.Sprintf("chain %q is listed twice", httpapi.Printable(string(c))))
 			}
 		}
 		if string(c) == "multi" {
@@ -186,7 +185,7 @@ func pickChains(listed [][]byte, chains []string) ([]string, *apiError) {
 		}
 		i := chainIndex(chains, c)
 		if i < 0 {
-			return nil, badRequest("unknown_chain", "chains", fmt.Sprintf("chain %q is not configured here (configured: %s; \"multi\" means all)", printable(string(c)), strings.Join(chains, ", ")))
+			return nil, httpapi.BadRequest("unknown_chain", "chains", fmt.Sprintf("chain %q is not configured here (configured: %s; \"multi\" means all)", httpapi.Printable(string(c)), strings.Join(chains, ", ")))
 		}
 		on[i] = true
 	}
@@ -221,28 +220,28 @@ func chainIndex(chains []string, c []byte) int {
 
 // checkMetadata checks the metadata given (nil when absent) and compacts it:
 // nil for none.
-func checkMetadata(md []byte) ([]byte, *apiError) {
+func checkMetadata(md []byte) ([]byte, *httpapi.Error) {
 	if len(md) == 0 || bytes.Equal(md, []byte("null")) {
 		return nil, nil
 	}
 	if len(md) > maxMetadataBytes {
-		return nil, badRequest("metadata_too_large", "metadata", fmt.Sprintf("metadata must be at most %d bytes of JSON", maxMetadataBytes))
+		return nil, httpapi.BadRequest("metadata_too_large", "metadata", fmt.Sprintf("metadata must be at most %d bytes of JSON", maxMetadataBytes))
 	}
 	if bytes.TrimSpace(md)[0] != '{' {
-		return nil, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
+		return nil, httpapi.BadRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, md); err != nil {
-		return nil, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
+		return nil, httpapi.BadRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
 	}
 	return compact.Bytes(), nil
 }
 
 // checkKey checks an idempotency key given in field (the body's
 // idempotency_key or the Idempotency-Key header).
-func checkKey(k, field string) *apiError {
+func checkKey(k, field string) *httpapi.Error {
 	if k == "" || len(k) > maxKeyLen || !utf8.ValidString(k) || strings.ContainsFunc(k, isControl) {
-		return badRequest("invalid_idempotency_key", field, fmt.Sprintf("%s must be 1–%d printable characters", field, maxKeyLen))
+		return httpapi.BadRequest("invalid_idempotency_key", field, fmt.Sprintf("%s must be 1–%d printable characters", field, maxKeyLen))
 	}
 	return nil
 }
@@ -254,50 +253,26 @@ const keyHeader = idemkey.Header
 // headerKey takes the Idempotency-Key header into ne: the draft's form, a
 // quoted Structured Field string, or the bare key (idemkey.Parse). Given in the body too, the
 // two must be the same key.
-func headerKey(h http.Header, ne *store.NewEvidence) *apiError {
+func headerKey(h http.Header, ne *store.NewEvidence) *httpapi.Error {
 	vs := h.Values(keyHeader)
 	switch {
 	case len(vs) == 0:
 		return nil
 	case len(vs) > 1:
-		return badRequest("invalid_idempotency_key", keyHeader, "the Idempotency-Key header must be given once")
+		return httpapi.BadRequest("invalid_idempotency_key", keyHeader, "the Idempotency-Key header must be given once")
 	}
 	k, err := idemkey.Parse(vs[0])
 	if err != nil {
-		return badRequest("invalid_idempotency_key", keyHeader, err.Error())
+		return httpapi.BadRequest("invalid_idempotency_key", keyHeader, err.Error())
 	}
 	if aerr := checkKey(k, keyHeader); aerr != nil {
 		return aerr
 	}
 	if ne.IdempotencyKey != "" && ne.IdempotencyKey != k {
-		return badRequest("conflicting_idempotency_key", keyHeader, "the Idempotency-Key header and the body's idempotency_key differ; give the key once, or the same key in both")
+		return httpapi.BadRequest("conflicting_idempotency_key", keyHeader, "the Idempotency-Key header and the body's idempotency_key differ; give the key once, or the same key in both")
 	}
 	ne.IdempotencyKey = k
 	return nil
-}
-
-// decodeStrict decodes one JSON object, refusing unknown fields, wrong types
-// and trailing data, with an error that names the field.
-func decodeStrict(body []byte, v any) *apiError {
-	if err := strictjson.Decode(body, v); err != nil {
-		return badRequest(err.Code, err.Field, err.Message)
-	}
-	return nil
-}
-
-// givenFields names the fields a body decodeStrict accepted gives a value
-// other than null: the requests' optional fields, whose absence asks for a
-// default, are told apart from their zero values by it.
-func givenFields(body []byte) map[string]bool {
-	var raw map[string]json.RawMessage
-	if json.Unmarshal(body, &raw) != nil {
-		return nil
-	}
-	given := make(map[string]bool, len(raw))
-	for k, v := range raw {
-		given[k] = string(v) != "null"
-	}
-	return given
 }
 
 func contains(list []string, s string) bool {
@@ -310,14 +285,6 @@ func contains(list []string, s string) bool {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
-
-// printable cuts and escapes user text before it goes back in a message.
-func printable(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "…"
-	}
-	return strings.ToValidUTF8(s, "?")
-}
 
 func view(ev store.Evidence) api.Evidence {
 	v := api.Evidence{
@@ -358,10 +325,10 @@ func (a *API) postEvidence(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
-	fail := func(e *apiError) int { a.metrics.refused(e); writeError(w, e); return e.Status }
+	fail := func(e *httpapi.Error) int { a.metrics.refused(e); httpapi.WriteError(w, e); return e.Status }
 	if a.draining.Load() {
 		w.Header().Set("Retry-After", "5")
-		return fail(&apiError{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
+		return fail(&httpapi.Error{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
 	}
 	body, aerr := a.readBody(w, r)
 	if aerr != nil {
@@ -383,13 +350,13 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 		case err == nil:
 			v := view(prev)
 			if err := a.withReceipt(r.Context(), &v, prev); err != nil {
-				return fail(a.internal("build the receipt", err))
+				return fail(httpapi.Internal(a.Logger, "build the receipt", err))
 			}
 			w.Header().Set("Location", "/v1/evidence/"+prev.ID)
-			writeJSON(w, http.StatusOK, v)
+			httpapi.WriteJSON(w, http.StatusOK, v)
 			return http.StatusOK
 		case !errors.Is(err, store.ErrNotFound):
-			return fail(a.internal("look up idempotency key", err))
+			return fail(httpapi.Internal(a.Logger, "look up idempotency key", err))
 		}
 	}
 	if aerr := a.admit(r.Context(), ne.Priority); aerr != nil {
@@ -399,7 +366,7 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 	a.Traces.Expect(r.Context(), ne.Digest, ne.Chains)
 	ev, created, err := a.Store.InsertEvidence(r.Context(), ne)
 	if err != nil {
-		return fail(a.internal("store evidence", err))
+		return fail(httpapi.Internal(a.Logger, "store evidence", err))
 	}
 	status, aerr := storedStatus(ev, created, ne)
 	if aerr != nil {
@@ -407,10 +374,10 @@ func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 	}
 	v := view(ev)
 	if err := a.withReceipt(r.Context(), &v, ev); err != nil {
-		return fail(a.internal("build the receipt", err))
+		return fail(httpapi.Internal(a.Logger, "build the receipt", err))
 	}
 	w.Header().Set("Location", "/v1/evidence/"+ev.ID)
-	writeJSON(w, status, v)
+	httpapi.WriteJSON(w, status, v)
 	return status
 }
 
@@ -449,7 +416,7 @@ func decodeNumbers(b []byte) (any, bool) {
 // storedStatus is the answer to ne once the store has taken it: 202 when it
 // made ev, 200 when ne's idempotency key answered ev stored before, and 422
 // when that evidence is not what ne asks for.
-func storedStatus(ev store.Evidence, created bool, ne store.NewEvidence) (int, *apiError) {
+func storedStatus(ev store.Evidence, created bool, ne store.NewEvidence) (int, *httpapi.Error) {
 	switch {
 	case created:
 		return http.StatusAccepted, nil
@@ -462,42 +429,25 @@ func storedStatus(ev store.Evidence, created bool, ne store.NewEvidence) (int, *
 // keyConflict refuses an idempotency key first used for another request:
 // 422, as the IETF idempotency-key draft answers a key reused with another
 // payload.
-func keyConflict(prev store.Evidence) *apiError {
-	return &apiError{Status: http.StatusUnprocessableEntity, Code: "idempotency_conflict", Field: "idempotency_key",
+func keyConflict(prev store.Evidence) *httpapi.Error {
+	return &httpapi.Error{Status: http.StatusUnprocessableEntity, Code: "idempotency_conflict", Field: "idempotency_key",
 		Message: fmt.Sprintf("idempotency_key was first used for evidence %s with a different digest, chains, priority or metadata; a different request needs a different key", prev.ID)}
 }
 
 // overloaded refuses priority 6–10 while n evidence are pending.
-func overloaded(n, limit int, field string) *apiError {
-	return &apiError{Status: http.StatusTooManyRequests, Code: "overloaded", Field: field, RetryAfter: backlogRetryAfter,
+func overloaded(n, limit int, field string) *httpapi.Error {
+	return &httpapi.Error{Status: http.StatusTooManyRequests, Code: "overloaded", Field: field, RetryAfter: backlogRetryAfter,
 		Message: fmt.Sprintf("%d evidence are pending (limit %d): priority 6–10 is refused until the queue drains; priority 1–5 is still accepted up to KEEPER_MAX_BACKLOG", n, limit)}
 }
 
-// storeRetryAfter is the Retry-After (seconds) of an answer given while the
-// store cannot be reached: about what a PostgreSQL restart takes.
-const storeRetryAfter = 2
-
-// internal is the answer to a request the store failed: 503
-// store_unavailable with Retry-After when the store could not be reached
-// (store.Unavailable: the same request may succeed later), else 500.
-func (a *API) internal(what string, err error) *apiError {
-	if store.Unavailable(err) {
-		a.Logger.Warn("api: "+what+": the store cannot be reached", "error", err)
-		return &apiError{Status: http.StatusServiceUnavailable, Code: "store_unavailable", RetryAfter: storeRetryAfter,
-			Message: what + " failed: keeper's store cannot be reached; retry after Retry-After"}
-	}
-	a.Logger.Error("api: "+what, "error", err)
-	return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: what + " failed; see keeper's log"}
-}
-
 // evidenceID validates the {id} path segment.
-func evidenceID(r *http.Request) (string, *apiError) {
+func evidenceID(r *http.Request) (string, *httpapi.Error) {
 	id := r.PathValue("id")
 	if len(id) != 27 || !strings.HasPrefix(id, "ev_") {
-		return "", badRequest("invalid_id", "id", "evidence ids look like ev_ followed by 24 hex characters")
+		return "", httpapi.BadRequest("invalid_id", "id", "evidence ids look like ev_ followed by 24 hex characters")
 	}
 	if _, err := hex.DecodeString(id[3:]); err != nil || strings.ToLower(id) != id {
-		return "", badRequest("invalid_id", "id", "evidence ids look like ev_ followed by 24 hex characters")
+		return "", httpapi.BadRequest("invalid_id", "id", "evidence ids look like ev_ followed by 24 hex characters")
 	}
 	return id, nil
 }
@@ -505,32 +455,32 @@ func evidenceID(r *http.Request) (string, *apiError) {
 // notFound is the answer for an evidence id the store does not hold: 410
 // naming the receipts archive file when retention moved it there (docs/production.md,
 // "Storage and retention"), else 404.
-func (a *API) notFound(ctx context.Context, id string) *apiError {
+func (a *API) notFound(ctx context.Context, id string) *httpapi.Error {
 	arch, err := a.Store.ArchivedIn(ctx, id)
 	if err == nil {
-		return &apiError{Status: http.StatusGone, Code: "archived", Field: "id", Archive: arch.File, Instance: "/v1/evidence/" + id,
+		return &httpapi.Error{Status: http.StatusGone, Code: "archived", Field: "id", Archive: arch.File, Instance: "/v1/evidence/" + id,
 			Message: fmt.Sprintf("evidence %s was confirmed and moved to the receipts archive on %s: its receipt is in %s (keeper receipt --archive DIR %s reads it)",
 				id, arch.CreatedAt.UTC().Format(time.RFC3339), arch.File, id)}
 	}
 	if !errors.Is(err, store.ErrNotFound) {
-		return a.internal("look up the receipts archive", err)
+		return httpapi.Internal(a.Logger, "look up the receipts archive", err)
 	}
-	return &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no evidence " + id, Instance: "/v1/evidence/" + id}
+	return &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no evidence " + id, Instance: "/v1/evidence/" + id}
 }
 
 func (a *API) load(w http.ResponseWriter, r *http.Request) (store.Evidence, bool) {
 	id, aerr := evidenceID(r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return store.Evidence{}, false
 	}
 	ev, err := a.Store.GetEvidence(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, a.notFound(r.Context(), id))
+		httpapi.WriteError(w, a.notFound(r.Context(), id))
 		return store.Evidence{}, false
 	}
 	if err != nil {
-		writeError(w, a.internal("load evidence", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "load evidence", err))
 		return store.Evidence{}, false
 	}
 	return ev, true
@@ -543,7 +493,7 @@ func (a *API) getEvidence(w http.ResponseWriter, r *http.Request) {
 	}
 	v := view(ev)
 	if err := a.withReceipt(r.Context(), &v, ev); err != nil {
-		writeError(w, a.internal("build the receipt", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "build the receipt", err))
 		return
 	}
 	for i, an := range v.Anchors {
@@ -557,7 +507,7 @@ func (a *API) getEvidence(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Anchors[i].BatchDueAt = due
 	}
-	writeJSON(w, http.StatusOK, v)
+	httpapi.WriteJSON(w, http.StatusOK, v)
 }
 
 // batchDue is when the chain's next batch is due by its anchor interval: an
@@ -583,18 +533,18 @@ func (a *API) getReceipt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ev.Status != store.StatusConfirmed {
-		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_confirmed", Instance: "/v1/evidence/" + ev.ID, Message: fmt.Sprintf("evidence %s is %s; its receipt exists once it is confirmed", ev.ID, ev.Status)})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Code: "not_confirmed", Instance: "/v1/evidence/" + ev.ID, Message: fmt.Sprintf("evidence %s is %s; its receipt exists once it is confirmed", ev.ID, ev.Status)})
 		return
 	}
 	rc, err := ReceiptOf(r.Context(), a.Store, ev)
 	if err != nil {
-		writeError(w, a.internal("build the receipt", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "build the receipt", err))
 		return
 	}
 	if r.URL.Query().Get("format") == "tlog-proof" {
 		text, err := rc.TLogProof()
 		if err != nil {
-			writeError(w, &apiError{Status: http.StatusConflict, Code: "not_in_log", Instance: "/v1/evidence/" + ev.ID, Message: fmt.Sprintf("evidence %s: %v", ev.ID, err)})
+			httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Code: "not_in_log", Instance: "/v1/evidence/" + ev.ID, Message: fmt.Sprintf("evidence %s: %v", ev.ID, err)})
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -603,13 +553,13 @@ func (a *API) getReceipt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Disposition", `attachment; filename="`+ev.ID+`.receipt.json"`)
-	writeJSON(w, http.StatusOK, rc)
+	httpapi.WriteJSON(w, http.StatusOK, rc)
 }
 
 func (a *API) retryEvidence(w http.ResponseWriter, r *http.Request) {
 	id, aerr := evidenceID(r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	ev, chains, err := a.Store.RedriveEvidence(r.Context(), id)
@@ -618,46 +568,32 @@ func (a *API) retryEvidence(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, a.notFound(r.Context(), id))
+		httpapi.WriteError(w, a.notFound(r.Context(), id))
 	case errors.Is(err, store.ErrConflict):
-		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_dead_lettered", Instance: "/v1/evidence/" + id, Message: err.Error()})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Code: "not_dead_lettered", Instance: "/v1/evidence/" + id, Message: err.Error()})
 	case err != nil:
-		writeError(w, a.internal("retry evidence", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "retry evidence", err))
 	default:
-		writeJSON(w, http.StatusAccepted, view(ev))
+		httpapi.WriteJSON(w, http.StatusAccepted, view(ev))
 	}
-}
-
-// checkParams refuses query parameters other than known, and any given
-// twice (which of the two counts would be a guess).
-func checkParams(q url.Values, known ...string) *apiError {
-	for k, vs := range q {
-		switch {
-		case !slices.Contains(known, k):
-			return badRequest("unknown_parameter", printable(k), fmt.Sprintf("unknown query parameter %q (known: %s)", printable(k), strings.Join(known, ", ")))
-		case len(vs) > 1:
-			return badRequest("duplicate_parameter", k, fmt.Sprintf("query parameter %s is given %d times", k, len(vs)))
-		}
-	}
-	return nil
 }
 
 func (a *API) listEvidence(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if aerr := checkParams(q, "status", "limit", "cursor"); aerr != nil {
-		writeError(w, aerr)
+	if aerr := httpapi.CheckParams(q, "status", "limit", "cursor"); aerr != nil {
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	f := store.ListFilter{Status: store.Status(q.Get("status"))}
 	if f.Status != "" && !f.Status.Valid() {
-		writeError(w, badRequest("invalid_status", "status", "status must be one of pending, batched, submitted, confirmed, dead_letter"))
+		httpapi.WriteError(w, httpapi.BadRequest("invalid_status", "status", "status must be one of pending, batched, submitted, confirmed, dead_letter"))
 		return
 	}
-	var aerr *apiError
-	if f.Limit, f.Cursor, aerr = pageRequest(q); aerr != nil {
-		writeError(w, aerr)
+	var aerr *httpapi.Error
+	if f.Limit, f.Cursor, aerr = httpapi.PageRequest(q); aerr != nil {
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	evs, next, err := a.Store.ListEvidence(r.Context(), f)
-	writePage(a, w, "list evidence", evs, next, err, listView)
+	httpapi.WritePage(a.Logger, w, "list evidence", evs, next, err, listView)
 }

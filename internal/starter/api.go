@@ -6,23 +6,16 @@ package starter
 import (
 	"cmp"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"mime"
-	"net"
 	"net/http"
 	"path"
-	"sort"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/telemetry"
@@ -142,29 +135,29 @@ func (a *API) Handler() http.Handler {
 	a.registerEpochMetrics()
 	mux := http.NewServeMux()
 	for _, r := range a.routes() {
-		mux.Handle(r.pattern, a.Traces.Route(r.pattern, a.deadlines(r.pattern, r)))
+		mux.Handle(r.Pattern, a.Traces.Route(r.Pattern, a.deadlines(r.Pattern, r)))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + printable(r.URL.Path)})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Message: "no such route: " + httpapi.Printable(r.URL.Path)})
 	})
 	return a.Traces.Middleware(a.recoverer(cleanPaths(a.codecCORS(a.guard(mux)))))
 }
 
 // routes is the route table, as configured (wallets, epochs' ledger and
 // codec routes only where enabled). openapi.json describes every route.
-func (a *API) routes() []route {
-	routes := []route{
-		{"/openapi.json", map[string]http.HandlerFunc{"GET": serveOpenAPI}},
-		{"/health", map[string]http.HandlerFunc{"GET": a.health}},
-		{"/readyz", map[string]http.HandlerFunc{"GET": a.ready}},
-		{"/metrics", map[string]http.HandlerFunc{"GET": promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP}},
-		{"/v1/evidence", map[string]http.HandlerFunc{"POST": a.postEvidence, "GET": a.listEvidence}},
-		{"/v1/evidence/batch", map[string]http.HandlerFunc{"POST": a.postEvidenceBatch}},
-		{"/v1/evidence/{id}", map[string]http.HandlerFunc{"GET": a.getEvidence}},
-		{"/v1/evidence/{id}/receipt", map[string]http.HandlerFunc{"GET": a.getReceipt}},
-		{"/v1/evidence/{id}/retry", map[string]http.HandlerFunc{"POST": a.retryEvidence}},
-		{"/v1/dead-letters/redrive", map[string]http.HandlerFunc{"POST": a.redrive}},
-		{"/verify", map[string]http.HandlerFunc{"GET": verifypage.Handler(a.VerifyNetworks).ServeHTTP}},
+func (a *API) routes() []httpapi.Route {
+	routes := []httpapi.Route{
+		{Pattern: "/openapi.json", Methods: httpapi.Methods{"GET": serveOpenAPI}},
+		{Pattern: "/health", Methods: httpapi.Methods{"GET": a.health}},
+		{Pattern: "/readyz", Methods: httpapi.Methods{"GET": a.ready}},
+		{Pattern: "/metrics", Methods: httpapi.Methods{"GET": promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP}},
+		{Pattern: "/v1/evidence", Methods: httpapi.Methods{"POST": a.postEvidence, "GET": a.listEvidence}},
+		{Pattern: "/v1/evidence/batch", Methods: httpapi.Methods{"POST": a.postEvidenceBatch}},
+		{Pattern: "/v1/evidence/{id}", Methods: httpapi.Methods{"GET": a.getEvidence}},
+		{Pattern: "/v1/evidence/{id}/receipt", Methods: httpapi.Methods{"GET": a.getReceipt}},
+		{Pattern: "/v1/evidence/{id}/retry", Methods: httpapi.Methods{"POST": a.retryEvidence}},
+		{Pattern: "/v1/dead-letters/redrive", Methods: httpapi.Methods{"POST": a.redrive}},
+		{Pattern: "/verify", Methods: httpapi.Methods{"GET": verifypage.Handler(a.VerifyNetworks).ServeHTTP}},
 	}
 	routes = append(routes, a.logRoutes()...)
 	routes = append(routes, a.epochRoutes()...)
@@ -175,15 +168,15 @@ func (a *API) routes() []route {
 
 // logRoutes serve the evidence log as C2SP tlog-tiles (docs/log.md): public,
 // like the chains it is anchored on.
-func (a *API) logRoutes() []route {
+func (a *API) logRoutes() []httpapi.Route {
 	h := a.Log
 	if h == nil {
 		h = logsvc.Handler(a.Store)
 	}
-	get := map[string]http.HandlerFunc{"GET": h.ServeHTTP}
-	var out []route
+	get := httpapi.Methods{"GET": h.ServeHTTP}
+	var out []httpapi.Route
 	for _, p := range []string{"/log/checkpoint", "/log/key", "/log/trust", "/log/anchors", "/log/anchors.json", "/log/checkpoints/{size}", "/log/tile/{path...}"} {
-		out = append(out, route{p, get})
+		out = append(out, httpapi.Route{Pattern: p, Methods: get})
 	}
 	return out
 }
@@ -194,38 +187,11 @@ func cleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		if p == "" || p[0] != '/' || path.Clean(p) != p && path.Clean(p)+"/" != p {
-			writeError(w, badRequest("invalid_path", "", "the request path must be clean (no \"..\", \".\" or empty segments)"))
+			httpapi.WriteError(w, httpapi.BadRequest("invalid_path", "", "the request path must be clean (no \"..\", \".\" or empty segments)"))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// route dispatches one path on method, answering 405 in JSON for the others.
-type route struct {
-	pattern string
-	methods map[string]http.HandlerFunc
-}
-
-func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h, ok := rt.methods[r.Method]
-	if !ok && r.Method == http.MethodHead {
-		h, ok = rt.methods[http.MethodGet]
-	}
-	if !ok {
-		var allow []string
-		for m := range rt.methods {
-			allow = append(allow, m)
-			if m == http.MethodGet {
-				allow = append(allow, http.MethodHead)
-			}
-		}
-		sort.Strings(allow)
-		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: r.Method + " is not allowed on " + rt.pattern})
-		return
-	}
-	h(w, r)
 }
 
 func (a *API) recoverer(next http.Handler) http.Handler {
@@ -236,7 +202,7 @@ func (a *API) recoverer(next http.Handler) http.Handler {
 					panic(v)
 				}
 				a.Logger.Error("api: handler panicked", "path", r.URL.Path, "panic", v)
-				writeError(w, &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"})
+				httpapi.WriteError(w, &httpapi.Error{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"})
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -246,55 +212,8 @@ func (a *API) recoverer(next http.Handler) http.Handler {
 // readBody reads a JSON body of at most MaxBodyBytes, answering 415 for
 // another content type, 413 beyond the limit and 408 for a body that stops
 // arriving before the server's read timeout.
-func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
-	return readJSONBody(w, r, a.MaxBodyBytes)
-}
-
-// readJSONBody is readBody with a limit of its own.
-func readJSONBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *apiError) {
-	if aerr := jsonContent(r); aerr != nil {
-		return nil, aerr
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooBig *http.MaxBytesError
-	var netErr net.Error
-	switch {
-	case errors.As(err, &tooBig):
-		return nil, &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "request body is larger than the limit of " + strconv.FormatInt(limit, 10) + " bytes"}
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return nil, &apiError{Status: http.StatusRequestTimeout, Code: "body_timeout", Message: "the request body did not arrive within the server's read timeout"}
-	case err != nil:
-		return nil, badRequest("invalid_body", "", "could not read the request body: "+err.Error())
-	}
-	return body, nil
-}
-
-// jsonContent refuses a body declared as anything but JSON in UTF-8. A web
-// page can make a browser send text/plain or a form to keeper without asking
-// first (no CORS preflight), so such bodies are never read; a body without a
-// Content-Type is taken as JSON.
-func jsonContent(r *http.Request) *apiError {
-	ct := r.Header.Get("Content-Type")
-	if ct == "" {
-		return nil
-	}
-	mt, params, err := mime.ParseMediaType(ct)
-	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) && (params["charset"] == "" || strings.EqualFold(params["charset"], "utf-8")) {
-		return nil
-	}
-	return &apiError{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Field: "Content-Type",
-		Message: fmt.Sprintf("the body must be JSON in UTF-8, sent as Content-Type: application/json, not %q", printable(ct))}
-}
-
-// jsonOnly checks the Content-Type before h reads the body.
-func jsonOnly(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if aerr := jsonContent(r); aerr != nil {
-			writeError(w, aerr)
-			return
-		}
-		h(w, r)
-	}
+func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *httpapi.Error) {
+	return httpapi.ReadJSONBody(w, r, a.MaxBodyBytes)
 }
 
 func (a *API) health(w http.ResponseWriter, r *http.Request) { Health(w, r) }
@@ -307,7 +226,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 
 // Health answers /health: the process is up.
 func Health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 }
 
 // Ready answers /readyz: 200 when every check passes, else 503 naming each
@@ -348,6 +267,6 @@ func Ready(list []Check, draining func() bool, observe func(cause string, failin
 				answer[k] = v
 			}
 		}
-		writeJSON(w, status, answer)
+		httpapi.WriteJSON(w, status, answer)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 )
@@ -44,9 +45,7 @@ func newFixture(t *testing.T, maxPending int, chains ...string) *fixture {
 		chains = []string{"stub"}
 	}
 	path := filepath.Join(t.TempDir(), "keeper.db")
-	st, err := store.Open(context.Background(), path)
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t, path)
 	f := fixtureOn(t, st, maxPending, chains...)
 	f.path = path
 	return f

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"net/http"
 	"strings"
 )
@@ -40,7 +41,7 @@ func (a *API) guard(next http.Handler) http.Handler {
 				default:
 					a.metrics.busy.WithLabelValues(strings.Trim(prefix, "/")).Inc()
 					w.Header().Set("Retry-After", "1")
-					writeError(w, &apiError{Status: http.StatusServiceUnavailable, Code: "busy", Message: "too many concurrent requests on " + prefix + "; retry shortly"})
+					httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "busy", Message: "too many concurrent requests on " + prefix + "; retry shortly"})
 					return
 				}
 				break
@@ -57,7 +58,7 @@ func authorized(w http.ResponseWriter, r *http.Request, want [32]byte) bool {
 	sum := sha256.Sum256([]byte(got))
 	if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="keeper"`)
-		writeError(w, &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "this route needs Authorization: Bearer <KEEPER_API_TOKEN>"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "this route needs Authorization: Bearer <KEEPER_API_TOKEN>"})
 		return false
 	}
 	return true

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +16,11 @@ import (
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func authServer(t *testing.T, auth starter.AuthOptions, maxInFlight int) (*httptest.Server, *store.Store) {
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Auth: auth, MaxInFlight: maxInFlight,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv := httptest.NewServer(openapitest.Handler(t, api.Handler()))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/keeperhq/keeper/api"
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -73,28 +74,28 @@ func (w *Wallets) canonical(addr string) (string, bool) {
 	return "", false
 }
 
-func (a *API) walletRoutes() []route {
-	return []route{
-		{"/v1/wallets", map[string]http.HandlerFunc{"POST": a.postWallet}},
-		{"/v1/wallets/{address}", map[string]http.HandlerFunc{"GET": a.getWallet}},
-		{"/v1/wallets/{address}/transfers", map[string]http.HandlerFunc{"GET": a.listTransfers}},
+func (a *API) walletRoutes() []httpapi.Route {
+	return []httpapi.Route{
+		{Pattern: "/v1/wallets", Methods: httpapi.Methods{"POST": a.postWallet}},
+		{Pattern: "/v1/wallets/{address}", Methods: httpapi.Methods{"GET": a.getWallet}},
+		{Pattern: "/v1/wallets/{address}/transfers", Methods: httpapi.Methods{"GET": a.listTransfers}},
 	}
 }
 
 // decodeWallet parses and validates an add against the configured networks.
 // It is pure: nothing is stored until it succeeds.
-func (w *Wallets) decodeWallet(body []byte) (string, []store.NetworkStart, *apiError) {
+func (w *Wallets) decodeWallet(body []byte) (string, []store.NetworkStart, *httpapi.Error) {
 	var req api.WalletRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := httpapi.DecodeStrict(body, &req); err != nil {
 		return "", nil, err
 	}
 	if req.Address == "" {
-		return "", nil, badRequest("missing_field", "address", "address is required: the wallet's address on its networks")
+		return "", nil, httpapi.BadRequest("missing_field", "address", "address is required: the wallet's address on its networks")
 	}
 	addr := req.Address
 	names := req.Networks
 	if req.Networks != nil && len(names) == 0 {
-		return "", nil, badRequest("missing_field", "networks", "networks must list at least one network (configured: "+w.names()+"), or be left out to mean every network the address fits")
+		return "", nil, httpapi.BadRequest("missing_field", "networks", "networks must list at least one network (configured: "+w.names()+"), or be left out to mean every network the address fits")
 	}
 	if names == nil {
 		for _, n := range w.Networks {
@@ -103,7 +104,7 @@ func (w *Wallets) decodeWallet(body []byte) (string, []store.NetworkStart, *apiE
 			}
 		}
 		if len(names) == 0 {
-			return "", nil, badRequest("invalid_address", "address", fmt.Sprintf("%q is not an address on any configured network (%s)", printable(addr), w.names()))
+			return "", nil, httpapi.BadRequest("invalid_address", "address", fmt.Sprintf("%q is not an address on any configured network (%s)", httpapi.Printable(addr), w.names()))
 		}
 	}
 	var (
@@ -115,17 +116,17 @@ func (w *Wallets) decodeWallet(body []byte) (string, []store.NetworkStart, *apiE
 		n, ok := w.network(name)
 		switch {
 		case seen[name]:
-			return "", nil, badRequest("duplicate_network", "networks", fmt.Sprintf("network %q is listed twice", printable(name)))
+			return "", nil, httpapi.BadRequest("duplicate_network", "networks", fmt.Sprintf("network %q is listed twice", httpapi.Printable(name)))
 		case !ok:
-			return "", nil, badRequest("unknown_network", "networks", fmt.Sprintf("network %q is not configured here (configured: %s)", printable(name), w.names()))
+			return "", nil, httpapi.BadRequest("unknown_network", "networks", fmt.Sprintf("network %q is not configured here (configured: %s)", httpapi.Printable(name), w.names()))
 		}
 		seen[name] = true
 		c, err := n.Parse(addr)
 		if err != nil {
-			return "", nil, badRequest("invalid_address", "address", fmt.Sprintf("address is not valid on %s: %v", name, err))
+			return "", nil, httpapi.BadRequest("invalid_address", "address", fmt.Sprintf("address is not valid on %s: %v", name, err))
 		}
 		if canonical != "" && c != canonical {
-			return "", nil, badRequest("invalid_address", "address", "address reads differently on "+strings.Join(names, " and ")+"; add it once per network")
+			return "", nil, httpapi.BadRequest("invalid_address", "address", "address reads differently on "+strings.Join(names, " and ")+"; add it once per network")
 		}
 		canonical = c
 		out = append(out, store.NetworkStart{Network: name, Start: n.Start})
@@ -135,7 +136,7 @@ func (w *Wallets) decodeWallet(body []byte) (string, []store.NetworkStart, *apiE
 
 func (a *API) walletsEnabled(w http.ResponseWriter) bool {
 	if a.Wallets == nil || len(a.Wallets.Networks) == 0 {
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "wallet backfill is not enabled here: KEEPER_CHAINS names neither etherlink nor solana"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Message: "wallet backfill is not enabled here: KEEPER_CHAINS names neither etherlink nor solana"})
 		return false
 	}
 	return true
@@ -147,27 +148,27 @@ func (a *API) postWallet(w http.ResponseWriter, r *http.Request) {
 	}
 	if a.draining.Load() {
 		w.Header().Set("Retry-After", "5")
-		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
 		return
 	}
 	body, aerr := a.readBody(w, r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	addr, nets, aerr := a.Wallets.decodeWallet(body)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	rows, changed, err := a.Store.AddWallet(r.Context(), addr, nets)
 	if err != nil {
-		writeError(w, a.internal("store wallet", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "store wallet", err))
 		return
 	}
 	bals, err := a.Store.Balances(r.Context(), addr)
 	if err != nil {
-		writeError(w, a.internal("load balances", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "load balances", err))
 		return
 	}
 	status := http.StatusOK // already at work: nothing changed
@@ -186,7 +187,7 @@ func (a *API) postWallet(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusAccepted
 	}
 	w.Header().Set("Location", walletPath(addr))
-	writeJSON(w, status, a.Wallets.view(addr, rows, bals))
+	httpapi.WriteJSON(w, status, a.Wallets.view(addr, rows, bals))
 }
 
 func walletPath(addr string) string { return "/v1/wallets/" + url.PathEscape(addr) }
@@ -199,7 +200,7 @@ func (a *API) walletAddress(w http.ResponseWriter, r *http.Request) (string, boo
 	raw := r.PathValue("address")
 	addr, ok := a.Wallets.canonical(raw)
 	if !ok {
-		writeError(w, badRequest("invalid_address", "address", fmt.Sprintf("%q is not an address on any configured network (%s)", printable(raw), a.Wallets.names())))
+		httpapi.WriteError(w, httpapi.BadRequest("invalid_address", "address", fmt.Sprintf("%q is not an address on any configured network (%s)", httpapi.Printable(raw), a.Wallets.names())))
 		return "", false
 	}
 	return addr, true
@@ -212,19 +213,19 @@ func (a *API) getWallet(w http.ResponseWriter, r *http.Request) {
 	}
 	rows, err := a.Store.WalletStatus(r.Context(), addr)
 	if errors.Is(err, store.ErrNotFound) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "address", Message: "no wallet " + addr + " was added"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Field: "address", Message: "no wallet " + addr + " was added"})
 		return
 	}
 	if err != nil {
-		writeError(w, a.internal("load wallet", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "load wallet", err))
 		return
 	}
 	bals, err := a.Store.Balances(r.Context(), addr)
 	if err != nil {
-		writeError(w, a.internal("load balances", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "load balances", err))
 		return
 	}
-	writeJSON(w, http.StatusOK, a.Wallets.view(addr, rows, bals))
+	httpapi.WriteJSON(w, http.StatusOK, a.Wallets.view(addr, rows, bals))
 }
 
 func (a *API) listTransfers(w http.ResponseWriter, r *http.Request) {
@@ -233,29 +234,29 @@ func (a *API) listTransfers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	if aerr := checkParams(q, "network", "limit", "cursor"); aerr != nil {
-		writeError(w, aerr)
+	if aerr := httpapi.CheckParams(q, "network", "limit", "cursor"); aerr != nil {
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	f := store.TransferFilter{Wallet: addr, Network: q.Get("network")}
 	if _, ok := a.Wallets.network(f.Network); f.Network != "" && !ok {
-		writeError(w, badRequest("unknown_network", "network", fmt.Sprintf("network %q is not configured here (configured: %s)", printable(f.Network), a.Wallets.names())))
+		httpapi.WriteError(w, httpapi.BadRequest("unknown_network", "network", fmt.Sprintf("network %q is not configured here (configured: %s)", httpapi.Printable(f.Network), a.Wallets.names())))
 		return
 	}
-	var aerr *apiError
-	if f.Limit, f.Cursor, aerr = pageRequest(q); aerr != nil {
-		writeError(w, aerr)
+	var aerr *httpapi.Error
+	if f.Limit, f.Cursor, aerr = httpapi.PageRequest(q); aerr != nil {
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	if _, err := a.Store.WalletStatus(r.Context(), addr); errors.Is(err, store.ErrNotFound) {
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "address", Message: "no wallet " + addr + " was added"})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Field: "address", Message: "no wallet " + addr + " was added"})
 		return
 	} else if err != nil {
-		writeError(w, a.internal("load wallet", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "load wallet", err))
 		return
 	}
 	ts, next, err := a.Store.ListTransfers(r.Context(), f)
-	writePage(a, w, "list transfers", ts, next, err, viewTransfer)
+	httpapi.WritePage(a.Logger, w, "list transfers", ts, next, err, viewTransfer)
 }
 
 func viewTransfer(t store.StoredTransfer) api.Transfer {

@@ -2,20 +2,16 @@ package starter_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"math/big"
 	"net/http"
-	"path/filepath"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/activities"
@@ -26,6 +22,8 @@ import (
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
+	"github.com/keeperhq/keeper/internal/temporalfake"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
@@ -34,42 +32,26 @@ const (
 	solWallet = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
 )
 
-// signals records what the wallet starter hands to Temporal.
-type signals struct {
-	mu    sync.Mutex
-	calls []workflows.WalletSyncInput
-	fail  int // refuse this many calls first, as a Temporal that is down would
-}
-
-func (s *signals) SignalWithStartWorkflow(_ context.Context, id, signal string, arg any, o client.StartWorkflowOptions, _ any, args ...any) (client.WorkflowRun, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail > 0 {
-		s.fail--
-		return nil, errors.New("temporal is down")
+// syncs lists the WalletSync starts the backfill dispatcher handed to
+// Temporal, checking each is the signal-with-start of its wallet's
+// workflow on the backfill queue, with the networks the input names.
+func syncs(t *testing.T, c *temporalfake.Client) []workflows.WalletSyncInput {
+	t.Helper()
+	var out []workflows.WalletSyncInput
+	for _, s := range c.Starts() {
+		in := s.Input().(workflows.WalletSyncInput)
+		require.Equal(t, workflows.WalletWorkflowID(in.Wallet), s.ID)
+		require.Equal(t, workflows.SignalSync, s.Signal)
+		require.Equal(t, workflows.BackfillTaskQueue, s.Options.TaskQueue)
+		require.Equal(t, in.Networks[0], s.SignalArg.(workflows.SyncSignal).Networks[0], "the signal and the input name the same networks")
+		out = append(out, in)
 	}
-	in := args[0].(workflows.WalletSyncInput)
-	if id != workflows.WalletWorkflowID(in.Wallet) || signal != workflows.SignalSync || o.TaskQueue != workflows.BackfillTaskQueue {
-		return nil, errors.New("unexpected start")
-	}
-	if arg.(workflows.SyncSignal).Networks[0] != in.Networks[0] {
-		return nil, errors.New("the signal and the input name other networks")
-	}
-	s.calls = append(s.calls, in)
-	return nil, nil
-}
-
-func (s *signals) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.calls)
+	return out
 }
 
 func newWalletFixture(t *testing.T) (*fixture, *dispatch.Backfills) {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	d := &dispatch.Backfills{Store: st, Sweep: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	w := &starter.Wallets{Wake: d.Wake, Networks: []starter.WalletNetwork{
 		{Name: "etherlink", Unit: "blocks", Start: 100, Parse: evmscan.ParseAddress},
@@ -224,7 +206,8 @@ func TestWalletReadsRefuseBadAddressesAndParameters(t *testing.T) {
 
 func TestTheStarterHandsEachAddToTemporalOnceAndRetriesWhileItIsDown(t *testing.T) {
 	f, w := newWalletFixture(t)
-	sig := &signals{fail: 2}
+	sig := &temporalfake.Client{}
+	sig.FailNext(2) // Temporal is down for the first two calls
 	w.Temporal, w.Policy = sig, workflows.BackfillPolicy{ScanTimeout: time.Hour}
 	w.Sweep = 10 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
@@ -233,25 +216,24 @@ func TestTheStarterHandsEachAddToTemporalOnceAndRetriesWhileItIsDown(t *testing.
 	t.Cleanup(func() { cancel(); <-done })
 
 	require.Equal(t, http.StatusAccepted, f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+evmWallet+`"}`).Code)
-	require.Eventually(t, func() bool { return sig.count() == 1 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(sig.Starts()) == 1 }, 10*time.Second, 5*time.Millisecond)
 	require.Equal(t, http.StatusOK, f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+evmWallet+`"}`).Code)
-	assert.Never(t, func() bool { return sig.count() > 1 }, 100*time.Millisecond, 5*time.Millisecond, "a no-op add starts nothing")
+	assert.Never(t, func() bool { return len(sig.Starts()) > 1 }, 100*time.Millisecond, 5*time.Millisecond, "a no-op add starts nothing")
 
 	// Re-adding after the item was abandoned starts it again, as a newer generation.
 	_, _, err := f.st.FailScan(context.Background(), evmWallet, "etherlink", store.ScanFailure{Error: "x", Now: time.Now(), MaxRetries: 0})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+evmWallet+`"}`).Code)
-	require.Eventually(t, func() bool { return sig.count() == 2 }, 10*time.Second, 5*time.Millisecond)
-	sig.mu.Lock()
-	defer sig.mu.Unlock()
-	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 1}}, sig.calls[0].Networks)
-	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 2}}, sig.calls[1].Networks)
+	require.Eventually(t, func() bool { return len(sig.Starts()) == 2 }, 10*time.Second, 5*time.Millisecond)
+	calls := syncs(t, sig)
+	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 1}}, calls[0].Networks)
+	assert.Equal(t, []workflows.NetworkGen{{Network: "etherlink", Gen: 2}}, calls[1].Networks)
 }
 
 func TestAnAddedWalletIsHandedToTemporalAtOnceNotAtTheNextSweep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f, w := newWalletFixture(t)
-		sig := &signals{}
+		sig := &temporalfake.Client{}
 		w.Temporal, w.Policy = sig, workflows.BackfillPolicy{ScanTimeout: time.Hour}
 		require.Equal(t, time.Hour, w.Sweep)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -260,11 +242,11 @@ func TestAnAddedWalletIsHandedToTemporalAtOnceNotAtTheNextSweep(t *testing.T) {
 		t.Cleanup(func() { cancel(); <-done })
 		// Run's first pass finds nothing; the add must wake it.
 		synctest.Wait()
-		require.Zero(t, sig.count())
+		require.Zero(t, len(sig.Starts()))
 
 		require.Equal(t, http.StatusAccepted, f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+evmWallet+`"}`).Code)
 		synctest.Wait() // Run is asleep again, and the bubble's clock has not moved towards the sweep
-		assert.Equal(t, 1, sig.count())
+		assert.Len(t, syncs(t, sig), 1)
 	})
 }
 

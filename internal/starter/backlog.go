@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -243,10 +244,10 @@ func (b *backlog) startCount() {
 // admit holds one evidence of priority p to back-pressure: nil when it may
 // be stored (then a.backlog.settle(1) once the store has answered), else
 // the answer.
-func (a *API) admit(ctx context.Context, p int) *apiError {
+func (a *API) admit(ctx context.Context, p int) *httpapi.Error {
 	out, _, est, err := a.backlog.take(ctx, []int{p})
 	if err != nil {
-		return a.internal("count pending evidence", err)
+		return httpapi.Internal(a.Logger, "count pending evidence", err)
 	}
 	if out[0] != "" {
 		return a.refused(out[0], est, "priority")
@@ -256,10 +257,10 @@ func (a *API) admit(ctx context.Context, p int) *apiError {
 
 // refused is the answer to evidence back-pressure refused while est
 // evidence are pending.
-func (a *API) refused(why refusal, est int, field string) *apiError {
+func (a *API) refused(why refusal, est int, field string) *httpapi.Error {
 	if why == refusedPending {
 		return overloaded(est, a.backlog.maxPending, field)
 	}
-	return &apiError{Status: http.StatusTooManyRequests, Code: string(refusedBacklog), Field: field, RetryAfter: backlogRetryAfter,
+	return &httpapi.Error{Status: http.StatusTooManyRequests, Code: string(refusedBacklog), Field: field, RetryAfter: backlogRetryAfter,
 		Message: fmt.Sprintf("%d evidence are pending, at the ceiling of %d (KEEPER_MAX_BACKLOG): priority 1–5 waited %s for room and is refused; retry after Retry-After", est, a.backlog.ceiling, a.backlog.wait)}
 }

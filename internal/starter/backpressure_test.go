@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,111 +144,102 @@ func anchorOnce(t *testing.T, st *store.Store, maxItems int) bool {
 // The dispatcher and the chain are stood in for by anchorer (the store's
 // own batch formation and confirmation), so no Temporal runs.
 func TestAFloodOfPriority1NeverPilesUpPastTheCeilingAndEverythingTakenIsConfirmed(t *testing.T) {
-	for _, backend := range []string{"sqlite", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			const maxPending, ceiling = 40, 160
-			where := filepath.Join(t.TempDir(), "keeper.db")
-			open := store.Open
-			if backend == "postgres" {
-				where, open = storetest.PostgresURL(t), store.OpenPostgres
-			}
-			st, err := open(context.Background(), where)
-			require.NoError(t, err)
-			defer st.Close()
-			api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: maxPending, MaxBacklog: ceiling, IntakeWait: 20 * time.Millisecond,
-				MaxBodyBytes: 1 << 20, Logger: slog.New(slog.DiscardHandler)}
-			srv := httptest.NewServer(api.Handler())
-			defer srv.Close()
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		const maxPending, ceiling = 40, 160
+		st := db.Open(t)
+		api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: maxPending, MaxBacklog: ceiling, IntakeWait: 20 * time.Millisecond,
+			MaxBodyBytes: 1 << 20, Logger: slog.New(slog.DiscardHandler)}
+		srv := httptest.NewServer(api.Handler())
+		defer srv.Close()
 
-			ctx, stop := context.WithCancel(context.Background())
-			defer stop()
-			var (
-				mu       sync.Mutex
-				taken    []string
-				answered = map[int]int{}
-				peak     int
-			)
-			// Each sender posts batches of 40 priority 1 evidence and single
-			// ones in turn, as fast as it is answered.
-			send := func(path, body string) {
-				resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
-				if err != nil {
-					return
-				}
-				defer resp.Body.Close()
-				mu.Lock()
-				defer mu.Unlock()
-				// The pending count is highest right after an intake: read it at every answer.
-				if n, err := st.PendingCount(context.Background()); err == nil {
-					peak = max(peak, n)
-				}
-				if path == "/v1/evidence" {
-					var ev struct{ ID string }
-					json.NewDecoder(resp.Body).Decode(&ev)
-					answered[resp.StatusCode]++
-					if resp.StatusCode == http.StatusAccepted {
-						taken = append(taken, ev.ID)
-					}
-					return
-				}
-				var b struct{ Items []batchItemJSON }
-				json.NewDecoder(resp.Body).Decode(&b)
-				answered[resp.StatusCode]++
-				for _, it := range b.Items {
-					answered[it.Status]++
-					if it.Status == http.StatusAccepted {
-						taken = append(taken, it.ID)
-					}
-				}
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		var (
+			mu       sync.Mutex
+			taken    []string
+			answered = map[int]int{}
+			peak     int
+		)
+		// Each sender posts batches of 40 priority 1 evidence and single
+		// ones in turn, as fast as it is answered.
+		send := func(path, body string) {
+			resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+			if err != nil {
+				return
 			}
-			var senders sync.WaitGroup
-			for s := range 4 {
-				senders.Add(1)
-				go func() {
-					defer senders.Done()
-					for i := 0; ctx.Err() == nil; i++ {
-						digest := func(k int) string { return hexDigest(fmt.Sprint(backend, s, "/", i, "/", k)) }
-						if i%2 == 0 {
-							send("/v1/evidence", fmt.Sprintf(`{"digest":%q,"chains":["stub"],"priority":1}`, digest(0)))
-							continue
-						}
-						items := make([]string, 40)
-						for k := range items {
-							items[k] = fmt.Sprintf(`{"digest":%q,"chains":["stub"],"priority":1}`, digest(k))
-						}
-						send("/v1/evidence/batch", `{"items":[`+strings.Join(items, ",")+`]}`)
-					}
-				}()
-			}
-			anchoring := anchorer(ctx, t, st, 20, 100*time.Millisecond) // 200/s at most: slower than the senders
-			// Batches formed while the flood went on: more was taken than the ceiling holds.
-			refusedWhileAnchoring := func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return answered[http.StatusTooManyRequests] >= 20 && len(taken) > 2*ceiling
-			}
-			assert.Eventually(t, refusedWhileAnchoring, 30*time.Second, 20*time.Millisecond, "senders faster than batches are told to retry")
-			stop()
-			senders.Wait()
-			<-anchoring
-
+			defer resp.Body.Close()
 			mu.Lock()
 			defer mu.Unlock()
-			t.Logf("answers %v, peak pending %d", answered, peak)
-			assert.LessOrEqual(t, peak, ceiling, "the pending count stayed within the ceiling")
-			assert.Len(t, taken, answered[http.StatusAccepted])
-			assert.Empty(t, answered[http.StatusInternalServerError])
-			require.NotEmpty(t, taken)
+			// The pending count is highest right after an intake: read it at every answer.
+			if n, err := st.PendingCount(context.Background()); err == nil {
+				peak = max(peak, n)
+			}
+			if path == "/v1/evidence" {
+				var ev struct{ ID string }
+				json.NewDecoder(resp.Body).Decode(&ev)
+				answered[resp.StatusCode]++
+				if resp.StatusCode == http.StatusAccepted {
+					taken = append(taken, ev.ID)
+				}
+				return
+			}
+			var b struct{ Items []batchItemJSON }
+			json.NewDecoder(resp.Body).Decode(&b)
+			answered[resp.StatusCode]++
+			for _, it := range b.Items {
+				answered[it.Status]++
+				if it.Status == http.StatusAccepted {
+					taken = append(taken, it.ID)
+				}
+			}
+		}
+		var senders sync.WaitGroup
+		for s := range 4 {
+			senders.Add(1)
+			go func() {
+				defer senders.Done()
+				for i := 0; ctx.Err() == nil; i++ {
+					digest := func(k int) string { return hexDigest(fmt.Sprint(db.Name, s, "/", i, "/", k)) }
+					if i%2 == 0 {
+						send("/v1/evidence", fmt.Sprintf(`{"digest":%q,"chains":["stub"],"priority":1}`, digest(0)))
+						continue
+					}
+					items := make([]string, 40)
+					for k := range items {
+						items[k] = fmt.Sprintf(`{"digest":%q,"chains":["stub"],"priority":1}`, digest(k))
+					}
+					send("/v1/evidence/batch", `{"items":[`+strings.Join(items, ",")+`]}`)
+				}
+			}()
+		}
+		anchoring := anchorer(ctx, t, st, 20, 100*time.Millisecond) // 200/s at most: slower than the senders
+		// Batches formed while the flood went on: more was taken than the ceiling holds.
+		refusedWhileAnchoring := func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return answered[http.StatusTooManyRequests] >= 20 && len(taken) > 2*ceiling
+		}
+		assert.Eventually(t, refusedWhileAnchoring, 30*time.Second, 20*time.Millisecond, "senders faster than batches are told to retry")
+		stop()
+		senders.Wait()
+		<-anchoring
 
-			for anchorOnce(t, st, 1000) {
-			}
-			for _, id := range taken {
-				ev, err := st.GetEvidence(context.Background(), id)
-				require.NoError(t, err)
-				require.Equal(t, store.StatusConfirmed, ev.Status, "evidence %s", id)
-			}
-		})
-	}
+		mu.Lock()
+		defer mu.Unlock()
+		t.Logf("answers %v, peak pending %d", answered, peak)
+		assert.LessOrEqual(t, peak, ceiling, "the pending count stayed within the ceiling")
+		assert.Len(t, taken, answered[http.StatusAccepted])
+		assert.Empty(t, answered[http.StatusInternalServerError])
+		require.NotEmpty(t, taken)
+
+		for anchorOnce(t, st, 1000) {
+		}
+		for _, id := range taken {
+			ev, err := st.GetEvidence(context.Background(), id)
+			require.NoError(t, err)
+			require.Equal(t, store.StatusConfirmed, ev.Status, "evidence %s", id)
+		}
+	})
 }
 
 // While PostgreSQL cannot be reached (the proxy between it and keeper cut,
@@ -265,9 +255,7 @@ func TestWhileTheStoreIsUnreachableEveryAnswerIs503StoreUnavailableAndNothingTak
 	require.NoError(t, err)
 	defer proxy.Close()
 	u.Host = proxy.Addr()
-	st, err := store.OpenPostgres(context.Background(), u.String())
-	require.NoError(t, err)
-	defer st.Close()
+	st := storetest.Open(t, u.String())
 	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 1000, MaxBodyBytes: 1 << 20,
 		Checks: []starter.Check{{Name: "store", Ping: st.Ping}}, Logger: slog.New(slog.DiscardHandler)}
 	f := &fixture{st: st, api: api, h: openapitest.Handler(t, api.Handler())}
@@ -379,9 +367,7 @@ func TestWhileTheStoreIsUnreachableEveryAnswerIs503StoreUnavailableAndNothingTak
 	}
 
 	// Everything taken is there, read past the proxy, and is confirmed.
-	check, err := store.OpenPostgres(context.Background(), direct)
-	require.NoError(t, err)
-	defer check.Close()
+	check := storetest.Open(t, direct)
 	for anchorOnce(t, check, 1000) {
 	}
 	for _, id := range append(taken, before.ID) {

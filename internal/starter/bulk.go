@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -40,7 +41,7 @@ type batchItem struct {
 	id       string
 	created  bool
 	evStatus store.Status
-	err      *apiError
+	err      *httpapi.Error
 }
 
 func (a *API) postEvidenceBatch(w http.ResponseWriter, r *http.Request) {
@@ -52,16 +53,20 @@ func (a *API) postEvidenceBatch(w http.ResponseWriter, r *http.Request) {
 // intakeBatch answers a batch and says what it answered: how many items got
 // each status, or the status of a batch refused whole.
 func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
-	fail := func(e *apiError) map[int]int { a.metrics.refused(e); writeError(w, e); return map[int]int{e.Status: 1} }
+	fail := func(e *httpapi.Error) map[int]int {
+		a.metrics.refused(e)
+		httpapi.WriteError(w, e)
+		return map[int]int{e.Status: 1}
+	}
 	if a.draining.Load() {
 		w.Header().Set("Retry-After", "5")
-		return fail(&apiError{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
+		return fail(&httpapi.Error{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
 	}
 	if len(r.Header.Values(keyHeader)) > 0 {
-		return fail(badRequest("invalid_idempotency_key", keyHeader, "POST /v1/evidence/batch takes an idempotency key per item (items[i].idempotency_key), not the Idempotency-Key header"))
+		return fail(httpapi.BadRequest("invalid_idempotency_key", keyHeader, "POST /v1/evidence/batch takes an idempotency key per item (items[i].idempotency_key), not the Idempotency-Key header"))
 	}
 	limit := cmp.Or(a.MaxBatchBodyBytes, DefaultMaxBatchBodyBytes)
-	body, aerr := readJSONBody(w, r, limit)
+	body, aerr := httpapi.ReadJSONBody(w, r, limit)
 	if aerr != nil {
 		return fail(aerr)
 	}
@@ -79,7 +84,7 @@ func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
 	}
 	res, err := a.Store.InsertEvidenceBatch(r.Context(), nes)
 	if err != nil {
-		return fail(a.internal("store evidence", err))
+		return fail(httpapi.Internal(a.Logger, "store evidence", err))
 	}
 	for k, in := range res {
 		items[at[k]] = a.storedItem(at[k], in, nes[k])
@@ -97,21 +102,21 @@ func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
 // the item of each. An error refuses the batch whole. A body the scanner
 // cannot read whole (evidencescan.go) goes to strictjson, and its items
 // each to decodeItem.
-func decodeBatch(body []byte, chains []string) (items []batchItem, nes []store.NewEvidence, at []int, aerr *apiError) {
+func decodeBatch(body []byte, chains []string) (items []batchItem, nes []store.NewEvidence, at []int, aerr *httpapi.Error) {
 	if utf8.Valid(body) {
 		if items, nes, at, ok := scanBatch(body, chains); ok {
 			return items, nes, at, nil
 		}
 	}
 	var req batchRequest
-	if aerr := decodeStrict(body, &req); aerr != nil {
+	if aerr := httpapi.DecodeStrict(body, &req); aerr != nil {
 		return nil, nil, nil, aerr
 	}
 	switch n := len(req.Items); {
 	case n == 0:
-		return nil, nil, nil, badRequest("missing_field", "items", fmt.Sprintf("items must list 1–%d evidence, each the body POST /v1/evidence takes", maxBatchItems))
+		return nil, nil, nil, httpapi.BadRequest("missing_field", "items", fmt.Sprintf("items must list 1–%d evidence, each the body POST /v1/evidence takes", maxBatchItems))
 	case n > maxBatchItems:
-		return nil, nil, nil, badRequest("too_many_items", "items", fmt.Sprintf("items lists %d evidence; a request takes at most %d: send the rest in another", n, maxBatchItems))
+		return nil, nil, nil, httpapi.BadRequest("too_many_items", "items", fmt.Sprintf("items lists %d evidence; a request takes at most %d: send the rest in another", n, maxBatchItems))
 	}
 
 	items = make([]batchItem, len(req.Items))
@@ -129,10 +134,10 @@ func decodeBatch(body []byte, chains []string) (items []batchItem, nes []store.N
 }
 
 // decodeItem validates items[i] as POST /v1/evidence validates its body.
-func decodeItem(raw json.RawMessage, chains []string, i int) (store.NewEvidence, *apiError) {
+func decodeItem(raw json.RawMessage, chains []string, i int) (store.NewEvidence, *httpapi.Error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		name := itemName(i)
-		return store.NewEvidence{}, badRequest("invalid_json", name, name+" must be a JSON object: the body POST /v1/evidence takes")
+		return store.NewEvidence{}, httpapi.BadRequest("invalid_json", name, name+" must be a JSON object: the body POST /v1/evidence takes")
 	}
 	ne, aerr := decodeEvidence(raw, chains)
 	if aerr != nil {
@@ -145,7 +150,7 @@ func itemName(i int) string { return "items[" + strconv.Itoa(i) + "]" }
 
 // itemError names items[i] in an error about one of its fields: the field
 // becomes items[i].digest, and the message starts with that name.
-func itemError(i int, e *apiError) *apiError {
+func itemError(i int, e *httpapi.Error) *httpapi.Error {
 	field := itemName(i)
 	if e.Field != "" {
 		field += "." + e.Field
@@ -154,7 +159,7 @@ func itemError(i int, e *apiError) *apiError {
 	if rest, ok := strings.CutPrefix(e.Message, e.Field+" "); ok && e.Field != "" {
 		msg = field + " " + rest // "digest must be …" reads "items[1].digest must be …"
 	}
-	return &apiError{Status: e.Status, Code: e.Code, Field: field, Message: msg, RetryAfter: e.RetryAfter}
+	return &httpapi.Error{Status: e.Status, Code: e.Code, Field: field, Message: msg, RetryAfter: e.RetryAfter}
 }
 
 // refuseOverloaded holds the batch to POST /v1/evidence's back-pressure
@@ -163,7 +168,7 @@ func itemError(i int, e *apiError) *apiError {
 // evidence stored then, as a repeat of the single POST does) or is an
 // admitted item's (the store answers it). It returns the items still to be
 // stored and how many were admitted, for a.backlog.settle once stored.
-func (a *API) refuseOverloaded(r *http.Request, items []batchItem, nes []store.NewEvidence, at []int) ([]store.NewEvidence, []int, int, *apiError) {
+func (a *API) refuseOverloaded(r *http.Request, items []batchItem, nes []store.NewEvidence, at []int) ([]store.NewEvidence, []int, int, *httpapi.Error) {
 	order := make([]int, len(nes)) // nes by priority, then in the items' order
 	for k := range order {
 		order[k] = k
@@ -175,7 +180,7 @@ func (a *API) refuseOverloaded(r *http.Request, items []batchItem, nes []store.N
 	}
 	out, admitted, est, err := a.backlog.take(r.Context(), priorities)
 	if err != nil {
-		return nil, nil, 0, a.internal("count pending evidence", err)
+		return nil, nil, 0, httpapi.Internal(a.Logger, "count pending evidence", err)
 	}
 	why := make([]refusal, len(nes))
 	keys := map[string]bool{} // keys of the items admitted
@@ -191,7 +196,7 @@ func (a *API) refuseOverloaded(r *http.Request, items []batchItem, nes []store.N
 		if why[k] != "" && !keys[ne.IdempotencyKey] {
 			if items[i], err = a.refusedItem(r.Context(), i, ne, why[k], est); err != nil {
 				a.backlog.release(admitted)
-				return nil, nil, 0, a.internal("look up idempotency key", err)
+				return nil, nil, 0, httpapi.Internal(a.Logger, "look up idempotency key", err)
 			}
 			continue
 		}
@@ -218,7 +223,7 @@ func (a *API) refusedItem(ctx context.Context, i int, ne store.NewEvidence, why 
 // storedItem is the answer to items[i] once the store has taken it.
 func (a *API) storedItem(i int, in store.Inserted, ne store.NewEvidence) batchItem {
 	if in.Err != nil {
-		return batchItem{err: itemError(i, a.internal("store evidence", in.Err))}
+		return batchItem{err: itemError(i, httpapi.Internal(a.Logger, "store evidence", in.Err))}
 	}
 	status, aerr := storedStatus(in.Evidence, in.Created, ne)
 	if aerr != nil {

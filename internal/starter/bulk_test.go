@@ -2,14 +2,12 @@ package starter_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +18,7 @@ import (
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
-	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 type batchItemJSON struct {
@@ -253,9 +251,7 @@ func TestMetricsCountABatchsItemsAsIntakeAnswers(t *testing.T) {
 // /v1/evidence/batch over HTTP on loopback: requests of 1,000 evidence on
 // two chains each, from four clients at once, into an SQLite store.
 func BenchmarkBulkIntake(b *testing.B) {
-	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "keeper.db"))
-	require.NoError(b, err)
-	defer st.Close()
+	st := storetest.SQLite(b)
 	api := &starter.API{Store: st, Chains: []string{"etherlink", "solana"}, MaxPending: 1 << 30, MaxBodyBytes: 1 << 20,
 		Logger: slog.New(slog.DiscardHandler)}
 	srv := httptest.NewServer(api.Handler())

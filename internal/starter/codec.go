@@ -2,6 +2,7 @@ package starter
 
 import (
 	"bytes"
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"net/http"
 	"strings"
 )
@@ -15,14 +16,14 @@ type CodecOptions struct {
 	AllowOrigins []string     // browser origins (e.g. the Web UI's) allowed to call /codec
 }
 
-func (a *API) codecRoutes() []route {
+func (a *API) codecRoutes() []httpapi.Route {
 	if a.Codec.Handler == nil {
 		return nil
 	}
 	h := jsonErrors(a.Codec.Handler).ServeHTTP
-	return []route{
-		{"/codec/encode", map[string]http.HandlerFunc{"POST": h}},
-		{"/codec/decode", map[string]http.HandlerFunc{"POST": h}},
+	return []httpapi.Route{
+		{Pattern: "/codec/encode", Methods: httpapi.Methods{"POST": h}},
+		{Pattern: "/codec/decode", Methods: httpapi.Methods{"POST": h}},
 	}
 }
 
@@ -48,7 +49,7 @@ func (a *API) codecCORS(next http.Handler) http.Handler {
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
 			if !ok {
-				writeError(w, &apiError{Status: http.StatusForbidden, Code: "origin_not_allowed", Message: "origin " + printable(origin) + " is not in KEEPER_CODEC_CORS_ORIGINS"})
+				httpapi.WriteError(w, &httpapi.Error{Status: http.StatusForbidden, Code: "origin_not_allowed", Message: "origin " + httpapi.Printable(origin) + " is not in KEEPER_CODEC_CORS_ORIGINS"})
 				return
 			}
 			h.Set("Access-Control-Allow-Origin", origin)
@@ -91,7 +92,7 @@ func jsonErrors(h http.Handler) http.Handler {
 		case rec.status >= 500:
 			code = "codec_failed"
 		}
-		writeError(w, &apiError{Status: rec.status, Code: code, Field: "payloads", Message: printable(strings.TrimSpace(rec.body.String()))})
+		httpapi.WriteError(w, &httpapi.Error{Status: rec.status, Code: code, Field: "payloads", Message: httpapi.Printable(strings.TrimSpace(rec.body.String()))})
 	})
 }
 

@@ -1,13 +1,11 @@
 package starter_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,15 +16,13 @@ import (
 	"github.com/keeperhq/keeper/internal/codec"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
-	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 const uiOrigin = "http://127.0.0.1:8233"
 
 func codecServer(t *testing.T, token string, withCodec bool) *httptest.Server {
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
 		Auth: starter.AuthOptions{Token: token}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if withCodec {

@@ -75,6 +75,6 @@ func TestABatchSentSlowerThanTheReadTimeoutIsStillTakenButAnEpochRequestIsNot(t 
 			defer resp.Body.Close()
 			assert.NotEqual(t, http.StatusAccepted, resp.StatusCode)
 		}
-		assert.Empty(t, f.temporal.started(), "nothing was started from a request that was not read in time")
+		assert.Empty(t, started(f.temporal), "nothing was started from a request that was not read in time")
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/keeperhq/keeper/api"
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/rewards"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/workflows"
@@ -73,16 +74,16 @@ var epochIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // epochRoutes are the reward-epoch endpoints and, when keeper runs the
 // built-in ledger, the ledger's.
-func (a *API) epochRoutes() []route {
-	routes := []route{
-		{"/rewarder/epochs/{id}/compute", map[string]http.HandlerFunc{"POST": a.computeEpoch}},
-		{"/rewarder/epochs/{id}", map[string]http.HandlerFunc{"GET": a.getEpoch}},
+func (a *API) epochRoutes() []httpapi.Route {
+	routes := []httpapi.Route{
+		{Pattern: "/rewarder/epochs/{id}/compute", Methods: httpapi.Methods{"POST": a.computeEpoch}},
+		{Pattern: "/rewarder/epochs/{id}", Methods: httpapi.Methods{"GET": a.getEpoch}},
 	}
 	if a.Ledger != nil {
 		routes = append(routes,
-			route{"/ledger/v1/intents", map[string]http.HandlerFunc{"POST": jsonOnly(a.Ledger.PostIntent)}},
-			route{"/ledger/v1/intents/{key}", map[string]http.HandlerFunc{"GET": a.Ledger.GetIntent}},
-			route{"/ledger/v1/epochs/{epoch}/intents", map[string]http.HandlerFunc{"GET": a.Ledger.ListIntents}},
+			httpapi.Route{Pattern: "/ledger/v1/intents", Methods: httpapi.Methods{"POST": httpapi.JSONOnly(a.Ledger.PostIntent)}},
+			httpapi.Route{Pattern: "/ledger/v1/intents/{key}", Methods: httpapi.Methods{"GET": a.Ledger.GetIntent}},
+			httpapi.Route{Pattern: "/ledger/v1/epochs/{epoch}/intents", Methods: httpapi.Methods{"GET": a.Ledger.ListIntents}},
 		)
 	}
 	return routes
@@ -92,19 +93,19 @@ func (a *API) epochRoutes() []route {
 // stored until it succeeds. Inline usage comes back sealed (canonical), and
 // its hash is the request's hash; a source request is hashed from its pool
 // and URL.
-func decodeEpoch(id string, body []byte) (store.NewEpoch, time.Duration, *apiError) {
+func decodeEpoch(id string, body []byte) (store.NewEpoch, time.Duration, *httpapi.Error) {
 	var req api.EpochRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := httpapi.DecodeStrict(body, &req); err != nil {
 		return store.NewEpoch{}, 0, err
 	}
-	given := givenFields(body)
+	given := httpapi.GivenFields(body)
 	ne := store.NewEpoch{ID: id}
 	if !given["pool"] {
-		return ne, 0, badRequest("missing_field", "pool", "pool (a decimal string of integer minor units) is required")
+		return ne, 0, httpapi.BadRequest("missing_field", "pool", "pool (a decimal string of integer minor units) is required")
 	}
 	pool, err := rewards.ParseAmount(req.Pool)
 	if err != nil || pool.IsZero() || pool.Cmp(rewards.MaxPool) > 0 {
-		return ne, 0, badRequest("invalid_pool", "pool", "pool must be a decimal string of integer minor units from 1 to 2^127 (170141183460469231731687303715884105728)")
+		return ne, 0, httpapi.BadRequest("invalid_pool", "pool", "pool must be a decimal string of integer minor units from 1 to 2^127 (170141183460469231731687303715884105728)")
 	}
 	ne.Pool = pool.String()
 
@@ -112,14 +113,14 @@ func decodeEpoch(id string, body []byte) (store.NewEpoch, time.Duration, *apiErr
 	if given["deadline"] {
 		d, err := time.ParseDuration(req.Deadline)
 		if err != nil || d <= 0 || d > maxEpochDeadline {
-			return ne, 0, badRequest("invalid_deadline", "deadline", "deadline must be a duration from now such as \"90s\", \"15m\" or \"2h\", at most 168h")
+			return ne, 0, httpapi.BadRequest("invalid_deadline", "deadline", "deadline must be a duration from now such as \"90s\", \"15m\" or \"2h\", at most 168h")
 		}
 		deadline = d
 	}
 
 	switch {
 	case given["usage"] && given["source"]:
-		return ne, 0, badRequest("conflicting_fields", "usage", "give either usage (inline) or source (a URL), not both")
+		return ne, 0, httpapi.BadRequest("conflicting_fields", "usage", "give either usage (inline) or source (a URL), not both")
 	case given["usage"]:
 		usage := make([]rewards.Usage, len(req.Usage))
 		for i, u := range req.Usage {
@@ -130,11 +131,11 @@ func decodeEpoch(id string, body []byte) (store.NewEpoch, time.Duration, *apiErr
 			if uerr.Index >= 0 {
 				field = fmt.Sprintf("usage[%d].%s", uerr.Index, uerr.Field)
 			}
-			return ne, 0, badRequest(uerr.Code, field, uerr.Error())
+			return ne, 0, httpapi.BadRequest(uerr.Code, field, uerr.Error())
 		}
 		sealed, err := rewards.Seal(pool, usage)
 		if err != nil {
-			return ne, 0, badRequest("invalid_usage", "usage", err.Error())
+			return ne, 0, httpapi.BadRequest("invalid_usage", "usage", err.Error())
 		}
 		ne.Usage, ne.RequestHash = sealed, rewards.Hash(sealed)
 	case given["source"]:
@@ -144,21 +145,21 @@ func decodeEpoch(id string, body []byte) (store.NewEpoch, time.Duration, *apiErr
 		u, err := url.Parse(req.Source)
 		if err != nil || strings.ContainsFunc(req.Source, func(r rune) bool { return r <= ' ' || r > '~' }) ||
 			(u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || len(u.String()) > maxSourceLen {
-			return ne, 0, badRequest("invalid_source", "source", fmt.Sprintf("source must be an http or https URL in printable ASCII (punycode hosts) without credentials, at most %d characters", maxSourceLen))
+			return ne, 0, httpapi.BadRequest("invalid_source", "source", fmt.Sprintf("source must be an http or https URL in printable ASCII (punycode hosts) without credentials, at most %d characters", maxSourceLen))
 		}
 		ne.Source = u.String()
 		h := sha256.Sum256([]byte("keeper-epoch-request v1\npool " + ne.Pool + "\nsource " + ne.Source + "\n"))
 		ne.RequestHash = hex.EncodeToString(h[:])
 	default:
-		return ne, 0, badRequest("missing_field", "usage", "give usage (a list of {\"account\", \"units\"}) or source (the URL of an accounting service that answers that list)")
+		return ne, 0, httpapi.BadRequest("missing_field", "usage", "give usage (a list of {\"account\", \"units\"}) or source (the URL of an accounting service that answers that list)")
 	}
 	return ne, deadline, nil
 }
 
-func epochID(r *http.Request) (string, *apiError) {
+func epochID(r *http.Request) (string, *httpapi.Error) {
 	id := r.PathValue("id")
 	if !epochIDPattern.MatchString(id) {
-		return "", badRequest("invalid_id", "id", "epoch ids are 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+		return "", httpapi.BadRequest("invalid_id", "id", "epoch ids are 1–64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 	}
 	return id, nil
 }
@@ -175,26 +176,26 @@ func (a *API) timeout(callerDeadline time.Duration) time.Duration {
 
 // rerunRequested reads compute's rerun query parameter: true asks for a
 // quarantined epoch to run again (docs/epochs.md, re-runs).
-func rerunRequested(r *http.Request) (bool, *apiError) {
+func rerunRequested(r *http.Request) (bool, *httpapi.Error) {
 	switch v := r.URL.Query().Get("rerun"); v {
 	case "", "false":
 		return false, nil
 	case "true":
 		return true, nil
 	}
-	return false, badRequest("invalid_rerun", "rerun", "rerun must be true or false")
+	return false, httpapi.BadRequest("invalid_rerun", "rerun", "rerun must be true or false")
 }
 
 func (a *API) computeEpoch(w http.ResponseWriter, r *http.Request) {
 	req, aerr := a.readCompute(w, r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	e, started, aerr := a.runEpoch(r.Context(), req)
 	switch {
 	case aerr != nil:
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 	case started:
 		w.Header().Set("Location", epochPathPrefix+req.epoch.ID)
 		a.writeManifest(w, r, http.StatusAccepted, e)
@@ -211,12 +212,12 @@ type computeRequest struct {
 }
 
 // readCompute reads and checks a compute request; nothing is stored.
-func (a *API) readCompute(w http.ResponseWriter, r *http.Request) (computeRequest, *apiError) {
+func (a *API) readCompute(w http.ResponseWriter, r *http.Request) (computeRequest, *httpapi.Error) {
 	if a.draining.Load() {
-		return computeRequest{}, &apiError{Status: http.StatusServiceUnavailable, Code: "draining", RetryAfter: epochRetryAfter, Message: "keeper is shutting down; retry against another node or later"}
+		return computeRequest{}, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "draining", RetryAfter: epochRetryAfter, Message: "keeper is shutting down; retry against another node or later"}
 	}
 	if a.Temporal == nil {
-		return computeRequest{}, &apiError{Status: http.StatusServiceUnavailable, Code: "epochs_unavailable", Message: "this node does not start reward epochs"}
+		return computeRequest{}, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "epochs_unavailable", Message: "this node does not start reward epochs"}
 	}
 	id, aerr := epochID(r)
 	if aerr != nil {
@@ -236,7 +237,7 @@ func (a *API) readCompute(w http.ResponseWriter, r *http.Request) (computeReques
 	ne, callerDeadline, aerr := decodeEpoch(id, body)
 	if aerr == nil && ne.Source != "" {
 		if err := a.Outbound.CheckURL(ne.Source); err != nil {
-			aerr = badRequest("invalid_source", "source", "source "+err.Error())
+			aerr = httpapi.BadRequest("invalid_source", "source", "source "+err.Error())
 		}
 	}
 	if aerr != nil {
@@ -256,7 +257,7 @@ type epochStart struct {
 // or decides what becomes of the one stored under its id, and makes sure its
 // workflow runs. started says the workflow was started (or joined) and the
 // answer is 202; otherwise e is answered as it is stored, with 200.
-func (a *API) runEpoch(ctx context.Context, req computeRequest) (e store.Epoch, started bool, aerr *apiError) {
+func (a *API) runEpoch(ctx context.Context, req computeRequest) (e store.Epoch, started bool, aerr *httpapi.Error) {
 	ne := req.epoch
 	ne.Deadline = time.Now().Add(req.timeout)
 	// The accept deadline runs from here: the body is read, and what is
@@ -270,7 +271,7 @@ func (a *API) runEpoch(ctx context.Context, req computeRequest) (e store.Epoch, 
 		return e, false, a.busy(err)
 	}
 	if err != nil {
-		return e, false, a.internal("store epoch", err)
+		return e, false, httpapi.Internal(a.Logger, "store epoch", err)
 	}
 	start := epochStart{epoch: e, timeout: req.timeout}
 	if !created {
@@ -291,10 +292,10 @@ func (a *API) runEpoch(ctx context.Context, req computeRequest) (e store.Epoch, 
 		if acceptCtx.Err() != nil && ctx.Err() == nil {
 			msg = fmt.Sprintf("the epoch is queued but Temporal did not accept its workflow within %s; send the same request again to start it (or join it, if Temporal took it meanwhile)", acceptTimeout)
 		}
-		return e, false, &apiError{Status: http.StatusServiceUnavailable, Code: "temporal_unavailable", RetryAfter: epochRetryAfter, Message: msg}
+		return e, false, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "temporal_unavailable", RetryAfter: epochRetryAfter, Message: msg}
 	}
 	if e, err = a.Store.GetEpoch(ctx, ne.ID); err != nil {
-		return e, false, a.internal("load epoch", err)
+		return e, false, httpapi.Internal(a.Logger, "load epoch", err)
 	}
 	return e, true, nil
 }
@@ -303,15 +304,15 @@ func (a *API) runEpoch(ctx context.Context, req computeRequest) (e store.Epoch, 
 // under its id already: done answers e as it is; otherwise its workflow is
 // started (a queued or computing epoch's within its own deadline, a re-run's
 // replacing the last run).
-func (a *API) existingEpoch(ctx context.Context, e store.Epoch, ne store.NewEpoch, rerun bool, timeout time.Duration) (start epochStart, done bool, aerr *apiError) {
+func (a *API) existingEpoch(ctx context.Context, e store.Epoch, ne store.NewEpoch, rerun bool, timeout time.Duration) (start epochStart, done bool, aerr *httpapi.Error) {
 	if e.RequestHash != ne.RequestHash {
-		return epochStart{}, false, &apiError{Status: http.StatusConflict, Code: "epoch_conflict", Field: "id",
+		return epochStart{}, false, &httpapi.Error{Status: http.StatusConflict, Code: "epoch_conflict", Field: "id",
 			Message: fmt.Sprintf("epoch %s exists with other inputs (request hash %s, this request's %s); an epoch's inputs never change", ne.ID, e.RequestHash, ne.RequestHash)}
 	}
 	switch e.Status {
 	case store.EpochCompleted:
 		if rerun {
-			return epochStart{}, false, &apiError{Status: http.StatusConflict, Code: "epoch_completed", Field: "rerun",
+			return epochStart{}, false, &httpapi.Error{Status: http.StatusConflict, Code: "epoch_completed", Field: "rerun",
 				Message: fmt.Sprintf("epoch %s completed: every intent was acknowledged; a completed epoch never runs again", ne.ID)}
 		}
 		return epochStart{epoch: e}, true, nil
@@ -333,43 +334,45 @@ func (a *API) existingEpoch(ctx context.Context, e store.Epoch, ne store.NewEpoc
 // failed epoch (a missed deadline, a source that was down for good), and
 // ?rerun=true a quarantined one: intents are idempotent, so nothing is paid
 // twice.
-func (a *API) restartEpoch(ctx context.Context, ne store.NewEpoch, timeout time.Duration) (start epochStart, done bool, aerr *apiError) {
+func (a *API) restartEpoch(ctx context.Context, ne store.NewEpoch, timeout time.Duration) (start epochStart, done bool, aerr *httpapi.Error) {
 	e, err := a.Store.RestartEpoch(ctx, ne.ID, ne.RequestHash, ne.Deadline, a.Epochs.MaxInFlight)
 	switch {
 	case errors.Is(err, store.ErrBusy):
 		return epochStart{}, false, a.busy(err)
 	case errors.Is(err, store.ErrConflict): // restarted meanwhile by another request
 		if e, err = a.Store.GetEpoch(ctx, ne.ID); err != nil {
-			return epochStart{}, false, a.internal("load epoch", err)
+			return epochStart{}, false, httpapi.Internal(a.Logger, "load epoch", err)
 		}
 		return epochStart{epoch: e, timeout: timeout}, false, nil
 	case err != nil:
-		return epochStart{}, false, a.internal("restart epoch", err)
+		return epochStart{}, false, httpapi.Internal(a.Logger, "restart epoch", err)
 	}
 	return epochStart{epoch: e, timeout: timeout, restart: true}, false, nil
 }
 
 // busy counts and answers a compute refused for the epochs in flight.
-func (a *API) busy(err error) *apiError {
+func (a *API) busy(err error) *httpapi.Error {
 	a.epochMetrics.busy.WithLabelValues("compute").Inc()
-	return &apiError{Status: http.StatusTooManyRequests, Code: "busy", RetryAfter: epochRetryAfter, Message: err.Error() + "; retry later"}
+	return &httpapi.Error{Status: http.StatusTooManyRequests, Code: "busy", RetryAfter: epochRetryAfter, Message: err.Error() + "; retry later"}
 }
 
 // startEpoch starts the epoch's workflow. The workflow id de-duplicates: a
 // run in progress is used as it is, and a completed run is never started
 // again (Temporal refuses; only a failed run may be followed by another). A
-// restart replaces a run that Temporal has not timed out yet.
+// restart, which the store decided (a failed epoch asked for again, a
+// quarantined one re-run), replaces a run that Temporal has not timed out
+// yet and follows any ended one: a quarantined epoch's run completed.
 func (a *API) startEpoch(ctx context.Context, e store.Epoch, timeout time.Duration, restart bool) error {
-	conflict := enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+	conflict, reuse := enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING, enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
 	if restart {
-		conflict = enums.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING
+		conflict, reuse = enums.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING, enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	}
 	opts := client.StartWorkflowOptions{
 		ID:                       workflows.EpochWorkflowID(e.ID),
 		TaskQueue:                workflows.EpochTaskQueue,
 		WorkflowExecutionTimeout: timeout,
 		WorkflowIDConflictPolicy: conflict,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDReusePolicy:    reuse,
 		TypedSearchAttributes:    temporal.NewSearchAttributes(workflows.SAStatus.ValueSet(store.EpochQueued)),
 	}
 	in := workflows.EpochInput{EpochID: e.ID, Run: e.Run, Policy: workflows.EpochPolicy{ActivityTimeout: timeout, Heartbeat: a.Epochs.Heartbeat}}
@@ -380,15 +383,15 @@ func (a *API) startEpoch(ctx context.Context, e store.Epoch, timeout time.Durati
 func (a *API) getEpoch(w http.ResponseWriter, r *http.Request) {
 	id, aerr := epochID(r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	e, err := a.Store.GetEpoch(r.Context(), id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no epoch " + id})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no epoch " + id})
 	case err != nil:
-		writeError(w, a.internal("load epoch", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "load epoch", err))
 	default:
 		a.writeManifest(w, r, http.StatusOK, e)
 	}
@@ -433,21 +436,21 @@ func (a *API) writeManifest(w http.ResponseWriter, r *http.Request, status int, 
 		m.Links["evidence"] = "/v1/evidence/" + e.EvidenceID
 		ev, err := a.Store.GetEvidence(r.Context(), e.EvidenceID)
 		if err != nil {
-			writeError(w, a.internal("load the commitment's evidence", err))
+			httpapi.WriteError(w, httpapi.Internal(a.Logger, "load the commitment's evidence", err))
 			return
 		}
 		m.Anchor.Status = string(ev.Status)
 		if ev.Status == store.StatusConfirmed {
 			rc, err := ReceiptOf(r.Context(), a.Store, ev)
 			if err != nil {
-				writeError(w, a.internal("build the commitment's receipt", err))
+				httpapi.WriteError(w, httpapi.Internal(a.Logger, "build the commitment's receipt", err))
 				return
 			}
 			m.Anchor.Receipt = &rc
 			m.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"
 		}
 	}
-	writeJSON(w, status, m)
+	httpapi.WriteJSON(w, status, m)
 }
 
 // epochMetrics are the epoch metrics (docs/epochs.md) that the API can see: rejections it

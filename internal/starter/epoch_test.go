@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,51 +21,39 @@ import (
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
+	"github.com/keeperhq/keeper/internal/temporalfake"
 	"github.com/keeperhq/keeper/internal/workflows"
 	"github.com/keeperhq/keeper/merkle"
 )
-
-// fakeTemporal records the workflows the API starts.
-type fakeTemporal struct {
-	mu     sync.Mutex
-	starts []start
-	err    error
-}
 
 type start struct {
 	opts client.StartWorkflowOptions
 	in   workflows.EpochInput
 }
 
-func (f *fakeTemporal) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, _ any, args ...any) (client.WorkflowRun, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return nil, f.err
+// started lists the EpochCompute workflows the API started.
+func started(c *temporalfake.Client) []start {
+	var out []start
+	for _, s := range c.Starts() {
+		if s.Workflow == "EpochCompute" {
+			out = append(out, start{s.Options, s.Input().(workflows.EpochInput)})
+		}
 	}
-	f.starts = append(f.starts, start{opts, args[0].(workflows.EpochInput)})
-	return nil, nil
-}
-
-func (f *fakeTemporal) started() []start {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]start(nil), f.starts...)
+	return out
 }
 
 type epochFixture struct {
 	st       *store.Store
-	temporal *fakeTemporal
+	temporal *temporalfake.Client
 	api      *starter.API
 	h        http.Handler
 }
 
 func newEpochFixture(t *testing.T, maxInFlight int) *epochFixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	tc := &fakeTemporal{}
+	st := storetest.SQLite(t)
+	tc := &temporalfake.Client{}
 	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 4096,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Temporal: tc, Epochs: starter.EpochOptions{MaxInFlight: maxInFlight, Duration: time.Hour, Heartbeat: 10 * time.Second},
@@ -105,7 +91,7 @@ func TestComputeQueuesTheEpochAndStartsItsWorkflow(t *testing.T) {
 	assert.Equal(t, m.RequestHash, m.InputsHash, "inline usage is sealed at intake: its hash is known at once")
 	assert.Equal(t, "/rewarder/epochs/2026-11", m.Links["self"])
 
-	starts := f.temporal.started()
+	starts := started(f.temporal)
 	require.Len(t, starts, 1)
 	s := starts[0]
 	assert.Equal(t, "epoch-2026-11", s.opts.ID)
@@ -124,10 +110,10 @@ func TestTheCallersDeadlineShortensTheExecutionTimeout(t *testing.T) {
 	f := newEpochFixture(t, 64)
 	body := `{"pool":"10","usage":[{"account":"a","units":"1"}],"deadline":"90s"}`
 	require.Equal(t, http.StatusAccepted, f.compute(t, "soon", body).Code)
-	assert.Equal(t, 90*time.Second, f.temporal.started()[0].opts.WorkflowExecutionTimeout)
+	assert.Equal(t, 90*time.Second, started(f.temporal)[0].opts.WorkflowExecutionTimeout)
 	body = `{"pool":"10","usage":[{"account":"a","units":"1"}],"deadline":"5h"}`
 	require.Equal(t, http.StatusAccepted, f.compute(t, "later", body).Code)
-	assert.Equal(t, 30*time.Minute, f.temporal.started()[1].opts.WorkflowExecutionTimeout, "a later deadline does not extend half the epoch duration")
+	assert.Equal(t, 30*time.Minute, started(f.temporal)[1].opts.WorkflowExecutionTimeout, "a later deadline does not extend half the epoch duration")
 }
 
 func TestTheSameRequestAgainJoinsTheEpochAndOtherInputsAreAConflict(t *testing.T) {
@@ -137,7 +123,7 @@ func TestTheSameRequestAgainJoinsTheEpochAndOtherInputsAreAConflict(t *testing.T
 	again := f.compute(t, "e1", `{"pool":"01000","usage":[{"account":"alice","units":"1"},{"account":"bob","units":"1"},{"account":"carol","units":"1"}]}`)
 	require.Equal(t, http.StatusAccepted, again.Code, again.Body.String())
 	assert.Equal(t, first.RequestHash, decode[api.Manifest](t, again).RequestHash)
-	for _, s := range f.temporal.started() {
+	for _, s := range started(f.temporal) {
 		assert.Equal(t, "epoch-e1", s.opts.ID, "every start names the same workflow id; Temporal keeps one run")
 	}
 
@@ -152,17 +138,19 @@ func TestACompletedEpochAskedForAgainAnswersItsManifestAndStartsNothing(t *testi
 	f := newEpochFixture(t, 64)
 	require.Equal(t, http.StatusAccepted, f.compute(t, "done", threeAccounts).Code)
 	require.NoError(t, f.st.FinishEpoch(context.Background(), "done", 1, store.EpochCompleted, ""))
+	f.temporal.SetStatus(workflows.EpochWorkflowID("done"), enums.WORKFLOW_EXECUTION_STATUS_COMPLETED)
 
 	rec := f.compute(t, "done", threeAccounts)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	assert.Equal(t, "completed", decode[api.Manifest](t, rec).Status)
-	assert.Len(t, f.temporal.started(), 1)
+	assert.Len(t, started(f.temporal), 1)
 }
 
 func TestAFailedEpochAskedForAgainRunsAgain(t *testing.T) {
 	f := newEpochFixture(t, 64)
 	require.Equal(t, http.StatusAccepted, f.compute(t, "retry", threeAccounts).Code)
 	require.NoError(t, f.st.FinishEpoch(context.Background(), "retry", 1, store.EpochFailed, "source down"))
+	f.temporal.SetStatus(workflows.EpochWorkflowID("retry"), enums.WORKFLOW_EXECUTION_STATUS_FAILED) // its workflow failed
 
 	rec := f.compute(t, "retry", threeAccounts)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -170,7 +158,7 @@ func TestAFailedEpochAskedForAgainRunsAgain(t *testing.T) {
 	assert.Equal(t, "queued", m.Status)
 	assert.Equal(t, 2, m.Run)
 	assert.Empty(t, m.Reason)
-	starts := f.temporal.started()
+	starts := started(f.temporal)
 	require.Len(t, starts, 2)
 	assert.Equal(t, 2, starts[1].in.Run)
 	assert.Equal(t, enums.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING, starts[1].opts.WorkflowIDConflictPolicy)
@@ -190,6 +178,7 @@ func TestTheEpochBeyondTheInFlightLimitIsRefusedWith429(t *testing.T) {
 	assert.Equal(t, http.StatusAccepted, f.compute(t, "one", threeAccounts).Code)
 	// Once one finishes there is room again.
 	require.NoError(t, f.st.FinishEpoch(context.Background(), "one", 1, store.EpochCompleted, ""))
+	f.temporal.SetStatus(workflows.EpochWorkflowID("one"), enums.WORKFLOW_EXECUTION_STATUS_COMPLETED)
 	assert.Equal(t, http.StatusAccepted, f.compute(t, "three", threeAccounts).Code)
 
 	metrics := f.do(t, "GET", "/metrics", "").Body.String()
@@ -203,19 +192,18 @@ func TestComputeWhileDrainingIs503(t *testing.T) {
 	rec := f.compute(t, "late", threeAccounts)
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
 	assert.Equal(t, "draining", decode[errorJSON](t, rec).Code)
-	assert.Empty(t, f.temporal.started())
+	assert.Empty(t, started(f.temporal))
 }
 
 func TestWhenTemporalIsDownTheSameRequestStartsTheEpochLater(t *testing.T) {
 	f := newEpochFixture(t, 64)
-	f.temporal.err = errors.New("connection refused")
+	f.temporal.Fail(errors.New("connection refused"))
 	rec := f.compute(t, "later", threeAccounts)
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
 	assert.Equal(t, "temporal_unavailable", decode[errorJSON](t, rec).Code)
 
-	f.temporal.err = nil
 	require.Equal(t, http.StatusAccepted, f.compute(t, "later", threeAccounts).Code)
-	require.Len(t, f.temporal.started(), 1)
+	require.Len(t, started(f.temporal), 1)
 }
 
 func TestAnEpochPastItsDeadlineIsFailedAndLeavesRoom(t *testing.T) {
@@ -341,7 +329,7 @@ func TestBadComputeRequestsAreRefusedWithAJSONErrorAndStoreNothing(t *testing.T)
 	}
 	_, err := f.st.GetEpoch(context.Background(), "e")
 	assert.ErrorIs(t, err, store.ErrNotFound, "nothing was stored")
-	assert.Empty(t, f.temporal.started())
+	assert.Empty(t, started(f.temporal))
 }
 
 func TestAPoolOfExactly2To127IsAccepted(t *testing.T) {

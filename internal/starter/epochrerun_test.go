@@ -10,10 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/temporalfake"
+	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 func TestAQuarantinedEpochRunsAgainOnlyWhenARerunIsAskedFor(t *testing.T) {
@@ -21,6 +22,7 @@ func TestAQuarantinedEpochRunsAgainOnlyWhenARerunIsAskedFor(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, f.compute(t, "stuck", threeAccounts).Code)
 	const reason = "intents not delivered: emit intents of epoch stuck: ledger HTTP 503"
 	require.NoError(t, f.st.FinishEpoch(context.Background(), "stuck", 1, store.EpochQuarantined, reason))
+	f.temporal.SetStatus(workflows.EpochWorkflowID("stuck"), enums.WORKFLOW_EXECUTION_STATUS_COMPLETED) // a quarantined epoch's workflow completes
 
 	m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/stuck", ""))
 	assert.Equal(t, "quarantined", m.Status)
@@ -29,7 +31,7 @@ func TestAQuarantinedEpochRunsAgainOnlyWhenARerunIsAskedFor(t *testing.T) {
 	rec := f.compute(t, "stuck", threeAccounts)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	assert.Equal(t, "quarantined", decode[api.Manifest](t, rec).Status)
-	assert.Len(t, f.temporal.started(), 1, "the same request again sends nothing")
+	assert.Len(t, started(f.temporal), 1, "the same request again sends nothing")
 
 	rec = f.do(t, "POST", "/rewarder/epochs/stuck/compute?rerun=true", threeAccounts)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -37,7 +39,7 @@ func TestAQuarantinedEpochRunsAgainOnlyWhenARerunIsAskedFor(t *testing.T) {
 	assert.Equal(t, "queued", m.Status)
 	assert.Equal(t, 2, m.Run)
 	assert.Empty(t, m.Reason)
-	starts := f.temporal.started()
+	starts := started(f.temporal)
 	require.Len(t, starts, 2)
 	assert.Equal(t, 2, starts[1].in.Run)
 	assert.Equal(t, enums.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING, starts[1].opts.WorkflowIDConflictPolicy)
@@ -47,6 +49,7 @@ func TestARerunOfACompletedEpochIsAConflictAndABadRerunValueIs400(t *testing.T) 
 	f := newEpochFixture(t, 64)
 	require.Equal(t, http.StatusAccepted, f.compute(t, "paid", threeAccounts).Code)
 	require.NoError(t, f.st.FinishEpoch(context.Background(), "paid", 1, store.EpochCompleted, ""))
+	f.temporal.SetStatus(workflows.EpochWorkflowID("paid"), enums.WORKFLOW_EXECUTION_STATUS_COMPLETED)
 
 	rec := f.do(t, "POST", "/rewarder/epochs/paid/compute?rerun=true", threeAccounts)
 	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
@@ -59,7 +62,7 @@ func TestARerunOfACompletedEpochIsAConflictAndABadRerunValueIs400(t *testing.T) 
 	e = decode[errorJSON](t, rec)
 	assert.Equal(t, "invalid_rerun", e.Code)
 	assert.Equal(t, "rerun", e.Field)
-	assert.Len(t, f.temporal.started(), 1)
+	assert.Len(t, started(f.temporal), 1)
 }
 
 func TestQuarantinedEpochsAreShownOnePerEpochOnMetricsUntilReRun(t *testing.T) {
@@ -67,6 +70,7 @@ func TestQuarantinedEpochsAreShownOnePerEpochOnMetricsUntilReRun(t *testing.T) {
 	for _, id := range []string{"q1", "q2"} {
 		require.Equal(t, http.StatusAccepted, f.compute(t, id, threeAccounts).Code)
 		require.NoError(t, f.st.FinishEpoch(context.Background(), id, 1, store.EpochQuarantined, "check failed"))
+		f.temporal.SetStatus(workflows.EpochWorkflowID(id), enums.WORKFLOW_EXECUTION_STATUS_COMPLETED) // a quarantined epoch's workflow completes
 	}
 	metrics := f.do(t, "GET", "/metrics", "").Body.String()
 	assert.Contains(t, metrics, "keeper_epochs_quarantined 2")
@@ -80,25 +84,11 @@ func TestQuarantinedEpochsAreShownOnePerEpochOnMetricsUntilReRun(t *testing.T) {
 	assert.Contains(t, metrics, `keeper_epoch_quarantined{epoch="q2"} 1`)
 }
 
-// stalledTemporal is a Temporal frontend that never accepts a start: it
-// holds the call until the caller gives up, as a slow cluster does.
-type stalledTemporal struct{ hadDeadline chan bool }
-
-func (s *stalledTemporal) ExecuteWorkflow(ctx context.Context, _ client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
-	_, ok := ctx.Deadline()
-	s.hadDeadline <- ok
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(10 * time.Second):
-		return nil, nil
-	}
-}
-
 func TestComputeAnswers503WithRetryAfterWhenTemporalDoesNotAcceptWithinTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newEpochFixture(t, 64)
-		stalled := &stalledTemporal{hadDeadline: make(chan bool, 2)}
+		stalled := &temporalfake.Client{}
+		stalled.Hold() // a slow cluster: it never answers
 		f.api.Temporal = stalled
 		f.api.Epochs.AcceptTimeout = 300 * time.Millisecond
 
@@ -110,7 +100,7 @@ func TestComputeAnswers503WithRetryAfterWhenTemporalDoesNotAcceptWithinTheDeadli
 		e := decode[errorJSON](t, rec)
 		assert.Equal(t, "temporal_unavailable", e.Code)
 		assert.Contains(t, e.Message, "within 300ms")
-		assert.True(t, <-stalled.hadDeadline)
+		assert.Equal(t, []bool{true}, stalled.Deadlines(), "the start was given a deadline")
 		assert.Equal(t, 300*time.Millisecond, took, "answered at the deadline, not when Temporal gave up")
 
 		// The epoch stays queued: once Temporal accepts, the same request starts it.
@@ -118,14 +108,15 @@ func TestComputeAnswers503WithRetryAfterWhenTemporalDoesNotAcceptWithinTheDeadli
 		assert.Equal(t, "queued", m.Status)
 		f.api.Temporal = f.temporal
 		require.Equal(t, http.StatusAccepted, f.compute(t, "slow", threeAccounts).Code)
-		assert.Len(t, f.temporal.started(), 1)
+		assert.Len(t, started(f.temporal), 1)
 	})
 }
 
 func TestComputesAcceptDeadlineIsTwoSecondsUnlessConfigured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newEpochFixture(t, 64)
-		stalled := &stalledTemporal{hadDeadline: make(chan bool, 1)}
+		stalled := &temporalfake.Client{}
+		stalled.Hold()
 		f.api.Temporal = stalled
 		began := time.Now()
 		rec := f.compute(t, "slow", threeAccounts)

@@ -13,12 +13,13 @@ import (
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/backfill/evmscan"
 	"github.com/keeperhq/keeper/internal/backfill/solscan"
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/rewards"
 )
 
 // checkRefusal fails unless a refusal is what a client can act on: a 4xx
 // with a code and a message, and a field that is short, printable text.
-func checkRefusal(t *testing.T, body []byte, aerr *apiError) {
+func checkRefusal(t *testing.T, body []byte, aerr *httpapi.Error) {
 	t.Helper()
 	if aerr.Status < 400 || aerr.Status > 499 || aerr.Code == "" || aerr.Message == "" {
 		t.Fatalf("bad error for %q: %+v", body, aerr)

@@ -20,15 +20,16 @@ import (
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/temporalfake"
 )
 
 // newHostileFixture serves every route at once: evidence, wallets, epochs
 // and the built-in ledger, logging into logs.
-func newHostileFixture(t *testing.T) (*fixture, *fakeTemporal, *bytes.Buffer) {
+func newHostileFixture(t *testing.T) (*fixture, *temporalfake.Client, *bytes.Buffer) {
 	t.Helper()
 	f, w := newWalletFixture(t)
 	logs := &bytes.Buffer{}
-	tc := &fakeTemporal{}
+	tc := &temporalfake.Client{}
 	f.api.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	w.Logger = f.api.Logger
 	f.api.Temporal, f.api.Ledger = tc, &settlement.Server{Store: f.st}
@@ -180,7 +181,7 @@ func TestHostileRequestsOnEveryRouteAre4xxWithAJSONErrorAndStoreNothing(t *testi
 		stats, err := f.st.EpochStats(ctx)
 		require.NoError(t, err)
 		assert.Zero(t, stats.InFlight)
-		assert.Empty(t, temporal.started())
+		assert.Empty(t, started(temporal))
 		held, err := f.st.LedgerIntents(ctx, "e", "", 10)
 		require.NoError(t, err)
 		assert.Empty(t, held)
@@ -227,7 +228,7 @@ func TestASlowLorisBodyIsCutOffAtTheReadTimeoutAndStoresNothing(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	_, err = f.st.GetEpoch(context.Background(), "e")
 	assert.ErrorIs(t, err, store.ErrNotFound)
-	assert.Empty(t, temporal.started())
+	assert.Empty(t, started(temporal))
 }
 
 func TestJSONIsAcceptedWithACharsetOrWithoutAContentType(t *testing.T) {

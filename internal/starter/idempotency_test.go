@@ -1,7 +1,6 @@
 package starter_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/api"
-	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
@@ -259,11 +257,5 @@ func TestConcurrentRequestsWithOneKeyAndOtherMetadataStoreOneAndRefuseTheRest(t 
 // fresh PostgreSQL one (in a schema of its own; skipped without a server,
 // except in CI).
 func eachStore(t *testing.T, test func(t *testing.T, f *fixture)) {
-	t.Run("sqlite", func(t *testing.T) { test(t, newFixture(t, 100)) })
-	t.Run("postgres", func(t *testing.T) {
-		st, err := store.OpenPostgres(context.Background(), storetest.PostgresURL(t))
-		require.NoError(t, err)
-		t.Cleanup(func() { st.Close() })
-		test(t, fixtureOn(t, st, 100, "stub"))
-	})
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) { test(t, fixtureOn(t, db.Open(t), 100, "stub")) })
 }

@@ -16,36 +16,37 @@ import (
 	"strings"
 
 	"github.com/keeperhq/keeper/api"
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
-func legacyDecodeEvidence(body []byte, chains []string) (store.NewEvidence, *apiError) {
+func legacyDecodeEvidence(body []byte, chains []string) (store.NewEvidence, *httpapi.Error) {
 	var req api.EvidenceRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := httpapi.DecodeStrict(body, &req); err != nil {
 		return store.NewEvidence{}, err
 	}
-	given := givenFields(body)
+	given := httpapi.GivenFields(body)
 	var ne store.NewEvidence
 	switch {
 	case given["digest"] && given["content"]:
-		return ne, badRequest("conflicting_fields", "digest", "give either digest or content, not both")
+		return ne, httpapi.BadRequest("conflicting_fields", "digest", "give either digest or content, not both")
 	case given["digest"]:
 		b, err := hex.DecodeString(req.Digest)
 		if err != nil || len(b) != sha256.Size {
-			return ne, badRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
+			return ne, httpapi.BadRequest("invalid_digest", "digest", "digest must be a SHA-256 digest: 64 hex characters")
 		}
 		copy(ne.Digest[:], b)
 	case given["content"]:
 		b, err := base64.StdEncoding.DecodeString(req.Content)
 		if err != nil {
-			return ne, badRequest("invalid_content", "content", "content must be standard base64")
+			return ne, httpapi.BadRequest("invalid_content", "content", "content must be standard base64")
 		}
 		if len(b) == 0 {
-			return ne, badRequest("invalid_content", "content", "content must not be empty")
+			return ne, httpapi.BadRequest("invalid_content", "content", "content must not be empty")
 		}
 		ne.Digest = sha256.Sum256(b)
 	default:
-		return ne, badRequest("missing_field", "digest", "digest (hex SHA-256) or content (base64) is required")
+		return ne, httpapi.BadRequest("missing_field", "digest", "digest (hex SHA-256) or content (base64) is required")
 	}
 
 	if len(req.Chains) == 0 {
@@ -55,13 +56,13 @@ func legacyDecodeEvidence(body []byte, chains []string) (store.NewEvidence, *api
 	for _, c := range req.Chains {
 		switch {
 		case listed[c]:
-			return ne, badRequest("duplicate_chain", "chains", fmt.Sprintf("chain %q is listed twice", printable(c)))
+			return ne, httpapi.BadRequest("duplicate_chain", "chains", fmt.Sprintf("chain %q is listed twice", httpapi.Printable(c)))
 		case c == "multi":
 			for _, cc := range chains {
 				seen[cc] = true
 			}
 		case !contains(chains, c):
-			return ne, badRequest("unknown_chain", "chains", fmt.Sprintf("chain %q is not configured here (configured: %s; \"multi\" means all)", printable(c), strings.Join(chains, ", ")))
+			return ne, httpapi.BadRequest("unknown_chain", "chains", fmt.Sprintf("chain %q is not configured here (configured: %s; \"multi\" means all)", httpapi.Printable(c), strings.Join(chains, ", ")))
 		default:
 			seen[c] = true
 		}
@@ -75,7 +76,7 @@ func legacyDecodeEvidence(body []byte, chains []string) (store.NewEvidence, *api
 	ne.Priority = defaultPriority
 	if given["priority"] {
 		if req.Priority < 1 || req.Priority > 10 {
-			return ne, badRequest("invalid_priority", "priority", "priority must be an integer from 1 (highest) to 10")
+			return ne, httpapi.BadRequest("invalid_priority", "priority", "priority must be an integer from 1 (highest) to 10")
 		}
 		ne.Priority = req.Priority
 	}
@@ -87,30 +88,30 @@ func legacyDecodeEvidence(body []byte, chains []string) (store.NewEvidence, *api
 	}
 	if len(req.Metadata) > 0 && !bytes.Equal(req.Metadata, []byte("null")) {
 		if len(req.Metadata) > maxMetadataBytes {
-			return ne, badRequest("metadata_too_large", "metadata", fmt.Sprintf("metadata must be at most %d bytes of JSON", maxMetadataBytes))
+			return ne, httpapi.BadRequest("metadata_too_large", "metadata", fmt.Sprintf("metadata must be at most %d bytes of JSON", maxMetadataBytes))
 		}
 		if bytes.TrimSpace(req.Metadata)[0] != '{' {
-			return ne, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
+			return ne, httpapi.BadRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
 		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, req.Metadata); err != nil {
-			return ne, badRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
+			return ne, httpapi.BadRequest("invalid_metadata", "metadata", "metadata must be a JSON object")
 		}
 		ne.Metadata = compact.Bytes()
 	}
 	return ne, nil
 }
 
-func legacyDecodeBatch(body []byte, chains []string) (items []batchItem, nes []store.NewEvidence, at []int, aerr *apiError) {
+func legacyDecodeBatch(body []byte, chains []string) (items []batchItem, nes []store.NewEvidence, at []int, aerr *httpapi.Error) {
 	var req batchRequest
-	if aerr := decodeStrict(body, &req); aerr != nil {
+	if aerr := httpapi.DecodeStrict(body, &req); aerr != nil {
 		return nil, nil, nil, aerr
 	}
 	switch n := len(req.Items); {
 	case n == 0:
-		return nil, nil, nil, badRequest("missing_field", "items", fmt.Sprintf("items must list 1–%d evidence, each the body POST /v1/evidence takes", maxBatchItems))
+		return nil, nil, nil, httpapi.BadRequest("missing_field", "items", fmt.Sprintf("items must list 1–%d evidence, each the body POST /v1/evidence takes", maxBatchItems))
 	case n > maxBatchItems:
-		return nil, nil, nil, badRequest("too_many_items", "items", fmt.Sprintf("items lists %d evidence; a request takes at most %d: send the rest in another", n, maxBatchItems))
+		return nil, nil, nil, httpapi.BadRequest("too_many_items", "items", fmt.Sprintf("items lists %d evidence; a request takes at most %d: send the rest in another", n, maxBatchItems))
 	}
 
 	items = make([]batchItem, len(req.Items))
@@ -127,10 +128,10 @@ func legacyDecodeBatch(body []byte, chains []string) (items []batchItem, nes []s
 	return items, nes, at, nil
 }
 
-func legacyDecodeItem(raw json.RawMessage, chains []string, i int) (store.NewEvidence, *apiError) {
+func legacyDecodeItem(raw json.RawMessage, chains []string, i int) (store.NewEvidence, *httpapi.Error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		name := itemName(i)
-		return store.NewEvidence{}, badRequest("invalid_json", name, name+" must be a JSON object: the body POST /v1/evidence takes")
+		return store.NewEvidence{}, httpapi.BadRequest("invalid_json", name, name+" must be a JSON object: the body POST /v1/evidence takes")
 	}
 	ne, aerr := legacyDecodeEvidence(raw, chains)
 	if aerr != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -106,7 +107,7 @@ func (m *metrics) intake(code int, d time.Duration) {
 
 // refused counts an intake answer refused for now (429 or 503) under its
 // code.
-func (m *metrics) refused(e *apiError) {
+func (m *metrics) refused(e *httpapi.Error) {
 	if e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable {
 		m.rejected.WithLabelValues(e.Code).Inc()
 	}

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -19,20 +18,19 @@ import (
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
-	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
+	"github.com/keeperhq/keeper/internal/temporalfake"
 )
 
 // everyRoute is an API with every optional part switched on: wallets,
 // epochs with the built-in ledger, and the codec.
 func everyRoute(t *testing.T) *starter.API {
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	c, err := codec.New(codec.Key{ID: "k1", Secret: [codec.KeySize]byte{1}})
 	require.NoError(t, err)
 	return &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
 		Logger:   slog.New(slog.DiscardHandler),
-		Temporal: &fakeTemporal{}, Epochs: starter.EpochOptions{MaxInFlight: 4, Duration: time.Hour},
+		Temporal: &temporalfake.Client{}, Epochs: starter.EpochOptions{MaxInFlight: 4, Duration: time.Hour},
 		Ledger:  &settlement.Server{Store: st},
 		Wallets: &starter.Wallets{Networks: []starter.WalletNetwork{{Name: "solana", Unit: "signatures", Parse: func(s string) (string, error) { return s, nil }}}},
 		Codec:   starter.CodecOptions{Handler: c.Handler()},

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
@@ -15,13 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/starter"
-	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func TestReadyzDegradedIsOneForAFailingCheckUntilItPassesAgain(t *testing.T) {
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "keeper.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.SQLite(t)
 	var down atomic.Bool
 	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 10, MaxBodyBytes: 4096,
 		Checks: []starter.Check{{Name: "store", Ping: st.Ping}, {Name: "temporal", Ping: func(context.Context) error {

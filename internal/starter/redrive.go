@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/keeperhq/keeper/api"
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -26,26 +27,26 @@ type RedriveRecords interface {
 func (a *API) redrive(w http.ResponseWriter, r *http.Request) {
 	body, aerr := a.readBody(w, r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	var req api.RedriveRequest
-	if aerr := decodeStrict(body, &req); aerr != nil {
-		writeError(w, aerr)
+	if aerr := httpapi.DecodeStrict(body, &req); aerr != nil {
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	f, aerr := a.redriveFilter(req)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	if req.DryRun {
 		res, err := a.Store.DeadLetters(r.Context(), f)
 		if err != nil {
-			writeError(w, a.internal("dead letters", err))
+			httpapi.WriteError(w, httpapi.Internal(a.Logger, "dead letters", err))
 			return
 		}
-		writeJSON(w, http.StatusOK, redriveAnswer(true, res))
+		httpapi.WriteJSON(w, http.StatusOK, redriveAnswer(true, res))
 		return
 	}
 	res, err := a.Store.Redrive(r.Context(), f)
@@ -53,24 +54,24 @@ func (a *API) redrive(w http.ResponseWriter, r *http.Request) {
 		a.metrics.redriven.WithLabelValues(chain).Add(float64(n))
 	}
 	if err != nil {
-		writeError(w, a.internal("re-drive dead letters", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "re-drive dead letters", err))
 		return
 	}
 	if res.Anchors > 0 {
 		a.Logger.Warn("dead-lettered evidence re-driven", "evidence", res.Evidence, "anchors", res.Anchors, "batches", len(res.Batches),
 			"chain", req.Chain, "batch", req.Batch, "since", req.Since, "until", req.Until)
 	}
-	writeJSON(w, http.StatusAccepted, redriveAnswer(false, res))
+	httpapi.WriteJSON(w, http.StatusAccepted, redriveAnswer(false, res))
 }
 
 // redriveFilter checks a re-drive request, naming the field at fault.
-func (a *API) redriveFilter(req api.RedriveRequest) (store.RedriveFilter, *apiError) {
+func (a *API) redriveFilter(req api.RedriveRequest) (store.RedriveFilter, *httpapi.Error) {
 	f := store.RedriveFilter{Chain: req.Chain, BatchID: req.Batch}
 	if req.Chain != "" && !contains(a.Chains, req.Chain) {
-		return f, badRequest("unknown_chain", "chain", fmt.Sprintf("chain %q is not configured here (configured: %s)", printable(req.Chain), strings.Join(a.Chains, ", ")))
+		return f, httpapi.BadRequest("unknown_chain", "chain", fmt.Sprintf("chain %q is not configured here (configured: %s)", httpapi.Printable(req.Chain), strings.Join(a.Chains, ", ")))
 	}
 	if req.Batch < 0 {
-		return f, badRequest("invalid_batch", "batch", "batch must be a batch id (1 or more)")
+		return f, httpapi.BadRequest("invalid_batch", "batch", "batch must be a batch id (1 or more)")
 	}
 	for _, t := range []struct {
 		field, value string
@@ -81,12 +82,12 @@ func (a *API) redriveFilter(req api.RedriveRequest) (store.RedriveFilter, *apiEr
 		}
 		at, err := time.Parse(time.RFC3339Nano, t.value)
 		if err != nil {
-			return f, badRequest("invalid_time", t.field, fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", t.field, printable(t.value)))
+			return f, httpapi.BadRequest("invalid_time", t.field, fmt.Sprintf("%s must be an RFC 3339 time such as 2026-01-02T15:04:05Z, not %q", t.field, httpapi.Printable(t.value)))
 		}
 		*t.to = at
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
-		return f, badRequest("invalid_time_range", "until", "until must be later than since")
+		return f, httpapi.BadRequest("invalid_time_range", "until", "until must be later than since")
 	}
 	return f, nil
 }

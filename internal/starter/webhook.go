@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/keeperhq/keeper/api"
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -31,60 +32,51 @@ type WebhookRecords interface {
 	RetryDelivery(ctx context.Context, subscriptionID, id string) (store.Delivery, error)
 }
 
-func (a *API) webhookRoutes() []route {
-	return []route{
-		{"/v1/webhooks", map[string]http.HandlerFunc{"POST": a.createWebhook, "GET": a.listWebhooks}},
-		{"/v1/webhooks/{id}", map[string]http.HandlerFunc{"GET": a.getWebhook, "DELETE": a.deleteWebhook}},
-		{"/v1/webhooks/{id}/rotate-secret", map[string]http.HandlerFunc{"POST": a.rotateWebhookSecret}},
-		{"/v1/webhooks/{id}/enable", map[string]http.HandlerFunc{"POST": a.enableWebhook}},
-		{"/v1/webhooks/{id}/deliveries", map[string]http.HandlerFunc{"GET": a.listWebhookDeliveries}},
-		{"/v1/webhooks/{id}/deliveries/{delivery_id}/retry", map[string]http.HandlerFunc{"POST": a.retryWebhookDelivery}},
+func (a *API) webhookRoutes() []httpapi.Route {
+	return []httpapi.Route{
+		{Pattern: "/v1/webhooks", Methods: httpapi.Methods{"POST": a.createWebhook, "GET": a.listWebhooks}},
+		{Pattern: "/v1/webhooks/{id}", Methods: httpapi.Methods{"GET": a.getWebhook, "DELETE": a.deleteWebhook}},
+		{Pattern: "/v1/webhooks/{id}/rotate-secret", Methods: httpapi.Methods{"POST": a.rotateWebhookSecret}},
+		{Pattern: "/v1/webhooks/{id}/enable", Methods: httpapi.Methods{"POST": a.enableWebhook}},
+		{Pattern: "/v1/webhooks/{id}/deliveries", Methods: httpapi.Methods{"GET": a.listWebhookDeliveries}},
+		{Pattern: "/v1/webhooks/{id}/deliveries/{delivery_id}/retry", Methods: httpapi.Methods{"POST": a.retryWebhookDelivery}},
 	}
-}
-
-// wireTime is t as the webhook answers show it: in UTC, or zero (left
-// out) when unset, the Unix epoch being how some stores read an unset time.
-func wireTime(t time.Time) time.Time {
-	if t.IsZero() || t.UnixMilli() == 0 {
-		return time.Time{}
-	}
-	return t.UTC()
 }
 
 func webhookOf(w store.Webhook) api.Webhook {
 	return api.Webhook{
 		ID: w.ID, URL: w.URL, Events: w.Events, Secret: w.Secret, Enabled: !w.Disabled,
-		DisabledAt: wireTime(w.DisabledAt), DisabledReason: w.DisabledReason,
-		FailingSince: wireTime(w.FailingSince), CreatedAt: wireTime(w.CreatedAt),
-		PreviousSecretExpiresAt: wireTime(w.PreviousSecretUntil),
+		DisabledAt: httpapi.WireTime(w.DisabledAt), DisabledReason: w.DisabledReason,
+		FailingSince: httpapi.WireTime(w.FailingSince), CreatedAt: httpapi.WireTime(w.CreatedAt),
+		PreviousSecretExpiresAt: httpapi.WireTime(w.PreviousSecretUntil),
 	}
 }
 
 // maxWebhookURL bounds a webhook URL's length.
 const maxWebhookURL = 2048
 
-func (a *API) decodeWebhook(body []byte) (api.WebhookRequest, *apiError) {
+func (a *API) decodeWebhook(body []byte) (api.WebhookRequest, *httpapi.Error) {
 	var nw api.WebhookRequest
-	if aerr := decodeStrict(body, &nw); aerr != nil {
+	if aerr := httpapi.DecodeStrict(body, &nw); aerr != nil {
 		return nw, aerr
 	}
 	switch {
 	case nw.URL == "":
-		return nw, badRequest("missing_field", "url", "url is required: the https URL keeper posts events to")
+		return nw, httpapi.BadRequest("missing_field", "url", "url is required: the https URL keeper posts events to")
 	case len(nw.URL) > maxWebhookURL:
-		return nw, badRequest("invalid_url", "url", fmt.Sprintf("url is longer than %d bytes", maxWebhookURL))
+		return nw, httpapi.BadRequest("invalid_url", "url", fmt.Sprintf("url is longer than %d bytes", maxWebhookURL))
 	case len(nw.Events) == 0:
-		return nw, badRequest("missing_field", "events", "events is required: one or more of "+strings.Join(store.EventTypes, ", "))
+		return nw, httpapi.BadRequest("missing_field", "events", "events is required: one or more of "+strings.Join(store.EventTypes, ", "))
 	}
 	if err := a.Outbound.CheckURL(nw.URL); err != nil {
-		return nw, badRequest("invalid_url", "url", "url "+err.Error())
+		return nw, httpapi.BadRequest("invalid_url", "url", "url "+err.Error())
 	}
 	seen := map[string]bool{}
 	var events []string
 	for i, e := range nw.Events {
 		if !contains(store.EventTypes, e) {
-			return nw, badRequest("invalid_event", "events["+strconv.Itoa(i)+"]",
-				fmt.Sprintf("unknown event %q (known: %s)", printable(e), strings.Join(store.EventTypes, ", ")))
+			return nw, httpapi.BadRequest("invalid_event", "events["+strconv.Itoa(i)+"]",
+				fmt.Sprintf("unknown event %q (known: %s)", httpapi.Printable(e), strings.Join(store.EventTypes, ", ")))
 		}
 		if !seen[e] {
 			seen[e] = true
@@ -98,81 +90,68 @@ func (a *API) decodeWebhook(body []byte) (api.WebhookRequest, *apiError) {
 func (a *API) createWebhook(w http.ResponseWriter, r *http.Request) {
 	body, aerr := a.readBody(w, r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	nw, aerr := a.decodeWebhook(body)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	wh, err := a.Store.CreateWebhook(r.Context(), nw.URL, nw.Events)
 	if err != nil {
-		writeError(w, a.internal("create webhook", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "create webhook", err))
 		return
 	}
 	w.Header().Set("Location", "/v1/webhooks/"+wh.ID)
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, webhookOf(wh))
+	httpapi.WriteJSON(w, http.StatusCreated, webhookOf(wh))
 }
 
 func (a *API) listWebhooks(w http.ResponseWriter, r *http.Request) {
-	if aerr := checkParams(r.URL.Query()); aerr != nil {
-		writeError(w, aerr)
+	if aerr := httpapi.CheckParams(r.URL.Query()); aerr != nil {
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	ws, err := a.Store.ListWebhooks(r.Context())
 	if err != nil {
-		writeError(w, a.internal("list webhooks", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "list webhooks", err))
 		return
 	}
 	out := make([]api.Webhook, 0, len(ws))
 	for _, wh := range ws {
 		out = append(out, webhookOf(wh))
 	}
-	writeJSON(w, http.StatusOK, api.WebhookList{Webhooks: out})
+	httpapi.WriteJSON(w, http.StatusOK, api.WebhookList{Webhooks: out})
 }
 
 // webhookID validates the {id} path segment.
-func webhookID(r *http.Request) (string, *apiError) {
+func webhookID(r *http.Request) (string, *httpapi.Error) {
 	id := r.PathValue("id")
-	if !validStoreID(id, "wh_") {
-		return "", badRequest("invalid_id", "id", "webhook ids look like wh_ followed by 24 hex characters")
+	if !httpapi.ValidID(id, "wh_") {
+		return "", httpapi.BadRequest("invalid_id", "id", "webhook ids look like wh_ followed by 24 hex characters")
 	}
 	return id, nil
-}
-
-// validStoreID reports whether id is prefix and 24 lower-case hex characters.
-func validStoreID(id, prefix string) bool {
-	if len(id) != len(prefix)+24 || !strings.HasPrefix(id, prefix) {
-		return false
-	}
-	for _, c := range id[len(prefix):] {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func (a *API) webhookAnswer(w http.ResponseWriter, id, what string, wh store.Webhook, err error, status int) {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no webhook " + id})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no webhook " + id})
 	case err != nil:
-		writeError(w, a.internal(what, err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, what, err))
 	default:
 		if wh.Secret != "" {
 			w.Header().Set("Cache-Control", "no-store")
 		}
-		writeJSON(w, status, webhookOf(wh))
+		httpapi.WriteJSON(w, status, webhookOf(wh))
 	}
 }
 
 func (a *API) getWebhook(w http.ResponseWriter, r *http.Request) {
 	id, aerr := webhookID(r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	wh, err := a.Store.GetWebhook(r.Context(), id)
@@ -185,20 +164,20 @@ const maxRotationGrace = 7 * 24 * time.Hour
 
 // rotationGrace reads rotate-secret's body; an empty body asks for the
 // default grace.
-func (a *API) rotationGrace(body []byte) (time.Duration, *apiError) {
+func (a *API) rotationGrace(body []byte) (time.Duration, *httpapi.Error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return a.WebhookRotationGrace, nil
 	}
 	var rot api.WebhookRotation
-	if aerr := decodeStrict(body, &rot); aerr != nil {
+	if aerr := httpapi.DecodeStrict(body, &rot); aerr != nil {
 		return 0, aerr
 	}
-	if !givenFields(body)["grace"] {
+	if !httpapi.GivenFields(body)["grace"] {
 		return a.WebhookRotationGrace, nil
 	}
 	d, err := time.ParseDuration(rot.Grace)
 	if err != nil || d < 0 || d > maxRotationGrace {
-		return 0, badRequest("invalid_grace", "grace", "grace must be a duration such as \"1h\" or \"30m\", from \"0s\" (the old secret stops signing at once) to 168h")
+		return 0, httpapi.BadRequest("invalid_grace", "grace", "grace must be a duration such as \"1h\" or \"30m\", from \"0s\" (the old secret stops signing at once) to 168h")
 	}
 	return d, nil
 }
@@ -206,17 +185,17 @@ func (a *API) rotationGrace(body []byte) (time.Duration, *apiError) {
 func (a *API) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 	id, aerr := webhookID(r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	body, aerr := a.readBody(w, r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	grace, aerr := a.rotationGrace(body)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	wh, err := a.Store.RotateWebhookSecret(r.Context(), id, grace)
@@ -227,7 +206,7 @@ func (a *API) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 func (a *API) enableWebhook(w http.ResponseWriter, r *http.Request) {
 	id, aerr := webhookID(r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	wh, err := a.Store.EnableWebhook(r.Context(), id)
@@ -237,15 +216,15 @@ func (a *API) enableWebhook(w http.ResponseWriter, r *http.Request) {
 func (a *API) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 	id, aerr := webhookID(r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	err := a.Store.DeleteWebhook(r.Context(), id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no webhook " + id})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no webhook " + id})
 	case err != nil:
-		writeError(w, a.internal("delete webhook", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "delete webhook", err))
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}
@@ -255,26 +234,26 @@ func deliveryOf(d store.Delivery) api.Delivery {
 	return api.Delivery{
 		ID: d.ID, Type: d.Type, ObjectID: d.ObjectID, Status: d.Status, Attempts: d.Attempts,
 		LastStatus: d.LastStatus, LastError: d.LastError,
-		CreatedAt: wireTime(d.CreatedAt), UpdatedAt: wireTime(d.UpdatedAt), DeliveredAt: wireTime(d.DeliveredAt),
+		CreatedAt: httpapi.WireTime(d.CreatedAt), UpdatedAt: httpapi.WireTime(d.UpdatedAt), DeliveredAt: httpapi.WireTime(d.DeliveredAt),
 	}
 }
 
 func (a *API) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 	id, aerr := webhookID(r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	q := r.URL.Query()
-	if aerr := checkParams(q, "limit"); aerr != nil {
-		writeError(w, aerr)
+	if aerr := httpapi.CheckParams(q, "limit"); aerr != nil {
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	limit := 100
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 1000 {
-			writeError(w, badRequest("invalid_limit", "limit", "limit must be a whole number from 1 to 1000"))
+			httpapi.WriteError(w, httpapi.BadRequest("invalid_limit", "limit", "limit must be a whole number from 1 to 1000"))
 			return
 		}
 		limit = n
@@ -282,39 +261,39 @@ func (a *API) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
 	ds, err := a.Store.ListDeliveries(r.Context(), id, limit)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no webhook " + id})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Field: "id", Message: "no webhook " + id})
 		return
 	case err != nil:
-		writeError(w, a.internal("list webhook deliveries", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "list webhook deliveries", err))
 		return
 	}
 	out := make([]api.Delivery, 0, len(ds))
 	for _, d := range ds {
 		out = append(out, deliveryOf(d))
 	}
-	writeJSON(w, http.StatusOK, api.DeliveryList{Deliveries: out})
+	httpapi.WriteJSON(w, http.StatusOK, api.DeliveryList{Deliveries: out})
 }
 
 func (a *API) retryWebhookDelivery(w http.ResponseWriter, r *http.Request) {
 	id, aerr := webhookID(r)
 	if aerr != nil {
-		writeError(w, aerr)
+		httpapi.WriteError(w, aerr)
 		return
 	}
 	did := r.PathValue("delivery_id")
-	if !validStoreID(did, "msg_") {
-		writeError(w, badRequest("invalid_id", "delivery_id", "delivery ids look like msg_ followed by 24 hex characters"))
+	if !httpapi.ValidID(did, "msg_") {
+		httpapi.WriteError(w, httpapi.BadRequest("invalid_id", "delivery_id", "delivery ids look like msg_ followed by 24 hex characters"))
 		return
 	}
 	d, err := a.Store.RetryDelivery(r.Context(), id, did)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, &apiError{Status: http.StatusNotFound, Code: "not_found", Field: "delivery_id", Message: "no delivery " + did + " of webhook " + id})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusNotFound, Code: "not_found", Field: "delivery_id", Message: "no delivery " + did + " of webhook " + id})
 	case errors.Is(err, store.ErrConflict):
-		writeError(w, &apiError{Status: http.StatusConflict, Code: "not_failed", Field: "delivery_id", Message: err.Error()})
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Code: "not_failed", Field: "delivery_id", Message: err.Error()})
 	case err != nil:
-		writeError(w, a.internal("retry webhook delivery", err))
+		httpapi.WriteError(w, httpapi.Internal(a.Logger, "retry webhook delivery", err))
 	default:
-		writeJSON(w, http.StatusAccepted, deliveryOf(d))
+		httpapi.WriteJSON(w, http.StatusAccepted, deliveryOf(d))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 const walletA = "0x00000000000000000000000000000000000000aa"
@@ -31,8 +32,8 @@ func transfer(tx string, kind backfill.Kind, asset string, dir backfill.Directio
 }
 
 func TestAddingAWalletStoresOnePendingRowPerNetwork(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		rows, changed := addWallet(t, st, walletA, bothNetworks...)
 		assert.True(t, changed)
 		require.Len(t, rows, 2)
@@ -55,8 +56,8 @@ func TestAddingAWalletStoresOnePendingRowPerNetwork(t *testing.T) {
 }
 
 func TestAddingAWalletAgainWhileItRunsChangesNothing(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		addWallet(t, st, walletA, bothNetworks...)
 		_, err := st.BeginScan(context.Background(), walletA, "etherlink")
 		require.NoError(t, err)
@@ -69,8 +70,8 @@ func TestAddingAWalletAgainWhileItRunsChangesNothing(t *testing.T) {
 }
 
 func TestConcurrentAddsOfOneWalletStartItsWorkOnce(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		var wg sync.WaitGroup
 		changes := make(chan bool, 8)
 		for range 8 {
@@ -95,8 +96,8 @@ func TestConcurrentAddsOfOneWalletStartItsWorkOnce(t *testing.T) {
 }
 
 func TestFailuresCountRetriesThenAbandonAndReAddingResets(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -130,8 +131,8 @@ func TestFailuresCountRetriesThenAbandonAndReAddingResets(t *testing.T) {
 }
 
 func TestAPermanentFailureIsNotRetried(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		addWallet(t, st, walletA, bothNetworks[0])
 		row, wait, err := st.FailScan(context.Background(), walletA, "etherlink", store.ScanFailure{Error: "bad address", Permanent: true, Now: time.Now(), MaxRetries: 5,
 			Delay: func(int) time.Duration { panic("no delay for a permanent failure") }})
@@ -144,8 +145,8 @@ func TestAPermanentFailureIsNotRetried(t *testing.T) {
 }
 
 func TestChunksStoreTransfersOnceAndTheCheckpointOnlyMovesForward(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
 		chunk := store.Chunk{
@@ -183,8 +184,8 @@ func TestChunksStoreTransfersOnceAndTheCheckpointOnlyMovesForward(t *testing.T) 
 }
 
 func TestFinishingAWalletReclassifiesAndReconcilesItsBalances(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", store.Chunk{Checkpoint: 100, Transfers: []store.TransferRecord{
@@ -235,8 +236,8 @@ func TestFinishingAWalletReclassifiesAndReconcilesItsBalances(t *testing.T) {
 }
 
 func TestBalancesOfAnUnfinishedNetworkAreNotReconciled(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", store.Chunk{Checkpoint: 5,
@@ -253,8 +254,8 @@ func TestBalancesOfAnUnfinishedNetworkAreNotReconciled(t *testing.T) {
 }
 
 func TestUnknownWalletsAreNotFound(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		_, err := st.WalletStatus(context.Background(), walletA)
 		assert.ErrorIs(t, err, store.ErrNotFound)
 		_, err = st.BeginScan(context.Background(), walletA, "etherlink")
@@ -265,8 +266,8 @@ func TestUnknownWalletsAreNotFound(t *testing.T) {
 }
 
 func TestAnOpeningBalanceReadEarlierIsKeptWhenTheNodeHasSincePrunedIt(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
 		complete := func(opening store.Holding) {
@@ -301,8 +302,8 @@ func balanceOf(t *testing.T, bals []store.Balance, network, asset string) store.
 }
 
 func TestANetworkWaitingForItsRetryKeepsItsLastBalancesReadableAndStaleWhileTheOthersAreRecalculated(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		native := func(v int64) []store.Holding {
 			return []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(v), Known: true}}
@@ -382,8 +383,8 @@ func TestANetworkWaitingForItsRetryKeepsItsLastBalancesReadableAndStaleWhileTheO
 }
 
 func TestAScanThatCompletesKeepsTheNetworksLastBalancesReadableUntilRecalculated(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
 		closing := func(v int64) store.Holdings {
@@ -406,9 +407,9 @@ func TestAScanThatCompletesKeepsTheNetworksLastBalancesReadableUntilRecalculated
 }
 
 func TestTheMigrationTakesBalancesComputedBeforeAsComputedAtTheirLastUpdateAndUncomputedOnesAsStale(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		ctx := context.Background()
-		where := db.fresh(t)
+		where := db.Fresh(t)
 		old, err := store.OpenAtVersion(ctx, where, 10)
 		require.NoError(t, err)
 		for _, row := range []struct {
@@ -420,7 +421,7 @@ func TestTheMigrationTakesBalancesComputedBeforeAsComputedAtTheirLastUpdateAndUn
 		}
 		require.NoError(t, old.Close())
 
-		st := openAt(t, where)
+		st := storetest.Open(t, where)
 		defer st.Close()
 		bals, err := st.Balances(ctx, walletA)
 		require.NoError(t, err)
@@ -433,8 +434,8 @@ func TestTheMigrationTakesBalancesComputedBeforeAsComputedAtTheirLastUpdateAndUn
 }
 
 func TestDueItemsAreTheHandedOnesThatShouldBeAtWorkAndARequeueHandsThemOverOnce(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		const walletB = "0x00000000000000000000000000000000000000bb"
 		addWallet(t, st, walletA, bothNetworks...)
@@ -502,8 +503,8 @@ func TestDueItemsAreTheHandedOnesThatShouldBeAtWorkAndARequeueHandsThemOverOnce(
 }
 
 func TestACompletedItemWhoseWalletWasNeverFinishedIsDueUntilItIs(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
 		starts, err := st.UnstartedWallets(ctx, 10)

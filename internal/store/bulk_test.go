@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func insertBatch(t *testing.T, st *store.Store, nes ...store.NewEvidence) []store.Inserted {
@@ -21,8 +22,8 @@ func insertBatch(t *testing.T, st *store.Store, nes ...store.NewEvidence) []stor
 }
 
 func TestInsertEvidenceBatchStoresEachEvidenceWithOnePendingAnchorPerChainAndAnswersInOrder(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		res := insertBatch(t, st,
 			store.NewEvidence{Digest: digestOf("a"), Chains: []string{"eth", "stub"}, Priority: 3},
 			store.NewEvidence{Digest: digestOf("b"), Chains: []string{"stub"}, Priority: 7},
@@ -48,8 +49,8 @@ func TestInsertEvidenceBatchStoresEachEvidenceWithOnePendingAnchorPerChainAndAns
 }
 
 func TestInsertEvidenceBatchAnswersAKeySeenBeforeOrEarlierInTheSameBatchWithThatEvidence(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		before := insert(t, st, store.NewEvidence{Digest: digestOf("a"), Chains: []string{"stub"}, Priority: 5, IdempotencyKey: "order-1"})
 
 		res := insertBatch(t, st,
@@ -72,8 +73,8 @@ func TestInsertEvidenceBatchAnswersAKeySeenBeforeOrEarlierInTheSameBatchWithThat
 }
 
 func TestInsertEvidenceBatchStoresTheOthersWholeWhenOneEvidenceFails(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		res := insertBatch(t, st,
 			store.NewEvidence{Digest: digestOf("a"), Chains: []string{"stub"}, Priority: 5},
@@ -97,8 +98,8 @@ func TestInsertEvidenceBatchStoresTheOthersWholeWhenOneEvidenceFails(t *testing.
 }
 
 func TestInsertEvidenceBatchWhoseCallerGaveUpStoresNothing(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := st.InsertEvidenceBatch(ctx, []store.NewEvidence{{Digest: digestOf("a"), Chains: []string{"stub"}, Priority: 5}})
@@ -110,8 +111,8 @@ func TestInsertEvidenceBatchWhoseCallerGaveUpStoresNothing(t *testing.T) {
 // Batches and single inserts arriving together share the committer's
 // transactions; each evidence is stored once and answered with its own id.
 func TestConcurrentBatchesAndSingleInsertsAreEachStoredOnce(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		const batches, perBatch, singles = 8, 300, 50
 		var (
@@ -172,9 +173,7 @@ func TestConcurrentBatchesAndSingleInsertsAreEachStoredOnce(t *testing.T) {
 // BenchmarkBulkIntakeStore measures InsertEvidenceBatch alone on SQLite:
 // batches of 1,000 evidence on two chains, from two callers at once.
 func BenchmarkBulkIntakeStore(b *testing.B) {
-	st, err := store.Open(context.Background(), b.TempDir()+"/keeper.db")
-	require.NoError(b, err)
-	defer st.Close()
+	st := storetest.SQLite(b)
 	nes := make([]store.NewEvidence, 1000)
 	for i := range nes {
 		nes[i] = store.NewEvidence{Digest: digestOf(fmt.Sprint(i)), Chains: []string{"etherlink", "solana"}, Priority: 5}

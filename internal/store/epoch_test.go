@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func newEpoch(id string) store.NewEpoch {
@@ -18,8 +19,8 @@ func newEpoch(id string) store.NewEpoch {
 }
 
 func TestCreateEpochStoresItQueuedAndReturnsTheStoredOneForARepeat(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		e, created, err := st.CreateEpoch(ctx, newEpoch("e1"), 10)
 		require.NoError(t, err)
@@ -38,8 +39,8 @@ func TestCreateEpochStoresItQueuedAndReturnsTheStoredOneForARepeat(t *testing.T)
 }
 
 func TestConcurrentCreatesOfOneEpochStoreItOnce(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		createdN := 0
@@ -62,8 +63,8 @@ func TestConcurrentCreatesOfOneEpochStoreItOnce(t *testing.T) {
 }
 
 func TestTheInFlightLimitCountsQueuedAndComputingEpochsWithinTheirDeadline(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		for i := 0; i < 2; i++ {
 			_, _, err := st.CreateEpoch(ctx, newEpoch(fmt.Sprint("e", i)), 2)
@@ -85,8 +86,8 @@ func TestTheInFlightLimitCountsQueuedAndComputingEpochsWithinTheirDeadline(t *te
 }
 
 func TestAnEpochPastItsDeadlineReadsAsFailedAndCanBeRestarted(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		ne := newEpoch("late")
 		ne.Deadline = time.Now().Add(-time.Millisecond)
@@ -108,8 +109,8 @@ func TestAnEpochPastItsDeadlineReadsAsFailedAndCanBeRestarted(t *testing.T) {
 }
 
 func TestAQuarantinedEpochCanBeRestartedButACompletedOneCannot(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		for _, id := range []string{"q", "done"} {
 			_, _, err := st.CreateEpoch(ctx, newEpoch(id), 10)
@@ -129,8 +130,8 @@ func TestAQuarantinedEpochCanBeRestartedButACompletedOneCannot(t *testing.T) {
 }
 
 func TestQuarantinedEpochsAreListedMostRecentFirstUpToTheLimit(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		for _, id := range []string{"a", "b", "c", "ok"} {
 			_, _, err := st.CreateEpoch(ctx, newEpoch(id), 10)
@@ -148,8 +149,8 @@ func TestQuarantinedEpochsAreListedMostRecentFirstUpToTheLimit(t *testing.T) {
 }
 
 func TestWritesFromAnEarlierRunAreRefused(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		_, _, err := st.CreateEpoch(ctx, newEpoch("e"), 10)
 		require.NoError(t, err)
@@ -168,8 +169,8 @@ func TestWritesFromAnEarlierRunAreRefused(t *testing.T) {
 }
 
 func TestAFinishedEpochTakesNoMoreWrites(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		_, _, err := st.CreateEpoch(ctx, newEpoch("e"), 10)
 		require.NoError(t, err)
@@ -180,8 +181,8 @@ func TestAFinishedEpochTakesNoMoreWrites(t *testing.T) {
 }
 
 func TestTheLedgerKeepsOneIntentPerKey(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		in := store.LedgerIntent{IdempotencyKey: "epoch-e-a", Epoch: "e", Account: "a", Amount: "5"}
 		var wg sync.WaitGroup

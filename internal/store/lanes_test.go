@@ -10,14 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 // Evidence of one chain interleaved with another chain's is taken whole by
 // that chain's batches, in intake order, each once, and the other chain's
 // evidence stays pending on its own lane.
 func TestEvidenceInterleavedWithAnotherChainsIsBatchedOnceInIntakeOrder(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		var onEth, onStubOnly []store.Evidence
 		for i := range 9 {
@@ -61,8 +62,8 @@ func TestEvidenceInterleavedWithAnotherChainsIsBatchedOnceInIntakeOrder(t *testi
 // still running beside a newer one, on the same store) is batched from that
 // row once, and never again from its lane.
 func TestAnEvidenceWithAnOutboxRowWrittenAtIntakeIsBatchedOnce(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		old := insert(t, st, store.NewEvidence{Digest: digestOf("old"), Chains: []string{"stub"}, Priority: 5})
 		require.NoError(t, store.Exec(ctx, st, `INSERT INTO outbox (evidence_seq, chain, priority) SELECT seq, 'stub', 5 FROM evidence WHERE id = ?`, old.ID))
@@ -85,12 +86,12 @@ func TestAnEvidenceWithAnOutboxRowWrittenAtIntakeIsBatchedOnce(t *testing.T) {
 // for the intake that is still open instead of moving its lane's cursor
 // past that evidence, which would leave it pending for ever.
 func TestABatchFormedWhileAnIntakeIsOpenNeverPassesOverItsEvidence(t *testing.T) {
-	for _, b := range backends {
-		if b.name != "postgres" {
+	for _, b := range storetest.Backends {
+		if b.Name != "postgres" {
 			continue // SQLite's one writer commits intake in sequence order
 		}
-		t.Run(b.name, func(t *testing.T) {
-			st := b.openStore(t)
+		t.Run(b.Name, func(t *testing.T) {
+			st := b.Open(t)
 			ctx := context.Background()
 			first := insert(t, st, store.NewEvidence{Digest: digestOf("first"), Chains: []string{"stub"}, Priority: 5})
 			commit, rollback, err := store.HeldIntake(ctx, st, store.NewEvidence{Digest: digestOf("late"), Chains: []string{"stub"}, Priority: 5})

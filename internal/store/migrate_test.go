@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/merkle"
 )
 
@@ -26,10 +27,10 @@ func ids(evs []store.Evidence) []string {
 // then the old binary was started again) does not open it, says what to do,
 // and leaves it as it was (docs/production.md, "Rolling out a new build").
 func TestOpeningADatabaseANewerKeeperMigratedFailsAndLeavesItAsItWas(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		ctx := context.Background()
-		where := db.fresh(t)
-		st := openAt(t, where)
+		where := db.Fresh(t)
+		st := storetest.Open(t, where)
 		newer := store.LatestMigration + 1
 		require.NoError(t, store.Exec(ctx, st, `CREATE TABLE from_a_newer_keeper (id INTEGER PRIMARY KEY)`))
 		require.NoError(t, store.Exec(ctx, st, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, newer, int64(1_700_000_000_000)))
@@ -38,11 +39,7 @@ func TestOpeningADatabaseANewerKeeperMigratedFailsAndLeavesItAsItWas(t *testing.
 		require.NoError(t, err)
 		require.Contains(t, applied, newer)
 
-		open := store.Open
-		if store.IsPostgresURL(where) {
-			open = store.OpenPostgres
-		}
-		reopened, err := open(ctx, where)
+		reopened, err := storetest.TryOpen(where)
 		if err == nil {
 			reopened.Close()
 		}
@@ -65,9 +62,9 @@ func TestOpeningADatabaseANewerKeeperMigratedFailsAndLeavesItAsItWas(t *testing.
 // receipt paths now derived from the batches, and its pending evidence
 // still batched.
 func TestEvidenceStoredBeforeWriteOnceReadsTheSameAfterTheMigration(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		ctx := context.Background()
-		where := db.fresh(t)
+		where := db.Fresh(t)
 		old, err := store.OpenAtVersion(ctx, where, 6)
 		require.NoError(t, err)
 		exec := func(q string, args ...any) {
@@ -121,7 +118,7 @@ func TestEvidenceStoredBeforeWriteOnceReadsTheSameAfterTheMigration(t *testing.T
 		}
 		require.NoError(t, old.Close())
 
-		st := openAt(t, where)
+		st := storetest.Open(t, where)
 		t.Cleanup(func() { st.Close() })
 
 		for i, e := range evs {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 // deadBatch takes n new evidence on chain into a batch and dead-letters it.
@@ -33,8 +34,8 @@ func deadBatch(t *testing.T, st *store.Store, chain string, n int, tag string) (
 }
 
 func TestRedriveOfABatchPutsEveryEvidenceBackAndASecondRunNothing(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		// More evidence than one page, so the re-drive takes several transactions.
 		b, ids := deadBatch(t, st, "stub", 1200, "a")
@@ -83,8 +84,8 @@ func TestRedriveOfABatchPutsEveryEvidenceBackAndASecondRunNothing(t *testing.T) 
 }
 
 func TestRedriveSelectsByChainAndTimeOfDeadLettering(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		ev := insert(t, st, store.NewEvidence{Digest: digestOf("both"), Chains: []string{"eth", "stub"}, Priority: 5})
 		be := formOne(t, st, "eth", 10)
@@ -116,8 +117,8 @@ func TestRedriveSelectsByChainAndTimeOfDeadLettering(t *testing.T) {
 }
 
 func TestConcurrentRedrivesPutEachAnchorBackOnce(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		_, ids := deadBatch(t, st, "stub", 700, "c")
 		var (

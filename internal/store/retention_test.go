@@ -10,11 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func TestArchivingMovesOnlyOldConfirmedEvidenceAndKeepsTheRestVerifiable(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		ev1 := insert(t, st, store.NewEvidence{Digest: digestOf("1"), Chains: []string{"eth"}, Priority: 5, IdempotencyKey: "k1"})
 		ev2 := insert(t, st, store.NewEvidence{Digest: digestOf("2"), Chains: []string{"eth"}, Priority: 5})

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 // TestThreeNodesSharingOneStoreBatchEveryOutboxRowExactlyOnce is three
@@ -20,17 +21,17 @@ import (
 // nothing may be left pending, and evidence on two chains batched by two
 // different nodes must still read as batched.
 func TestThreeNodesSharingOneStoreBatchEveryOutboxRowExactlyOnce(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		const (
 			waiting  = 2400 // pending before the dispatchers start
 			arriving = 600  // taken in while they run
 			maxItems = 20   // small batches: many claims, much contention
 		)
 		ctx := context.Background()
-		where := db.fresh(t)
+		where := db.Fresh(t)
 		nodes := make([]*store.Store, 3)
 		for i := range nodes {
-			nodes[i] = openAt(t, where)
+			nodes[i] = storetest.Open(t, where)
 			defer nodes[i].Close()
 		}
 		chainsOf := func(i int) []string {
@@ -152,15 +153,15 @@ func TestThreeNodesSharingOneStoreBatchEveryOutboxRowExactlyOnce(t *testing.T) {
 				assert.True(t, batchIDs[a.BatchID], "evidence %s on %s is in batch %d, which no node formed", ev.ID, a.Chain, a.BatchID)
 			}
 		}
-		t.Logf("%s: batches formed per node: %d, %d, %d", db.name, len(formed[0]), len(formed[1]), len(formed[2]))
+		t.Logf("%s: batches formed per node: %d, %d, %d", db.Name, len(formed[0]), len(formed[1]), len(formed[2]))
 	})
 }
 
 func TestTwoNodesTakingInOneIdempotencyKeyAtOnceStoreOneEvidence(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		ctx := context.Background()
-		where := db.fresh(t)
-		nodes := []*store.Store{openAt(t, where), openAt(t, where)}
+		where := db.Fresh(t)
+		nodes := []*store.Store{storetest.Open(t, where), storetest.Open(t, where)}
 		for _, st := range nodes {
 			defer st.Close()
 		}

@@ -10,13 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func TestSizeGrowsWithTheEvidenceStoredAndOnSQLiteIsTheFileAfterItsCheckpoint(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		ctx := context.Background()
-		where := db.fresh(t)
-		st := openAt(t, where)
+		where := db.Fresh(t)
+		st := storetest.Open(t, where)
 		t.Cleanup(func() { st.Close() })
 
 		empty, err := st.Size(ctx)

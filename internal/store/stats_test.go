@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func TestMetricCountsFollowBatchesEpochsAndBackfill(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		ctx := context.Background()
-		st := db.openStore(t)
+		st := db.Open(t)
 		for _, s := range []string{"a", "b", "c"} {
 			_, _, err := st.InsertEvidence(ctx, store.NewEvidence{Digest: digestOf(s), Chains: []string{"stub"}, Priority: 5})
 			require.NoError(t, err)
@@ -52,8 +53,8 @@ func TestMetricCountsFollowBatchesEpochsAndBackfill(t *testing.T) {
 }
 
 func TestUnsettledSaysWhetherEvidenceOfARangeStillAwaitsAnAnchor(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		unsettled := func(after, upto int64) bool {
 			t.Helper()

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/merkle"
 )
 
@@ -96,8 +97,8 @@ func confirm(t *testing.T, st *store.Store, b store.Batch, ref string, block uin
 }
 
 func TestInsertEvidenceStoresTheEvidenceWithOnePendingAnchorPerChain(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		ev := insert(t, st, store.NewEvidence{Digest: digestOf("a"), Chains: []string{"eth", "stub"}, Priority: 3, Metadata: json.RawMessage(`{"case":7}`)})
 
@@ -125,8 +126,8 @@ func TestInsertEvidenceStoresTheEvidenceWithOnePendingAnchorPerChain(t *testing.
 }
 
 func TestInsertEvidenceTheStoreRefusesStoresNothing(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		// It lists a chain twice, which the store refuses: nothing of it is
 		// stored.
@@ -144,16 +145,16 @@ func TestInsertEvidenceTheStoreRefusesStoresNothing(t *testing.T) {
 }
 
 func TestGetEvidenceOfAnUnknownIDIsNotFound(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		_, err := st.GetEvidence(context.Background(), "ev_000000000000000000000000")
 		assert.ErrorIs(t, err, store.ErrNotFound)
 	})
 }
 
 func TestAnIdempotencyKeySeenBeforeReturnsTheStoredEvidenceAndStoresNothing(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		first := insert(t, st, store.NewEvidence{Digest: digestOf("a"), Chains: []string{"stub"}, Priority: 5, IdempotencyKey: "order-42"})
 
@@ -178,8 +179,8 @@ func TestAnIdempotencyKeySeenBeforeReturnsTheStoredEvidenceAndStoresNothing(t *t
 }
 
 func TestConcurrentInsertsWithTheSameIdempotencyKeyStoreExactlyOneEvidence(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		const n = 20
 		var (
@@ -220,8 +221,8 @@ func TestConcurrentInsertsWithTheSameIdempotencyKeyStoreExactlyOneEvidence(t *te
 }
 
 func TestFormBatchTakesHighestPriorityFirstThenOldestAndNeverTwice(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		priorities := []int{5, 1, 9, 5, 1, 3, 10, 3, 5, 1}
 		var evs []store.Evidence
@@ -285,8 +286,8 @@ func TestFormBatchTakesHighestPriorityFirstThenOldestAndNeverTwice(t *testing.T)
 }
 
 func TestConcurrentFormBatchNeverPutsOneEvidenceInTwoBatches(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		for i := range 30 {
 			insert(t, st, store.NewEvidence{Digest: digestOf(fmt.Sprint(i)), Chains: []string{"stub"}, Priority: 1 + i%10})
@@ -326,8 +327,8 @@ func TestConcurrentFormBatchNeverPutsOneEvidenceInTwoBatches(t *testing.T) {
 }
 
 func TestFormBatchWithNothingPendingFormsNoBatch(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		_, ok, err := st.FormBatch(context.Background(), "stub", 10)
 		require.NoError(t, err)
 		assert.False(t, ok)
@@ -338,8 +339,8 @@ func TestFormBatchWithNothingPendingFormsNoBatch(t *testing.T) {
 }
 
 func TestEvidenceOnTwoChainsIsConfirmedOnlyOnceBothChainsConfirm(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ev := insert(t, st, store.NewEvidence{Digest: digestOf("both"), Chains: []string{"eth", "stub"}, Priority: 5})
 
 		bs := formOne(t, st, "stub", 10)
@@ -379,8 +380,8 @@ func TestEvidenceOnTwoChainsIsConfirmedOnlyOnceBothChainsConfirm(t *testing.T) {
 }
 
 func TestEvidenceOnTwoChainsIsDeadLetteredWhenEitherChainDeadLetters(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 
 		// eth dead-letters after stub confirmed.
@@ -415,8 +416,8 @@ func TestEvidenceOnTwoChainsIsDeadLetteredWhenEitherChainDeadLetters(t *testing.
 }
 
 func TestRetryEvidencePutsOnlyTheDeadLetteredAnchorsBackInTheOutbox(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		ev := insert(t, st, store.NewEvidence{Digest: digestOf("x"), Chains: []string{"eth", "stub"}, Priority: 5})
 		bs := formOne(t, st, "stub", 10)
@@ -459,8 +460,8 @@ func TestRetryEvidencePutsOnlyTheDeadLetteredAnchorsBackInTheOutbox(t *testing.T
 }
 
 func TestRetryEvidenceRefusesEvidenceThatIsNotDeadLettered(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		ev := insert(t, st, store.NewEvidence{Digest: digestOf("x"), Chains: []string{"stub"}, Priority: 5})
 
@@ -480,8 +481,8 @@ func TestRetryEvidenceRefusesEvidenceThatIsNotDeadLettered(t *testing.T) {
 }
 
 func TestSavedTransactionsComeBackInTheOrderTheyWereSavedPerBatch(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		insert(t, st, store.NewEvidence{Digest: digestOf("1"), Chains: []string{"stub"}, Priority: 5})
 		b1 := formOne(t, st, "stub", 10)
@@ -521,8 +522,8 @@ func TestSavedTransactionsComeBackInTheOrderTheyWereSavedPerBatch(t *testing.T) 
 }
 
 func TestUnconfirmedTransactionsListEveryBatchOnTheChainButConfirmedOnesOldestFirst(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		batch := func(digest, chain string) store.Batch {
 			insert(t, st, store.NewEvidence{Digest: digestOf(digest), Chains: []string{chain}, Priority: 5})
@@ -555,10 +556,10 @@ func TestUnconfirmedTransactionsListEveryBatchOnTheChainButConfirmedOnesOldestFi
 }
 
 func TestReopeningTheStoreKeepsEverything(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		ctx := context.Background()
-		where := db.fresh(t)
-		st := openAt(t, where)
+		where := db.Fresh(t)
+		st := storetest.Open(t, where)
 		keyed := insert(t, st, store.NewEvidence{Digest: digestOf("k"), Chains: []string{"stub"}, Priority: 2, IdempotencyKey: "key-1", Metadata: json.RawMessage(`{"a":1}`)})
 		b := formOne(t, st, "stub", 10)
 		require.NoError(t, st.SaveTransaction(ctx, store.JournaledTx{BatchID: b.ID, Chain: "stub", Ref: "0xr", CreatedAt: time.Now()}))
@@ -568,7 +569,7 @@ func TestReopeningTheStoreKeepsEverything(t *testing.T) {
 		require.NoError(t, st.Close())
 
 		for range 2 { // twice: applying migrations again must be a no-op
-			st = openAt(t, where)
+			st = storetest.Open(t, where)
 			assert.Equal(t, before, listAll(t, st, ""))
 			got := get(t, st, keyed.ID)
 			assert.Equal(t, store.StatusConfirmed, got.Status)
@@ -597,20 +598,20 @@ func TestReopeningTheStoreKeepsEverything(t *testing.T) {
 func TestAStoreCanLiveInADirectoryWhoseNameLooksLikeURISyntax(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data #1 ?x=y %41")
 	path := filepath.Join(dir, "keeper.db")
-	st := openAt(t, path)
+	st := storetest.Open(t, path)
 	ev := insert(t, st, store.NewEvidence{Digest: digestOf("x"), Chains: []string{"stub"}, Priority: 5})
 	require.NoError(t, st.Close())
 
 	_, err := os.Stat(path)
 	require.NoError(t, err, "the store file is where it was asked to be")
-	st = openAt(t, path)
+	st = storetest.Open(t, path)
 	defer st.Close()
 	assert.Equal(t, ev.ID, get(t, st, ev.ID).ID)
 }
 
 func TestListEvidencePagesInIntakeOrderAndRejectsForeignCursors(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		var ids []string
 		for i := range 5 {
@@ -642,8 +643,8 @@ func TestListEvidencePagesInIntakeOrderAndRejectsForeignCursors(t *testing.T) {
 }
 
 func TestListEvidenceWithoutALimitIsAnErrorNotACrash(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		insert(t, st, store.NewEvidence{Digest: digestOf("a"), Chains: []string{"stub"}, Priority: 5})
 		for _, limit := range []int{0, -1} {
 			evs, next, err := st.ListEvidence(context.Background(), store.ListFilter{Limit: limit})
@@ -655,8 +656,8 @@ func TestListEvidenceWithoutALimitIsAnErrorNotACrash(t *testing.T) {
 }
 
 func TestConcurrentInsertsAreEachStoredOnceEvenWhenOneOfThemFails(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		const n = 64
 		var (
@@ -698,8 +699,8 @@ func TestConcurrentInsertsAreEachStoredOnceEvenWhenOneOfThemFails(t *testing.T) 
 }
 
 func TestPendingUpToCountsEachChainUpToTheCapWithItsOldestEvidence(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		var first store.Evidence
 		for i := range 5 {

@@ -11,12 +11,13 @@ import (
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/evlog/trust"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 func TestTheTrustRootIsOnlyEverAppendedTo(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
 		ctx := context.Background()
-		st := db.openStore(t)
+		st := db.Open(t)
 		skey, vkey, err := evlog.GenerateKey("keeper.test/log")
 		require.NoError(t, err)
 		signer, err := evlog.NewSigner(skey, "keeper.test/log")

@@ -17,19 +17,20 @@ import (
 
 	"github.com/keeperhq/keeper/internal/dev/tcpfault"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 // throughProxy opens a fresh PostgreSQL store whose connections pass
 // through a proxy the test can cut, as if the server stopped.
 func throughProxy(t *testing.T) (*store.Store, *tcpfault.Proxy) {
 	t.Helper()
-	u, err := url.Parse(freshPostgres(t))
+	u, err := url.Parse(storetest.PostgresURL(t))
 	require.NoError(t, err)
 	p, err := tcpfault.Start(u.Host)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	u.Host = p.Addr()
-	return openAt(t, u.String()), p
+	return storetest.Open(t, u.String()), p
 }
 
 func someEvidence(i int) store.NewEvidence {

@@ -9,14 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 // A finality wait is replaced by a retried attempt's, deleted only by the
 // registration that was completed, and adopted by another watcher only once
 // its owner's lease has run out.
 func TestFinalityWaitsAreReplacedDeletedByTicketAndAdoptedAfterTheirLease(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		insert(t, st, store.NewEvidence{Digest: digestOf("w1"), Chains: []string{"stub"}, Priority: 5})
 		b := formOne(t, st, "stub", 10)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/internal/webhooksign"
 )
 
@@ -24,8 +25,8 @@ func unstarted(t *testing.T, st *store.Store) []store.Delivery {
 }
 
 func TestCreateWebhookShowsASecretOfTwentyFourRandomBytesOnlyOnce(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		w, err := st.CreateWebhook(ctx, "https://example.com/hook", []string{store.EventEvidenceConfirmed})
 		require.NoError(t, err)
@@ -68,8 +69,8 @@ func deliveryTargetOf(t *testing.T, st *store.Store, sub string) (store.Delivery
 }
 
 func TestConfirmingABatchRecordsOneEvidenceConfirmedDeliveryPerSubscribedWebhook(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		both, err := st.CreateWebhook(ctx, "https://a.example/hook", []string{store.EventEvidenceConfirmed, store.EventEpochFailed})
 		require.NoError(t, err)
@@ -113,8 +114,8 @@ func TestConfirmingABatchRecordsOneEvidenceConfirmedDeliveryPerSubscribedWebhook
 }
 
 func TestDeadLetteringAndFinishingEpochsAndWalletsRecordTheirEvents(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		_, err := st.CreateWebhook(ctx, "https://a.example/hook", store.EventTypes)
 		require.NoError(t, err)
@@ -138,8 +139,8 @@ func TestDeadLetteringAndFinishingEpochsAndWalletsRecordTheirEvents(t *testing.T
 }
 
 func TestFailedDeliveriesDisableTheWebhookAfterTheConfiguredTimeAndARetryReDrivesIt(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		w, err := st.CreateWebhook(ctx, "https://a.example/hook", []string{store.EventEvidenceConfirmed})
 		require.NoError(t, err)
@@ -190,8 +191,8 @@ func TestFailedDeliveriesDisableTheWebhookAfterTheConfiguredTimeAndARetryReDrive
 }
 
 func TestAWalletItemCompletedOrAbandonedIsAnnouncedOnce(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		_, err := st.CreateWebhook(ctx, "https://a.example/hook", []string{store.EventWalletCompleted, store.EventWalletAbandoned})
 		require.NoError(t, err)
@@ -220,8 +221,8 @@ func TestAWalletItemCompletedOrAbandonedIsAnnouncedOnce(t *testing.T) {
 }
 
 func TestARotatedOutSecretSignsBesideTheNewOneUntilItsGraceEndsThenIsForgotten(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		w, err := st.CreateWebhook(ctx, "https://a.example/hook", []string{store.EventEvidenceConfirmed})
 		require.NoError(t, err)
@@ -267,8 +268,8 @@ func TestARotatedOutSecretSignsBesideTheNewOneUntilItsGraceEndsThenIsForgotten(t
 }
 
 func TestA410DisablesTheWebhookAtOnceWithItsReasonAndEnableWebhookEnablesIt(t *testing.T) {
-	eachBackend(t, func(t *testing.T, db backend) {
-		st := db.openStore(t)
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
 		ctx := context.Background()
 		w, err := st.CreateWebhook(ctx, "https://a.example/hook", []string{store.EventEvidenceConfirmed})
 		require.NoError(t, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/keeperhq/keeper/internal/dev/stub"
 	"github.com/keeperhq/keeper/internal/retry"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/internal/worker"
 	"github.com/keeperhq/keeper/internal/workflows"
 	"github.com/keeperhq/keeper/merkle"
@@ -47,9 +47,7 @@ func TestAnchorBatch(t *testing.T) {
 }
 
 func (s *AnchorBatchSuite) SetupTest() {
-	st, err := store.Open(context.Background(), filepath.Join(s.T().TempDir(), "keeper.db"))
-	s.Require().NoError(err)
-	s.T().Cleanup(func() { st.Close() })
+	st := storetest.SQLite(s.T())
 	s.store, s.chain, s.metric = st, stub.New(0), activities.NewAnchorMetrics()
 	s.starts, s.local = map[string][]time.Time{}, map[string]int{}
 	s.env = s.NewTestWorkflowEnvironment()

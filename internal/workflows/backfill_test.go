@@ -3,7 +3,6 @@ package workflows_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/dev/testchain"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/internal/worker"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
@@ -46,9 +46,7 @@ var testPolicy = workflows.BackfillPolicy{Schedule: workflows.DefaultRetrySchedu
 
 func (s *WalletSuite) SetupTest() {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(s.T().TempDir(), "keeper.db"))
-	s.Require().NoError(err)
-	s.T().Cleanup(func() { st.Close() })
+	st := storetest.SQLite(s.T())
 	chain, err := devchain.Start(ctx, devchain.Options{Dir: s.T().TempDir(), BlockTime: time.Hour, FinalityDepth: 4})
 	s.Require().NoError(err)
 	s.T().Cleanup(func() { chain.Stop() })

@@ -24,6 +24,7 @@ import (
 	"github.com/keeperhq/keeper/internal/rewards"
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/internal/worker"
 	"github.com/keeperhq/keeper/internal/workflows"
 	"github.com/keeperhq/keeper/merkle"
@@ -45,9 +46,7 @@ func TestEpochCompute(t *testing.T) { suite.Run(t, new(EpochComputeSuite)) }
 
 func (s *EpochComputeSuite) SetupTest() {
 	dir := s.T().TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(dir, "keeper.db"))
-	s.Require().NoError(err)
-	s.T().Cleanup(func() { st.Close() })
+	st := storetest.Open(s.T(), filepath.Join(dir, "keeper.db"))
 	s.store, s.artifacts, s.ledgerFault = st, filepath.Join(dir, "artifacts"), nil
 	s.ledgerCalls.Store(0)
 	builtin := (&settlement.Server{Store: st}).Handler()

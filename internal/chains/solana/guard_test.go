@@ -19,6 +19,7 @@ import (
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/store"
+	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/receipt"
 )
 
@@ -42,9 +43,7 @@ type guardedLog struct {
 // adapter and sequencer, whose first round reads the chain's anchor back.
 func (g *guardedLog) start() {
 	t := g.t
-	st, err := store.Open(context.Background(), g.path)
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := storetest.Open(t, g.path)
 	g.st = st
 	g.a = newAdapter(t, g.url, g.payer)
 	g.seq = &logsvc.Sequencer{Store: st, Signer: g.signer, Interval: time.Second, Anchored: g.a.LatestCheckpoints,
