@@ -154,6 +154,16 @@ func NewChains(ctx context.Context, cfg config.Config, extra map[string]ChainMak
 	return out, nil
 }
 
+// closeChains stops the adapters' pollers and connections (the adapters
+// that hold any: EVM and Solana).
+func closeChains(adapters map[string]chains.Adapter) {
+	for _, a := range adapters {
+		if c, ok := a.(interface{ Close() }); ok {
+			c.Close()
+		}
+	}
+}
+
 // headInterval is the adapters' HeadInterval for chain's polling budget
 // (config.HeadPollFor): negative, no head probes, where it is 0.
 func headInterval(cfg config.Config, chain string) time.Duration {

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/dev/stub"
 	"github.com/keeperhq/keeper/internal/devserver"
+	"github.com/keeperhq/keeper/internal/leaktest"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/worker"
 )
@@ -47,10 +49,17 @@ var (
 	devStop []func() // run in reverse by TestMain
 )
 
+// TestMain stops the shared keeper dev after the tests, then fails the
+// run if a goroutine is left running (leaktest), but for those its
+// embedded Temporal server leaves (leaktest.TemporalServer).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	for i := len(devStop) - 1; i >= 0; i-- {
 		devStop[i]()
+	}
+	if err := leaktest.Find(leaktest.TemporalServer...); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "leaktest:", err)
+		code = 1
 	}
 	os.Exit(code)
 }
@@ -114,7 +123,11 @@ func startKeeperDev() (*keeperDev, error) {
 	if err != nil {
 		return nil, err
 	}
-	devStop = append(devStop, n.Kill)
+	devStop = append(devStop, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		n.Shutdown(ctx) // stops every goroutine the node started, as leaktest checks
+	})
 	return &keeperDev{Base: "http://" + n.APIAddr(), EVM: evm, Solana: sol, LogKey: vkey}, nil
 }
 

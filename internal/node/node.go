@@ -56,6 +56,8 @@ type Node struct {
 	Chains map[string]chains.Adapter
 	Logger *slog.Logger
 
+	ownChains bool // the node made Chains (NewChains), so it closes them
+
 	api       *starter.API
 	http      *http.Server
 	listener  net.Listener
@@ -139,7 +141,7 @@ type Options struct {
 // The HTTP API listens before Start returns.
 func Start(ctx context.Context, o Options) (*Node, error) {
 	cfg := o.Config
-	n := &Node{Cfg: cfg, Roles: o.Roles, Chains: o.Chains, Logger: o.Logger, failed: make(chan struct{})}
+	n := &Node{Cfg: cfg, Roles: o.Roles, Chains: o.Chains, Logger: o.Logger, failed: make(chan struct{}), ownChains: o.Chains == nil}
 	co, err := n.withCodec(o.ClientOptions)
 	if err != nil {
 		return nil, err
@@ -445,6 +447,9 @@ func (n *Node) close() error {
 	}
 	if n.temporalMetricsCloser != nil {
 		n.temporalMetricsCloser.Close()
+	}
+	if n.ownChains {
+		closeChains(n.Chains)
 	}
 	if n.sharedStore {
 		return nil
