@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 )
 
 // Methods are one path's handlers, by HTTP method.
@@ -48,3 +49,14 @@ func (rt Route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h(w, r)
 }
+
+// Drain is the process's shutdown as the routes that take work in see it:
+// once started, they answer 503 and the readiness check fails, while reads
+// keep working. The zero value is not draining; a nil *Drain never drains.
+type Drain struct{ on atomic.Bool }
+
+// Start begins draining.
+func (d *Drain) Start() { d.on.Store(true) }
+
+// Draining tells whether the process shuts down.
+func (d *Drain) Draining() bool { return d != nil && d.on.Load() }

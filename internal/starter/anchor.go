@@ -326,7 +326,7 @@ func (a *API) postEvidence(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) intake(w http.ResponseWriter, r *http.Request) int {
 	fail := func(e *httpapi.Error) int { a.metrics.refused(e); httpapi.WriteError(w, e); return e.Status }
-	if a.draining.Load() {
+	if a.drain().Draining() {
 		w.Header().Set("Retry-After", "5")
 		return fail(&httpapi.Error{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
 	}

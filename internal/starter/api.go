@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,8 +40,21 @@ type Records interface {
 	logsvc.Source   // /log/, unless Log is set
 }
 
+// Feature is a feature's HTTP side (anchor, backfill, epoch, webhook): its
+// routes, which the API serves behind what cuts across them (auth, limits,
+// deadlines, traces, metrics, health).
+type Feature interface {
+	Routes(rs *httpapi.Routes)
+}
+
 // API serves keeper's HTTP endpoints.
 type API struct {
+	// Features are the features whose routes the API serves.
+	Features []Feature
+	// Draining is shared with the features' intake routes (nil: the API's
+	// own).
+	Draining *httpapi.Drain
+
 	Store        Records
 	Chains       []string // configured chain names
 	MaxPending   int
@@ -100,7 +112,6 @@ type API struct {
 	// VerifyNetworks names the endpoints /verify prefills (nil: none).
 	VerifyNetworks verifypage.Networks
 
-	draining     atomic.Bool
 	backlog      *backlog
 	metrics      *metrics
 	epochMetrics *epochMetrics
@@ -119,10 +130,21 @@ func (a *API) backfillUnits() map[string]string {
 }
 
 // Drain makes readiness false and intake answer 503; reads keep working.
-func (a *API) Drain() { a.draining.Store(true) }
+func (a *API) Drain() {
+	if a.Draining == nil {
+		a.Draining = &httpapi.Drain{}
+	}
+	a.Draining.Start()
+}
+
+// drain is the API's Draining, which Handler makes when none was given.
+func (a *API) drain() *httpapi.Drain { return a.Draining }
 
 // Handler returns the API's routes.
 func (a *API) Handler() http.Handler {
+	if a.Draining == nil {
+		a.Draining = &httpapi.Drain{}
+	}
 	a.metrics = newMetrics(a.Registry, a.Store, a.Chains, a.backfillUnits())
 	// Every readiness cause is exported from the start, not only once
 	// /readyz is first asked, so the degraded alert has a series to watch.
@@ -163,6 +185,11 @@ func (a *API) routes() []httpapi.Route {
 	routes = append(routes, a.epochRoutes()...)
 	routes = append(routes, a.walletRoutes()...)
 	routes = append(routes, a.webhookRoutes()...)
+	for _, f := range a.Features {
+		var rs httpapi.Routes
+		f.Routes(&rs)
+		routes = append(routes, rs.List()...)
+	}
 	return append(routes, a.codecRoutes()...)
 }
 
@@ -219,7 +246,7 @@ func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *httpapi
 func (a *API) health(w http.ResponseWriter, r *http.Request) { Health(w, r) }
 
 func (a *API) ready(w http.ResponseWriter, r *http.Request) {
-	Ready(a.Checks, a.draining.Load, a.metrics.degraded, func(ctx context.Context) map[string]any {
+	Ready(a.Checks, a.drain().Draining, a.metrics.degraded, func(ctx context.Context) map[string]any {
 		return map[string]any{"anchoring": a.anchoring(ctx)}
 	})(w, r)
 }

@@ -146,7 +146,7 @@ func (a *API) postWallet(w http.ResponseWriter, r *http.Request) {
 	if !a.walletsEnabled(w) {
 		return
 	}
-	if a.draining.Load() {
+	if a.drain().Draining() {
 		w.Header().Set("Retry-After", "5")
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
 		return

@@ -58,7 +58,7 @@ func (a *API) intakeBatch(w http.ResponseWriter, r *http.Request) map[int]int {
 		httpapi.WriteError(w, e)
 		return map[int]int{e.Status: 1}
 	}
-	if a.draining.Load() {
+	if a.drain().Draining() {
 		w.Header().Set("Retry-After", "5")
 		return fail(&httpapi.Error{Status: http.StatusServiceUnavailable, Code: "draining", Message: "keeper is shutting down; retry against another node or later"})
 	}

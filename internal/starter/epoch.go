@@ -213,7 +213,7 @@ type computeRequest struct {
 
 // readCompute reads and checks a compute request; nothing is stored.
 func (a *API) readCompute(w http.ResponseWriter, r *http.Request) (computeRequest, *httpapi.Error) {
-	if a.draining.Load() {
+	if a.drain().Draining() {
 		return computeRequest{}, &httpapi.Error{Status: http.StatusServiceUnavailable, Code: "draining", RetryAfter: epochRetryAfter, Message: "keeper is shutting down; retry against another node or later"}
 	}
 	if a.Temporal == nil {
