@@ -113,7 +113,7 @@ var rules = []rule{
 	},
 	{
 		name:       "chain adapters and scanners link no store",
-		from:       []string{"internal/chains/...", "internal/backfill/..."},
+		from:       []string{"internal/chains/...", "internal/backfill/scan", "internal/backfill/evmscan", "internal/backfill/solscan"},
 		to:         []string{"internal/store/...", "internal/activities/...", "internal/workflows/..."},
 		transitive: true,
 	},

@@ -18,12 +18,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	keeper "github.com/keeperhq/keeper/client"
+	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/dev/testkit"
+	"github.com/keeperhq/keeper/internal/epoch"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/internal/temporalfake"
+	"github.com/keeperhq/keeper/internal/webhook"
 	"github.com/keeperhq/keeper/merkle"
 )
 
@@ -42,10 +45,13 @@ func newAPI(t *testing.T) *api {
 	t.Helper()
 	st := storetest.SQLite(t)
 	a := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
-		Logger:   slog.New(slog.DiscardHandler),
-		Temporal: &temporalfake.Client{}, Epochs: starter.EpochOptions{MaxInFlight: 4, Duration: time.Hour},
-		Wallets: &starter.Wallets{Networks: []starter.WalletNetwork{{Name: "solana", Unit: "signatures",
-			Parse: func(s string) (string, error) { return s, nil }}}},
+		Logger: slog.New(slog.DiscardHandler),
+		Features: []starter.Feature{
+			&epoch.HTTP{Store: st, Temporal: &temporalfake.Client{}, Options: epoch.Options{MaxInFlight: 4, Duration: time.Hour}},
+			&webhook.HTTP{Store: st, Logger: slog.New(slog.DiscardHandler)},
+			&backfill.HTTP{Store: st, Logger: slog.New(slog.DiscardHandler), Networks: []backfill.Network{{Name: "solana", Unit: "signatures",
+				Parse: func(s string) (string, error) { return s, nil }}}},
+		},
 	}
 	s := &api{st: st}
 	h := openapitest.Handler(t, a.Handler())

@@ -377,12 +377,12 @@ func TestTheNameCheckerFindsAMissingPackageIdentifierMemberAndPayload(t *testing
 		"```\n`verify.Gone` in a code block is not a span\n```\n"
 	assert.Empty(t, c.page(page))
 
-	stale := "Call `webhooksign.Verify(secret)`, `webhook.Signature`, `verify.Options.Nope`, " +
+	stale := "Call `webhooksign.Verify(secret)`, `webhooks.Signature`, `verify.Options.Nope`, " +
 		"`internal/nothere/`, `go test ./receipt/gone`, `github.com/keeperhq/keeper/internal/nothere`; " +
 		"it writes `keeper:v9:` ‖ root.\n"
 	assert.Equal(t, []string{
 		"`webhooksign.Verify(secret)`: github.com/keeperhq/keeper/internal/webhooksign has no webhooksign.Verify",
-		"`webhook.Signature`: no package named webhook in keeper or in what it links",
+		"`webhooks.Signature`: no package named webhooks in keeper or in what it links",
 		"`verify.Options.Nope`: github.com/keeperhq/keeper/receipt/verify has no verify.Options.Nope",
 		"`internal/nothere/`: internal/nothere does not exist",
 		"`go test ./receipt/gone`: receipt/gone does not exist",

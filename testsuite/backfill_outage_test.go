@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 
-	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/dev/tcpfault"
@@ -68,7 +68,7 @@ func TestAStoreOutageOfNinetySecondsDuringABackfillOfTenThousandBlocksStillCompl
 	require.Equal(t, http.StatusAccepted, code)
 	// The scan waits at the gate, a third of the way in.
 	require.Eventually(t, func() bool {
-		row, err := look.SyncStatus(context.Background(), wallet, backfill.Etherlink)
+		row, err := look.SyncStatus(context.Background(), wallet, scan.Etherlink)
 		return err == nil && row.Checkpoint >= stallAt
 	}, 2*time.Minute, 20*time.Millisecond)
 
@@ -76,7 +76,7 @@ func TestAStoreOutageOfNinetySecondsDuringABackfillOfTenThousandBlocksStillCompl
 	g.release()
 	outage := time.NewTimer(90 * time.Second) // the fault's length, not a wait for a result
 	<-outage.C
-	row, err := look.SyncStatus(context.Background(), wallet, backfill.Etherlink)
+	row, err := look.SyncStatus(context.Background(), wallet, scan.Etherlink)
 	require.NoError(t, err)
 	assert.Equal(t, store.SyncRunning, row.Status, "nothing could be recorded while the store was away")
 	assert.Less(t, row.Checkpoint, row.Target, "the outage came in the middle of the scan")
@@ -84,10 +84,10 @@ func TestAStoreOutageOfNinetySecondsDuringABackfillOfTenThousandBlocksStillCompl
 
 	w := waitWallet(t, node.APIAddr(), wallet, 5*time.Minute)
 	require.Equal(t, "COMPLETED", w.Status, "%+v", w)
-	row, err = look.SyncStatus(context.Background(), wallet, backfill.Etherlink)
+	row, err = look.SyncStatus(context.Background(), wallet, scan.Etherlink)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, row.Attempts, 2, "the attempt the outage broke was retried")
-	got, fees := storedTransfers(t, look, wallet, backfill.Etherlink)
+	got, fees := storedTransfers(t, look, wallet, scan.Etherlink)
 	checkFound(t, got, h.Expected)
 	assert.Equal(t, len(h.Sent), fees)
 	checkReconciled(t, w, 2)
@@ -120,11 +120,11 @@ func TestAFailedItemOfAWalletSyncTerminatedByHandIsStillRetried(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, code)
 	var waiting store.SyncStatus
 	require.Eventually(t, func() bool {
-		waiting, err = st.SyncStatus(ctx, wallet, backfill.Solana)
+		waiting, err = st.SyncStatus(ctx, wallet, scan.Solana)
 		return err == nil && waiting.Waiting()
 	}, time.Minute, 10*time.Millisecond)
 	require.NoError(t, node.Client.TerminateWorkflow(ctx, workflows.WalletWorkflowID(wallet), "", "terminated by hand (a test)"))
-	backfillID := workflows.BackfillWorkflowID(backfill.Solana, wallet)
+	backfillID := workflows.BackfillWorkflowID(scan.Solana, wallet)
 	require.Eventually(t, func() bool {
 		desc, err := node.Client.DescribeWorkflowExecution(ctx, backfillID, "")
 		return err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_TERMINATED
@@ -133,7 +133,7 @@ func TestAFailedItemOfAWalletSyncTerminatedByHandIsStillRetried(t *testing.T) {
 
 	w := waitWallet(t, node.APIAddr(), wallet, time.Minute)
 	require.Equal(t, "COMPLETED", w.Status, "%+v", w)
-	row, err := st.SyncStatus(ctx, wallet, backfill.Solana)
+	row, err := st.SyncStatus(ctx, wallet, scan.Solana)
 	require.NoError(t, err)
 	// At least one more attempt: the retry the reconciliation handed
 	// Temporal. On a loaded machine it may come due before the fault is
@@ -167,12 +167,12 @@ func TestAddingAWalletAgainRestartsAnItemStuckRunning(t *testing.T) {
 	code, _ := addWallet(t, node.APIAddr(), `{"address":"`+wallet+`","networks":["etherlink"]}`)
 	require.Equal(t, http.StatusAccepted, code)
 	require.Eventually(t, func() bool {
-		row, err := st.SyncStatus(ctx, wallet, backfill.Etherlink)
+		row, err := st.SyncStatus(ctx, wallet, scan.Etherlink)
 		return err == nil && row.Checkpoint >= stallAt
 	}, time.Minute, 10*time.Millisecond)
 	require.NoError(t, node.Client.TerminateWorkflow(ctx, workflows.WalletWorkflowID(wallet), "", "terminated by hand (a test)"))
 	require.Eventually(t, func() bool {
-		desc, err := node.Client.DescribeWorkflowExecution(ctx, workflows.BackfillWorkflowID(backfill.Etherlink, wallet), "")
+		desc, err := node.Client.DescribeWorkflowExecution(ctx, workflows.BackfillWorkflowID(scan.Etherlink, wallet), "")
 		return err == nil && desc.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_TERMINATED
 	}, 30*time.Second, 20*time.Millisecond)
 	select { // the scan attempt learns at its next heartbeat that its workflow is gone, and gives up its held request
@@ -181,7 +181,7 @@ func TestAddingAWalletAgainRestartsAnItemStuckRunning(t *testing.T) {
 		require.FailNow(t, "the terminated Backfill's scan attempt went on")
 	}
 	g.release()
-	row, err := st.SyncStatus(ctx, wallet, backfill.Etherlink)
+	row, err := st.SyncStatus(ctx, wallet, scan.Etherlink)
 	require.NoError(t, err)
 	require.Equal(t, store.SyncRunning, row.Status, "stuck: RUNNING, and no workflow works on it")
 
@@ -190,7 +190,7 @@ func TestAddingAWalletAgainRestartsAnItemStuckRunning(t *testing.T) {
 	assert.Equal(t, "RUNNING", w.Status)
 	w = waitWallet(t, node.APIAddr(), wallet, time.Minute)
 	require.Equal(t, "COMPLETED", w.Status, "%+v", w)
-	got, _ := storedTransfers(t, st, wallet, backfill.Etherlink)
+	got, _ := storedTransfers(t, st, wallet, scan.Etherlink)
 	checkFound(t, got, h.Expected)
 	checkReconciled(t, w, 2)
 }
@@ -221,7 +221,7 @@ func TestAWalletWhoseWalletSyncWasTerminatedMidScanIsStillFinished(t *testing.T)
 	code, _ := addWallet(t, node.APIAddr(), `{"address":"`+wallet+`","networks":["etherlink"]}`)
 	require.Equal(t, http.StatusAccepted, code)
 	require.Eventually(t, func() bool {
-		row, err := st.SyncStatus(ctx, wallet, backfill.Etherlink)
+		row, err := st.SyncStatus(ctx, wallet, scan.Etherlink)
 		return err == nil && row.Checkpoint >= stallAt
 	}, time.Minute, 10*time.Millisecond)
 	require.NoError(t, node.Client.TerminateWorkflow(ctx, workflows.WalletWorkflowID(wallet), "", "terminated by hand (a test)"))
@@ -229,7 +229,7 @@ func TestAWalletWhoseWalletSyncWasTerminatedMidScanIsStillFinished(t *testing.T)
 
 	w := waitWallet(t, node.APIAddr(), wallet, time.Minute)
 	require.Equal(t, "COMPLETED", w.Status, "%+v", w)
-	got, _ := storedTransfers(t, st, wallet, backfill.Etherlink)
+	got, _ := storedTransfers(t, st, wallet, scan.Etherlink)
 	checkFound(t, got, h.Expected)
 	checkReconciled(t, w, 2)
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
@@ -53,10 +53,10 @@ func backfillConfig(dir, evmURL, solanaURL string) config.Config {
 	cfg := testConfig(dir)
 	cfg.Chains = nil
 	if evmURL != "" {
-		cfg.Chains, cfg.EVM.RPCURL = append(cfg.Chains, backfill.Etherlink), evmURL
+		cfg.Chains, cfg.EVM.RPCURL = append(cfg.Chains, scan.Etherlink), evmURL
 	}
 	if solanaURL != "" {
-		cfg.Chains, cfg.Solana.RPCURL = append(cfg.Chains, backfill.Solana), solanaURL
+		cfg.Chains, cfg.Solana.RPCURL = append(cfg.Chains, scan.Solana), solanaURL
 	}
 	cfg.Backfill.RetryBase, cfg.Backfill.RetryCap = 50*time.Millisecond, 400*time.Millisecond
 	cfg.Backfill.Heartbeat = time.Second
@@ -150,7 +150,7 @@ func storedTransfers(t *testing.T, st *store.Store, wallet, network string) (map
 		page, next, err := st.ListTransfers(context.Background(), store.TransferFilter{Wallet: wallet, Network: network, Limit: 1000, Cursor: cursor})
 		require.NoError(t, err)
 		for _, tr := range page {
-			if tr.Kind == string(backfill.KindFee) {
+			if tr.Kind == string(scan.KindFee) {
 				fees++
 				continue
 			}
@@ -214,7 +214,7 @@ func scanStraightThrough(t *testing.T, chain *devchain.Chain, h *testchain.EVMHi
 	w = waitWallet(t, node.APIAddr(), wallet, 2*time.Minute)
 	require.Equal(t, "COMPLETED", w.Status, "%+v", w)
 
-	got, fees := storedTransfers(t, st, wallet, backfill.Etherlink)
+	got, fees := storedTransfers(t, st, wallet, scan.Etherlink)
 	checkFound(t, got, h.Expected)
 	assert.Equal(t, len(h.Sent), fees, "one fee per transaction the wallet sent, the reverted one too")
 	checkReconciled(t, w, 2)
@@ -222,7 +222,7 @@ func scanStraightThrough(t *testing.T, chain *devchain.Chain, h *testchain.EVMHi
 	require.NoError(t, err)
 	assert.Equal(t, bal.String(), w.Balances[0].Balance, "the native balance is the chain's")
 
-	row, err := st.SyncStatus(context.Background(), wallet, backfill.Etherlink)
+	row, err := st.SyncStatus(context.Background(), wallet, scan.Etherlink)
 	require.NoError(t, err)
 	took := row.FinishedAt.Sub(row.StartedAt).Seconds()
 	blocks := row.Target - row.Start + 1
@@ -316,7 +316,7 @@ func scanWithAKill(t *testing.T, chain *devchain.Chain, h *testchain.EVMHistory)
 	var row store.SyncStatus
 	require.Eventually(t, func() bool {
 		var err error
-		row, err = st.SyncStatus(context.Background(), wallet, backfill.Etherlink)
+		row, err = st.SyncStatus(context.Background(), wallet, scan.Etherlink)
 		return err == nil && row.Checkpoint == stallAt
 	}, time.Minute, 20*time.Millisecond)
 	before := row.Transfers
@@ -332,7 +332,7 @@ func scanWithAKill(t *testing.T, chain *devchain.Chain, h *testchain.EVMHistory)
 	w := waitWallet(t, second.APIAddr(), wallet, 2*time.Minute)
 	require.Equal(t, "COMPLETED", w.Status, "%+v", w)
 
-	row, err := st.SyncStatus(context.Background(), wallet, backfill.Etherlink)
+	row, err := st.SyncStatus(context.Background(), wallet, scan.Etherlink)
 	require.NoError(t, err)
 	assert.Equal(t, 2, row.Attempts, "one attempt per worker")
 	g.mu.Lock()
@@ -342,7 +342,7 @@ func scanWithAKill(t *testing.T, chain *devchain.Chain, h *testchain.EVMHistory)
 	for _, n := range resumed {
 		require.GreaterOrEqual(t, n, uint64(stallAt), "the second worker started at the checkpoint, not from the beginning")
 	}
-	got, fees := storedTransfers(t, st, wallet, backfill.Etherlink)
+	got, fees := storedTransfers(t, st, wallet, scan.Etherlink)
 	checkFound(t, got, h.Expected)
 	assert.Equal(t, len(h.Sent), fees)
 	checkReconciled(t, w, 2)
@@ -376,7 +376,7 @@ func TestBackfillOnTheLocalSolanaDevnetFindsTheWalletsSOLTransfersAndReconciles(
 	require.Equal(t, http.StatusAccepted, code)
 	w := waitWallet(t, node.APIAddr(), wallet, time.Minute)
 	require.Equal(t, "COMPLETED", w.Status, "%+v", w)
-	got, fees := storedTransfers(t, st, wallet, backfill.Solana)
+	got, fees := storedTransfers(t, st, wallet, scan.Solana)
 	checkFound(t, got, h.Expected)
 	assert.Equal(t, h.Paid, fees)
 	checkReconciled(t, w, 1)
@@ -458,7 +458,7 @@ func TestConcurrentAddsOfOneWalletRunOneWalletSyncAndOneBackfillPerNetwork(t *te
 	}
 	require.Eventually(t, func() bool { return runs(workflows.WalletWorkflowID(wallet)) > 0 }, 10*time.Second, 50*time.Millisecond)
 	assert.Equal(t, 1, runs(workflows.WalletWorkflowID(wallet)), "one WalletSync")
-	assert.Equal(t, 1, runs(workflows.BackfillWorkflowID(backfill.Solana, wallet)), "one Backfill for the network")
+	assert.Equal(t, 1, runs(workflows.BackfillWorkflowID(scan.Solana, wallet)), "one Backfill for the network")
 }
 
 func TestOneBackfillWorkerScansOneWalletAtATimeAndThenTheNext(t *testing.T) {
@@ -483,7 +483,7 @@ func TestOneBackfillWorkerScansOneWalletAtATimeAndThenTheNext(t *testing.T) {
 	var rows []store.SyncStatus
 	for _, w := range wallets {
 		require.Equal(t, "COMPLETED", waitWallet(t, node.APIAddr(), w, time.Minute).Status)
-		row, err := st.SyncStatus(context.Background(), w, backfill.Solana)
+		row, err := st.SyncStatus(context.Background(), w, scan.Solana)
 		require.NoError(t, err)
 		rows = append(rows, row)
 	}

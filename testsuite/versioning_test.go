@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
@@ -228,10 +228,10 @@ func TestAWalletBackfillWaitingToRetryMovesToThePromotedBuild(t *testing.T) {
 	code, _ := addWallet(t, a.APIAddr(), `{"address":"`+wallet+`"}`)
 	require.Equal(t, http.StatusAccepted, code)
 	require.Eventually(t, func() bool {
-		row, err := st.SyncStatus(context.Background(), wallet, backfill.Solana)
+		row, err := st.SyncStatus(context.Background(), wallet, scan.Solana)
 		return err == nil && row.RetryCount >= 1
 	}, time.Minute, 50*time.Millisecond)
-	walletSync, fill := workflows.WalletWorkflowID(wallet), workflows.BackfillWorkflowID(backfill.Solana, wallet)
+	walletSync, fill := workflows.WalletWorkflowID(wallet), workflows.BackfillWorkflowID(scan.Solana, wallet)
 	build, behavior := runVersion(t, c, fill)
 	require.Equal(t, "build-a", build)
 	require.Equal(t, enums.VERSIONING_BEHAVIOR_AUTO_UPGRADE, behavior)

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/dev/testchain"
 	"github.com/keeperhq/keeper/internal/workflows"
@@ -50,7 +50,7 @@ type BackfillMeasured struct {
 // the wallet through the API and measures how fast the scan went.
 func RunBackfill(ctx context.Context, o BackfillOptions) (*WorkloadReport, error) {
 	if len(o.Networks) == 0 {
-		o.Networks = []string{backfill.Etherlink, backfill.Solana}
+		o.Networks = []string{scan.Etherlink, scan.Solana}
 	}
 	if err := negative(setting{"--evm-rounds", float64(o.EVMRounds)}, setting{"--evm-blocks-per-round", float64(o.EVMBlocks)}, setting{"--solana-rounds", float64(o.SolanaTxs)},
 		setting{"--limit", o.Limit.Seconds()}, setting{"PollEvery", o.PollEvery.Seconds()}, setting{"SolanaSlots", o.SolanaSlots.Seconds()}); err != nil {
@@ -69,7 +69,7 @@ func RunBackfill(ctx context.Context, o BackfillOptions) (*WorkloadReport, error
 		o.Progress = func(string, ...any) {}
 	}
 	for _, n := range o.Networks {
-		if n != backfill.Etherlink && n != backfill.Solana {
+		if n != scan.Etherlink && n != scan.Solana {
 			return nil, fmt.Errorf("bench backfill: unknown network %q (known: etherlink, solana)", n)
 		}
 	}
@@ -101,14 +101,14 @@ func RunBackfill(ctx context.Context, o BackfillOptions) (*WorkloadReport, error
 	for _, network := range o.Networks {
 		var wallet string
 		switch network {
-		case backfill.Etherlink:
+		case scan.Etherlink:
 			o.Progress("building a wallet history on the local EVM chain: %d rounds × %d blocks", o.EVMRounds, o.EVMBlocks)
 			h, err := testchain.BuildEVMHistory(ctx, s.net.EVM, testchain.EVMOptions{Rounds: o.EVMRounds, BlocksPerRound: o.EVMBlocks})
 			if err != nil {
 				return r, fmt.Errorf("bench backfill: EVM history: %w", err)
 			}
 			wallet = h.Wallet.Hex()
-		case backfill.Solana:
+		case scan.Solana:
 			o.Progress("building a wallet history on the local Solana devnet: %d rounds", o.SolanaTxs)
 			h, err := testchain.BuildSolanaHistory(ctx, s.net.Solana, o.SolanaTxs)
 			if err != nil {

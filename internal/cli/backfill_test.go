@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/backfill/evmscan"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
@@ -29,7 +29,8 @@ func newWalletServer(t *testing.T) *server {
 	st := storetest.SQLite(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	api := &starter.API{Store: st, Chains: []string{"etherlink"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Logger: log,
-		Wallets: &starter.Wallets{Networks: []starter.WalletNetwork{{Name: "etherlink", Unit: "blocks", Parse: evmscan.ParseAddress}}}}
+		Features: []starter.Feature{&backfill.HTTP{Store: st, Logger: log,
+			Networks: []backfill.Network{{Name: "etherlink", Unit: "blocks", Parse: evmscan.ParseAddress}}}}}
 	s := &server{st: st}
 	h := api.Handler()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -51,11 +52,11 @@ func complete(t *testing.T, st *store.Store) {
 	_, err := st.BeginScan(ctx, cliWallet, "etherlink")
 	require.NoError(t, err)
 	require.NoError(t, st.SaveChunk(ctx, cliWallet, "etherlink", store.Chunk{Checkpoint: 10, Scanned: 10, Total: 10,
-		Transfers: []store.TransferRecord{{Tx: "0x01", Kind: string(backfill.KindNative), Asset: store.NativeAsset, From: "0xa", To: cliWallet, Amount: big.NewInt(42), Direction: string(backfill.In), Block: 3}}}))
+		Transfers: []store.TransferRecord{{Tx: "0x01", Kind: string(scan.KindNative), Asset: store.NativeAsset, From: "0xa", To: cliWallet, Amount: big.NewInt(42), Direction: string(scan.In), Block: 3}}}))
 	require.NoError(t, st.CompleteScan(ctx, cliWallet, "etherlink", store.Holdings{ClosingAt: 9,
 		Opening: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(0), Known: true}},
 		Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(42), Known: true}}}))
-	_, err = st.FinishWallet(ctx, cliWallet, activities.FinishRules)
+	_, err = st.FinishWallet(ctx, cliWallet, backfill.FinishRules)
 	require.NoError(t, err)
 }
 

@@ -1,8 +1,7 @@
 // Package dispatch hands work that intake stored to Temporal: Anchors turns
 // pending evidence into batches and starts one AnchorBatch workflow per
-// batch; Backfills starts (or signals) the WalletSync of each wallet whose
-// networks were added. Neither ever blocks intake: work stored while
-// Temporal is down starts once it is back.
+// batch. It never blocks intake: work stored while Temporal is down starts
+// once it is back.
 package dispatch
 
 import (

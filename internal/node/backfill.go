@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/backfill/evmscan"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/backfill/solscan"
 	"github.com/keeperhq/keeper/internal/config"
-	"github.com/keeperhq/keeper/internal/dispatch"
-	"github.com/keeperhq/keeper/internal/starter"
-	"github.com/keeperhq/keeper/internal/worker"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
@@ -25,7 +22,7 @@ const scanTimeout = 24 * time.Hour
 func BackfillNetworks(cfg config.Config) []string {
 	var out []string
 	for _, c := range cfg.Chains {
-		if c == backfill.Etherlink || c == backfill.Solana {
+		if c == scan.Etherlink || c == scan.Solana {
 			out = append(out, c)
 		}
 	}
@@ -45,14 +42,14 @@ func BackfillPolicy(cfg config.Config) workflows.BackfillPolicy {
 
 // NewScanners builds a history scanner per backfill network, on the same
 // endpoints the anchoring adapters use.
-func NewScanners(ctx context.Context, cfg config.Config) (map[string]backfill.Scanner, error) {
+func NewScanners(ctx context.Context, cfg config.Config) (map[string]scan.Scanner, error) {
 	if err := RegisterRPCPools(cfg); err != nil {
 		return nil, err
 	}
-	out := map[string]backfill.Scanner{}
+	out := map[string]scan.Scanner{}
 	for _, name := range BackfillNetworks(cfg) {
 		switch name {
-		case backfill.Etherlink:
+		case scan.Etherlink:
 			s, err := evmscan.New(ctx, evmscan.Config{
 				Network: name, RPCURL: EVMRPC(cfg), ChunkBlocks: cfg.Backfill.EVMChunkBlocks, MaxLogs: cfg.Backfill.EVMMaxLogs, Confirmations: uint64(cfg.EVM.Confirmations), RPCRate: cfg.EVM.RPCRate,
 			})
@@ -60,7 +57,7 @@ func NewScanners(ctx context.Context, cfg config.Config) (map[string]backfill.Sc
 				return nil, err
 			}
 			out[name] = s
-		case backfill.Solana:
+		case scan.Solana:
 			out[name] = solscan.New(solscan.Config{Network: name, RPCURL: SolanaRPC(cfg), ChunkSize: cfg.Backfill.SolanaChunk, RPCRate: cfg.Solana.RPCRate})
 		}
 	}
@@ -76,32 +73,37 @@ func (n *Node) startBackfillWorker(ctx, runCtx context.Context) error {
 	if err != nil || len(scanners) == 0 {
 		return err
 	}
-	acts := &activities.Backfill{Store: n.Store, Scanners: scanners, RPCURLs: append([]string{EVMRPC(n.Cfg), SolanaRPC(n.Cfg)}, append(n.Cfg.EVM.RPC.URLs, n.Cfg.Solana.RPC.URLs...)...), Logger: n.Logger}
-	n.backfillWorker = worker.NewBackfill(n.Client, acts, n.workerOptions(n.Cfg.Backfill.Workers))
+	acts := &backfill.Activities{Store: n.Store, Scanners: scanners, RPCURLs: append([]string{EVMRPC(n.Cfg), SolanaRPC(n.Cfg)}, append(n.Cfg.EVM.RPC.URLs, n.Cfg.Solana.RPC.URLs...)...), Logger: n.Logger}
+	n.backfillWorker = backfill.NewWorker(n.Client, acts, n.workerOptions(n.Cfg.Backfill.Workers))
 	if err := n.backfillWorker.Start(); err != nil {
 		return fmt.Errorf("start backfill worker: %w", err)
 	}
-	r := &dispatch.Backfills{Store: n.Store, Temporal: n.Client, Runs: n.Client, Policy: BackfillPolicy(n.Cfg), Logger: n.Logger}
+	r := &backfill.Dispatcher{Store: n.Store, Temporal: n.Client, Policy: BackfillPolicy(n.Cfg), Logger: n.Logger}
 	n.wg.Go(func() { r.RunReconcile(runCtx, n.Cfg.Backfill.Reconcile) })
 	return nil
 }
 
-// wallets is the API's wallet-backfill side and the dispatcher that starts
-// its work, both nil when no backfill network is configured.
-func (n *Node) wallets() (*starter.Wallets, *dispatch.Backfills) {
+// backfillHTTP serves the wallet routes on the API, draining with it, and
+// registers the backfill gauges the API reports. The dispatcher that starts
+// the added wallets' work is nil when no backfill network is configured:
+// the routes then answer that wallet backfill is not enabled here.
+func (n *Node) backfillHTTP() (*backfill.HTTP, *backfill.Dispatcher) {
 	cfg := n.Cfg
-	var nets []starter.WalletNetwork
+	var nets []backfill.Network
 	for _, name := range BackfillNetworks(cfg) {
 		switch name {
-		case backfill.Etherlink:
-			nets = append(nets, starter.WalletNetwork{Name: name, Unit: "blocks", Start: uint64(cfg.Backfill.EtherlinkStart), Parse: evmscan.ParseAddress})
-		case backfill.Solana:
-			nets = append(nets, starter.WalletNetwork{Name: name, Unit: "signatures", Start: uint64(cfg.Backfill.SolanaStart), Parse: solscan.ParseAddress})
+		case scan.Etherlink:
+			nets = append(nets, backfill.Network{Name: name, Unit: "blocks", Start: uint64(cfg.Backfill.EtherlinkStart), Parse: evmscan.ParseAddress})
+		case scan.Solana:
+			nets = append(nets, backfill.Network{Name: name, Unit: "signatures", Start: uint64(cfg.Backfill.SolanaStart), Parse: solscan.ParseAddress})
 		}
 	}
+	n.registry.MustRegister(&backfill.Collector{Store: n.Store, Networks: nets})
+	h := &backfill.HTTP{Store: n.Store, Networks: nets, Logger: n.Logger, MaxBodyBytes: cfg.MaxBodyBytes, Draining: n.api.Draining}
 	if len(nets) == 0 {
-		return nil, nil
+		return h, nil
 	}
-	d := &dispatch.Backfills{Store: n.Store, Temporal: n.Client, Runs: n.Client, Policy: BackfillPolicy(cfg), Sweep: cfg.PollInterval, Logger: n.Logger}
-	return &starter.Wallets{Networks: nets, Wake: d.Wake, Recheck: d.Recheck}, d
+	d := &backfill.Dispatcher{Store: n.Store, Temporal: n.Client, Policy: BackfillPolicy(cfg), Sweep: cfg.PollInterval, Logger: n.Logger}
+	h.Wake, h.Recheck = d.Wake, d.Recheck
+	return h, d
 }

@@ -5,10 +5,9 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/config"
+	"github.com/keeperhq/keeper/internal/epoch"
 	"github.com/keeperhq/keeper/internal/settlement"
-	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/telemetry"
 )
 
@@ -17,8 +16,8 @@ import (
 const builtinLedgerURL = "http://keeper-builtin-ledger"
 
 // EpochOptions are the API's reward-epoch settings from the configuration.
-func EpochOptions(cfg config.Config) starter.EpochOptions {
-	return starter.EpochOptions{MaxInFlight: cfg.Epochs.MaxInFlight, Duration: cfg.Epochs.Duration, Heartbeat: cfg.Epochs.Heartbeat, AcceptTimeout: cfg.Epochs.AcceptTimeout}
+func EpochOptions(cfg config.Config) epoch.Options {
+	return epoch.Options{MaxInFlight: cfg.Epochs.MaxInFlight, Duration: cfg.Epochs.Duration, Heartbeat: cfg.Epochs.Heartbeat, AcceptTimeout: cfg.Epochs.AcceptTimeout}
 }
 
 // builtinLedger is keeper's own ledger when no KEEPER_LEDGER_URL is set.
@@ -29,10 +28,24 @@ func (n *Node) builtinLedger() *settlement.Server {
 	return &settlement.Server{Store: n.Store}
 }
 
+// epochHTTP serves the reward-epoch routes on the API (and the built-in
+// ledger's, when keeper runs it) and registers the epoch metrics the API
+// reports: compute drains with the API and counts its refusals in the
+// API's keeper_busy_rejections_total.
+func (n *Node) epochHTTP() *epoch.HTTP {
+	cfg := n.Cfg
+	n.registry.MustRegister(epoch.NewCollector(n.Store))
+	return &epoch.HTTP{
+		Store: n.Store, Temporal: n.Client, Options: EpochOptions(cfg), Ledger: n.builtinLedger(),
+		Outbound: cfg.Outbound(), MaxBodyBytes: cfg.MaxBodyBytes, Logger: n.Logger,
+		Draining: n.api.Draining, Busy: func() { n.api.CountBusy("compute") },
+	}
+}
+
 // epochActivities builds the reward-epoch activities: intents go to the
 // configured ledger, or in-process to the built-in one; usage is fetched
 // with connect and header timeouts of KEEPER_UPSTREAM_TIMEOUT_MS.
-func (n *Node) epochActivities() *activities.Epoch {
+func (n *Node) epochActivities() *epoch.Activities {
 	cfg := n.Cfg
 	timeout := cfg.Epochs.UpstreamTimeout
 	transport := http.DefaultTransport.(*http.Transport).Clone()
@@ -52,7 +65,7 @@ func (n *Node) epochActivities() *activities.Epoch {
 	}
 	chainList := append([]string(nil), cfg.Chains...)
 	sort.Strings(chainList)
-	return &activities.Epoch{
+	return &epoch.Activities{
 		Store: n.Store, ArtifactDir: cfg.ArtifactDirOrDefault(), Ledger: lc, HTTP: sources, Chains: chainList,
 		CallTimeout: timeout, Metrics: n.upstream, Logger: n.Logger,
 	}

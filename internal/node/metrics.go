@@ -14,7 +14,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/keeperhq/keeper/internal/activities"
+	"github.com/keeperhq/keeper/internal/epoch"
 	"github.com/keeperhq/keeper/internal/telemetry"
+	"github.com/keeperhq/keeper/internal/webhook"
 )
 
 // registerMetrics builds the node's one Prometheus registry. Every metric
@@ -23,12 +25,12 @@ import (
 // when it starts; the Temporal SDK's come through its metrics handler.
 func (n *Node) registerMetrics() {
 	n.registry = prometheus.NewRegistry()
-	n.upstream = activities.NewUpstreamMetrics()
+	n.upstream = epoch.NewUpstreamMetrics()
 	n.anchorMetrics = activities.NewAnchorMetrics(n.Cfg.Chains...)
 	n.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	n.registry.MustRegister(n.upstream.Collectors()...)
 	n.registry.MustRegister(n.anchorMetrics.Collectors()...)
-	n.webhookMetrics = activities.NewWebhookMetrics()
+	n.webhookMetrics = webhook.NewMetrics()
 	n.registry.MustRegister(n.webhookMetrics.Collectors()...)
 	names := make([]string, 0, len(n.Chains))
 	for name := range n.Chains {

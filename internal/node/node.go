@@ -30,12 +30,15 @@ import (
 	"github.com/keeperhq/keeper/internal/codec"
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/dispatch"
+	"github.com/keeperhq/keeper/internal/epoch"
+	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/redact"
 	"github.com/keeperhq/keeper/internal/retry"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/telemetry"
+	"github.com/keeperhq/keeper/internal/webhook"
 	"github.com/keeperhq/keeper/internal/worker"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
@@ -83,9 +86,9 @@ type Node struct {
 	// Observability: the node's one metrics registry (see metrics.go), the
 	// Temporal SDK's metrics handler, and tracing when it is on.
 	registry              *prometheus.Registry
-	upstream              *activities.UpstreamMetrics
+	upstream              *epoch.UpstreamMetrics
 	anchorMetrics         *activities.AnchorMetrics
-	webhookMetrics        *activities.WebhookMetrics
+	webhookMetrics        *webhook.Metrics
 	balances              *signerBalances // the signers' balances (with worker: balance.go)
 	temporalMetrics       client.MetricsHandler
 	temporalMetricsCloser io.Closer
@@ -236,7 +239,7 @@ func (n *Node) startWorkers(ctx, runCtx context.Context, namespace string) error
 		n.watcher.Stop()
 		return fmt.Errorf("start worker: %w", err)
 	}
-	n.epochWorker = worker.NewEpoch(n.Client, n.epochActivities(), n.workerOptions(cfg.ActivityWorkers))
+	n.epochWorker = epoch.NewWorker(n.Client, n.epochActivities(), n.workerOptions(cfg.ActivityWorkers))
 	if err := n.epochWorker.Start(); err != nil {
 		n.worker.Stop()
 		return fmt.Errorf("start epoch worker: %w", err)
@@ -285,18 +288,20 @@ func (n *Node) startAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	wallets, backfills := n.wallets()
 	interval := cfg.AnchorIntervalFor
 	n.api = &starter.API{
 		AnchorInterval: interval,
 		Store:          n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
 		MaxBacklog: cfg.MaxBacklog, IntakeWait: cfg.IntakeWait,
 		Checks: checks, MaxBatchBodyBytes: cfg.MaxBatchBodyBytes, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
-		Auth: starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen}, Outbound: cfg.Outbound(), WebhookRotationGrace: cfg.Webhook.RotationGrace,
-		Temporal: n.Client, Epochs: EpochOptions(cfg), Ledger: n.builtinLedger(), Wallets: wallets,
+		Auth: starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen}, Draining: &httpapi.Drain{},
 		Codec: n.codecAPI(), Registry: n.registry, Traces: n.traces, VerifyNetworks: verifyNetworks(cfg),
 		LongRequestTimeout: cfg.HTTP.LongRequest,
 	}
+	n.api.Features = append(n.api.Features, n.webhookHTTP())
+	n.api.Features = append(n.api.Features, n.epochHTTP())
+	wallets, backfills := n.backfillHTTP()
+	n.api.Features = append(n.api.Features, wallets)
 	ln, err := listen("KEEPER_HTTP_ADDR", cfg.HTTPAddr)
 	if err != nil {
 		return err

@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/config"
-	"github.com/keeperhq/keeper/internal/dispatch"
 	"github.com/keeperhq/keeper/internal/telemetry"
-	"github.com/keeperhq/keeper/internal/worker"
+	"github.com/keeperhq/keeper/internal/webhook"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
@@ -28,12 +26,12 @@ func (n *Node) startWebhookWorker() error {
 	transport.TLSHandshakeTimeout = n.Cfg.Webhook.Timeout
 	client := n.Cfg.Outbound().Client(transport)
 	client.Transport = telemetry.Outgoing("webhook", client.Transport)
-	acts := &activities.Webhook{
+	acts := &webhook.Activities{
 		Store: n.Store, Client: client, DisableAfter: n.Cfg.Webhook.DisableAfter, Timeout: n.Cfg.Webhook.Timeout,
 		Schedule: workflows.WebhookSchedule{Base: n.Cfg.Webhook.RetryBase, Cap: n.Cfg.Webhook.RetryCap},
 		Logger:   n.Logger, Metrics: n.webhookMetrics,
 	}
-	n.webhookWorker = worker.NewWebhook(n.Client, acts, n.workerOptions(n.Cfg.ActivityWorkers))
+	n.webhookWorker = webhook.NewWorker(n.Client, acts, n.workerOptions(n.Cfg.ActivityWorkers))
 	if err := n.webhookWorker.Start(); err != nil {
 		return fmt.Errorf("start webhook worker: %w", err)
 	}
@@ -41,6 +39,14 @@ func (n *Node) startWebhookWorker() error {
 }
 
 // webhookDispatcher starts a delivery workflow for each recorded delivery.
-func (n *Node) webhookDispatcher() *dispatch.Webhooks {
-	return &dispatch.Webhooks{Store: n.Store, Temporal: n.Client, Policy: WebhookPolicy(n.Cfg), Sweep: n.Cfg.PollInterval, Logger: n.Logger}
+func (n *Node) webhookDispatcher() *webhook.Dispatcher {
+	return &webhook.Dispatcher{Store: n.Store, Temporal: n.Client, Policy: WebhookPolicy(n.Cfg), Sweep: n.Cfg.PollInterval, Logger: n.Logger}
+}
+
+// webhookHTTP serves the webhook routes on the API.
+func (n *Node) webhookHTTP() *webhook.HTTP {
+	return &webhook.HTTP{
+		Store: n.Store, Logger: n.Logger, Outbound: n.Cfg.Outbound(), RotationGrace: n.Cfg.Webhook.RotationGrace,
+		MaxBodyBytes: n.Cfg.MaxBodyBytes,
+	}
 }

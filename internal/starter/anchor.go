@@ -20,6 +20,7 @@ import (
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/idemkey"
+	"github.com/keeperhq/keeper/internal/receipts"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -29,7 +30,7 @@ import (
 // batch (when a pending evidence's batch is due), and what receipts are
 // built from.
 type EvidenceRecords interface {
-	ReceiptRows
+	receipts.Rows
 	InsertEvidence(ctx context.Context, ne store.NewEvidence) (store.Evidence, bool, error)
 	InsertEvidenceBatch(ctx context.Context, nes []store.NewEvidence) ([]store.Inserted, error)
 	EvidenceByKey(ctx context.Context, key string) (store.Evidence, error)
@@ -536,7 +537,7 @@ func (a *API) getReceipt(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Code: "not_confirmed", Instance: "/v1/evidence/" + ev.ID, Message: fmt.Sprintf("evidence %s is %s; its receipt exists once it is confirmed", ev.ID, ev.Status)})
 		return
 	}
-	rc, err := ReceiptOf(r.Context(), a.Store, ev)
+	rc, err := receipts.Of(r.Context(), a.Store, ev)
 	if err != nil {
 		httpapi.WriteError(w, httpapi.Internal(a.Logger, "build the receipt", err))
 		return

@@ -16,9 +16,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/logsvc"
-	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/telemetry"
-	"github.com/keeperhq/keeper/internal/urlpolicy"
 	"github.com/keeperhq/keeper/internal/verifypage"
 )
 
@@ -32,9 +30,6 @@ type Check struct {
 // declared beside its routes (*store.Store).
 type Records interface {
 	EvidenceRecords // anchor.go
-	WalletRecords   // backfill.go
-	EpochRecords    // epoch.go
-	WebhookRecords  // webhook.go
 	RedriveRecords  // redrive.go
 	Counts          // metrics.go
 	logsvc.Source   // /log/, unless Log is set
@@ -70,13 +65,6 @@ type API struct {
 	// (longRoutes) have to read the request and write the answer, instead
 	// of the server's read and write timeouts (0: DefaultLongRequestTimeout).
 	LongRequestTimeout time.Duration
-	// Outbound decides which URLs callers may hand keeper (an epoch's
-	// source); the zero value allows only https to public addresses.
-	Outbound urlpolicy.Policy
-	// WebhookRotationGrace is how long a webhook secret replaced by
-	// rotate-secret keeps signing when the request names no grace
-	// (KEEPER_WEBHOOK_ROTATION_GRACE; 0: it stops at once).
-	WebhookRotationGrace time.Duration
 	// AnchorInterval is each chain's anchor interval (nil: none), for when
 	// a pending evidence's batch is due.
 	AnchorInterval func(chain string) time.Duration
@@ -87,21 +75,12 @@ type API struct {
 	MaxBacklog int
 	IntakeWait time.Duration
 
-	// Reward epochs: Temporal starts their workflows; Ledger, when set, is
-	// the built-in ledger served under /ledger/v1.
-	Temporal WorkflowStarter
-	Epochs   EpochOptions
-	Ledger   *settlement.Server
-
 	// Registry is what /metrics serves; the API adds its own metrics to it.
 	// Nil: a registry of the API's metrics alone.
 	Registry *prometheus.Registry
 	// Traces, when set, traces every request (but /health and /metrics)
 	// and hands the span of each evidence taken in to the dispatcher.
 	Traces *telemetry.Traces
-
-	// Wallets, when set, serves wallet backfill under /v1/wallets.
-	Wallets *Wallets
 
 	// Codec, when its Handler is set, serves the payload codec under /codec.
 	Codec CodecOptions
@@ -112,21 +91,8 @@ type API struct {
 	// VerifyNetworks names the endpoints /verify prefills (nil: none).
 	VerifyNetworks verifypage.Networks
 
-	backlog      *backlog
-	metrics      *metrics
-	epochMetrics *epochMetrics
-}
-
-// backfillUnits maps each configured backfill network to the unit its
-// progress counts.
-func (a *API) backfillUnits() map[string]string {
-	units := map[string]string{}
-	if a.Wallets != nil {
-		for _, n := range a.Wallets.Networks {
-			units[n.Name] = n.Unit
-		}
-	}
-	return units
+	backlog *backlog
+	metrics *metrics
 }
 
 // Drain makes readiness false and intake answer 503; reads keep working.
@@ -145,7 +111,7 @@ func (a *API) Handler() http.Handler {
 	if a.Draining == nil {
 		a.Draining = &httpapi.Drain{}
 	}
-	a.metrics = newMetrics(a.Registry, a.Store, a.Chains, a.backfillUnits())
+	a.metrics = newMetrics(a.Registry, a.Store, a.Chains)
 	// Every readiness cause is exported from the start, not only once
 	// /readyz is first asked, so the degraded alert has a series to watch.
 	for _, c := range a.Checks {
@@ -154,7 +120,6 @@ func (a *API) Handler() http.Handler {
 	a.metrics.degraded("draining", false)
 	ceiling := cmp.Or(a.MaxBacklog, DefaultBacklogFactor*a.MaxPending)
 	a.backlog = newBacklog(a.Store.PendingCount, a.MaxPending, ceiling, a.IntakeWait)
-	a.registerEpochMetrics()
 	mux := http.NewServeMux()
 	for _, r := range a.routes() {
 		mux.Handle(r.Pattern, a.Traces.Route(r.Pattern, a.deadlines(r.Pattern, r)))
@@ -165,8 +130,8 @@ func (a *API) Handler() http.Handler {
 	return a.Traces.Middleware(a.recoverer(cleanPaths(a.codecCORS(a.guard(mux)))))
 }
 
-// routes is the route table, as configured (wallets, epochs' ledger and
-// codec routes only where enabled). openapi.json describes every route.
+// routes is the route table, as configured (codec routes only where
+// enabled), with the features'. openapi.json describes every route.
 func (a *API) routes() []httpapi.Route {
 	routes := []httpapi.Route{
 		{Pattern: "/openapi.json", Methods: httpapi.Methods{"GET": serveOpenAPI}},
@@ -182,9 +147,6 @@ func (a *API) routes() []httpapi.Route {
 		{Pattern: "/verify", Methods: httpapi.Methods{"GET": verifypage.Handler(a.VerifyNetworks).ServeHTTP}},
 	}
 	routes = append(routes, a.logRoutes()...)
-	routes = append(routes, a.epochRoutes()...)
-	routes = append(routes, a.walletRoutes()...)
-	routes = append(routes, a.webhookRoutes()...)
 	for _, f := range a.Features {
 		var rs httpapi.Routes
 		f.Routes(&rs)

@@ -28,6 +28,7 @@ import (
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
+	"github.com/keeperhq/keeper/internal/webhook"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
 )
@@ -54,9 +55,11 @@ func newFixture(t *testing.T, maxPending int, chains ...string) *fixture {
 // fixtureOn serves the API over st, an open store of either database.
 func fixtureOn(t *testing.T, st *store.Store, maxPending int, chains ...string) *fixture {
 	t.Helper()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	api := &starter.API{Store: st, Chains: chains, MaxPending: maxPending, MaxBodyBytes: 1 << 20,
 		Checks: []starter.Check{{Name: "store", Ping: st.Ping}},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Logger: logger}
+	api.Features = append(api.Features, &webhook.HTTP{Store: st, Logger: logger, MaxBodyBytes: api.MaxBodyBytes})
 	return &fixture{st: st, api: api, h: openapitest.Handler(t, api.Handler())}
 }
 
@@ -740,25 +743,4 @@ func TestAPendingEvidenceSaysWhenItsBatchIsDueByTheAnchorInterval(t *testing.T) 
 		require.NoError(t, err, "batch_due_at: %q", got.Anchors[0].BatchDueAt)
 		assert.Equal(t, time.Now().Add(time.Hour).UTC(), due.UTC(), "the bubble's clock has not moved since the batch formed")
 	})
-}
-
-func TestMetricsCountEachBackfillUnitApartAndExposeStoredCountsAsGauges(t *testing.T) {
-	f := newFixture(t, 100)
-	f.api.Wallets = &starter.Wallets{Networks: []starter.WalletNetwork{
-		{Name: "etherlink", Unit: "blocks", Parse: func(s string) (string, error) { return s, nil }},
-		{Name: "solana", Unit: "signatures", Parse: func(s string) (string, error) { return s, nil }},
-	}}
-	f.h = openapitest.Handler(t, f.api.Handler())
-	_, _, err := f.st.AddWallet(context.Background(), "w1", []store.NetworkStart{{Network: "etherlink"}, {Network: "solana"}})
-	require.NoError(t, err)
-
-	rec := f.do(t, "GET", "/metrics", "")
-	require.Equal(t, http.StatusOK, rec.Code)
-	body := rec.Body.String()
-	assert.Contains(t, body, `keeper_backfill_scanned_blocks{network="etherlink"} 0`)
-	assert.Contains(t, body, `keeper_backfill_target_blocks{network="etherlink"} 0`)
-	assert.Contains(t, body, `keeper_backfill_scanned_signatures{network="solana"} 0`)
-	assert.NotContains(t, body, `keeper_backfill_scanned_blocks{network="solana"}`, "one quantity per series")
-	assert.Contains(t, body, "# TYPE keeper_epochs_quarantined gauge")
-	assert.NotContains(t, body, "keeper_quarantine_total")
 }

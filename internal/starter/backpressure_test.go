@@ -23,6 +23,7 @@ import (
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
+	"github.com/keeperhq/keeper/internal/webhook"
 )
 
 // backPressured is a fixture whose API holds intake to a ceiling of
@@ -258,6 +259,7 @@ func TestWhileTheStoreIsUnreachableEveryAnswerIs503StoreUnavailableAndNothingTak
 	st := storetest.Open(t, u.String())
 	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 1000, MaxBodyBytes: 1 << 20,
 		Checks: []starter.Check{{Name: "store", Ping: st.Ping}}, Logger: slog.New(slog.DiscardHandler)}
+	api.Features = append(api.Features, &webhook.HTTP{Store: st, Logger: api.Logger})
 	f := &fixture{st: st, api: api, h: openapitest.Handler(t, api.Handler())}
 
 	// A steady sender of keyed evidence, as a client would send it.

@@ -32,13 +32,11 @@ type Counts interface {
 	PendingChains(ctx context.Context) (map[string]store.PendingInfo, error)
 	UnfinishedBatches(ctx context.Context) ([]store.BatchCount, error)
 	ProgressOf(ctx context.Context, chains []string, pending map[string]store.PendingInfo) (map[string]store.ChainProgress, error)
-	EpochCounts(ctx context.Context) (map[string]int, error)
-	BackfillCounts(ctx context.Context) ([]store.BackfillCount, error)
 }
 
 // newMetrics registers the API's metrics in reg; a nil reg gets a registry
 // of its own with the Go and process collectors.
-func newMetrics(reg *prometheus.Registry, st Counts, chainNames []string, units map[string]string) *metrics {
+func newMetrics(reg *prometheus.Registry, st Counts, chainNames []string) *metrics {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -93,7 +91,7 @@ func newMetrics(reg *prometheus.Registry, st Counts, chainNames []string, units 
 		}
 		return float64(n)
 	})
-	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, m.readyDegraded, m.rejected, m.redriven, pending, storeCollector{st: st, chains: chainNames, units: units})
+	reg.MustRegister(m.intakeRequests, m.intakeLatency, m.batchLatency, m.busy, m.readyDegraded, m.rejected, m.redriven, pending, storeCollector{st: st, chains: chainNames})
 	return m
 }
 
@@ -104,6 +102,11 @@ func (m *metrics) intake(code int, d time.Duration) {
 		m.busy.WithLabelValues("evidence").Inc()
 	}
 }
+
+// CountBusy counts a request a feature refused because too much of its
+// work is in flight, under endpoint (keeper_busy_rejections_total): compute's
+// 429 for the epochs in flight. Call it once Handler has built the API.
+func (a *API) CountBusy(endpoint string) { a.metrics.busy.WithLabelValues(endpoint).Inc() }
 
 // refused counts an intake answer refused for now (429 or 503) under its
 // code.
@@ -135,42 +138,17 @@ var (
 		"Age of the oldest evidence not yet confirmed on a chain (pending, batched or submitted; dead letters aside), by chain (0 when none waits). Transient failures are retried without end: alert on this, not on dead letters (docs/retries.md).", []string{"chain"}, nil)
 	lastSuccessDesc = prometheus.NewDesc("keeper_chain_last_success_timestamp_seconds",
 		"Unix time at which the chain's last anchor became final (receipts recorded), by chain (0: never). time() minus it is how long the chain has gone without a success.", []string{"chain"}, nil)
-	epochsDesc = prometheus.NewDesc("keeper_epochs",
-		"Reward epochs by status (queued, computing, quarantined, completed, failed).", []string{"status"}, nil)
-	backfillItemsDesc = prometheus.NewDesc("keeper_backfill_items",
-		"Wallet backfill items (one per wallet and network) by network and status (PENDING, RUNNING, COMPLETED, FAILED, ABANDONED).", []string{"network", "status"}, nil)
-	// Progress is counted in each network's own unit (blocks on EtherLink,
-	// signatures on Solana), one metric per unit so a series never mixes two
-	// quantities.
-	backfillScannedDescs = map[string]*prometheus.Desc{
-		"blocks": prometheus.NewDesc("keeper_backfill_scanned_blocks",
-			"Blocks scanned so far by the backfill items still queued or running, by network (EVM networks).", []string{"network"}, nil),
-		"signatures": prometheus.NewDesc("keeper_backfill_scanned_signatures",
-			"Signatures scanned so far by the backfill items still queued or running, by network (Solana).", []string{"network"}, nil),
-	}
-	backfillTargetDescs = map[string]*prometheus.Desc{
-		"blocks": prometheus.NewDesc("keeper_backfill_target_blocks",
-			"Blocks those items scan in all (known once a scan has fixed its target), by network.", []string{"network"}, nil),
-		"signatures": prometheus.NewDesc("keeper_backfill_target_signatures",
-			"Signatures those items scan in all (known once a scan has fixed its target), by network.", []string{"network"}, nil),
-	}
 )
 
-// storeCollector reads the anchoring queue, epochs and backfill from the
-// store at scrape time.
+// storeCollector reads the anchoring queue from the store at scrape time.
 type storeCollector struct {
 	st     Counts
-	chains []string          // configured chains: their series show 0 rather than nothing
-	units  map[string]string // backfill network → the unit its progress counts
+	chains []string // configured chains: their series show 0 rather than nothing
 }
 
 func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{anchorQueueDesc, oldestPendingDesc, oldestUnconfirmedDesc, lastSuccessDesc, epochsDesc, backfillItemsDesc} {
+	for _, d := range []*prometheus.Desc{anchorQueueDesc, oldestPendingDesc, oldestUnconfirmedDesc, lastSuccessDesc} {
 		ch <- d
-	}
-	for _, unit := range []string{"blocks", "signatures"} {
-		ch <- backfillScannedDescs[unit]
-		ch <- backfillTargetDescs[unit]
 	}
 }
 
@@ -178,8 +156,6 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	c.collectAnchoring(ctx, ch)
-	c.collectEpochs(ctx, ch)
-	c.collectBackfill(ctx, ch)
 }
 
 func (c storeCollector) collectAnchoring(ctx context.Context, ch chan<- prometheus.Metric) {
@@ -249,43 +225,6 @@ func ageSeconds(now, t time.Time) float64 {
 		return 0
 	}
 	return max(now.Sub(t).Seconds(), 0)
-}
-
-func (c storeCollector) collectEpochs(ctx context.Context, ch chan<- prometheus.Metric) {
-	counts, err := c.st.EpochCounts(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(epochsDesc, err)
-		return
-	}
-	for _, s := range []string{store.EpochQueued, store.EpochComputing, store.EpochQuarantined, store.EpochCompleted, store.EpochFailed} {
-		ch <- prometheus.MustNewConstMetric(epochsDesc, prometheus.GaugeValue, float64(counts[s]), s)
-	}
-}
-
-func (c storeCollector) collectBackfill(ctx context.Context, ch chan<- prometheus.Metric) {
-	counts, err := c.st.BackfillCounts(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(backfillItemsDesc, err)
-		return
-	}
-	scanned, target := map[string]uint64{}, map[string]uint64{}
-	for _, b := range counts {
-		ch <- prometheus.MustNewConstMetric(backfillItemsDesc, prometheus.GaugeValue, float64(b.Items), b.Network, string(b.Status))
-		if b.Status.Active() {
-			scanned[b.Network] += b.Scanned
-			target[b.Network] += b.Total
-		} else if _, ok := scanned[b.Network]; !ok {
-			scanned[b.Network], target[b.Network] = 0, 0
-		}
-	}
-	for n := range scanned {
-		unit := c.units[n]
-		if backfillScannedDescs[unit] == nil {
-			continue // a network this process is not configured for: its unit is unknown here
-		}
-		ch <- prometheus.MustNewConstMetric(backfillScannedDescs[unit], prometheus.GaugeValue, float64(scanned[n]), n)
-		ch <- prometheus.MustNewConstMetric(backfillTargetDescs[unit], prometheus.GaugeValue, float64(target[n]), n)
-	}
 }
 
 // degraded sets keeper_readyz_degraded for one readiness cause.

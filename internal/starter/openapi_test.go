@@ -14,12 +14,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/codec"
+	"github.com/keeperhq/keeper/internal/epoch"
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store/storetest"
 	"github.com/keeperhq/keeper/internal/temporalfake"
+	"github.com/keeperhq/keeper/internal/webhook"
 )
 
 // everyRoute is an API with every optional part switched on: wallets,
@@ -29,11 +32,13 @@ func everyRoute(t *testing.T) *starter.API {
 	c, err := codec.New(codec.Key{ID: "k1", Secret: [codec.KeySize]byte{1}})
 	require.NoError(t, err)
 	return &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
-		Logger:   slog.New(slog.DiscardHandler),
-		Temporal: &temporalfake.Client{}, Epochs: starter.EpochOptions{MaxInFlight: 4, Duration: time.Hour},
-		Ledger:  &settlement.Server{Store: st},
-		Wallets: &starter.Wallets{Networks: []starter.WalletNetwork{{Name: "solana", Unit: "signatures", Parse: func(s string) (string, error) { return s, nil }}}},
-		Codec:   starter.CodecOptions{Handler: c.Handler()},
+		Features: []starter.Feature{
+			&webhook.HTTP{Store: st, Logger: slog.New(slog.DiscardHandler)},
+			&epoch.HTTP{Store: st, Temporal: &temporalfake.Client{}, Options: epoch.Options{MaxInFlight: 4, Duration: time.Hour}, Ledger: &settlement.Server{Store: st}},
+			&backfill.HTTP{Store: st, Networks: []backfill.Network{{Name: "solana", Unit: "signatures", Parse: func(s string) (string, error) { return s, nil }}}},
+		},
+		Logger: slog.New(slog.DiscardHandler),
+		Codec:  starter.CodecOptions{Handler: c.Handler()},
 	}
 }
 

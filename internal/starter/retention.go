@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/keeperhq/keeper/internal/archive"
+	"github.com/keeperhq/keeper/internal/receipts"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -29,7 +30,7 @@ type Archiver struct {
 // out a file at a time, and what its receipts are built from
 // (*store.Store).
 type Archivable interface {
-	ReceiptRows
+	receipts.Rows
 	ArchiveConfirmed(ctx context.Context, before time.Time, limit int, write func([]store.Evidence) (string, error)) (int, error)
 }
 
@@ -87,7 +88,7 @@ func (a *Archiver) ArchiveOnce(ctx context.Context) (int, error) {
 func (a *Archiver) write(ctx context.Context, evs []store.Evidence) (string, error) {
 	lines := make([][]byte, len(evs))
 	for i, ev := range evs {
-		rc, err := ReceiptOf(ctx, a.Store, ev)
+		rc, err := receipts.Of(ctx, a.Store, ev)
 		if err != nil {
 			return "", err
 		}

@@ -355,7 +355,7 @@ func (s Wallets) SetScanTarget(ctx context.Context, wallet, network string, targ
 
 // NativeAsset names a network's coin among a wallet's assets; tokens are
 // named by their contract address. It is the scanners' name for it
-// (backfill.NativeAsset).
+// (scan.NativeAsset).
 const NativeAsset = "native"
 
 // TransferRecord is one movement of value to or from a wallet, as stored.

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
 )
@@ -27,7 +27,7 @@ func addWallet(t *testing.T, st *store.Store, wallet string, nets ...store.Netwo
 	return rows, changed
 }
 
-func transfer(tx string, kind backfill.Kind, asset string, dir backfill.Direction, amount int64, block uint64) store.TransferRecord {
+func transfer(tx string, kind scan.Kind, asset string, dir scan.Direction, amount int64, block uint64) store.TransferRecord {
 	return store.TransferRecord{Tx: tx, Kind: string(kind), Asset: asset, From: "a", To: "b", Amount: big.NewInt(amount), Direction: string(dir), Block: block, BlockTime: time.Unix(int64(block), 0)}
 }
 
@@ -151,14 +151,14 @@ func TestChunksStoreTransfersOnceAndTheCheckpointOnlyMovesForward(t *testing.T) 
 		addWallet(t, st, walletA, bothNetworks[0])
 		chunk := store.Chunk{
 			Transfers: []store.TransferRecord{
-				transfer("0x01", backfill.KindNative, store.NativeAsset, backfill.In, 100, 3),
-				transfer("0x01", backfill.KindToken, "0xt", backfill.In, 7, 3),
+				transfer("0x01", scan.KindNative, store.NativeAsset, scan.In, 100, 3),
+				transfer("0x01", scan.KindToken, "0xt", scan.In, 7, 3),
 			},
 			Checkpoint: 10, Scanned: 10, Total: 100,
 		}
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk))
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk), "a repeated chunk is no error")
-		later := store.Chunk{Transfers: []store.TransferRecord{transfer("0x02", backfill.KindFee, store.NativeAsset, backfill.Out, 1, 12)}, Checkpoint: 20, Scanned: 20, Total: 100}
+		later := store.Chunk{Transfers: []store.TransferRecord{transfer("0x02", scan.KindFee, store.NativeAsset, scan.Out, 1, 12)}, Checkpoint: 20, Scanned: 20, Total: 100}
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", later))
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", chunk), "a late write from a presumed-dead attempt")
 
@@ -176,7 +176,7 @@ func TestChunksStoreTransfersOnceAndTheCheckpointOnlyMovesForward(t *testing.T) 
 		require.NoError(t, err)
 		assert.Empty(t, last)
 		require.Len(t, rest, 1)
-		assert.Equal(t, string(backfill.KindFee), rest[0].Kind)
+		assert.Equal(t, string(scan.KindFee), rest[0].Kind)
 		assets, err := st.WalletAssets(ctx, walletA, "etherlink")
 		require.NoError(t, err)
 		assert.Equal(t, []string{store.NativeAsset, "0xt"}, assets)
@@ -189,15 +189,15 @@ func TestFinishingAWalletReclassifiesAndReconcilesItsBalances(t *testing.T) {
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", store.Chunk{Checkpoint: 100, Transfers: []store.TransferRecord{
-			transfer("0x01", backfill.KindNative, store.NativeAsset, backfill.In, 1000, 1), // received
-			transfer("0x02", backfill.KindNative, store.NativeAsset, backfill.Out, 300, 2), // sent …
-			transfer("0x02", backfill.KindFee, store.NativeAsset, backfill.Out, 21, 2),     // … with its fee
-			transfer("0x03", backfill.KindToken, "0xt", backfill.In, 50, 3),                // swap: tokens in …
-			transfer("0x03", backfill.KindNative, store.NativeAsset, backfill.Out, 100, 3), // … for coin out
-			transfer("0x03", backfill.KindFee, store.NativeAsset, backfill.Out, 30, 3),     //
-			transfer("0x04", backfill.KindFee, store.NativeAsset, backfill.Out, 9, 4),      // an approval
-			transfer("0x05", backfill.KindNative, store.NativeAsset, backfill.Self, 5, 5),  // to itself
-			transfer("0x05", backfill.KindFee, store.NativeAsset, backfill.Out, 10, 5),     //
+			transfer("0x01", scan.KindNative, store.NativeAsset, scan.In, 1000, 1), // received
+			transfer("0x02", scan.KindNative, store.NativeAsset, scan.Out, 300, 2), // sent …
+			transfer("0x02", scan.KindFee, store.NativeAsset, scan.Out, 21, 2),     // … with its fee
+			transfer("0x03", scan.KindToken, "0xt", scan.In, 50, 3),                // swap: tokens in …
+			transfer("0x03", scan.KindNative, store.NativeAsset, scan.Out, 100, 3), // … for coin out
+			transfer("0x03", scan.KindFee, store.NativeAsset, scan.Out, 30, 3),     //
+			transfer("0x04", scan.KindFee, store.NativeAsset, scan.Out, 9, 4),      // an approval
+			transfer("0x05", scan.KindNative, store.NativeAsset, scan.Self, 5, 5),  // to itself
+			transfer("0x05", scan.KindFee, store.NativeAsset, scan.Out, 10, 5),     //
 		}}))
 		hold := func(asset string, v int64) store.Holding {
 			return store.Holding{Asset: asset, Amount: big.NewInt(v), Known: true}
@@ -207,7 +207,7 @@ func TestFinishingAWalletReclassifiesAndReconcilesItsBalances(t *testing.T) {
 			Opening: []store.Holding{hold(store.NativeAsset, 0), {Asset: "0xt", Known: false}},
 			Closing: []store.Holding{hold(store.NativeAsset, 530), hold("0xt", 49)},
 		}))
-		bals, err := st.FinishWallet(ctx, walletA, activities.FinishRules)
+		bals, err := st.FinishWallet(ctx, walletA, backfill.FinishRules)
 		require.NoError(t, err)
 		require.Len(t, bals, 2)
 		native, token := bals[0], bals[1]
@@ -227,7 +227,7 @@ func TestFinishingAWalletReclassifiesAndReconcilesItsBalances(t *testing.T) {
 		for _, tr := range page {
 			classes[tr.Tx] = tr.Class
 		}
-		assert.Equal(t, map[string]string{"0x01": backfill.ClassReceived, "0x02": backfill.ClassSent, "0x03": backfill.ClassSwap, "0x04": backfill.ClassFee, "0x05": backfill.ClassSelf}, classes)
+		assert.Equal(t, map[string]string{"0x01": scan.ClassReceived, "0x02": scan.ClassSent, "0x03": scan.ClassSwap, "0x04": scan.ClassFee, "0x05": scan.ClassSelf}, classes)
 
 		row, err := st.SyncStatus(ctx, walletA, "etherlink")
 		require.NoError(t, err)
@@ -241,10 +241,10 @@ func TestBalancesOfAnUnfinishedNetworkAreNotReconciled(t *testing.T) {
 		ctx := context.Background()
 		addWallet(t, st, walletA, bothNetworks[0])
 		require.NoError(t, st.SaveChunk(ctx, walletA, "etherlink", store.Chunk{Checkpoint: 5,
-			Transfers: []store.TransferRecord{transfer("0x01", backfill.KindNative, store.NativeAsset, backfill.In, 1, 1)}}))
+			Transfers: []store.TransferRecord{transfer("0x01", scan.KindNative, store.NativeAsset, scan.In, 1, 1)}}))
 		_, _, err := st.FailScan(ctx, walletA, "etherlink", store.ScanFailure{Error: "x", Permanent: true, Now: time.Now()})
 		require.NoError(t, err)
-		bals, err := st.FinishWallet(ctx, walletA, activities.FinishRules)
+		bals, err := st.FinishWallet(ctx, walletA, backfill.FinishRules)
 		require.NoError(t, err)
 		require.Len(t, bals, 1)
 		assert.Nil(t, bals[0].Reconciled)
@@ -279,7 +279,7 @@ func TestAnOpeningBalanceReadEarlierIsKeptWhenTheNodeHasSincePrunedIt(t *testing
 		complete(store.Holding{Asset: store.NativeAsset, Amount: big.NewInt(9), Known: true})
 		addWallet(t, st, walletA, bothNetworks[0])                      // re-added: scans the new blocks
 		complete(store.Holding{Asset: store.NativeAsset, Known: false}) // pruned
-		bals, err := st.FinishWallet(ctx, walletA, activities.FinishRules)
+		bals, err := st.FinishWallet(ctx, walletA, backfill.FinishRules)
 		require.NoError(t, err)
 		require.Len(t, bals, 1)
 		assert.True(t, bals[0].OpeningKnown)
@@ -310,13 +310,13 @@ func TestANetworkWaitingForItsRetryKeepsItsLastBalancesReadableAndStaleWhileTheO
 		}
 		complete := func(network string, tx string, amount, closing int64) {
 			require.NoError(t, st.SaveChunk(ctx, walletA, network, store.Chunk{Checkpoint: 10,
-				Transfers: []store.TransferRecord{transfer(tx, backfill.KindNative, store.NativeAsset, backfill.In, amount, 1)}}))
+				Transfers: []store.TransferRecord{transfer(tx, scan.KindNative, store.NativeAsset, scan.In, amount, 1)}}))
 			require.NoError(t, st.CompleteScan(ctx, walletA, network, store.Holdings{Opening: native(0), Closing: native(closing)}))
 		}
 		addWallet(t, st, walletA, bothNetworks...)
 		complete("etherlink", "0x01", 7, 7)
 		complete("solana", "s1", 3, 3)
-		first, err := st.FinishWallet(ctx, walletA, activities.FinishRules)
+		first, err := st.FinishWallet(ctx, walletA, backfill.FinishRules)
 		require.NoError(t, err)
 		firstSolana := balanceOf(t, first, "solana", store.NativeAsset)
 		assert.False(t, firstSolana.Stale)
@@ -331,7 +331,7 @@ func TestANetworkWaitingForItsRetryKeepsItsLastBalancesReadableAndStaleWhileTheO
 			assert.True(t, b.Stale, b.Network)
 			require.NotNil(t, b.Computed, b.Network)
 		}
-		_, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		_, err = st.FinishWallet(ctx, walletA, backfill.FinishRules)
 		assert.ErrorIs(t, err, store.ErrWalletBusy, "nothing is finished while a network is PENDING")
 
 		// EtherLink completes with a new transfer; Solana stores one, fails
@@ -339,16 +339,16 @@ func TestANetworkWaitingForItsRetryKeepsItsLastBalancesReadableAndStaleWhileTheO
 		complete("etherlink", "0x02", 5, 12)
 		_, err = st.BeginScan(ctx, walletA, "solana")
 		require.NoError(t, err)
-		_, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		_, err = st.FinishWallet(ctx, walletA, backfill.FinishRules)
 		assert.ErrorIs(t, err, store.ErrWalletBusy, "nothing is finished while a network is RUNNING")
 		require.NoError(t, st.SaveChunk(ctx, walletA, "solana", store.Chunk{Checkpoint: 5,
-			Transfers: []store.TransferRecord{transfer("s2", backfill.KindNative, store.NativeAsset, backfill.In, 4, 2)}}))
+			Transfers: []store.TransferRecord{transfer("s2", scan.KindNative, store.NativeAsset, scan.In, 4, 2)}}))
 		_, wait, err := st.FailScan(ctx, walletA, "solana", store.ScanFailure{Error: "rpc down", Now: time.Now(), MaxRetries: 5,
 			Delay: func(int) time.Duration { return time.Hour }})
 		require.NoError(t, err)
 		require.Positive(t, wait)
 
-		bals, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		bals, err = st.FinishWallet(ctx, walletA, backfill.FinishRules)
 		require.NoError(t, err)
 		evm := balanceOf(t, bals, "etherlink", store.NativeAsset)
 		assert.False(t, evm.Stale, "a done network is recalculated while another waits")
@@ -366,14 +366,14 @@ func TestANetworkWaitingForItsRetryKeepsItsLastBalancesReadableAndStaleWhileTheO
 		for _, tr := range page {
 			classes[tr.Tx] = tr.Class
 		}
-		assert.Equal(t, backfill.ClassReceived, classes["0x02"])
+		assert.Equal(t, scan.ClassReceived, classes["0x02"])
 		assert.Empty(t, classes["s2"], "the waiting network's transfers are not reclassified yet")
 
 		// The retry completes: Solana is recalculated in its turn.
 		_, err = st.BeginScan(ctx, walletA, "solana")
 		require.NoError(t, err)
 		require.NoError(t, st.CompleteScan(ctx, walletA, "solana", store.Holdings{Opening: native(0), Closing: native(7)}))
-		bals, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		bals, err = st.FinishWallet(ctx, walletA, backfill.FinishRules)
 		require.NoError(t, err)
 		sol = balanceOf(t, bals, "solana", store.NativeAsset)
 		assert.False(t, sol.Stale)
@@ -392,7 +392,7 @@ func TestAScanThatCompletesKeepsTheNetworksLastBalancesReadableUntilRecalculated
 				Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(v), Known: true}, {Asset: "0xt", Amount: big.NewInt(1), Known: true}}}
 		}
 		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", closing(0)))
-		_, err := st.FinishWallet(ctx, walletA, activities.FinishRules)
+		_, err := st.FinishWallet(ctx, walletA, backfill.FinishRules)
 		require.NoError(t, err)
 
 		require.NoError(t, st.CompleteScan(ctx, walletA, "etherlink", closing(9)))
@@ -520,7 +520,7 @@ func TestACompletedItemWhoseWalletWasNeverFinishedIsDueUntilItIs(t *testing.T) {
 		require.Len(t, due, 1, "its balances await the wallet's finish")
 		assert.Equal(t, store.SyncCompleted, due[0].Status)
 
-		_, err = st.FinishWallet(ctx, walletA, activities.FinishRules)
+		_, err = st.FinishWallet(ctx, walletA, backfill.FinishRules)
 		require.NoError(t, err)
 		due, err = st.DueItems(ctx, time.Now(), later, store.ItemKey{}, 10)
 		require.NoError(t, err)

@@ -27,50 +27,11 @@ func anchorActivities(a *activities.Anchor) map[string]any {
 	}
 }
 
-func backfillActivities(a *activities.Backfill) map[string]any {
-	return map[string]any{
-		workflows.ScanNetworkActivity:  a.ScanNetwork,
-		workflows.FailScanActivity:     a.FailScan,
-		workflows.FinishWalletActivity: a.FinishWallet,
-	}
-}
-
-func epochActivities(a *activities.Epoch) map[string]any {
-	return map[string]any{
-		workflows.SealInputsActivity:       a.SealInputs,
-		workflows.ComputeRewardsActivity:   a.ComputeRewards,
-		workflows.WriteArtifactsActivity:   a.WriteArtifacts,
-		workflows.EmitIntentsActivity:      a.EmitIntents,
-		workflows.AnchorCommitmentActivity: a.AnchorCommitment,
-		workflows.FinishEpochActivity:      a.FinishEpoch,
-	}
-}
-
-func webhookActivities(a *activities.Webhook) map[string]any {
-	return map[string]any{
-		workflows.SendWebhookActivity:         a.SendWebhook,
-		workflows.FailWebhookDeliveryActivity: a.FailWebhookDelivery,
-	}
-}
-
 // RegisterAnchorActivities registers AnchorBatch's activities on r.
-func RegisterAnchorActivities(r Registry, a *activities.Anchor) { register(r, anchorActivities(a)) }
+func RegisterAnchorActivities(r Registry, a *activities.Anchor) { Register(r, anchorActivities(a)) }
 
-// RegisterBackfillActivities registers WalletSync's and Backfill's
-// activities on r.
-func RegisterBackfillActivities(r Registry, a *activities.Backfill) {
-	register(r, backfillActivities(a))
-}
-
-// RegisterEpochActivities registers EpochCompute's activities on r.
-func RegisterEpochActivities(r Registry, a *activities.Epoch) { register(r, epochActivities(a)) }
-
-// RegisterWebhookActivities registers DeliverWebhook's activities on r.
-func RegisterWebhookActivities(r Registry, a *activities.Webhook) {
-	register(r, webhookActivities(a))
-}
-
-func register(r Registry, byName map[string]any) {
+// Register registers each activity of byName on r under its name.
+func Register(r Registry, byName map[string]any) {
 	for name, fn := range byName {
 		r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}

@@ -20,7 +20,7 @@ func NewAnchor(c client.Client, anchor *activities.Anchor, o Options) sdkworker.
 		DeploymentOptions:                       o.Versioning.deploymentOptions(),
 		OnFatalError:                            o.OnFatalError,
 	})
-	w.RegisterWorkflowWithOptions(workflows.AnchorBatch, pinned)
+	w.RegisterWorkflowWithOptions(workflows.AnchorBatch, Pinned)
 	RegisterAnchorActivities(w, anchor)
 	return w
 }

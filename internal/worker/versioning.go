@@ -39,16 +39,17 @@ func (v Versioning) deploymentOptions() sdkworker.DeploymentOptions {
 }
 
 var (
-	// pinned runs finish on the build that started them. For the short
+	// Pinned runs finish on the build that started them. For the short
 	// workflows (AnchorBatch, EpochCompute): a new build may change them
 	// freely, and the old build drains within their lifetime.
-	pinned = workflow.RegisterOptions{VersioningBehavior: workflow.VersioningBehaviorPinned}
-	// autoUpgrade runs move to the deployment's current build at their next
+	Pinned = workflow.RegisterOptions{VersioningBehavior: workflow.VersioningBehaviorPinned}
+	// AutoUpgrade runs move to the deployment's current build at their next
 	// workflow task. For the long waits of wallet backfill (retry timers of up
-	// to an hour, five times): pinning them would keep old builds running for
-	// hours, so their code stays replay-compatible across builds instead
-	// (workflow.GetVersion, checked by the replay tests).
-	autoUpgrade = workflow.RegisterOptions{VersioningBehavior: workflow.VersioningBehaviorAutoUpgrade}
+	// to an hour, five times) and webhook deliveries (retried for up to a
+	// day): pinning them would keep old builds running for hours, so their
+	// code stays replay-compatible across builds instead (workflow.GetVersion,
+	// checked by the replay tests).
+	AutoUpgrade = workflow.RegisterOptions{VersioningBehavior: workflow.VersioningBehaviorAutoUpgrade}
 )
 
 // PromoteFirstVersion makes v the current version of its deployment when the

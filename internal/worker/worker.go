@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/keeperhq/keeper/internal/workflows"
 )
@@ -28,6 +29,18 @@ type Options struct {
 	// stops itself after the call; the process should then stop too, so
 	// that its supervisor starts it again (docs/production.md, Restarts).
 	OnFatalError func(error)
+}
+
+// SDKOptions are the Temporal worker options o sets: the activity slots,
+// the drain timeout, the deployment version and the fatal-error callback.
+// A feature's worker adds what only it needs (local activity slots).
+func (o Options) SDKOptions() sdkworker.Options {
+	return sdkworker.Options{
+		MaxConcurrentActivityExecutionSize: o.ActivityWorkers,
+		WorkerStopTimeout:                  o.DrainTimeout,
+		DeploymentOptions:                  o.Versioning.deploymentOptions(),
+		OnFatalError:                       o.OnFatalError,
+	}
 }
 
 // SearchAttributes are the custom search attributes keeper's workflows set.

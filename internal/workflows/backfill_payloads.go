@@ -7,7 +7,7 @@ import (
 )
 
 // WalletSync's and Backfill's activities, by the names workers register
-// them under (worker.NewBackfill). The names are in recorded workflow
+// them under (backfill.NewWorker). The names are in recorded workflow
 // histories: never rename them.
 const (
 	ScanNetworkActivity  = "ScanNetwork"

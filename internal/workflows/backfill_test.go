@@ -13,16 +13,15 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/backfill/evmscan"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/backfill/solscan"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/dev/testchain"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
-	"github.com/keeperhq/keeper/internal/worker"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
@@ -35,7 +34,7 @@ type WalletSuite struct {
 	store  *store.Store
 	chain  *devchain.Chain
 	devnet *devnet.Devnet
-	acts   *activities.Backfill
+	acts   *backfill.Activities
 	env    *testsuite.TestWorkflowEnvironment
 	scans  []time.Time // ScanNetwork starts, on the workflow clock
 }
@@ -53,12 +52,12 @@ func (s *WalletSuite) SetupTest() {
 	dn, err := devnet.Start(s.T().Context(), devnet.Options{SlotTime: 10 * time.Millisecond})
 	s.Require().NoError(err)
 	s.T().Cleanup(dn.Stop)
-	evm, err := evmscan.New(ctx, evmscan.Config{Network: backfill.Etherlink, RPCURL: chain.URL(), ChunkBlocks: 20})
+	evm, err := evmscan.New(ctx, evmscan.Config{Network: scan.Etherlink, RPCURL: chain.URL(), ChunkBlocks: 20})
 	s.Require().NoError(err)
 	s.store, s.chain, s.devnet = st, chain, dn
-	s.acts = &activities.Backfill{Store: st, Scanners: map[string]backfill.Scanner{
-		backfill.Etherlink: evm,
-		backfill.Solana:    solscan.New(solscan.Config{Network: backfill.Solana, RPCURL: dn.URL(), ChunkSize: 10}),
+	s.acts = &backfill.Activities{Store: st, Scanners: map[string]scan.Scanner{
+		scan.Etherlink: evm,
+		scan.Solana:    solscan.New(solscan.Config{Network: scan.Solana, RPCURL: dn.URL(), ChunkSize: 10}),
 	}}
 	s.newEnv()
 }
@@ -67,7 +66,7 @@ func (s *WalletSuite) newEnv() {
 	s.scans = nil
 	s.env = s.NewTestWorkflowEnvironment()
 	s.env.RegisterWorkflow(workflows.Backfill)
-	worker.RegisterBackfillActivities(s.env, s.acts)
+	backfill.RegisterActivities(s.env, s.acts)
 	s.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		if info.ActivityType.Name == "ScanNetwork" {
 			s.scans = append(s.scans, s.env.Now())
@@ -94,10 +93,10 @@ func (s *WalletSuite) solanaWallet(rounds int) (*testchain.SolanaHistory, string
 
 func (s *WalletSuite) TestRetriesFollowTheBackfillScheduleAndFiveRetriesAbandon() {
 	_, wallet := s.solanaWallet(2)
-	s.add(wallet, backfill.Solana)
+	s.add(wallet, scan.Solana)
 	s.devnet.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress"}) // until cleared
 
-	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: scan.Solana, Gen: 1, Policy: testPolicy})
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().NoError(s.env.GetWorkflowError())
 	var res workflows.BackfillResult
@@ -111,7 +110,7 @@ func (s *WalletSuite) TestRetriesFollowTheBackfillScheduleAndFiveRetriesAbandon(
 		s.GreaterOrEqual(got, base, "retry %d waits min(2 min·2^(retry−1), 60 min)", i+1)
 		s.Less(got, base+base/4+time.Second, "retry %d: jitter is at most 25 %%", i+1)
 	}
-	row := s.row(wallet, backfill.Solana)
+	row := s.row(wallet, scan.Solana)
 	s.Equal(store.SyncAbandoned, row.Status)
 	s.Equal(5, row.RetryCount)
 	s.True(row.NextRetryAt.IsZero(), "an abandoned item is not retried")
@@ -120,14 +119,14 @@ func (s *WalletSuite) TestRetriesFollowTheBackfillScheduleAndFiveRetriesAbandon(
 
 	// Adding the wallet again resets the count and runs it again.
 	s.devnet.ClearFaults()
-	s.add(wallet, backfill.Solana)
-	s.Equal(0, s.row(wallet, backfill.Solana).RetryCount)
+	s.add(wallet, scan.Solana)
+	s.Equal(0, s.row(wallet, scan.Solana).RetryCount)
 	s.newEnv()
-	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 2, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: scan.Solana, Gen: 2, Policy: testPolicy})
 	s.Require().NoError(s.env.GetWorkflowError())
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal(string(store.SyncCompleted), res.Status)
-	row = s.row(wallet, backfill.Solana)
+	row = s.row(wallet, scan.Solana)
 	s.Equal(store.SyncCompleted, row.Status)
 	s.Zero(row.RetryCount)
 	s.Empty(row.LastError)
@@ -136,18 +135,18 @@ func (s *WalletSuite) TestRetriesFollowTheBackfillScheduleAndFiveRetriesAbandon(
 
 func (s *WalletSuite) TestTheNextRetryTimeIsStoredWhileTheItemWaits() {
 	_, wallet := s.solanaWallet(1)
-	s.add(wallet, backfill.Solana)
+	s.add(wallet, scan.Solana)
 	s.devnet.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress", Count: 3}) // one attempt's three reads
 	var waiting store.SyncStatus
-	s.env.RegisterDelayedCallback(func() { waiting = s.row(wallet, backfill.Solana) }, time.Minute)
-	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
+	s.env.RegisterDelayedCallback(func() { waiting = s.row(wallet, scan.Solana) }, time.Minute)
+	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: scan.Solana, Gen: 1, Policy: testPolicy})
 	s.Require().NoError(s.env.GetWorkflowError())
 
 	s.Equal(store.SyncFailed, waiting.Status)
 	s.Equal(1, waiting.RetryCount)
 	s.Require().Len(s.scans, 2)
 	s.True(s.scans[1].Truncate(time.Millisecond).Equal(waiting.NextRetryAt), "the retry ran when the status said it would: %v, %v", s.scans[1], waiting.NextRetryAt)
-	s.Equal(store.SyncCompleted, s.row(wallet, backfill.Solana).Status)
+	s.Equal(store.SyncCompleted, s.row(wallet, scan.Solana).Status)
 }
 
 // A store that is down when a scan attempt fails (the scan failed because
@@ -156,7 +155,7 @@ func (s *WalletSuite) TestTheNextRetryTimeIsStoredWhileTheItemWaits() {
 // recorded and the retry completes the item.
 func (s *WalletSuite) TestFailScanOutlastsAStoreOutageAndTheItemStillCompletes() {
 	_, wallet := s.solanaWallet(1)
-	s.add(wallet, backfill.Solana)
+	s.add(wallet, scan.Solana)
 	s.devnet.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress", Count: 3}) // one attempt's three reads
 	const outage = 10 * time.Minute
 	back := s.env.Now().Add(outage)
@@ -169,7 +168,7 @@ func (s *WalletSuite) TestFailScanOutlastsAStoreOutageAndTheItemStillCompletes()
 			}
 			return s.acts.FailScan(ctx, in)
 		})
-	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: scan.Solana, Gen: 1, Policy: testPolicy})
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().NoError(s.env.GetWorkflowError(), "the workflow outlasts the outage")
 	var res workflows.BackfillResult
@@ -178,21 +177,21 @@ func (s *WalletSuite) TestFailScanOutlastsAStoreOutageAndTheItemStillCompletes()
 	s.Greater(failing, 1, "FailScan was retried through the outage")
 	s.Require().Len(s.scans, 2, "the failed attempt and its retry")
 	s.GreaterOrEqual(s.scans[1].Sub(s.scans[0]), outage+testPolicy.Schedule.Base, "the retry waited out the outage, then the schedule's first delay")
-	row := s.row(wallet, backfill.Solana)
+	row := s.row(wallet, scan.Solana)
 	s.Equal(store.SyncCompleted, row.Status)
 	s.Equal(2, row.Attempts)
 }
 
 func (s *WalletSuite) TestAnAddressTheNetworkRejectsFailsAtOnce() {
 	wallet := "0x52908400098527886E0F7030069857D2E4169EE7" // an EVM address is no Solana key
-	s.add(wallet, backfill.Solana)
-	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: backfill.Solana, Gen: 1, Policy: testPolicy})
+	s.add(wallet, scan.Solana)
+	s.env.ExecuteWorkflow(workflows.Backfill, workflows.BackfillInput{Wallet: wallet, Network: scan.Solana, Gen: 1, Policy: testPolicy})
 	s.Require().NoError(s.env.GetWorkflowError())
 	var res workflows.BackfillResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal(string(store.SyncFailed), res.Status)
 	s.Len(s.scans, 1, "a permanent error is not retried")
-	row := s.row(wallet, backfill.Solana)
+	row := s.row(wallet, scan.Solana)
 	s.Equal(store.SyncFailed, row.Status)
 	s.True(row.NextRetryAt.IsZero())
 	s.Contains(row.LastError, "not a Solana address")
@@ -202,9 +201,9 @@ func (s *WalletSuite) TestWalletSyncBackfillsThenReconcilesTheBalances() {
 	h, err := testchain.BuildEVMHistory(context.Background(), s.chain, testchain.EVMOptions{Rounds: 8, BlocksPerRound: 5})
 	s.Require().NoError(err)
 	wallet := strings.ToLower(h.Wallet.Hex())
-	s.add(wallet, backfill.Etherlink)
+	s.add(wallet, scan.Etherlink)
 
-	s.env.ExecuteWorkflow(workflows.WalletSync, workflows.WalletSyncInput{Wallet: wallet, Networks: []workflows.NetworkGen{{Network: backfill.Etherlink, Gen: 1}}, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.WalletSync, workflows.WalletSyncInput{Wallet: wallet, Networks: []workflows.NetworkGen{{Network: scan.Etherlink, Gen: 1}}, Policy: testPolicy})
 	s.Require().True(s.env.IsWorkflowCompleted())
 	s.Require().NoError(s.env.GetWorkflowError())
 	var res workflows.WalletSyncResult
@@ -230,24 +229,24 @@ func (s *WalletSuite) TestWalletSyncBackfillsThenReconcilesTheBalances() {
 
 func (s *WalletSuite) TestAddingTheWalletAgainWakesARetryWaitingItsTurn() {
 	_, wallet := s.solanaWallet(2)
-	s.add(wallet, backfill.Solana)
+	s.add(wallet, scan.Solana)
 	s.devnet.InjectFault(devnet.RPCFault{Method: "getSignaturesForAddress"})
 	s.env.RegisterDelayedCallback(func() {
-		s.Equal(store.SyncFailed, s.row(wallet, backfill.Solana).Status, "waiting for its first retry")
+		s.Equal(store.SyncFailed, s.row(wallet, scan.Solana).Status, "waiting for its first retry")
 		s.devnet.ClearFaults()
-		rows, changed, err := s.store.AddWallet(context.Background(), wallet, []store.NetworkStart{{Network: backfill.Solana}})
+		rows, changed, err := s.store.AddWallet(context.Background(), wallet, []store.NetworkStart{{Network: scan.Solana}})
 		s.Require().NoError(err)
 		s.True(changed)
-		s.env.SignalWorkflow(workflows.SignalSync, workflows.SyncSignal{Networks: []workflows.NetworkGen{{Network: backfill.Solana, Gen: rows[0].Gen}}})
+		s.env.SignalWorkflow(workflows.SignalSync, workflows.SyncSignal{Networks: []workflows.NetworkGen{{Network: scan.Solana, Gen: rows[0].Gen}}})
 	}, 30*time.Second)
-	s.env.ExecuteWorkflow(workflows.WalletSync, workflows.WalletSyncInput{Wallet: wallet, Networks: []workflows.NetworkGen{{Network: backfill.Solana, Gen: 1}}, Policy: testPolicy})
+	s.env.ExecuteWorkflow(workflows.WalletSync, workflows.WalletSyncInput{Wallet: wallet, Networks: []workflows.NetworkGen{{Network: scan.Solana, Gen: 1}}, Policy: testPolicy})
 	s.Require().NoError(s.env.GetWorkflowError())
 	var res workflows.WalletSyncResult
 	s.Require().NoError(s.env.GetWorkflowResult(&res))
 	s.Equal(string(store.SyncCompleted), res.Networks[0].Status)
 	s.Require().Len(s.scans, 2)
 	s.Less(s.scans[1].Sub(s.scans[0]), 2*time.Minute, "the re-add did not wait for the scheduled retry")
-	s.Equal(0, s.row(wallet, backfill.Solana).RetryCount)
+	s.Equal(0, s.row(wallet, scan.Solana).RetryCount)
 	s.Equal(workflows.WalletSummary{Assets: 1, Reconciled: 1}, res.Summary)
 }
 
@@ -273,7 +272,7 @@ func (s *WalletSuite) TestAWalletsOtherNetworksGetTheirBalancesWhileOneWaitsForI
 	s.T().Cleanup(dn.Stop)
 	s.acts.Scanners[other] = solscan.New(solscan.Config{Network: other, RPCURL: dn.URL(), ChunkSize: 10})
 	_, wallet := s.solanaWallet(2)
-	s.add(wallet, backfill.Solana)
+	s.add(wallet, scan.Solana)
 	s.add(wallet, other)
 	balance := func(network string) store.Balance {
 		bals, err := s.store.Balances(ctx, wallet)
@@ -302,7 +301,7 @@ func (s *WalletSuite) TestAWalletsOtherNetworksGetTheirBalancesWhileOneWaitsForI
 			dn.ClearFaults()
 		}, time.Minute)
 		s.env.ExecuteWorkflow(workflows.WalletSync, workflows.WalletSyncInput{Wallet: wallet, Policy: testPolicy,
-			Networks: []workflows.NetworkGen{{Network: backfill.Solana, Gen: gen}, {Network: other, Gen: gen}}})
+			Networks: []workflows.NetworkGen{{Network: scan.Solana, Gen: gen}, {Network: other, Gen: gen}}})
 		s.Require().True(s.env.IsWorkflowCompleted())
 		s.Require().NoError(s.env.GetWorkflowError())
 		var res workflows.WalletSyncResult
@@ -313,11 +312,11 @@ func (s *WalletSuite) TestAWalletsOtherNetworksGetTheirBalancesWhileOneWaitsForI
 
 	var first store.Balance
 	res := run(1, func() {
-		first = balance(backfill.Solana)
+		first = balance(scan.Solana)
 		s.False(first.Stale)
 		s.Require().NotNil(first.Reconciled, first.Detail)
 		s.True(*first.Reconciled, first.Detail)
-		page, _, err := s.store.ListTransfers(ctx, store.TransferFilter{Wallet: wallet, Network: backfill.Solana, Limit: 1000})
+		page, _, err := s.store.ListTransfers(ctx, store.TransferFilter{Wallet: wallet, Network: scan.Solana, Limit: 1000})
 		s.Require().NoError(err)
 		s.Require().NotEmpty(page)
 		for _, tr := range page {
@@ -334,7 +333,7 @@ func (s *WalletSuite) TestAWalletsOtherNetworksGetTheirBalancesWhileOneWaitsForI
 
 	// Added again, the other network failing anew: its last balance stays
 	// readable, stale, while the first network's is recalculated.
-	s.add(wallet, backfill.Solana)
+	s.add(wallet, scan.Solana)
 	s.add(wallet, other)
 	run(2, func() {
 		b := balance(other)
@@ -342,7 +341,7 @@ func (s *WalletSuite) TestAWalletsOtherNetworksGetTheirBalancesWhileOneWaitsForI
 		s.Require().NotNil(b.Computed)
 		s.Equal(lastOther.Computed.String(), b.Computed.String())
 		s.True(lastOther.ComputedAt.Equal(b.ComputedAt))
-		again := balance(backfill.Solana)
+		again := balance(scan.Solana)
 		s.False(again.Stale)
 		s.True(again.ComputedAt.After(first.ComputedAt))
 	})

@@ -1,7 +1,7 @@
 package workflows
 
 // EpochCompute's activities, by the names workers register them under
-// (worker.NewEpoch). The names are in recorded workflow histories: never
+// (epoch.NewWorker). The names are in recorded workflow histories: never
 // rename them.
 const (
 	SealInputsActivity       = "SealInputs"

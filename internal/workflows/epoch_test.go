@@ -20,12 +20,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/keeperhq/keeper/internal/activities"
+	"github.com/keeperhq/keeper/internal/epoch"
 	"github.com/keeperhq/keeper/internal/rewards"
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
-	"github.com/keeperhq/keeper/internal/worker"
 	"github.com/keeperhq/keeper/internal/workflows"
 	"github.com/keeperhq/keeper/merkle"
 )
@@ -35,7 +34,7 @@ type EpochComputeSuite struct {
 	testsuite.WorkflowTestSuite
 	env       *testsuite.TestWorkflowEnvironment
 	store     *store.Store
-	acts      *activities.Epoch
+	acts      *epoch.Activities
 	artifacts string
 	// ledgerFault, when set, answers a ledger request instead of the ledger.
 	ledgerFault func(n int64) int
@@ -60,14 +59,14 @@ func (s *EpochComputeSuite) SetupTest() {
 		}
 		builtin.ServeHTTP(w, r)
 	})
-	s.acts = &activities.Epoch{
+	s.acts = &epoch.Activities{
 		Store: st, ArtifactDir: s.artifacts, Chains: []string{"stub"}, CallTimeout: 5 * time.Second,
 		Ledger:  &settlement.Client{BaseURL: "http://ledger.test", HTTP: settlement.InProcess(faulty)},
 		HTTP:    http.DefaultClient,
-		Metrics: activities.NewUpstreamMetrics(),
+		Metrics: epoch.NewUpstreamMetrics(),
 	}
 	s.env = s.NewTestWorkflowEnvironment()
-	worker.RegisterEpochActivities(s.env, s.acts)
+	epoch.RegisterActivities(s.env, s.acts)
 }
 
 // inline creates an epoch whose usage came inline, as the API stores it.
@@ -249,7 +248,7 @@ func (s *EpochComputeSuite) TestALedgerDownUntilTheDeadlineQuarantinesTheEpochBe
 	in := s.inline("down", 1500, usage...)
 	// The first page is booked, then the ledger answers 503 for good.
 	s.ledgerFault = func(n int64) int {
-		if n > activities.IntentPage {
+		if n > epoch.IntentPage {
 			return http.StatusServiceUnavailable
 		}
 		return 0
@@ -260,8 +259,8 @@ func (s *EpochComputeSuite) TestALedgerDownUntilTheDeadlineQuarantinesTheEpochBe
 	e := s.epoch("down")
 	s.Equal(store.EpochQuarantined, e.Status)
 	s.True(strings.HasPrefix(e.Reason, workflows.IntentsQuarantinePrefix), e.Reason)
-	s.Equal(activities.IntentPage, e.IntentsAcknowledged, "what the ledger acknowledged before it went down is recorded")
-	s.Len(s.ledgerHolds("down"), activities.IntentPage)
+	s.Equal(epoch.IntentPage, e.IntentsAcknowledged, "what the ledger acknowledged before it went down is recorded")
+	s.Len(s.ledgerHolds("down"), epoch.IntentPage)
 }
 
 func (s *EpochComputeSuite) TestIntentsResumeAfterTheLedgerFailsMidwayAndAreBookedOnce() {
@@ -289,7 +288,7 @@ func (s *EpochComputeSuite) TestIntentsResumeAfterTheLedgerFailsMidwayAndAreBook
 		sum, _ = sum.Add(a)
 	}
 	s.Equal("1000000", sum.String())
-	s.Less(s.ledgerCalls.Load(), int64(2500+activities.IntentPage+200), "the retry resumed at the failed page, not at the first")
+	s.Less(s.ledgerCalls.Load(), int64(2500+epoch.IntentPage+200), "the retry resumed at the failed page, not at the first")
 	s.Equal(2500, s.epoch("resume").IntentsAcknowledged)
 }
 

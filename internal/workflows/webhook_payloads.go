@@ -3,7 +3,7 @@ package workflows
 import "time"
 
 // DeliverWebhook's activities, by the names workers register them under
-// (worker.NewWebhook). The names are in recorded workflow histories: never
+// (webhook.NewWorker). The names are in recorded workflow histories: never
 // rename them.
 const (
 	SendWebhookActivity         = "SendWebhook"

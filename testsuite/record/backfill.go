@@ -14,8 +14,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/keeperhq/keeper/internal/activities"
 	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/backfill/solscan"
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/config"
@@ -94,7 +94,7 @@ func recordWallets(ctx context.Context, srv *devserver.Server, anchoring *node.N
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
 		cfg := config.Default()
-		cfg.DataDir, cfg.HTTPAddr, cfg.Chains = filepath.Join(dir, "wallets-"+sc.name), "127.0.0.1:0", []string{backfill.Solana}
+		cfg.DataDir, cfg.HTTPAddr, cfg.Chains = filepath.Join(dir, "wallets-"+sc.name), "127.0.0.1:0", []string{scan.Solana}
 		cfg.Solana.RPCURL = d.URL()
 		cfg.Backfill.RetryBase, cfg.Backfill.RetryCap, cfg.Backfill.Heartbeat = sc.retry, sc.retry, time.Second
 		node, err := node.Start(ctx, node.Options{
@@ -107,7 +107,7 @@ func recordWallets(ctx context.Context, srv *devserver.Server, anchoring *node.N
 		}
 		wallet := h.Wallet.PublicKey().String()
 		err = sc.run(ctx, d, node.APIAddr(), wallet)
-		for j, wid := range []string{workflows.WalletWorkflowID(wallet), workflows.BackfillWorkflowID(backfill.Solana, wallet)} {
+		for j, wid := range []string{workflows.WalletWorkflowID(wallet), workflows.BackfillWorkflowID(scan.Solana, wallet)} {
 			if err != nil {
 				break
 			}
@@ -149,17 +149,17 @@ func recordTwoNetworks(ctx context.Context, node *node.Node, first *devnet.Devne
 		return err
 	}
 	wallet := h.Wallet.PublicKey().String()
-	acts := &activities.Backfill{Store: node.Store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Scanners: map[string]backfill.Scanner{
-		backfill.Solana: solscan.New(solscan.Config{Network: backfill.Solana, RPCURL: first.URL(), ChunkSize: 10}),
-		other:           solscan.New(solscan.Config{Network: other, RPCURL: second.URL(), ChunkSize: 10}),
+	acts := &backfill.Activities{Store: node.Store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Scanners: map[string]scan.Scanner{
+		scan.Solana: solscan.New(solscan.Config{Network: scan.Solana, RPCURL: first.URL(), ChunkSize: 10}),
+		other:       solscan.New(solscan.Config{Network: other, RPCURL: second.URL(), ChunkSize: 10}),
 	}}
-	w := worker.NewBackfill(node.Client, acts, worker.Options{ActivityWorkers: 4, DrainTimeout: time.Second})
+	w := backfill.NewWorker(node.Client, acts, worker.Options{ActivityWorkers: 4, DrainTimeout: time.Second})
 	if err := w.Start(); err != nil {
 		return err
 	}
 	defer w.Stop()
 
-	rows, _, err := node.Store.AddWallet(ctx, wallet, []store.NetworkStart{{Network: backfill.Solana}, {Network: other}})
+	rows, _, err := node.Store.AddWallet(ctx, wallet, []store.NetworkStart{{Network: scan.Solana}, {Network: other}})
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func recordTwoNetworks(ctx context.Context, node *node.Node, first *devnet.Devne
 	if err := node.Store.MarkWalletStarted(ctx, start); err != nil {
 		return err
 	}
-	for i, wid := range []string{wid, workflows.BackfillWorkflowID(backfill.Solana, wallet), workflows.BackfillWorkflowID(other, wallet)} {
+	for i, wid := range []string{wid, workflows.BackfillWorkflowID(scan.Solana, wallet), workflows.BackfillWorkflowID(other, wallet)} {
 		if err := waitClosed(ctx, node.Client, wid); err != nil {
 			return err
 		}

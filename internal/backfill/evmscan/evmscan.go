@@ -24,7 +24,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/rpc"
 
-	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/chains/rpcpool"
 	"github.com/keeperhq/keeper/internal/retry"
 )
@@ -73,10 +73,10 @@ func New(ctx context.Context, cfg Config) (*Scanner, error) {
 // Close closes the RPC client.
 func (s *Scanner) Close() { s.rpc.Close() }
 
-// Network implements backfill.Scanner.
+// Network implements scan.Scanner.
 func (s *Scanner) Network() string { return s.cfg.Network }
 
-// Unit implements backfill.Scanner.
+// Unit implements scan.Scanner.
 func (s *Scanner) Unit() string { return "blocks" }
 
 // ParseAddress accepts a 0x-prefixed 20-byte hex address. Mixed case must be
@@ -104,10 +104,10 @@ func clip(s string) string {
 	return s
 }
 
-// Finalized implements backfill.Scanner.
+// Finalized implements scan.Scanner.
 func (s *Scanner) Finalized(ctx context.Context) (uint64, error) {
 	var n uint64
-	err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
+	err := retry.Read(ctx, scan.CallTimeout, func(ctx context.Context) error {
 		var h *struct {
 			Number hexutil.Uint64 `json:"number"`
 		}
@@ -182,9 +182,9 @@ func (r *rpcReceipt) fee() *big.Int {
 
 func (r *rpcReceipt) succeeded() bool { return r.Status == nil || *r.Status == 1 }
 
-// Scan implements backfill.Scanner: chunks of ChunkBlocks blocks from
+// Scan implements scan.Scanner: chunks of ChunkBlocks blocks from
 // job.From.Block to job.Target.
-func (s *Scanner) Scan(ctx context.Context, job backfill.Job, emit func(backfill.Chunk) error) error {
+func (s *Scanner) Scan(ctx context.Context, job scan.Job, emit func(scan.Chunk) error) error {
 	wallet := common.HexToAddress(job.Wallet)
 	if _, err := ParseAddress(job.Wallet); err != nil {
 		return err
@@ -201,7 +201,7 @@ func (s *Scanner) Scan(ctx context.Context, job backfill.Job, emit func(backfill
 			return err
 		}
 		next = to + 1
-		if err := emit(backfill.Chunk{Transfers: transfers, Cursor: backfill.Cursor{Block: next}, Scanned: next - job.Start, Total: total}); err != nil {
+		if err := emit(scan.Chunk{Transfers: transfers, Cursor: scan.Cursor{Block: next}, Scanned: next - job.Start, Total: total}); err != nil {
 			return err
 		}
 	}
@@ -209,7 +209,7 @@ func (s *Scanner) Scan(ctx context.Context, job backfill.Job, emit func(backfill
 }
 
 // scanRange finds the wallet's transfers in blocks [from, to].
-func (s *Scanner) scanRange(ctx context.Context, wallet common.Address, from, to uint64) ([]backfill.Transfer, error) {
+func (s *Scanner) scanRange(ctx context.Context, wallet common.Address, from, to uint64) ([]scan.Transfer, error) {
 	blocks, err := s.blocks(ctx, from, to)
 	if err != nil {
 		return nil, err
@@ -230,11 +230,11 @@ func (s *Scanner) scanRange(ctx context.Context, wallet common.Address, from, to
 	if err != nil {
 		return nil, err
 	}
-	var out []backfill.Transfer
+	var out []scan.Transfer
 	for i, tx := range involved {
 		r := receipts[i]
 		b := txBlock[tx.Hash]
-		base := backfill.Transfer{Tx: tx.Hash.Hex(), Asset: backfill.NativeAsset, Block: uint64(b.Number), BlockTime: times[uint64(b.Number)]}
+		base := scan.Transfer{Tx: tx.Hash.Hex(), Asset: scan.NativeAsset, Block: uint64(b.Number), BlockTime: times[uint64(b.Number)]}
 		to := common.Address{}
 		if tx.To != nil {
 			to = *tx.To
@@ -243,14 +243,14 @@ func (s *Scanner) scanRange(ctx context.Context, wallet common.Address, from, to
 		}
 		if v := tx.Value.ToInt(); r.succeeded() && v.Sign() > 0 {
 			t := base
-			t.Kind, t.From, t.To, t.Amount = backfill.KindNative, lower(tx.From), lower(to), new(big.Int).Set(v)
+			t.Kind, t.From, t.To, t.Amount = scan.KindNative, lower(tx.From), lower(to), new(big.Int).Set(v)
 			t.Direction = direction(wallet, tx.From, to)
 			out = append(out, t)
 		}
 		if tx.From == wallet {
 			if fee := r.fee(); fee.Sign() > 0 {
 				t := base
-				t.Kind, t.From, t.To, t.Amount, t.Direction = backfill.KindFee, lower(wallet), "", fee, backfill.Out
+				t.Kind, t.From, t.To, t.Amount, t.Direction = scan.KindFee, lower(wallet), "", fee, scan.Out
 				out = append(out, t)
 			}
 		}
@@ -261,8 +261,8 @@ func (s *Scanner) scanRange(ctx context.Context, wallet common.Address, from, to
 	}
 	for _, l := range logs {
 		src, dst := common.BytesToAddress(l.Topics[1][12:]), common.BytesToAddress(l.Topics[2][12:])
-		out = append(out, backfill.Transfer{
-			Tx: l.TxHash.Hex(), Kind: backfill.KindToken, Index: int(l.LogIndex), Asset: lower(l.Address),
+		out = append(out, scan.Transfer{
+			Tx: l.TxHash.Hex(), Kind: scan.KindToken, Index: int(l.LogIndex), Asset: lower(l.Address),
 			From: lower(src), To: lower(dst), Amount: new(big.Int).SetBytes(l.Data), Direction: direction(wallet, src, dst),
 			Block: uint64(l.BlockNumber), BlockTime: times[uint64(l.BlockNumber)],
 		})
@@ -272,14 +272,14 @@ func (s *Scanner) scanRange(ctx context.Context, wallet common.Address, from, to
 
 func lower(a common.Address) string { return strings.ToLower(a.Hex()) }
 
-func direction(wallet, from, to common.Address) backfill.Direction {
+func direction(wallet, from, to common.Address) scan.Direction {
 	switch {
 	case from == wallet && to == wallet:
-		return backfill.Self
+		return scan.Self
 	case from == wallet:
-		return backfill.Out
+		return scan.Out
 	}
-	return backfill.In
+	return scan.In
 }
 
 // blocks fetches [from, to] with full transactions, in JSON-RPC batches of
@@ -298,7 +298,7 @@ func (s *Scanner) blocks(ctx context.Context, from, to uint64) ([]*rpcBlock, err
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
+			err := retry.Read(ctx, scan.CallTimeout, func(ctx context.Context) error {
 				elems := make([]rpc.BatchElem, 0, hi-lo+1)
 				for n := lo; n <= hi; n++ {
 					elems = append(elems, rpc.BatchElem{Method: "eth_getBlockByNumber", Args: []any{hexutil.EncodeUint64(n), true}, Result: &out[n-from]})
@@ -336,7 +336,7 @@ func (s *Scanner) receipts(ctx context.Context, txs []rpcTx) ([]*rpcReceipt, err
 	out := make([]*rpcReceipt, len(txs))
 	for lo := 0; lo < len(txs); lo += s.cfg.BatchSize {
 		hi := min(lo+s.cfg.BatchSize, len(txs))
-		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
+		err := retry.Read(ctx, scan.CallTimeout, func(ctx context.Context) error {
 			elems := make([]rpc.BatchElem, 0, hi-lo)
 			for i := lo; i < hi; i++ {
 				elems = append(elems, rpc.BatchElem{Method: "eth_getTransactionReceipt", Args: []any{txs[i].Hash}, Result: &out[i]})
@@ -399,7 +399,7 @@ func (s *Scanner) tokenLogs(ctx context.Context, wallet common.Address, from, to
 func (s *Scanner) logs(ctx context.Context, from, to uint64, topics [][]common.Hash) ([]rpcLog, error) {
 	var out []rpcLog
 	filter := map[string]any{"fromBlock": hexutil.EncodeUint64(from), "toBlock": hexutil.EncodeUint64(to), "topics": topics}
-	err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
+	err := retry.Read(ctx, scan.CallTimeout, func(ctx context.Context) error {
 		out = nil
 		err := s.rpc.CallContext(ctx, &out, "eth_getLogs", filter)
 		if err != nil && refusedAsTooLarge(err) {
@@ -457,18 +457,18 @@ func refusedAsTooLarge(err error) bool {
 	return false
 }
 
-// Holdings implements backfill.Scanner: eth_getBalance and ERC-20 balanceOf
+// Holdings implements scan.Scanner: eth_getBalance and ERC-20 balanceOf
 // at block at, in one batch. A node that pruned that block's state answers
 // "not known", not an error.
-func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets []string) ([]backfill.Holding, error) {
+func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets []string) ([]scan.Holding, error) {
 	w := common.HexToAddress(wallet)
 	block := hexutil.EncodeUint64(at)
-	out := make([]backfill.Holding, len(assets))
-	err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
+	out := make([]scan.Holding, len(assets))
+	err := retry.Read(ctx, scan.CallTimeout, func(ctx context.Context) error {
 		vals := make([]*hexutil.Big, len(assets))
 		elems := make([]rpc.BatchElem, len(assets))
 		for i, a := range assets {
-			if a == backfill.NativeAsset {
+			if a == scan.NativeAsset {
 				elems[i] = rpc.BatchElem{Method: "eth_getBalance", Args: []any{w, block}, Result: &vals[i]}
 				continue
 			}
@@ -480,17 +480,17 @@ func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets
 			return fmt.Errorf("%s: read balances at block %d: %w", s.cfg.Network, at, err)
 		}
 		for i, e := range elems {
-			h := backfill.Holding{Asset: assets[i]}
+			h := scan.Holding{Asset: assets[i]}
 			switch {
 			case e.Error != nil && stateUnavailable(e.Error):
 				h.Detail = fmt.Sprintf("the node no longer has the state of block %d (%v)", at, e.Error)
-			case e.Error != nil && assets[i] != backfill.NativeAsset:
+			case e.Error != nil && assets[i] != scan.NativeAsset:
 				h.Detail = fmt.Sprintf("balanceOf on %s failed: %v", assets[i], e.Error)
 			case e.Error != nil:
 				return fmt.Errorf("%s: read balance of %s at block %d: %w", s.cfg.Network, assets[i], at, e.Error)
-			case assets[i] == backfill.NativeAsset && vals[i] != nil:
+			case assets[i] == scan.NativeAsset && vals[i] != nil:
 				h.Amount, h.Known = vals[i].ToInt(), true
-			case assets[i] != backfill.NativeAsset:
+			case assets[i] != scan.NativeAsset:
 				b := *e.Result.(*hexutil.Bytes)
 				if len(b) != 32 {
 					h.Detail = fmt.Sprintf("token %s answered balanceOf with %d bytes, not 32", assets[i], len(b))

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/backfill/evmscan"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/internal/dev/testchain"
 	"github.com/keeperhq/keeper/internal/retry"
@@ -44,13 +44,13 @@ func scanner(t *testing.T, url string, chunk int) *evmscan.Scanner {
 }
 
 // scanAll runs a whole scan and returns its transfers and chunks.
-func scanAll(t *testing.T, s *evmscan.Scanner, job backfill.Job) ([]backfill.Transfer, []backfill.Chunk) {
+func scanAll(t *testing.T, s *evmscan.Scanner, job scan.Job) ([]scan.Transfer, []scan.Chunk) {
 	t.Helper()
 	var (
-		all    []backfill.Transfer
-		chunks []backfill.Chunk
+		all    []scan.Transfer
+		chunks []scan.Chunk
 	)
-	require.NoError(t, s.Scan(context.Background(), job, func(c backfill.Chunk) error {
+	require.NoError(t, s.Scan(context.Background(), job, func(c scan.Chunk) error {
 		all = append(all, c.Transfers...)
 		chunks = append(chunks, c)
 		return nil
@@ -58,7 +58,7 @@ func scanAll(t *testing.T, s *evmscan.Scanner, job backfill.Job) ([]backfill.Tra
 	return all, chunks
 }
 
-func key(tx string, kind backfill.Kind, asset string) string {
+func key(tx string, kind scan.Kind, asset string) string {
 	return tx + "/" + string(kind) + "/" + asset
 }
 
@@ -71,16 +71,16 @@ func TestScanFindsExactlyTheWalletsNativeAndTokenTransfersAndItsFees(t *testing.
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, fin, h.Head)
 
-	all, chunks := scanAll(t, s, backfill.Job{Wallet: strings.ToLower(h.Wallet.Hex()), Start: 0, Target: fin})
+	all, chunks := scanAll(t, s, scan.Job{Wallet: strings.ToLower(h.Wallet.Hex()), Start: 0, Target: fin})
 	want := map[string]testchain.Expected{}
 	for _, e := range h.Expected {
 		want[key(e.Tx, e.Kind, e.Asset)] = e
 	}
-	got := map[string]backfill.Transfer{}
+	got := map[string]scan.Transfer{}
 	fees := map[string]bool{}
 	for _, tr := range all {
-		if tr.Kind == backfill.KindFee {
-			assert.Equal(t, backfill.Out, tr.Direction)
+		if tr.Kind == scan.KindFee {
+			assert.Equal(t, scan.Out, tr.Direction)
 			fees[tr.Tx] = true
 			continue
 		}
@@ -114,17 +114,17 @@ func TestScanFindsExactlyTheWalletsNativeAndTokenTransfersAndItsFees(t *testing.
 			bal[tr.Asset] = new(big.Int)
 		}
 		switch tr.Direction {
-		case backfill.In:
+		case scan.In:
 			bal[tr.Asset].Add(bal[tr.Asset], tr.Amount)
-		case backfill.Out:
+		case scan.Out:
 			bal[tr.Asset].Sub(bal[tr.Asset], tr.Amount)
 		}
 	}
 	token := strings.ToLower(h.Token.Hex())
-	hold, err := s.Holdings(context.Background(), strings.ToLower(h.Wallet.Hex()), fin, []string{backfill.NativeAsset, token})
+	hold, err := s.Holdings(context.Background(), strings.ToLower(h.Wallet.Hex()), fin, []string{scan.NativeAsset, token})
 	require.NoError(t, err)
 	require.True(t, hold[0].Known && hold[1].Known)
-	assert.Equal(t, hold[0].Amount.String(), bal[backfill.NativeAsset].String())
+	assert.Equal(t, hold[0].Amount.String(), bal[scan.NativeAsset].String())
 	assert.Equal(t, hold[1].Amount.String(), bal[token].String())
 }
 
@@ -135,12 +135,12 @@ func TestScanResumesFromTheCursorWithoutRepeatingBlocks(t *testing.T) {
 	s := scanner(t, c.URL(), 10)
 	wallet := strings.ToLower(h.Wallet.Hex())
 	fin := c.Finalized()
-	whole, _ := scanAll(t, s, backfill.Job{Wallet: wallet, Target: fin})
+	whole, _ := scanAll(t, s, scan.Job{Wallet: wallet, Target: fin})
 
-	var first []backfill.Transfer
-	var cur backfill.Cursor
+	var first []scan.Transfer
+	var cur scan.Cursor
 	stop := fmt.Errorf("stop")
-	err = s.Scan(context.Background(), backfill.Job{Wallet: wallet, Target: fin}, func(ch backfill.Chunk) error {
+	err = s.Scan(context.Background(), scan.Job{Wallet: wallet, Target: fin}, func(ch scan.Chunk) error {
 		first = append(first, ch.Transfers...)
 		cur = ch.Cursor
 		if ch.Cursor.Block > fin/2 {
@@ -149,7 +149,7 @@ func TestScanResumesFromTheCursorWithoutRepeatingBlocks(t *testing.T) {
 		return nil
 	})
 	require.ErrorIs(t, err, stop)
-	rest, chunks := scanAll(t, s, backfill.Job{Wallet: wallet, Target: fin, From: cur, Scanned: cur.Block})
+	rest, chunks := scanAll(t, s, scan.Job{Wallet: wallet, Target: fin, From: cur, Scanned: cur.Block})
 	assert.Equal(t, len(whole), len(first)+len(rest))
 	assert.Equal(t, cur.Block+10, chunks[0].Scanned, "progress continues from the cursor")
 }
@@ -208,10 +208,10 @@ func TestLogRangesTheNodeRefusesAreSplitUntilItAnswers(t *testing.T) {
 	h, err := testchain.BuildEVMHistory(context.Background(), c, testchain.EVMOptions{Rounds: 5, BlocksPerRound: 12})
 	require.NoError(t, err)
 	wallet := strings.ToLower(h.Wallet.Hex())
-	direct, _ := scanAll(t, scanner(t, c.URL(), 100), backfill.Job{Wallet: wallet, Target: c.Finalized()})
+	direct, _ := scanAll(t, scanner(t, c.URL(), 100), scan.Job{Wallet: wallet, Target: c.Finalized()})
 
 	proxy, refused := limitingProxy(t, c.URL(), 7)
-	split, _ := scanAll(t, scanner(t, proxy, 100), backfill.Job{Wallet: wallet, Target: c.Finalized()})
+	split, _ := scanAll(t, scanner(t, proxy, 100), scan.Job{Wallet: wallet, Target: c.Finalized()})
 	assert.Positive(t, refused.Load(), "the node refused the larger ranges")
 	assert.ElementsMatch(t, direct, split, "splitting finds the same transfers")
 }
@@ -220,12 +220,12 @@ func TestHoldingsOfPrunedStateAreUnknownNotWrong(t *testing.T) {
 	c := startChain(t)
 	require.NoError(t, c.Mine(300))
 	s := scanner(t, c.URL(), 100)
-	hold, err := s.Holdings(context.Background(), strings.ToLower(c.Address().Hex()), 1, []string{backfill.NativeAsset})
+	hold, err := s.Holdings(context.Background(), strings.ToLower(c.Address().Hex()), 1, []string{scan.NativeAsset})
 	require.NoError(t, err)
 	assert.False(t, hold[0].Known)
 	assert.Contains(t, hold[0].Detail, "state of block 1")
 
-	hold, err = s.Holdings(context.Background(), strings.ToLower(c.Address().Hex()), c.Head(), []string{backfill.NativeAsset, strings.ToLower(common.Address{1}.Hex())})
+	hold, err = s.Holdings(context.Background(), strings.ToLower(c.Address().Hex()), c.Head(), []string{scan.NativeAsset, strings.ToLower(common.Address{1}.Hex())})
 	require.NoError(t, err)
 	assert.True(t, hold[0].Known)
 	assert.Equal(t, devchain.DevBalance.String(), hold[0].Amount.String())
@@ -268,7 +268,7 @@ func TestAnAnswerOfMaxLogsIsTakenAsTruncatedSoAnEndpointsLogCapLosesNothing(t *t
 	h, err := testchain.BuildEVMHistory(context.Background(), c, testchain.EVMOptions{Rounds: 5, BlocksPerRound: 12})
 	require.NoError(t, err)
 	wallet := strings.ToLower(h.Wallet.Hex())
-	job := backfill.Job{Wallet: wallet, Target: c.Finalized()}
+	job := scan.Job{Wallet: wallet, Target: c.Finalized()}
 	direct, _ := scanAll(t, scanner(t, c.URL(), 100), job)
 
 	const endpointCap = 2 // EtherLink's public endpoint: 5,000, the etherlink presets' MaxLogs

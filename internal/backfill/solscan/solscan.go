@@ -23,7 +23,7 @@ import (
 	"github.com/gagliardetto/solana-go/rpc"
 	"github.com/gagliardetto/solana-go/rpc/jsonrpc"
 
-	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/chains/rpcpool"
 	"github.com/keeperhq/keeper/internal/retry"
 )
@@ -59,13 +59,13 @@ func New(cfg Config) *Scanner {
 	return &Scanner{cfg: cfg, rpc: rpc.NewWithCustomRPCClient(jsonrpc.NewClientWithOpts(cfg.RPCURL, &jsonrpc.RPCClientOpts{HTTPClient: hc}))}
 }
 
-// Network implements backfill.Scanner.
+// Network implements scan.Scanner.
 func (s *Scanner) Network() string { return s.cfg.Network }
 
-// Unit implements backfill.Scanner.
+// Unit implements scan.Scanner.
 func (s *Scanner) Unit() string { return "signatures" }
 
-// ParseAddress implements backfill.Scanner.
+// ParseAddress implements scan.Scanner.
 func (s *Scanner) ParseAddress(a string) (string, error) { return ParseAddress(a) }
 
 // ParseAddress accepts a base58 32-byte public key, as written.
@@ -99,10 +99,10 @@ func (s *Scanner) wrap(op string, err error) error {
 	return fmt.Errorf("%s: %s: %w", s.cfg.Network, op, err)
 }
 
-// Finalized implements backfill.Scanner: the finalized slot.
+// Finalized implements scan.Scanner: the finalized slot.
 func (s *Scanner) Finalized(ctx context.Context) (uint64, error) {
 	var slot uint64
-	err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
+	err := retry.Read(ctx, scan.CallTimeout, func(ctx context.Context) error {
 		var err error
 		slot, err = s.rpc.GetSlot(ctx, rpc.CommitmentFinalized)
 		if err != nil {
@@ -118,8 +118,8 @@ type sigRef struct {
 	slot uint64
 }
 
-// Scan implements backfill.Scanner.
-func (s *Scanner) Scan(ctx context.Context, job backfill.Job, emit func(backfill.Chunk) error) error {
+// Scan implements scan.Scanner.
+func (s *Scanner) Scan(ctx context.Context, job scan.Job, emit func(scan.Chunk) error) error {
 	if _, err := ParseAddress(job.Wallet); err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (s *Scanner) Scan(ctx context.Context, job backfill.Job, emit func(backfill
 	}
 	total := job.Scanned + uint64(len(sigs))
 	cur := job.From
-	if err := emit(backfill.Chunk{Cursor: cur, Scanned: job.Scanned, Total: total}); err != nil {
+	if err := emit(scan.Chunk{Cursor: cur, Scanned: job.Scanned, Total: total}); err != nil {
 		return err
 	}
 	for lo := 0; lo < len(sigs); lo += s.cfg.ChunkSize {
@@ -150,7 +150,7 @@ func (s *Scanner) Scan(ctx context.Context, job backfill.Job, emit func(backfill
 		if err != nil {
 			return err
 		}
-		var transfers []backfill.Transfer
+		var transfers []scan.Transfer
 		for i, tx := range txs {
 			t, err := derive(job.Wallet, part[i].sig.String(), tx)
 			if err != nil {
@@ -159,8 +159,8 @@ func (s *Scanner) Scan(ctx context.Context, job backfill.Job, emit func(backfill
 			transfers = append(transfers, t...)
 		}
 		last := part[len(part)-1]
-		cur = backfill.Cursor{Block: last.slot, Sig: last.sig.String()}
-		if err := emit(backfill.Chunk{Transfers: transfers, Cursor: cur, Scanned: job.Scanned + uint64(lo+len(part)), Total: total}); err != nil {
+		cur = scan.Cursor{Block: last.slot, Sig: last.sig.String()}
+		if err := emit(scan.Chunk{Transfers: transfers, Cursor: cur, Scanned: job.Scanned + uint64(lo+len(part)), Total: total}); err != nil {
 			return err
 		}
 	}
@@ -177,7 +177,7 @@ func (s *Scanner) signatures(ctx context.Context, wallet solana.PublicKey, until
 	)
 	for {
 		var page []*rpc.TransactionSignature
-		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
+		err := retry.Read(ctx, scan.CallTimeout, func(ctx context.Context) error {
 			var err error
 			page, err = s.rpc.GetSignaturesForAddressWithOpts(ctx, wallet, &rpc.GetSignaturesForAddressOpts{
 				Limit: &limit, Before: before, Until: until, Commitment: rpc.CommitmentFinalized,
@@ -221,7 +221,7 @@ func (s *Scanner) transactions(ctx context.Context, sigs []sigRef) ([]*rpc.GetTr
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
+			errs[i] = retry.Read(ctx, scan.CallTimeout, func(ctx context.Context) error {
 				tx, err := s.rpc.GetTransaction(ctx, sigs[i].sig, &rpc.GetTransactionOpts{
 					Encoding: solana.EncodingBase64, Commitment: rpc.CommitmentFinalized, MaxSupportedTransactionVersion: &v0,
 				})
@@ -261,7 +261,7 @@ func accountKeys(tx *rpc.GetTransactionResult) ([]solana.PublicKey, error) {
 // derive turns one transaction into the wallet's transfers: the fee when the
 // wallet paid it (it is account 0), and the rest of its balance change as
 // one SOL transfer from (or to) the account that moved the most the other way.
-func derive(wallet, sig string, tx *rpc.GetTransactionResult) ([]backfill.Transfer, error) {
+func derive(wallet, sig string, tx *rpc.GetTransactionResult) ([]scan.Transfer, error) {
 	keys, err := accountKeys(tx)
 	if err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", sig, err)
@@ -274,7 +274,7 @@ func derive(wallet, sig string, tx *rpc.GetTransactionResult) ([]backfill.Transf
 	if w < 0 {
 		return nil, nil // named in an instruction, not an account of the transaction
 	}
-	base := backfill.Transfer{Tx: sig, Index: w, Asset: backfill.NativeAsset, Block: tx.Slot}
+	base := scan.Transfer{Tx: sig, Index: w, Asset: scan.NativeAsset, Block: tx.Slot}
 	if tx.BlockTime != nil {
 		base.BlockTime = time.Unix(int64(*tx.BlockTime), 0).UTC()
 	}
@@ -286,10 +286,10 @@ func derive(wallet, sig string, tx *rpc.GetTransactionResult) ([]backfill.Transf
 		}
 		return d
 	}
-	var out []backfill.Transfer
+	var out []scan.Transfer
 	if w == 0 && tx.Meta.Fee > 0 {
 		t := base
-		t.Kind, t.From, t.Amount, t.Direction = backfill.KindFee, wallet, new(big.Int).SetUint64(tx.Meta.Fee), backfill.Out
+		t.Kind, t.From, t.Amount, t.Direction = scan.KindFee, wallet, new(big.Int).SetUint64(tx.Meta.Fee), scan.Out
 		out = append(out, t)
 	}
 	net := change(w)
@@ -308,28 +308,28 @@ func derive(wallet, sig string, tx *rpc.GetTransactionResult) ([]backfill.Transf
 		}
 	}
 	t := base
-	t.Kind = backfill.KindNative
+	t.Kind = scan.KindNative
 	if net.Sign() > 0 {
-		t.From, t.To, t.Amount, t.Direction = other, wallet, net, backfill.In
+		t.From, t.To, t.Amount, t.Direction = other, wallet, net, scan.In
 	} else {
-		t.From, t.To, t.Amount, t.Direction = wallet, other, net.Neg(net), backfill.Out
+		t.From, t.To, t.Amount, t.Direction = wallet, other, net.Neg(net), scan.Out
 	}
 	return append(out, t), nil
 }
 
-// Holdings implements backfill.Scanner for SOL: the wallet's balance after
+// Holdings implements scan.Scanner for SOL: the wallet's balance after
 // slot at, as the chain's own transaction records give it: the post-balance
 // of its newest transaction at or before at, or, when it has none, the
 // pre-balance of its oldest one (an account credited outside any
 // transaction, at genesis for one, holds that much before its first); a
 // wallet without transactions holds what getBalance says. Other assets are
 // not known.
-func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets []string) ([]backfill.Holding, error) {
-	out := make([]backfill.Holding, len(assets))
+func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets []string) ([]scan.Holding, error) {
+	out := make([]scan.Holding, len(assets))
 	for i, a := range assets {
-		out[i] = backfill.Holding{Asset: a, Detail: "only SOL balances are read on Solana"}
+		out[i] = scan.Holding{Asset: a, Detail: "only SOL balances are read on Solana"}
 	}
-	i := slices.Index(assets, backfill.NativeAsset)
+	i := slices.Index(assets, scan.NativeAsset)
 	if i < 0 {
 		return out, nil
 	}
@@ -344,7 +344,7 @@ func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets
 	lamports := new(big.Int)
 	if !found {
 		// No transactions at all: what it holds now it has always held.
-		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
+		err := retry.Read(ctx, scan.CallTimeout, func(ctx context.Context) error {
 			bal, err := s.rpc.GetBalance(ctx, pk, rpc.CommitmentFinalized)
 			if err != nil {
 				return s.wrap("getBalance", err)
@@ -373,7 +373,7 @@ func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets
 			lamports.SetUint64(balances[w])
 		}
 	}
-	out[i] = backfill.Holding{Asset: backfill.NativeAsset, Amount: lamports, Known: true}
+	out[i] = scan.Holding{Asset: scan.NativeAsset, Amount: lamports, Known: true}
 	return out, nil
 }
 
@@ -384,7 +384,7 @@ func (s *Scanner) around(ctx context.Context, wallet solana.PublicKey, at uint64
 	limit := pageLimit
 	for {
 		var page []*rpc.TransactionSignature
-		err := retry.Read(ctx, backfill.CallTimeout, func(ctx context.Context) error {
+		err := retry.Read(ctx, scan.CallTimeout, func(ctx context.Context) error {
 			var err error
 			page, err = s.rpc.GetSignaturesForAddressWithOpts(ctx, wallet, &rpc.GetSignaturesForAddressOpts{Limit: &limit, Before: prev, Commitment: rpc.CommitmentFinalized})
 			if err != nil {

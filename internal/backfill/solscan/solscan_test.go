@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/backfill/solscan"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 	"github.com/keeperhq/keeper/internal/dev/testchain"
@@ -25,13 +25,13 @@ func startDevnet(t *testing.T) *devnet.Devnet {
 	return d
 }
 
-func scanAll(t *testing.T, s *solscan.Scanner, job backfill.Job) ([]backfill.Transfer, []backfill.Chunk) {
+func scanAll(t *testing.T, s *solscan.Scanner, job scan.Job) ([]scan.Transfer, []scan.Chunk) {
 	t.Helper()
 	var (
-		all    []backfill.Transfer
-		chunks []backfill.Chunk
+		all    []scan.Transfer
+		chunks []scan.Chunk
 	)
-	require.NoError(t, s.Scan(context.Background(), job, func(c backfill.Chunk) error {
+	require.NoError(t, s.Scan(context.Background(), job, func(c scan.Chunk) error {
 		all = append(all, c.Transfers...)
 		chunks = append(chunks, c)
 		return nil
@@ -39,13 +39,13 @@ func scanAll(t *testing.T, s *solscan.Scanner, job backfill.Job) ([]backfill.Tra
 	return all, chunks
 }
 
-func net(transfers []backfill.Transfer) *big.Int {
+func net(transfers []scan.Transfer) *big.Int {
 	sum := new(big.Int)
 	for _, tr := range transfers {
 		switch tr.Direction {
-		case backfill.In:
+		case scan.In:
 			sum.Add(sum, tr.Amount)
-		case backfill.Out:
+		case scan.Out:
 			sum.Sub(sum, tr.Amount)
 		}
 	}
@@ -62,11 +62,11 @@ func TestScanDerivesTheWalletsSOLTransfersAndFeesFromBalances(t *testing.T) {
 	require.GreaterOrEqual(t, fin, h.Slot)
 	wallet := h.Wallet.PublicKey().String()
 
-	all, chunks := scanAll(t, s, backfill.Job{Wallet: wallet, Target: fin})
-	got := map[string]backfill.Transfer{}
+	all, chunks := scanAll(t, s, scan.Job{Wallet: wallet, Target: fin})
+	got := map[string]scan.Transfer{}
 	fees := 0
 	for _, tr := range all {
-		if tr.Kind == backfill.KindFee {
+		if tr.Kind == scan.KindFee {
 			fees++
 			assert.Equal(t, uint64(5000), tr.Amount.Uint64())
 			continue
@@ -87,13 +87,13 @@ func TestScanDerivesTheWalletsSOLTransfersAndFeesFromBalances(t *testing.T) {
 	assert.Equal(t, last.Total, last.Scanned)
 	failed := h.Paid
 	for _, e := range h.Expected {
-		if e.Direction == backfill.Out {
+		if e.Direction == scan.Out {
 			failed--
 		}
 	}
 	assert.Equal(t, uint64(len(h.Expected)+failed), last.Total, "one signature per transaction, failed ones included")
 
-	hold, err := s.Holdings(context.Background(), wallet, fin, []string{backfill.NativeAsset})
+	hold, err := s.Holdings(context.Background(), wallet, fin, []string{scan.NativeAsset})
 	require.NoError(t, err)
 	require.True(t, hold[0].Known)
 	assert.Equal(t, d.Balance(h.Wallet.PublicKey()), hold[0].Amount.Uint64())
@@ -108,12 +108,12 @@ func TestScanResumesAfterTheStoredSignature(t *testing.T) {
 	fin, err := s.Finalized(context.Background())
 	require.NoError(t, err)
 	wallet := h.Wallet.PublicKey().String()
-	whole, _ := scanAll(t, s, backfill.Job{Wallet: wallet, Target: fin})
+	whole, _ := scanAll(t, s, scan.Job{Wallet: wallet, Target: fin})
 
 	stop := errors.New("stop")
-	var first []backfill.Transfer
-	var cur backfill.Chunk
-	err = s.Scan(context.Background(), backfill.Job{Wallet: wallet, Target: fin}, func(c backfill.Chunk) error {
+	var first []scan.Transfer
+	var cur scan.Chunk
+	err = s.Scan(context.Background(), scan.Job{Wallet: wallet, Target: fin}, func(c scan.Chunk) error {
 		first = append(first, c.Transfers...)
 		cur = c
 		if c.Scanned >= 10 {
@@ -122,7 +122,7 @@ func TestScanResumesAfterTheStoredSignature(t *testing.T) {
 		return nil
 	})
 	require.ErrorIs(t, err, stop)
-	rest, chunks := scanAll(t, s, backfill.Job{Wallet: wallet, Target: fin, From: cur.Cursor, Scanned: cur.Scanned})
+	rest, chunks := scanAll(t, s, scan.Job{Wallet: wallet, Target: fin, From: cur.Cursor, Scanned: cur.Scanned})
 	assert.ElementsMatch(t, whole, append(first, rest...))
 	assert.Equal(t, cur.Total, chunks[len(chunks)-1].Total, "the resumed scan knows the same total")
 }
@@ -132,7 +132,7 @@ func TestScanOnlyCoversTheTargetRange(t *testing.T) {
 	h, err := testchain.BuildSolanaHistory(context.Background(), d, 3)
 	require.NoError(t, err)
 	s := solscan.New(solscan.Config{Network: "solana", RPCURL: d.URL()})
-	all, _ := scanAll(t, s, backfill.Job{Wallet: h.Wallet.PublicKey().String(), Start: h.Slot + 1, Target: h.Slot + 1000})
+	all, _ := scanAll(t, s, scan.Job{Wallet: h.Wallet.PublicKey().String(), Start: h.Slot + 1, Target: h.Slot + 1000})
 	assert.Empty(t, all, "nothing after the last transaction")
 }
 
@@ -142,10 +142,10 @@ func TestRPCFailuresOutlastingTheRetriesFailTheScan(t *testing.T) {
 	require.NoError(t, err)
 	s := solscan.New(solscan.Config{Network: "solana", RPCURL: d.URL()})
 	d.FailRPC("getSignaturesForAddress", 2)
-	_, _ = scanAll(t, s, backfill.Job{Wallet: h.Wallet.PublicKey().String(), Target: 1 << 40})
+	_, _ = scanAll(t, s, scan.Job{Wallet: h.Wallet.PublicKey().String(), Target: 1 << 40})
 
 	d.FailRPC("getSignaturesForAddress", 3)
-	err = s.Scan(context.Background(), backfill.Job{Wallet: h.Wallet.PublicKey().String(), Target: 1 << 40}, func(backfill.Chunk) error { return nil })
+	err = s.Scan(context.Background(), scan.Job{Wallet: h.Wallet.PublicKey().String(), Target: 1 << 40}, func(scan.Chunk) error { return nil })
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Internal error")
 	assert.False(t, retry.IsPermanent(err), "worth retrying later")
@@ -166,7 +166,7 @@ func TestABalanceBeforeTheFirstTransactionIsThatTransactionsPreBalance(t *testin
 	require.NoError(t, err)
 	s := solscan.New(solscan.Config{Network: "solana", RPCURL: d.URL()})
 	wallet := h.Wallet.PublicKey().String()
-	hold, err := s.Holdings(context.Background(), wallet, 0, []string{backfill.NativeAsset, "0xtoken"})
+	hold, err := s.Holdings(context.Background(), wallet, 0, []string{scan.NativeAsset, "0xtoken"})
 	require.NoError(t, err)
 	assert.True(t, hold[0].Known)
 	assert.Zero(t, hold[0].Amount.Sign(), "a wallet first funded by a transaction held nothing before it")
@@ -176,17 +176,17 @@ func TestABalanceBeforeTheFirstTransactionIsThatTransactionsPreBalance(t *testin
 	// credit) held that much before its first transaction.
 	funded, err := d.NewFundedKey(3 * devnet.LamportsPerSOL)
 	require.NoError(t, err)
-	hold, err = s.Holdings(context.Background(), funded.PublicKey().String(), 0, []string{backfill.NativeAsset})
+	hold, err = s.Holdings(context.Background(), funded.PublicKey().String(), 0, []string{scan.NativeAsset})
 	require.NoError(t, err)
 	assert.Equal(t, uint64(3*devnet.LamportsPerSOL), hold[0].Amount.Uint64(), "no transaction at all: its balance now")
 	payer := d.Payer().PublicKey().String()
 	fin, err := s.Finalized(context.Background())
 	require.NoError(t, err)
-	hold, err = s.Holdings(context.Background(), payer, 0, []string{backfill.NativeAsset})
+	hold, err = s.Holdings(context.Background(), payer, 0, []string{scan.NativeAsset})
 	require.NoError(t, err)
 	assert.Equal(t, uint64(devnet.DefaultPayerLamports), hold[0].Amount.Uint64(), "the payer's genesis balance")
-	all, _ := scanAll(t, s, backfill.Job{Wallet: payer, Target: fin})
-	closing, err := s.Holdings(context.Background(), payer, fin, []string{backfill.NativeAsset})
+	all, _ := scanAll(t, s, scan.Job{Wallet: payer, Target: fin})
+	closing, err := s.Holdings(context.Background(), payer, fin, []string{scan.NativeAsset})
 	require.NoError(t, err)
 	assert.Equal(t, closing[0].Amount.String(), new(big.Int).Add(hold[0].Amount, net(all)).String(), "opening + transfers = closing")
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 
-	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 )
 
@@ -34,11 +34,11 @@ func TokenBytecode() []byte { return common.FromHex(strings.TrimSpace(tokenBin))
 // balances).
 type Expected struct {
 	Tx        string
-	Kind      backfill.Kind
+	Kind      scan.Kind
 	Asset     string
 	From, To  string
 	Amount    *big.Int
-	Direction backfill.Direction
+	Direction scan.Direction
 }
 
 // EVMHistory is a wallet's history on a devchain.
@@ -269,7 +269,7 @@ func (b *evmBuilder) native(from, to *evmActor, value *big.Int) error {
 	if err != nil {
 		return err
 	}
-	b.expect(h, backfill.KindNative, backfill.NativeAsset, from.addr, to.addr, value)
+	b.expect(h, scan.KindNative, scan.NativeAsset, from.addr, to.addr, value)
 	return nil
 }
 
@@ -284,7 +284,7 @@ func (b *evmBuilder) token(spender, owner, to *evmActor, value *big.Int) error {
 	if err != nil {
 		return err
 	}
-	b.expect(h, backfill.KindToken, strings.ToLower(b.h.Token.Hex()), owner.addr, to.addr, value)
+	b.expect(h, scan.KindToken, strings.ToLower(b.h.Token.Hex()), owner.addr, to.addr, value)
 	return nil
 }
 
@@ -294,17 +294,17 @@ func (b *evmBuilder) call(from *evmActor, to common.Address, data []byte) (commo
 	return b.send(from, &to, nil, data, 300_000)
 }
 
-func (b *evmBuilder) expect(h common.Hash, kind backfill.Kind, asset string, from, to common.Address, value *big.Int) {
+func (b *evmBuilder) expect(h common.Hash, kind scan.Kind, asset string, from, to common.Address, value *big.Int) {
 	w := b.h.Wallet
 	if from != w && to != w {
 		return
 	}
-	dir := backfill.In
+	dir := scan.In
 	switch {
 	case from == w && to == w:
-		dir = backfill.Self
+		dir = scan.Self
 	case from == w:
-		dir = backfill.Out
+		dir = scan.Out
 	}
 	b.h.Expected = append(b.h.Expected, Expected{
 		Tx: h.Hex(), Kind: kind, Asset: asset, From: strings.ToLower(from.Hex()), To: strings.ToLower(to.Hex()),

@@ -10,7 +10,7 @@ import (
 	"github.com/gagliardetto/solana-go/programs/system"
 	"github.com/gagliardetto/solana-go/rpc"
 
-	"github.com/keeperhq/keeper/internal/backfill"
+	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/dev/devnet"
 )
 
@@ -69,12 +69,12 @@ func BuildSolanaHistory(ctx context.Context, d *devnet.Devnet, rounds int) (*Sol
 			h.Paid++
 		}
 		if expect {
-			dir := backfill.In
+			dir := scan.In
 			if from.PublicKey() == wallet.PublicKey() {
-				dir = backfill.Out
+				dir = scan.Out
 			}
 			h.Expected = append(h.Expected, Expected{
-				Tx: sig.String(), Kind: backfill.KindNative, Asset: backfill.NativeAsset,
+				Tx: sig.String(), Kind: scan.KindNative, Asset: scan.NativeAsset,
 				From: from.PublicKey().String(), To: to.String(), Amount: bigU(lamports), Direction: dir,
 			})
 		}
