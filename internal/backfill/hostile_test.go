@@ -16,36 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
 )
-
-// errorJSON is an error answer: RFC 9457 problem details with keeper's
-// code, message and field.
-type errorJSON struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field"`
-}
-
-// doWith sends a body as JSON, with header on top.
-func (f *fixture) doWith(t *testing.T, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
-	return rec
-}
 
 // newHostileFixture serves the wallet routes, logging into logs.
 func newHostileFixture(t *testing.T) (*fixture, *bytes.Buffer) {
@@ -82,12 +56,10 @@ func TestHostileRequestsOnTheWalletRoutesAre4xxWithAJSONErrorAndStoreNothing(t *
 		transfers := "/v1/wallets/" + evmWallet + "/transfers"
 
 		rows := []struct {
-			name         string
-			method, path string
-			body         string
-			header       map[string]string // on top of Content-Type: application/json when there is a body
-			status       int
-			code, field  string
+			Name, Method, Path, Body string
+			Header                   map[string]string // on top of Content-Type: application/json when there is a body
+			Status                   int
+			Code, Field              string
 		}{
 			// POST /v1/wallets.
 			{"a wallet body cut short", "POST", "/v1/wallets", `{"address":"` + solWallet, nil, 400, "invalid_json", ""},
@@ -128,25 +100,7 @@ func TestHostileRequestsOnTheWalletRoutesAre4xxWithAJSONErrorAndStoreNothing(t *
 			{"a sub-resource of transfers", "GET", transfers + "/0x01", "", nil, 404, "not_found", ""},
 		}
 
-		// The bubble's clock moves only when the server waits: a hostile request
-		// that held it (a timer, a pause, a body read to its deadline) shows.
-		// Subtests cannot run in a bubble, so each row's name is in its messages.
-		type refusal struct {
-			Status      int
-			Code, Field string
-		}
-		for _, row := range rows {
-			start := time.Now()
-			rec := f.doWith(t, row.method, row.path, row.body, row.header)
-			assert.Zero(t, time.Since(start), "%s: a hostile request does not hold the server", row.name)
-			var e errorJSON
-			_ = json.Unmarshal(rec.Body.Bytes(), &e)
-			assert.Equal(t, refusal{row.status, row.code, row.field}, refusal{rec.Code, e.Code, e.Field}, "%s is refused", row.name)
-			assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"), row.name)
-			assert.NotEmpty(t, e.Message, row.name)
-		}
-		assert.NotContains(t, logs.String(), "panicked")
-		assert.NotContains(t, logs.String(), "level=ERROR", "no client mistake reached an internal error")
+		apitest.RequireAllRefused(t, f.h, logs, rows)
 		f.requireOneWalletStored(t)
 	})
 }
@@ -175,7 +129,7 @@ func TestASlowLorisWalletBodyIsCutOffAtTheReadTimeoutAndStoresNothing(t *testing
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.Equal(t, http.StatusRequestTimeout, resp.StatusCode, "%s", raw)
-	var e errorJSON
+	var e apitest.Problem
 	require.NoError(t, json.Unmarshal(raw, &e))
 	assert.Equal(t, "body_timeout", e.Code)
 	assert.NotEmpty(t, e.Message)

@@ -2,13 +2,11 @@ package backfill_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/keeperhq/keeper/internal/backfill/scan"
 	"github.com/keeperhq/keeper/internal/backfill/solscan"
 	"github.com/keeperhq/keeper/internal/httpapi"
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
@@ -80,25 +79,7 @@ func newWalletFixture(t *testing.T) (*fixture, *backfill.Dispatcher) {
 // do sends a request, its body (if any) as JSON.
 func (f *fixture) do(t *testing.T, method, path, body string) *httptest.ResponseRecorder {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
-	return rec
-}
-
-// decode reads an answer's JSON body.
-func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
-	t.Helper()
-	var v T
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v), "body: %s", rec.Body.String())
-	return v
+	return apitest.Do(t, f.h, method, path, body, nil)
 }
 
 func TestBadWalletRequestsAreRefusedWithAJSONErrorAndStoreNothing(t *testing.T) {
@@ -126,7 +107,7 @@ func TestBadWalletRequestsAreRefusedWithAJSONErrorAndStoreNothing(t *testing.T) 
 		t.Run(c.name, func(t *testing.T) {
 			rec := f.do(t, http.MethodPost, "/v1/wallets", c.body)
 			require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
-			e := decode[struct{ Code, Message, Field string }](t, rec)
+			e := apitest.Decode[struct{ Code, Message, Field string }](t, rec)
 			assert.Equal(t, c.code, e.Code)
 			assert.Equal(t, c.field, e.Field)
 			assert.NotEmpty(t, e.Message)
@@ -142,7 +123,7 @@ func TestAddingAWalletStoresItPendingAndAddingItAgainWhileItRunsIsANoOp(t *testi
 	rec := f.do(t, http.MethodPost, "/v1/wallets", `{"address":"0x52908400098527886E0F7030069857D2E4169EE7"}`)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	assert.Equal(t, "/v1/wallets/"+evmWallet, rec.Header().Get("Location"))
-	w := decode[api.Wallet](t, rec)
+	w := apitest.Decode[api.Wallet](t, rec)
 	assert.Equal(t, evmWallet, w.Address, "EVM addresses are stored in lower case")
 	require.Len(t, w.Networks, 1, "an EVM address fits etherlink only")
 	assert.Equal(t, "etherlink", w.Networks[0].Network)
@@ -153,11 +134,11 @@ func TestAddingAWalletStoresItPendingAndAddingItAgainWhileItRunsIsANoOp(t *testi
 
 	rec = f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+evmWallet+`","networks":["etherlink"]}`)
 	require.Equal(t, http.StatusOK, rec.Code, "already at work")
-	assert.Equal(t, "PENDING", decode[api.Wallet](t, rec).Networks[0].Status)
+	assert.Equal(t, "PENDING", apitest.Decode[api.Wallet](t, rec).Networks[0].Status)
 
 	rec = f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+solWallet+`"}`)
 	require.Equal(t, http.StatusAccepted, rec.Code)
-	assert.Equal(t, "signatures", decode[api.Wallet](t, rec).Networks[0].Progress.Unit)
+	assert.Equal(t, "signatures", apitest.Decode[api.Wallet](t, rec).Networks[0].Progress.Unit)
 }
 
 func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) {
@@ -170,7 +151,7 @@ func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) 
 	require.NoError(t, f.st.SaveChunk(ctx, evmWallet, "etherlink", store.Chunk{Checkpoint: 150, Scanned: 50, Total: 200,
 		Transfers: []store.TransferRecord{{Tx: "0x01", Kind: string(scan.KindNative), Asset: store.NativeAsset, From: "0xa", To: evmWallet, Amount: big.NewInt(7), Direction: string(scan.In), Block: 120}}}))
 
-	w := decode[api.Wallet](t, f.do(t, http.MethodGet, "/v1/wallets/0x52908400098527886E0F7030069857D2E4169EE7", ""))
+	w := apitest.Decode[api.Wallet](t, f.do(t, http.MethodGet, "/v1/wallets/0x52908400098527886E0F7030069857D2E4169EE7", ""))
 	n := w.Networks[0]
 	assert.Equal(t, "RUNNING", n.Status)
 	assert.Equal(t, 25.0, n.Progress.Percent)
@@ -179,7 +160,7 @@ func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) 
 
 	_, _, err = f.st.FailScan(ctx, evmWallet, "etherlink", store.ScanFailure{Error: "node down", Now: time.Now(), MaxRetries: 5, Delay: func(int) time.Duration { return time.Minute }})
 	require.NoError(t, err)
-	w = decode[api.Wallet](t, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, ""))
+	w = apitest.Decode[api.Wallet](t, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, ""))
 	assert.Equal(t, "FAILED", w.Status)
 	assert.False(t, w.Done, "a retry is due")
 	assert.Equal(t, 1, w.Networks[0].RetryCount)
@@ -194,7 +175,7 @@ func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) 
 		Closing: []store.Holding{{Asset: store.NativeAsset, Amount: big.NewInt(7), Known: true}}}))
 	_, err = f.st.FinishWallet(ctx, evmWallet, backfill.FinishRules)
 	require.NoError(t, err)
-	w = decode[api.Wallet](t, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, ""))
+	w = apitest.Decode[api.Wallet](t, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, ""))
 	assert.Equal(t, "COMPLETED", w.Status)
 	assert.True(t, w.Done)
 	assert.Equal(t, 100.0, w.Networks[0].Progress.Percent)
@@ -205,7 +186,7 @@ func TestTheWalletStatusShowsProgressRetriesAndReconciledBalances(t *testing.T) 
 	require.NotNil(t, w.Reconciled)
 	assert.True(t, *w.Reconciled)
 
-	page := decode[struct {
+	page := apitest.Decode[struct {
 		Items []struct {
 			Tx, Kind, Direction, Class, Amount string
 			Block                              uint64
@@ -236,7 +217,7 @@ func TestWalletReadsRefuseBadAddressesAndParameters(t *testing.T) {
 	} {
 		rec := f.do(t, http.MethodGet, path, "")
 		require.Equal(t, want.status, rec.Code, "%s: %s", path, rec.Body.String())
-		e := decode[struct{ Code, Field string }](t, rec)
+		e := apitest.Decode[struct{ Code, Field string }](t, rec)
 		assert.Equal(t, want.code, e.Code, path)
 		assert.Equal(t, want.field, e.Field, path)
 	}
@@ -325,7 +306,7 @@ func TestABalanceStaysReadableMarkedStaleWhileItsNetworkWaitsForARetryAndTheOthe
 		Stale      bool   `json:"stale"`
 		ComputedAt string `json:"computed_at"`
 	}
-	w := decode[struct {
+	w := apitest.Decode[struct {
 		Done       bool          `json:"done"`
 		Reconciled *bool         `json:"reconciled"`
 		Balances   []balanceJSON `json:"balances"`
@@ -357,7 +338,7 @@ func TestADrainingNodeRefusesWalletAddsButKeepsAnsweringReads(t *testing.T) {
 	rec := f.do(t, http.MethodPost, "/v1/wallets", `{"address":"`+solWallet+`"}`)
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
 	assert.Equal(t, "5", rec.Header().Get("Retry-After"))
-	assert.Equal(t, "draining", decode[struct{ Code string }](t, rec).Code)
+	assert.Equal(t, "draining", apitest.Decode[struct{ Code string }](t, rec).Code)
 	_, err := f.st.WalletStatus(context.Background(), solWallet)
 	require.ErrorIs(t, err, store.ErrNotFound, "nothing was stored")
 	assert.Equal(t, http.StatusOK, f.do(t, http.MethodGet, "/v1/wallets/"+evmWallet, "").Code)
@@ -373,7 +354,7 @@ func TestWithoutABackfillNetworkTheWalletRoutesSayBackfillIsNotEnabled(t *testin
 	} {
 		rec := f.do(t, r.method, r.path, r.body)
 		require.Equal(t, http.StatusNotFound, rec.Code, r.path)
-		e := decode[struct{ Code, Message string }](t, rec)
+		e := apitest.Decode[struct{ Code, Message string }](t, rec)
 		assert.Equal(t, "not_found", e.Code, r.path)
 		assert.Contains(t, e.Message, "not enabled", r.path)
 	}

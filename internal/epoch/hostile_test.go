@@ -16,27 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/store"
 )
-
-// doWith sends a body as JSON, with header on top.
-func (f *fixture) doWith(t *testing.T, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
-	return rec
-}
 
 // requireNothingStored checks that no epoch, no epoch in flight, no
 // workflow start and no ledger intent came of the requests.
@@ -67,12 +49,10 @@ func TestHostileRequestsOnTheEpochAndLedgerRoutesAre4xxWithAJSONErrorAndStoreNot
 		key := map[string]string{"Idempotency-Key": "epoch-e-alice"}
 
 		rows := []struct {
-			name         string
-			method, path string
-			body         string
-			header       map[string]string // on top of Content-Type: application/json when there is a body
-			status       int
-			code, field  string
+			Name, Method, Path, Body string
+			Header                   map[string]string // on top of Content-Type: application/json when there is a body
+			Status                   int
+			Code, Field              string
 		}{
 			// POST /rewarder/epochs/{id}/compute and GET /rewarder/epochs/{id}.
 			{"an epoch id escaping upwards", "POST", "/rewarder/epochs/..%2F..%2Fetc/compute", `{"pool":"1",` + usage + `}`, nil, 400, "invalid_path", ""},
@@ -110,25 +90,7 @@ func TestHostileRequestsOnTheEpochAndLedgerRoutesAre4xxWithAJSONErrorAndStoreNot
 			{"DELETE on the intents", "DELETE", "/ledger/v1/intents", "", nil, 405, "method_not_allowed", ""},
 		}
 
-		// The bubble's clock moves only when the server waits: a hostile request
-		// that held it (a timer, a pause, a body read to its deadline) shows.
-		// Subtests cannot run in a bubble, so each row's name is in its messages.
-		type refusal struct {
-			Status      int
-			Code, Field string
-		}
-		for _, row := range rows {
-			start := time.Now()
-			rec := f.doWith(t, row.method, row.path, row.body, row.header)
-			assert.Zero(t, time.Since(start), "%s: a hostile request does not hold the server", row.name)
-			var e errorJSON
-			_ = json.Unmarshal(rec.Body.Bytes(), &e)
-			assert.Equal(t, refusal{row.status, row.code, row.field}, refusal{rec.Code, e.Code, e.Field}, "%s is refused", row.name)
-			assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"), row.name)
-			assert.NotEmpty(t, e.Message, row.name)
-		}
-		assert.NotContains(t, logs.String(), "panicked")
-		assert.NotContains(t, logs.String(), "level=ERROR", "no client mistake reached an internal error")
+		apitest.RequireAllRefused(t, f.h, logs, rows)
 		f.requireNothingStored(t)
 	})
 }
@@ -157,7 +119,7 @@ func TestASlowLorisComputeBodyIsCutOffAtTheReadTimeoutAndStoresNothing(t *testin
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.Equal(t, http.StatusRequestTimeout, resp.StatusCode, "%s", raw)
-	var e errorJSON
+	var e apitest.Problem
 	require.NoError(t, json.Unmarshal(raw, &e))
 	assert.Equal(t, "body_timeout", e.Code)
 	assert.NotEmpty(t, e.Message)

@@ -2,7 +2,6 @@ package epoch_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/epoch"
 	"github.com/keeperhq/keeper/internal/httpapi"
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/settlement"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
@@ -77,34 +77,9 @@ func newFixture(t *testing.T, maxInFlight int) *fixture {
 	return &fixture{st: st, temporal: tc, epochs: epochs, api: api, h: openapitest.Handler(t, api.Handler())}
 }
 
-// errorJSON is problem details as the API answers them.
-type errorJSON struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field"`
-}
-
-func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
-	t.Helper()
-	var v T
-	if rec.Code >= 400 { // an error: problem details
-		assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
-	} else {
-		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-	}
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v), "body: %s", rec.Body.String())
-	return v
-}
-
 func (f *fixture) do(t *testing.T, method, path, body string) *httptest.ResponseRecorder {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, httptest.NewRequest(method, path, rd))
-	return rec
+	return apitest.Do(t, f.h, method, path, body, nil)
 }
 
 func (f *fixture) compute(t *testing.T, id, body string) *httptest.ResponseRecorder {
@@ -119,7 +94,7 @@ func TestComputeQueuesTheEpochAndStartsItsWorkflow(t *testing.T) {
 	rec := f.compute(t, "2026-11", threeAccounts)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	assert.Equal(t, "/rewarder/epochs/2026-11", rec.Header().Get("Location"))
-	m := decode[api.Manifest](t, rec)
+	m := apitest.Decode[api.Manifest](t, rec)
 	assert.Equal(t, "queued", m.Status)
 	assert.Equal(t, "1000", m.Pool)
 	assert.Equal(t, m.RequestHash, m.InputsHash, "inline usage is sealed at intake: its hash is known at once")
@@ -137,7 +112,7 @@ func TestComputeQueuesTheEpochAndStartsItsWorkflow(t *testing.T) {
 
 	got := f.do(t, "GET", "/rewarder/epochs/2026-11", "")
 	require.Equal(t, http.StatusOK, got.Code)
-	assert.Equal(t, m.RequestHash, decode[api.Manifest](t, got).RequestHash)
+	assert.Equal(t, m.RequestHash, apitest.Decode[api.Manifest](t, got).RequestHash)
 }
 
 func TestTheCallersDeadlineShortensTheExecutionTimeout(t *testing.T) {
@@ -152,18 +127,18 @@ func TestTheCallersDeadlineShortensTheExecutionTimeout(t *testing.T) {
 
 func TestTheSameRequestAgainJoinsTheEpochAndOtherInputsAreAConflict(t *testing.T) {
 	f := newFixture(t, 64)
-	first := decode[api.Manifest](t, f.compute(t, "e1", threeAccounts))
+	first := apitest.Decode[api.Manifest](t, f.compute(t, "e1", threeAccounts))
 	// The same inputs in another order and spelling are the same request.
 	again := f.compute(t, "e1", `{"pool":"01000","usage":[{"account":"alice","units":"1"},{"account":"bob","units":"1"},{"account":"carol","units":"1"}]}`)
 	require.Equal(t, http.StatusAccepted, again.Code, again.Body.String())
-	assert.Equal(t, first.RequestHash, decode[api.Manifest](t, again).RequestHash)
+	assert.Equal(t, first.RequestHash, apitest.Decode[api.Manifest](t, again).RequestHash)
 	for _, s := range started(f.temporal) {
 		assert.Equal(t, "epoch-e1", s.opts.ID, "every start names the same workflow id; Temporal keeps one run")
 	}
 
 	other := f.compute(t, "e1", `{"pool":"1001","usage":[{"account":"alice","units":"1"}]}`)
 	require.Equal(t, http.StatusConflict, other.Code, other.Body.String())
-	e := decode[errorJSON](t, other)
+	e := apitest.Decode[apitest.Problem](t, other)
 	assert.Equal(t, "epoch_conflict", e.Code)
 	assert.Equal(t, "id", e.Field)
 }
@@ -176,7 +151,7 @@ func TestACompletedEpochAskedForAgainAnswersItsManifestAndStartsNothing(t *testi
 
 	rec := f.compute(t, "done", threeAccounts)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	assert.Equal(t, "completed", decode[api.Manifest](t, rec).Status)
+	assert.Equal(t, "completed", apitest.Decode[api.Manifest](t, rec).Status)
 	assert.Len(t, started(f.temporal), 1)
 }
 
@@ -188,7 +163,7 @@ func TestAFailedEpochAskedForAgainRunsAgain(t *testing.T) {
 
 	rec := f.compute(t, "retry", threeAccounts)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	m := decode[api.Manifest](t, rec)
+	m := apitest.Decode[api.Manifest](t, rec)
 	assert.Equal(t, "queued", m.Status)
 	assert.Equal(t, 2, m.Run)
 	assert.Empty(t, m.Reason)
@@ -205,7 +180,7 @@ func TestTheEpochBeyondTheInFlightLimitIsRefusedWith429(t *testing.T) {
 	rec := f.compute(t, "three", threeAccounts)
 	require.Equal(t, http.StatusTooManyRequests, rec.Code, rec.Body.String())
 	assert.Equal(t, "5", rec.Header().Get("Retry-After"))
-	assert.Equal(t, "busy", decode[errorJSON](t, rec).Code)
+	assert.Equal(t, "busy", apitest.Decode[apitest.Problem](t, rec).Code)
 	assert.Equal(t, http.StatusNotFound, f.do(t, "GET", "/rewarder/epochs/three", "").Code, "a refused epoch is not stored")
 
 	// A repeat of an epoch in flight is not new work: it is answered.
@@ -225,7 +200,7 @@ func TestComputeWhileDrainingIs503(t *testing.T) {
 	f.api.Drain()
 	rec := f.compute(t, "late", threeAccounts)
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
-	assert.Equal(t, "draining", decode[errorJSON](t, rec).Code)
+	assert.Equal(t, "draining", apitest.Decode[apitest.Problem](t, rec).Code)
 	assert.Empty(t, started(f.temporal))
 }
 
@@ -234,7 +209,7 @@ func TestWhenTemporalIsDownTheSameRequestStartsTheEpochLater(t *testing.T) {
 	f.temporal.Fail(errors.New("connection refused"))
 	rec := f.compute(t, "later", threeAccounts)
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
-	assert.Equal(t, "temporal_unavailable", decode[errorJSON](t, rec).Code)
+	assert.Equal(t, "temporal_unavailable", apitest.Decode[apitest.Problem](t, rec).Code)
 
 	require.Equal(t, http.StatusAccepted, f.compute(t, "later", threeAccounts).Code)
 	require.Len(t, started(f.temporal), 1)
@@ -244,7 +219,7 @@ func TestAnEpochPastItsDeadlineIsFailedAndLeavesRoom(t *testing.T) {
 	f := newFixture(t, 1)
 	_, _, err := f.st.CreateEpoch(context.Background(), store.NewEpoch{ID: "slow", RequestHash: "h", Pool: "1", Source: "http://x", Deadline: time.Now().Add(-time.Second)}, 1)
 	require.NoError(t, err)
-	m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/slow", ""))
+	m := apitest.Decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/slow", ""))
 	assert.Equal(t, "failed", m.Status)
 	assert.Equal(t, "deadline exceeded", m.Reason)
 	assert.Equal(t, http.StatusAccepted, f.compute(t, "next", threeAccounts).Code, "an epoch past its deadline is not in flight")
@@ -266,7 +241,7 @@ func TestTheManifestShowsArtifactsIntentsAndTheCommitmentsReceipt(t *testing.T) 
 	require.NoError(t, f.st.RecordAnchor(ctx, "full", 1, ev.ID))
 	require.NoError(t, f.st.FinishEpoch(ctx, "full", 1, store.EpochCompleted, ""))
 
-	m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/full", ""))
+	m := apitest.Decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/full", ""))
 	assert.Equal(t, "completed", m.Status)
 	assert.Equal(t, "1000", m.TotalPaid)
 	assert.Equal(t, 3, m.Accounts)
@@ -292,7 +267,7 @@ func TestTheManifestShowsArtifactsIntentsAndTheCommitmentsReceipt(t *testing.T) 
 	root := merkle.LeafHash(leaves[0]) // a one-leaf tree
 	require.NoError(t, f.st.MarkSubmitted(ctx, b.ID, root, "stub:tx"))
 	require.NoError(t, f.st.ConfirmBatch(ctx, b.ID, store.Confirmation{TxRef: "stub:tx", Block: 7, BlockTime: time.Now()}))
-	m = decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/full", ""))
+	m = apitest.Decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/full", ""))
 	require.NotNil(t, m.Anchor.Receipt)
 	assert.Equal(t, "confirmed", m.Anchor.Status)
 	assert.Equal(t, strings.Repeat("ab", 32), m.Anchor.Receipt.Digest)
@@ -355,7 +330,7 @@ func TestBadComputeRequestsAreRefusedWithAJSONErrorAndStoreNothing(t *testing.T)
 		t.Run(row.name, func(t *testing.T) {
 			rec := f.compute(t, row.id, row.body)
 			require.Equal(t, row.status, rec.Code, rec.Body.String())
-			e := decode[errorJSON](t, rec)
+			e := apitest.Decode[apitest.Problem](t, rec)
 			assert.Equal(t, row.code, e.Code)
 			assert.Equal(t, row.field, e.Field)
 			assert.NotEmpty(t, e.Message)
@@ -376,7 +351,7 @@ func TestGetEpochAnswers404ForAnUnknownEpochAnd405ForOtherMethods(t *testing.T) 
 	f := newFixture(t, 64)
 	rec := f.do(t, "GET", "/rewarder/epochs/nope", "")
 	require.Equal(t, http.StatusNotFound, rec.Code)
-	assert.Equal(t, "not_found", decode[errorJSON](t, rec).Code)
+	assert.Equal(t, "not_found", apitest.Decode[apitest.Problem](t, rec).Code)
 	rec = f.do(t, "DELETE", "/rewarder/epochs/nope", "")
 	require.Equal(t, http.StatusMethodNotAllowed, rec.Code)
 	assert.Equal(t, "GET, HEAD", rec.Header().Get("Allow"))

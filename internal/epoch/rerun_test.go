@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 
 	"github.com/keeperhq/keeper/api"
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/temporalfake"
 	"github.com/keeperhq/keeper/internal/workflows"
@@ -24,18 +25,18 @@ func TestAQuarantinedEpochRunsAgainOnlyWhenARerunIsAskedFor(t *testing.T) {
 	require.NoError(t, f.st.FinishEpoch(context.Background(), "stuck", 1, store.EpochQuarantined, reason))
 	f.temporal.SetStatus(workflows.EpochWorkflowID("stuck"), enums.WORKFLOW_EXECUTION_STATUS_COMPLETED) // a quarantined epoch's workflow completes
 
-	m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/stuck", ""))
+	m := apitest.Decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/stuck", ""))
 	assert.Equal(t, "quarantined", m.Status)
 	assert.Equal(t, reason, m.Reason, "the reason is on the manifest")
 
 	rec := f.compute(t, "stuck", threeAccounts)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	assert.Equal(t, "quarantined", decode[api.Manifest](t, rec).Status)
+	assert.Equal(t, "quarantined", apitest.Decode[api.Manifest](t, rec).Status)
 	assert.Len(t, started(f.temporal), 1, "the same request again sends nothing")
 
 	rec = f.do(t, "POST", "/rewarder/epochs/stuck/compute?rerun=true", threeAccounts)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	m = decode[api.Manifest](t, rec)
+	m = apitest.Decode[api.Manifest](t, rec)
 	assert.Equal(t, "queued", m.Status)
 	assert.Equal(t, 2, m.Run)
 	assert.Empty(t, m.Reason)
@@ -53,13 +54,13 @@ func TestARerunOfACompletedEpochIsAConflictAndABadRerunValueIs400(t *testing.T) 
 
 	rec := f.do(t, "POST", "/rewarder/epochs/paid/compute?rerun=true", threeAccounts)
 	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
-	e := decode[errorJSON](t, rec)
+	e := apitest.Decode[apitest.Problem](t, rec)
 	assert.Equal(t, "epoch_completed", e.Code)
 	assert.Equal(t, "rerun", e.Field)
 
 	rec = f.do(t, "POST", "/rewarder/epochs/paid/compute?rerun=yes", threeAccounts)
 	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
-	e = decode[errorJSON](t, rec)
+	e = apitest.Decode[apitest.Problem](t, rec)
 	assert.Equal(t, "invalid_rerun", e.Code)
 	assert.Equal(t, "rerun", e.Field)
 	assert.Len(t, started(f.temporal), 1)
@@ -97,14 +98,14 @@ func TestComputeAnswers503WithRetryAfterWhenTemporalDoesNotAcceptWithinTheDeadli
 		took := time.Since(began)
 		require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
 		assert.Equal(t, "5", rec.Header().Get("Retry-After"))
-		e := decode[errorJSON](t, rec)
+		e := apitest.Decode[apitest.Problem](t, rec)
 		assert.Equal(t, "temporal_unavailable", e.Code)
 		assert.Contains(t, e.Message, "within 300ms")
 		assert.Equal(t, []bool{true}, stalled.Deadlines(), "the start was given a deadline")
 		assert.Equal(t, 300*time.Millisecond, took, "answered at the deadline, not when Temporal gave up")
 
 		// The epoch stays queued: once Temporal accepts, the same request starts it.
-		m := decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/slow", ""))
+		m := apitest.Decode[api.Manifest](t, f.do(t, "GET", "/rewarder/epochs/slow", ""))
 		assert.Equal(t, "queued", m.Status)
 		f.epochs.Temporal = f.temporal
 		require.Equal(t, http.StatusAccepted, f.compute(t, "slow", threeAccounts).Code)
@@ -122,7 +123,7 @@ func TestComputesAcceptDeadlineIsTwoSecondsUnlessConfigured(t *testing.T) {
 		rec := f.compute(t, "slow", threeAccounts)
 		took := time.Since(began)
 		require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
-		assert.Contains(t, decode[errorJSON](t, rec).Message, "within 2s")
+		assert.Contains(t, apitest.Decode[apitest.Problem](t, rec).Message, "within 2s")
 		assert.Equal(t, 2*time.Second, took)
 	})
 }

@@ -1,42 +1,17 @@
 package epoch_test
 
 import (
-	"reflect"
-	"runtime"
-	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"go.temporal.io/sdk/activity"
-
 	"github.com/keeperhq/keeper/internal/epoch"
+	"github.com/keeperhq/keeper/internal/worker/workertest"
 	"github.com/keeperhq/keeper/internal/workflows"
 )
 
-// registry records what is registered on it.
-type registry map[string]any
-
-func (r registry) RegisterActivityWithOptions(a any, o activity.RegisterOptions) { r[o.Name] = a }
-
-// Registering the struct (RegisterActivity) named each exported method
-// after itself, and recorded histories hold those names: every method is
-// registered under its own name and no other, and those are the names
-// EpochCompute calls.
+// Workflows call activities by name: every method is registered under its
+// own name and no other, and those are the names EpochCompute calls.
 func TestEveryActivityMethodIsRegisteredUnderItsOwnName(t *testing.T) {
-	r := registry{}
-	epoch.RegisterActivities(r, &epoch.Activities{})
-	var methods, registered []string
-	for m := range reflect.TypeFor[*epoch.Activities]().Methods() {
-		methods = append(methods, m.Name)
-	}
-	for name, fn := range r {
-		registered = append(registered, name)
-		full := strings.TrimSuffix(runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name(), "-fm")
-		assert.Equal(t, name, full[strings.LastIndex(full, ".")+1:], "registered under another method's name")
-	}
-	assert.ElementsMatch(t, methods, registered, "the registered activities are not the struct's methods")
-	assert.ElementsMatch(t, []string{
+	workertest.RequireEachMethodUnderItsName(t, &epoch.Activities{}, epoch.RegisterActivities,
 		workflows.SealInputsActivity, workflows.ComputeRewardsActivity, workflows.WriteArtifactsActivity,
-		workflows.EmitIntentsActivity, workflows.AnchorCommitmentActivity, workflows.FinishEpochActivity,
-	}, registered)
+		workflows.EmitIntentsActivity, workflows.AnchorCommitmentActivity, workflows.FinishEpochActivity)
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/httpapi"
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
@@ -49,17 +49,7 @@ func newFixture(t *testing.T) *fixture {
 // do sends body, when not empty, as JSON.
 func (f *fixture) do(t *testing.T, method, path, body string) *httptest.ResponseRecorder {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
-	return rec
+	return apitest.Do(t, f.h, method, path, body, nil)
 }
 
 // deadLetter takes in one evidence and dead-letters its batch: an
@@ -77,30 +67,11 @@ func (f *fixture) deadLetter(t *testing.T, seed string) store.Evidence {
 	return ev
 }
 
-func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
-	t.Helper()
-	var v T
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v), "body: %s", rec.Body.String())
-	return v
-}
-
-// requireRefused checks an error answer: its status, and problem details
-// with its code and the field at fault.
-func requireRefused(t *testing.T, rec *httptest.ResponseRecorder, status int, code, field string) {
-	t.Helper()
-	require.Equal(t, status, rec.Code, "body: %.300s", rec.Body.String())
-	assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
-	e := decode[struct{ Code, Field, Message string }](t, rec)
-	assert.Equal(t, code, e.Code)
-	assert.Equal(t, field, e.Field)
-	assert.NotEmpty(t, e.Message)
-}
-
 func TestCreatingAWebhookShowsItsSecretOnceAndRotatingShowsANewOne(t *testing.T) {
 	f := newFixture(t)
 	rec := f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/keeper","events":["evidence.confirmed","epoch.failed","evidence.confirmed"]}`)
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	created := decode[api.Webhook](t, rec)
+	created := apitest.Decode[api.Webhook](t, rec)
 	assert.Equal(t, "/v1/webhooks/"+created.ID, rec.Header().Get("Location"))
 	assert.Equal(t, []string{"evidence.confirmed", "epoch.failed"}, created.Events)
 	assert.True(t, created.Enabled)
@@ -118,13 +89,13 @@ func TestCreatingAWebhookShowsItsSecretOnceAndRotatingShowsANewOne(t *testing.T)
 
 	rec = f.do(t, "POST", "/v1/webhooks/"+created.ID+"/rotate-secret", "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	rotated := decode[api.Webhook](t, rec)
+	rotated := apitest.Decode[api.Webhook](t, rec)
 	assert.True(t, strings.HasPrefix(rotated.Secret, "whsec_"))
 	assert.NotEqual(t, created.Secret, rotated.Secret)
 
 	require.Equal(t, http.StatusNoContent, f.do(t, "DELETE", "/v1/webhooks/"+created.ID, "").Code)
-	requireRefused(t, f.do(t, "GET", "/v1/webhooks/"+created.ID, ""), 404, "not_found", "id")
-	requireRefused(t, f.do(t, "DELETE", "/v1/webhooks/"+created.ID, ""), 404, "not_found", "id")
+	apitest.RequireRefused(t, f.do(t, "GET", "/v1/webhooks/"+created.ID, ""), 404, "not_found", "id")
+	apitest.RequireRefused(t, f.do(t, "DELETE", "/v1/webhooks/"+created.ID, ""), 404, "not_found", "id")
 }
 
 func TestHostileWebhookURLsAndBadEventsAreRefusedNamingTheField(t *testing.T) {
@@ -160,65 +131,65 @@ func TestHostileWebhookURLsAndBadEventsAreRefusedNamingTheField(t *testing.T) {
 		"not a url",
 	} {
 		t.Run(url, func(t *testing.T) {
-			requireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"`+url+`","events":["epoch.failed"]}`), 400, "invalid_url", "url")
+			apitest.RequireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"`+url+`","events":["epoch.failed"]}`), 400, "invalid_url", "url")
 		})
 	}
-	requireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"events":["epoch.failed"]}`), 400, "missing_field", "url")
-	requireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/"}`), 400, "missing_field", "events")
-	requireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":[]}`), 400, "missing_field", "events")
-	requireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["epoch.failed","evidence.lost"]}`), 400, "invalid_event", "events[1]")
-	requireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["epoch.failed"],"secret":"mine"}`), 400, "unknown_field", "secret")
-	requireRefused(t, f.do(t, "GET", "/v1/webhooks/wh_nothex", ""), 400, "invalid_id", "id")
-	list := decode[struct{ Webhooks []api.Webhook }](t, f.do(t, "GET", "/v1/webhooks", ""))
+	apitest.RequireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"events":["epoch.failed"]}`), 400, "missing_field", "url")
+	apitest.RequireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/"}`), 400, "missing_field", "events")
+	apitest.RequireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":[]}`), 400, "missing_field", "events")
+	apitest.RequireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["epoch.failed","evidence.lost"]}`), 400, "invalid_event", "events[1]")
+	apitest.RequireRefused(t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["epoch.failed"],"secret":"mine"}`), 400, "unknown_field", "secret")
+	apitest.RequireRefused(t, f.do(t, "GET", "/v1/webhooks/wh_nothex", ""), 400, "invalid_id", "id")
+	list := apitest.Decode[struct{ Webhooks []api.Webhook }](t, f.do(t, "GET", "/v1/webhooks", ""))
 	assert.Empty(t, list.Webhooks, "nothing was stored")
 }
 
 func TestAFailedDeliveryIsListedAndReDrivenOnce(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	created := decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
+	created := apitest.Decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
 	ev := f.deadLetter(t, "a")
 
 	base := "/v1/webhooks/" + created.ID + "/deliveries"
-	list := decode[struct{ Deliveries []api.Delivery }](t, f.do(t, "GET", base, ""))
+	list := apitest.Decode[struct{ Deliveries []api.Delivery }](t, f.do(t, "GET", base, ""))
 	require.Len(t, list.Deliveries, 1)
 	d := list.Deliveries[0]
 	assert.Equal(t, "evidence.dead_lettered", d.Type)
 	assert.Equal(t, ev.ID, d.ObjectID)
 	assert.Equal(t, "pending", d.Status)
 
-	requireRefused(t, f.do(t, "POST", base+"/"+d.ID+"/retry", ""), 409, "not_failed", "delivery_id")
+	apitest.RequireRefused(t, f.do(t, "POST", base+"/"+d.ID+"/retry", ""), 409, "not_failed", "delivery_id")
 	require.NoError(t, f.st.FailDelivery(ctx, d.ID, 0, "retries used up"))
 	rec := f.do(t, "POST", base+"/"+d.ID+"/retry", "")
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	assert.Equal(t, store.DeliveryPending, decode[api.Delivery](t, rec).Status)
-	requireRefused(t, f.do(t, "POST", base+"/msg_000000000000000000000000/retry", ""), 404, "not_found", "delivery_id")
-	requireRefused(t, f.do(t, "GET", base+"?limit=0", ""), 400, "invalid_limit", "limit")
+	assert.Equal(t, store.DeliveryPending, apitest.Decode[api.Delivery](t, rec).Status)
+	apitest.RequireRefused(t, f.do(t, "POST", base+"/msg_000000000000000000000000/retry", ""), 404, "not_found", "delivery_id")
+	apitest.RequireRefused(t, f.do(t, "GET", base+"?limit=0", ""), 400, "invalid_limit", "limit")
 }
 
 func TestRotatingWithAGraceShowsOnlyTheNewSecretAndWhenTheOldOneStopsSigning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t)
 		f.web.RotationGrace = 24 * time.Hour
-		created := decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
+		created := apitest.Decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
 		path := "/v1/webhooks/" + created.ID
 
 		before := time.Now()
 		rec := f.do(t, "POST", path+"/rotate-secret", `{"grace":"1h"}`)
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-		rotated := decode[api.Webhook](t, rec)
+		rotated := apitest.Decode[api.Webhook](t, rec)
 		assert.NotEqual(t, created.Secret, rotated.Secret)
 		assert.NotContains(t, rec.Body.String(), created.Secret, "the old secret is never shown")
 		assert.Equal(t, before.Add(time.Hour).UTC(), rotated.PreviousSecretExpiresAt.UTC(), "the bubble's clock has not moved")
 		got := f.do(t, "GET", path, "")
 		assert.NotContains(t, got.Body.String(), "whsec_")
-		assert.Equal(t, rotated.PreviousSecretExpiresAt, decode[api.Webhook](t, got).PreviousSecretExpiresAt)
+		assert.Equal(t, rotated.PreviousSecretExpiresAt, apitest.Decode[api.Webhook](t, got).PreviousSecretExpiresAt)
 
 		// Without a body the server's default grace applies.
-		rotated = decode[api.Webhook](t, f.do(t, "POST", path+"/rotate-secret", ""))
+		rotated = apitest.Decode[api.Webhook](t, f.do(t, "POST", path+"/rotate-secret", ""))
 		assert.Equal(t, time.Now().Add(24*time.Hour).UTC(), rotated.PreviousSecretExpiresAt.UTC())
 		// "0s" replaces the secret outright.
-		rotated = decode[api.Webhook](t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"0s"}`))
+		rotated = apitest.Decode[api.Webhook](t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"0s"}`))
 		assert.True(t, rotated.PreviousSecretExpiresAt.IsZero())
 
 		_, target, err := deliveryTarget(t, f, created.ID)
@@ -233,8 +204,8 @@ func TestRotatingWithAGraceShowsOnlyTheNewSecretAndWhenTheOldOneStopsSigning(t *
 		_, after, err := deliveryTarget(t, f, created.ID)
 		require.NoError(t, err)
 		assert.Equal(t, target.Secrets, after.Secrets, "a refused rotation changes nothing")
-		requireRefused(t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"soon"}`), 400, "invalid_grace", "grace")
-		requireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_000000000000000000000000/rotate-secret", `{"grace":"1h"}`), 404, "not_found", "id")
+		apitest.RequireRefused(t, f.do(t, "POST", path+"/rotate-secret", `{"grace":"soon"}`), 400, "invalid_grace", "grace")
+		apitest.RequireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_000000000000000000000000/rotate-secret", `{"grace":"1h"}`), 404, "not_found", "id")
 	})
 }
 
@@ -255,7 +226,7 @@ func deliveryTarget(t *testing.T, f *fixture, id string) (store.Delivery, store.
 func TestAWebhookDisabledByA410ShowsWhyAndIsEnabledByTheEnableCall(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	created := decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
+	created := apitest.Decode[api.Webhook](t, f.do(t, "POST", "/v1/webhooks", `{"url":"https://hooks.example.com/","events":["evidence.dead_lettered"]}`))
 	d, _, err := deliveryTarget(t, f, created.ID)
 	require.NoError(t, err)
 	disabled, err := f.st.RecordDeliveryAttempt(ctx, d.ID, d.Run, store.Attempt{Status: http.StatusGone, Error: "answered 410", At: time.Now(), Gone: true})
@@ -263,20 +234,20 @@ func TestAWebhookDisabledByA410ShowsWhyAndIsEnabledByTheEnableCall(t *testing.T)
 	require.True(t, disabled)
 
 	path := "/v1/webhooks/" + created.ID
-	got := decode[api.Webhook](t, f.do(t, "GET", path, ""))
+	got := apitest.Decode[api.Webhook](t, f.do(t, "GET", path, ""))
 	assert.False(t, got.Enabled)
 	assert.Equal(t, "the endpoint answered 410 Gone", got.DisabledReason)
 	assert.False(t, got.DisabledAt.IsZero())
 
 	rec := f.do(t, "POST", path+"/enable", "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	enabled := decode[api.Webhook](t, rec)
+	enabled := apitest.Decode[api.Webhook](t, rec)
 	assert.True(t, enabled.Enabled)
 	assert.Empty(t, enabled.DisabledReason)
 	assert.True(t, enabled.DisabledAt.IsZero())
 	assert.Empty(t, enabled.Secret, "enabling shows no secret")
-	assert.True(t, decode[api.Webhook](t, f.do(t, "GET", path, "")).Enabled)
+	assert.True(t, apitest.Decode[api.Webhook](t, f.do(t, "GET", path, "")).Enabled)
 	require.Equal(t, http.StatusOK, f.do(t, "POST", path+"/enable", "").Code, "enabling an enabled webhook is fine")
-	requireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_000000000000000000000000/enable", ""), 404, "not_found", "id")
-	requireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_nothex/enable", ""), 400, "invalid_id", "id")
+	apitest.RequireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_000000000000000000000000/enable", ""), 404, "not_found", "id")
+	apitest.RequireRefused(t, f.do(t, "POST", "/v1/webhooks/wh_nothex/enable", ""), 400, "invalid_id", "id")
 }
