@@ -423,9 +423,6 @@ const maxProductionSize = 60_000_000
 // binary, stripped as the Dockerfile builds it, and reads the modules it
 // records (what `go version -m` prints), so that the two agree.
 func TestTheProductionBinaryIsSmallAndRecordsNoModuleOfTheDevStack(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the production binary")
-	}
 	bin := filepath.Join(t.TempDir(), "keeper")
 	cmd := exec.Command("go", "build", "-ldflags=-s -w", "-o", bin, module+"/"+production)
 	out, err := cmd.CombinedOutput()

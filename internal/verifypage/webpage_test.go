@@ -67,9 +67,6 @@ func TestThePageInlinesTheGeneratedVerifier(t *testing.T) {
 // or time), so any difference is a change to receipt/verify, its
 // dependencies, the Go version or ./wasm that was not regenerated.
 func TestTheEmbeddedVerifierIsCurrent(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the verifier for js/wasm")
-	}
 	dir := t.TempDir()
 	cmd := exec.Command("go", "run", "./gen", "-out", dir)
 	out, err := cmd.CombinedOutput()

@@ -92,9 +92,6 @@ func TestALegacyPathSchemeChainReopensConsistentAfterSIGKILL(t *testing.T) {
 // crashRounds runs the kill and reopen rounds; it returns how many reopens
 // came back more than one block below the highest block seen before the kill.
 func crashRounds(t *testing.T, legacyPath bool, kills int) int {
-	if testing.Short() {
-		t.Skip("kills and restarts a child process several times")
-	}
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("DEVCHAIN_CRASH_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
