@@ -66,7 +66,7 @@ func sendDust(t *testing.T, url string, from sol.PrivateKey, payer sol.PublicKey
 			}
 		}
 		return true
-	}, 30*time.Second, 20*time.Millisecond, "the dust transactions are confirmed")
+	}, 2*time.Minute, 20*time.Millisecond, "the dust transactions are confirmed") // 200 of them, on a devnet slowed by the race detector in CI
 }
 
 // anchorCheckpoint anchors c as batch id with a and waits until it is final.
