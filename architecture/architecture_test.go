@@ -88,33 +88,30 @@ func devStackLinks(deps []string) []string {
 
 // server is keeper's server side: what a program that only talks to keeper
 // or checks its receipts should not link.
-var server = []string{"internal/store/...", "internal/chains/...", "internal/activities/...", "internal/workflows/...", "internal/starter/...", "internal/dispatch/...", "internal/node/...", "internal/worker/...",
-	"internal/config/...", "internal/telemetry/...", "internal/codec/...", "internal/cli/...", "internal/backfill/...", "internal/rewards/...", "internal/settlement/...", "internal/dev/...", "internal/devserver/..."}
+var server = []string{"internal/store/...", "internal/chains/...", "internal/workflows/...", "internal/starter/...", "internal/node/...", "internal/worker/...",
+	"internal/anchor/...", "internal/backfill/...", "internal/epoch/...", "internal/webhook/...",
+	"internal/config/...", "internal/telemetry/...", "internal/codec/...", "internal/cli/...", "internal/rewards/...", "internal/settlement/...", "internal/dev/...", "internal/devserver/..."}
 
 var rules = []rule{
 	{
-		name: "workflows link nothing of keeper's records, chains, scanners, ledger, rewards or activities: they call activities by name, with payloads of their own",
+		name: "workflows link nothing of keeper's records, chains, scanners, ledger, rewards or features: they call activities by name, with payloads of their own",
 		from: []string{"internal/workflows/..."},
-		to: []string{"internal/store/...", "internal/chains/...", "internal/settlement/...", "internal/backfill/...", "internal/rewards/...", "merkle/...",
-			"internal/activities/...", "internal/dev/...", "internal/starter/...", "internal/dispatch/...", "internal/node/..."},
+		to: []string{"internal/store/...", "internal/chains/...", "internal/settlement/...", "internal/rewards/...", "merkle/...",
+			"internal/anchor/...", "internal/backfill/...", "internal/epoch/...", "internal/webhook/...",
+			"internal/dev/...", "internal/starter/...", "internal/node/..."},
 		transitive: true,
 	},
 	{
-		name:       "the dispatcher imports no activities, directly or not: it starts workflows with the workflows' payload types",
-		from:       []string{"internal/dispatch/..."},
-		to:         []string{"internal/activities/..."},
-		transitive: true,
-	},
-	{
-		name:       "the records layer links no chain adapter, scanner, workflow or activity",
-		from:       []string{"internal/store/..."},
-		to:         []string{"internal/chains/...", "internal/backfill/...", "internal/workflows/...", "internal/activities/...", "internal/dev/...", "internal/starter/...", "internal/dispatch/..."},
+		name: "the records layer links no chain adapter, scanner, workflow or feature",
+		from: []string{"internal/store/..."},
+		to: []string{"internal/chains/...", "internal/workflows/...", "internal/dev/...", "internal/starter/...",
+			"internal/anchor/...", "internal/backfill/...", "internal/epoch/...", "internal/webhook/..."},
 		transitive: true,
 	},
 	{
 		name:       "chain adapters and scanners link no store",
 		from:       []string{"internal/chains/...", "internal/backfill/scan", "internal/backfill/evmscan", "internal/backfill/solscan"},
-		to:         []string{"internal/store/...", "internal/activities/...", "internal/workflows/..."},
+		to:         []string{"internal/store/...", "internal/anchor/...", "internal/workflows/..."},
 		transitive: true,
 	},
 	{
@@ -291,7 +288,7 @@ func TestKeepersPackagesFollowTheImportRules(t *testing.T) {
 		paths[i] = p.Path
 	}
 	// The rules name real packages: a rename that empties a rule fails here.
-	for _, want := range []string{"internal/workflows", "internal/activities", "internal/store", "internal/chains/evm", "internal/chains/solana", "internal/backfill/evmscan", "internal/node", "internal/worker", "internal/starter", "internal/dispatch", "internal/retry", "internal/redact", "internal/dev/stub", "internal/devserver"} {
+	for _, want := range []string{"internal/workflows", "internal/anchor", "internal/backfill", "internal/epoch", "internal/webhook", "internal/store", "internal/chains/evm", "internal/chains/solana", "internal/backfill/evmscan", "internal/node", "internal/worker", "internal/starter", "internal/retry", "internal/redact", "internal/dev/stub", "internal/devserver"} {
 		assert.Contains(t, paths, want)
 	}
 	assert.Empty(t, violations(pkgs, rules), "forbidden imports (docs/architecture.md)")
@@ -329,7 +326,7 @@ func pathsOf(pkgs []pkg) []string {
 
 func TestTheServingPackagesLinkNoSimulatorAndNoTemporalServer(t *testing.T) {
 	for _, p := range load(t) {
-		if !matchAny([]string{"internal/node", "internal/worker", "internal/starter", "internal/dispatch", "internal/activities", "internal/workflows", "internal/store", "internal/chains/...", "internal/backfill/...", "internal/cli"}, p.Path) {
+		if !matchAny([]string{"internal/node", "internal/worker", "internal/starter", "internal/anchor", "internal/epoch", "internal/webhook", "internal/workflows", "internal/store", "internal/chains/...", "internal/backfill/...", "internal/cli"}, p.Path) {
 			continue
 		}
 		for _, d := range p.Deps {
@@ -340,9 +337,8 @@ func TestTheServingPackagesLinkNoSimulatorAndNoTemporalServer(t *testing.T) {
 
 func TestTheRulesCatchAForbiddenImport(t *testing.T) {
 	graph := []pkg{
-		{Path: "internal/workflows", Imports: []string{"internal/activities"}, Deps: []string{"internal/activities", "internal/store"}},
-		{Path: "internal/dispatch", Imports: []string{"internal/workflows"}, Deps: []string{"internal/workflows", "internal/activities"}},
-		{Path: "internal/store", Imports: []string{"internal/retry"}, Deps: []string{"internal/retry", "internal/chains"}},
+		{Path: "internal/workflows", Imports: []string{"internal/anchor"}, Deps: []string{"internal/anchor", "internal/store"}},
+		{Path: "internal/store", Imports: []string{"internal/retry"}, Deps: []string{"internal/retry", "internal/chains", "internal/webhook"}},
 		{Path: "internal/chains/evm", Imports: []string{"internal/chains"}, Deps: []string{"internal/chains", "internal/store"}},
 		{Path: "internal/node", Imports: []string{"internal/worker"}, Deps: []string{"internal/worker", "internal/dev/stub", "go.temporal.io/server/temporal"}},
 		{Path: "cmd/keeper", Imports: []string{"internal/dev/stub"}, Deps: []string{"internal/dev/stub", "go.temporal.io/server/temporal"}},
@@ -350,13 +346,13 @@ func TestTheRulesCatchAForbiddenImport(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"internal/chains/evm → internal/store: chain adapters and scanners link no store",
-		"internal/dispatch → internal/activities: the dispatcher imports no activities, directly or not: it starts workflows with the workflows' payload types",
 		"internal/node → go.temporal.io/server/temporal: only devserver, cmd/keeper, bench and tests link the Temporal server",
 		"internal/node → internal/dev/stub: production packages link no simulator",
 		"internal/retry → internal/chains: the retry rules, the redactor, the URL policy and webhook signing are leaves",
-		"internal/store → internal/chains: the records layer links no chain adapter, scanner, workflow or activity",
-		"internal/workflows → internal/activities: workflows link nothing of keeper's records, chains, scanners, ledger, rewards or activities: they call activities by name, with payloads of their own",
-		"internal/workflows → internal/store: workflows link nothing of keeper's records, chains, scanners, ledger, rewards or activities: they call activities by name, with payloads of their own",
+		"internal/store → internal/chains: the records layer links no chain adapter, scanner, workflow or feature",
+		"internal/store → internal/webhook: the records layer links no chain adapter, scanner, workflow or feature",
+		"internal/workflows → internal/anchor: workflows link nothing of keeper's records, chains, scanners, ledger, rewards or features: they call activities by name, with payloads of their own",
+		"internal/workflows → internal/store: workflows link nothing of keeper's records, chains, scanners, ledger, rewards or features: they call activities by name, with payloads of their own",
 	}, violations(graph, rules))
 }
 

@@ -2,6 +2,7 @@ package architecture
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -25,9 +26,19 @@ var featureFiles = map[string]string{
 // canonical are the features' files.
 var canonical = []string{"anchor.go", "backfill.go", "epoch.go", "webhook.go"}
 
-// layers are the packages that hold a file per feature.
-var layers = []string{"api", "client", "internal/cli", "internal/starter", "internal/dispatch", "internal/activities",
-	"internal/workflows", "internal/store", "internal/worker", "internal/node", "internal/config", "internal/bench"}
+// layers are the packages that hold a file per feature. A feature's routes,
+// dispatcher, activities and worker registration are its own package's
+// (featurePackages), with a file per role.
+var layers = []string{"api", "client", "internal/cli", "internal/workflows", "internal/store", "internal/node", "internal/config", "internal/bench"}
+
+// featurePackages are the features' own packages, and roleFiles the files
+// each has for the same role: what it is (doc.go), its routes (http.go),
+// its activities (activities.go), its worker registration (worker.go), its
+// metrics (metrics.go) and its check for leaked goroutines (leak_test.go).
+var (
+	featurePackages = []string{"internal/anchor", "internal/backfill", "internal/epoch", "internal/webhook"}
+	roleFiles       = []string{"doc.go", "http.go", "activities.go", "worker.go", "metrics.go", "leak_test.go"}
+)
 
 // misnamed lists the files of a layer named for a feature under another
 // name than the feature's, with the name they should have.
@@ -88,4 +99,22 @@ func TestTheFileNameCheckFindsAFeatureUnderAnotherName(t *testing.T) {
 		"anchor.go", "wallets.go", "epochs.go", "epoch_test.go", "webhooks_test.go", "evidence.go", "evidencescan.go",
 		"webhooks_payloads.go", "deadletters.go", "doc.go", "webhooks.md",
 	}))
+}
+
+func TestEveryFeaturePackageHasAFileForEachRole(t *testing.T) {
+	dirs := map[string]string{}
+	for _, p := range load(t) {
+		dirs[p.Path] = p.Dir
+	}
+	var missing []string
+	for _, f := range featurePackages {
+		dir, ok := dirs[f]
+		require.True(t, ok, "no package %s: a feature renamed must be renamed here too", f)
+		for _, name := range roleFiles {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				missing = append(missing, f+"/"+name)
+			}
+		}
+	}
+	assert.Empty(t, missing, "a feature's package lacks the file of a role the others have (docs/architecture.md, Feature × layer)")
 }

@@ -19,8 +19,8 @@ import (
 // wholeStore are the packages whose production code may name *store.Store
 // as a type: the records layer and its test aids, and a node's wiring,
 // which opens the store and hands it to every consumer as the interface
-// the consumer declares (activities.Batches, dispatch.Outbox,
-// starter.Records, ...). Tools that open a store themselves (internal/cli,
+// the consumer declares (anchor.Batches, anchor.Outbox,
+// webhook.Subscriptions, ...). Tools that open a store themselves (internal/cli,
 // internal/bench, testsuite/record) keep it in a variable the compiler
 // types and pass it on the same way.
 var wholeStore = []string{"internal/store/...", "internal/node"}

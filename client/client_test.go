@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	keeper "github.com/keeperhq/keeper/client"
+	"github.com/keeperhq/keeper/internal/anchor"
 	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/dev/testkit"
 	"github.com/keeperhq/keeper/internal/epoch"
@@ -44,9 +45,9 @@ type api struct {
 func newAPI(t *testing.T) *api {
 	t.Helper()
 	st := storetest.SQLite(t)
-	a := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
-		Logger: slog.New(slog.DiscardHandler),
+	a := &starter.API{Store: st, Logger: slog.New(slog.DiscardHandler),
 		Features: []starter.Feature{
+			&anchor.HTTP{Store: st, Chains: []string{"stub"}, MaxPending: 100, Logger: slog.New(slog.DiscardHandler)},
 			&epoch.HTTP{Store: st, Temporal: &temporalfake.Client{}, Options: epoch.Options{MaxInFlight: 4, Duration: time.Hour}},
 			&webhook.HTTP{Store: st, Logger: slog.New(slog.DiscardHandler)},
 			&backfill.HTTP{Store: st, Logger: slog.New(slog.DiscardHandler), Networks: []backfill.Network{{Name: "solana", Unit: "signatures",

@@ -71,7 +71,7 @@ func newWalletFixture(t *testing.T) (*fixture, *backfill.Dispatcher) {
 		{Name: "etherlink", Unit: "blocks", Start: 100, Parse: evmscan.ParseAddress},
 		{Name: "solana", Unit: "signatures", Parse: solscan.ParseAddress},
 	}}
-	a := &starter.API{Store: st, Chains: []string{"etherlink", "solana"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
+	a := &starter.API{Store: st,
 		Features: []starter.Feature{w}, Logger: log}
 	return &fixture{st: st, api: a, w: w, h: openapitest.Handler(t, a.Handler())}, d
 }

@@ -26,7 +26,7 @@ func TestMetricsCountEachBackfillUnitApartAndExposeStoredCountsAsGauges(t *testi
 		{Name: "etherlink", Unit: "blocks", Parse: asIs},
 		{Name: "solana", Unit: "signatures", Parse: asIs},
 	}})
-	a := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Registry: reg,
+	a := &starter.API{Store: st, Registry: reg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	_, _, err := st.AddWallet(context.Background(), "w1", []store.NetworkStart{{Network: "etherlink"}, {Network: "solana"}, {Network: "elsewhere"}})
 	require.NoError(t, err)

@@ -84,7 +84,7 @@ type TxRecord struct {
 }
 
 // Journal persists the transactions built for a batch. keeper's is
-// activities.Journal, over its store.
+// anchor.Journal, over its store.
 type Journal interface {
 	// Transactions returns every record saved for the batch, oldest first.
 	Transactions(ctx context.Context, batchID int64) ([]TxRecord, error)

@@ -28,7 +28,7 @@ func newWalletServer(t *testing.T) *server {
 	t.Helper()
 	st := storetest.SQLite(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	api := &starter.API{Store: st, Chains: []string{"etherlink"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Logger: log,
+	api := &starter.API{Store: st, Logger: log,
 		Features: []starter.Feature{&backfill.HTTP{Store: st, Logger: log,
 			Networks: []backfill.Network{{Name: "etherlink", Unit: "blocks", Parse: evmscan.ParseAddress}}}}}
 	s := &server{st: st}

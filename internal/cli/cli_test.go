@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/internal/anchor"
 	"github.com/keeperhq/keeper/internal/cli"
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/starter"
@@ -49,8 +50,10 @@ func newServer(t *testing.T) *server {
 func newServerWith(t *testing.T, chains ...string) *server {
 	t.Helper()
 	st := storetest.SQLite(t)
-	api := &starter.API{Store: st, Chains: chains, MaxPending: 100, MaxBacklog: 10_000, MaxBodyBytes: 1 << 20, // no batches form here: room for a few thousand files
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	api := &starter.API{Store: st, Logger: log, Features: []starter.Feature{
+		&anchor.HTTP{Store: st, Chains: chains, MaxPending: 100, MaxBacklog: 10_000, Logger: log}, // no batches form here: room for a few thousand files
+	}}
 	s := &server{st: st}
 	h := openapitest.Handler(t, api.Handler())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -328,7 +331,7 @@ func TestReceiptOfAnArchivedEvidenceIsReadFromTheArchiveTheAPINames(t *testing.T
 	ev := s.insert(t, "archived")
 	require.NoError(t, s.confirmAll(context.Background()))
 	dir := t.TempDir()
-	ar := &starter.Archiver{Store: s.st, Dir: dir, Retention: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Archived: starter.NewArchivedCounter()}
+	ar := &anchor.Archiver{Store: s.st, Dir: dir, Retention: time.Nanosecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Archived: anchor.NewArchivedCounter()}
 	// The evidence is archived once it is older than the retention, a
 	// nanosecond: as soon as the clock has moved past its confirmation.
 	require.Eventually(t, func() bool {

@@ -71,7 +71,7 @@ func newFixture(t *testing.T, maxInFlight int) *fixture {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(epoch.NewCollector(st))
-	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 4096, Logger: logger,
+	api := &starter.API{Store: st, Logger: logger,
 		Features: []starter.Feature{epochs}, Draining: drain, Registry: reg}
 	epochs.Busy = func() { api.CountBusy("compute") }
 	return &fixture{st: st, temporal: tc, epochs: epochs, api: api, h: openapitest.Handler(t, api.Handler())}

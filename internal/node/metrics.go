@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 
-	"github.com/keeperhq/keeper/internal/activities"
+	"github.com/keeperhq/keeper/internal/anchor"
 	"github.com/keeperhq/keeper/internal/epoch"
 	"github.com/keeperhq/keeper/internal/telemetry"
 	"github.com/keeperhq/keeper/internal/webhook"
@@ -26,7 +26,7 @@ import (
 func (n *Node) registerMetrics() {
 	n.registry = prometheus.NewRegistry()
 	n.upstream = epoch.NewUpstreamMetrics()
-	n.anchorMetrics = activities.NewAnchorMetrics(n.Cfg.Chains...)
+	n.anchorMetrics = anchor.NewMetrics(n.Cfg.Chains...)
 	n.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	n.registry.MustRegister(n.upstream.Collectors()...)
 	n.registry.MustRegister(n.anchorMetrics.Collectors()...)

@@ -5,7 +5,6 @@
 package node
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,22 +24,19 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/keeperhq/keeper/internal/activities"
+	"github.com/keeperhq/keeper/internal/anchor"
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/codec"
 	"github.com/keeperhq/keeper/internal/config"
-	"github.com/keeperhq/keeper/internal/dispatch"
 	"github.com/keeperhq/keeper/internal/epoch"
 	"github.com/keeperhq/keeper/internal/httpapi"
 	"github.com/keeperhq/keeper/internal/logsvc"
 	"github.com/keeperhq/keeper/internal/redact"
-	"github.com/keeperhq/keeper/internal/retry"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/telemetry"
 	"github.com/keeperhq/keeper/internal/webhook"
 	"github.com/keeperhq/keeper/internal/worker"
-	"github.com/keeperhq/keeper/internal/workflows"
 )
 
 // Roles says which parts a node runs.
@@ -65,7 +61,7 @@ type Node struct {
 	http      *http.Server
 	listener  net.Listener
 	worker    sdkworker.Worker
-	watcher   *activities.Watcher              // completes ConfirmAnchor attempts (with worker)
+	watcher   *anchor.Watcher                  // completes ConfirmAnchor attempts (with worker)
 	sequencer atomic.Pointer[logsvc.Sequencer] // appends to the evidence log and signs it (with worker)
 	runCtx    context.Context                  // the dispatcher's and the background loops'; Shutdown and Kill end it
 	cancel    context.CancelFunc
@@ -87,7 +83,7 @@ type Node struct {
 	// Temporal SDK's metrics handler, and tracing when it is on.
 	registry              *prometheus.Registry
 	upstream              *epoch.UpstreamMetrics
-	anchorMetrics         *activities.AnchorMetrics
+	anchorMetrics         *anchor.Metrics
 	webhookMetrics        *webhook.Metrics
 	balances              *signerBalances // the signers' balances (with worker: balance.go)
 	temporalMetrics       client.MetricsHandler
@@ -221,23 +217,13 @@ func (n *Node) startWorkers(ctx, runCtx context.Context, namespace string) error
 	n.balances.readAll(ctx, balanceStartTimeout)
 	n.anchorMetrics.OnConfirmed = n.balances.Confirmed
 	n.wg.Go(func() { n.balances.run(runCtx, balanceEvery) })
-	anchor := &activities.Anchor{
-		Store: n.Store, Chains: n.Chains, Logger: n.Logger, ConfirmPoll: cfg.ConfirmPoll, Metrics: n.anchorMetrics,
-		Backoff: anchorSchedule(cfg),
-	}
 	seq, err := n.startLog(runCtx)
 	if err != nil {
 		return err
 	}
-	anchor.Log = seq
 	n.sequencer.Store(seq)
-	n.watcher = &activities.Watcher{Anchor: anchor, Temporal: n.Client, Namespace: cmp.Or(namespace, client.DefaultNamespace), WorkflowID: workflows.WorkflowID}
-	anchor.Watcher = n.watcher
-	n.watcher.Start()
-	n.worker = worker.NewAnchor(n.Client, anchor, n.workerOptions(cfg.ActivityWorkers))
-	if err := n.worker.Start(); err != nil {
-		n.watcher.Stop()
-		return fmt.Errorf("start worker: %w", err)
+	if err := n.startAnchorWorker(seq, namespace); err != nil {
+		return err
 	}
 	n.epochWorker = epoch.NewWorker(n.Client, n.epochActivities(), n.workerOptions(cfg.ActivityWorkers))
 	if err := n.epochWorker.Start(); err != nil {
@@ -257,30 +243,6 @@ func (n *Node) startWorkers(ctx, runCtx context.Context, namespace string) error
 	return nil
 }
 
-// anchorSchedule is the schedule of anchor submit and confirm attempts the
-// configuration asks for: retry.Anchor with KEEPER_RETRY_BASE_MS,
-// KEEPER_RETRY_CAP_MS and KEEPER_RETRY_JITTER_MS (docs/retries.md, anchor).
-func anchorSchedule(cfg config.Config) retry.Schedule {
-	s := retry.Anchor
-	s.Base, s.Cap, s.Jitter = cfg.RetryBase, cfg.RetryCap, cfg.RetryJitter
-	return s
-}
-
-// Policy is the AnchorBatch policy the configuration asks for.
-func Policy(cfg config.Config) workflows.AnchorPolicy {
-	return workflows.AnchorPolicy{
-		MaxAttempts:    int32(cfg.MaxAttempts),
-		RetryBase:      cfg.RetryBase,
-		RetryCap:       cfg.RetryCap,
-		SubmitTimeout:  cfg.SubmitTimeout,
-		ConfirmTimeout: cfg.ConfirmTimeout,
-		// ConfirmAnchor holds no slot and does not heartbeat: the worker's
-		// finality watcher completes it (activities.Watcher).
-		Heartbeat:    0,
-		MaxResubmits: 10,
-	}
-}
-
 func (n *Node) startAPI(ctx context.Context) error {
 	cfg := n.Cfg
 	checks := n.readinessChecks()
@@ -288,16 +250,13 @@ func (n *Node) startAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	interval := cfg.AnchorIntervalFor
 	n.api = &starter.API{
-		AnchorInterval: interval,
-		Store:          n.Store, Chains: cfg.Chains, MaxPending: cfg.MaxPending, MaxBodyBytes: cfg.MaxBodyBytes,
-		MaxBacklog: cfg.MaxBacklog, IntakeWait: cfg.IntakeWait,
-		Checks: checks, MaxBatchBodyBytes: cfg.MaxBatchBodyBytes, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
+		Store: n.Store, Checks: checks, Logger: n.Logger, MaxInFlight: cfg.MaxInFlight,
 		Auth: starter.AuthOptions{Token: token, MetricsOpen: cfg.MetricsOpen}, Draining: &httpapi.Drain{},
 		Codec: n.codecAPI(), Registry: n.registry, Traces: n.traces, VerifyNetworks: verifyNetworks(cfg),
 		LongRequestTimeout: cfg.HTTP.LongRequest,
 	}
+	n.api.Features = append(n.api.Features, n.anchorHTTP())
 	n.api.Features = append(n.api.Features, n.webhookHTTP())
 	n.api.Features = append(n.api.Features, n.epochHTTP())
 	wallets, backfills := n.backfillHTTP()
@@ -312,19 +271,7 @@ func (n *Node) startAPI(ctx context.Context) error {
 	}
 	n.http = apiServer(cfg.HTTP, n.api.Handler())
 	n.serve("KEEPER_HTTP_ADDR", n.http, ln)
-	n.wg.Add(1)
-	cadence := dispatch.NewCadence(interval, cfg.Chains)
-	n.registry.MustRegister(cadence.Collectors()...)
-	d := &dispatch.Anchors{
-		Store: n.Store, Temporal: n.Client, MaxItems: cfg.BatchMaxItems, MaxWait: cfg.BatchMaxWait, MinGap: cfg.BatchMinGap, MaxQueued: cfg.MaxQueued,
-		Interval: interval, Cadence: cadence,
-		Sweep: cfg.PollInterval, Policy: Policy(cfg), Logger: n.Logger, NoEagerStart: Versioning(cfg).On(), Traces: n.traces,
-		OnStart: func(b store.Batch) { n.anchorMetrics.BatchStarted(b.Chain, b.Size) },
-	}
-	go func() {
-		defer n.wg.Done()
-		d.Run(ctx)
-	}()
+	n.runAnchorDispatch(ctx)
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -335,16 +282,6 @@ func (n *Node) startAPI(ctx context.Context) error {
 		go func() {
 			defer n.wg.Done()
 			backfills.Run(ctx)
-		}()
-	}
-	if cfg.EvidenceRetention > 0 {
-		archived := starter.NewArchivedCounter()
-		n.registry.MustRegister(archived)
-		ar := &starter.Archiver{Store: n.Store, Dir: cfg.ArchiveDirOrDefault(), Retention: cfg.EvidenceRetention, Logger: n.Logger, Archived: archived}
-		n.wg.Add(1)
-		go func() {
-			defer n.wg.Done()
-			ar.Run(ctx)
 		}()
 	}
 	return nil

@@ -1,12 +1,14 @@
-// Package starter is keeper's front door: the HTTP API that takes evidence in
-// (one store transaction, never waiting on Temporal) and the dispatcher that
-// turns stored evidence into AnchorBatch workflows.
+// Package starter is keeper's front door: the HTTP API that serves every
+// feature's routes (API.Features) behind what cuts across them: the bearer
+// token, limits on concurrent requests, deadlines, traces, request metrics,
+// /health, /readyz, /metrics, /openapi.json, the evidence log under /log/,
+// the /verify page and the payload codec.
 package starter
 
 import (
-	"cmp"
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"path"
 	"time"
@@ -26,20 +28,18 @@ type Check struct {
 	Ping func(context.Context) error
 }
 
-// Records is the store as the API needs it, a part per feature, each
-// declared beside its routes (*store.Store).
-type Records interface {
-	EvidenceRecords // anchor.go
-	RedriveRecords  // redrive.go
-	Counts          // metrics.go
-	logsvc.Source   // /log/, unless Log is set
-}
-
 // Feature is a feature's HTTP side (anchor, backfill, epoch, webhook): its
 // routes, which the API serves behind what cuts across them (auth, limits,
 // deadlines, traces, metrics, health).
 type Feature interface {
 	Routes(rs *httpapi.Routes)
+}
+
+// ReadyDetailer is a Feature that adds members to /readyz's answer that
+// inform but never fail readiness (anchor's "anchoring").
+type ReadyDetailer interface {
+	Feature
+	ReadyDetail(ctx context.Context) map[string]any
 }
 
 // API serves keeper's HTTP endpoints.
@@ -50,36 +50,21 @@ type API struct {
 	// own).
 	Draining *httpapi.Drain
 
-	Store        Records
-	Chains       []string // configured chain names
-	MaxPending   int
-	MaxBodyBytes int64
-	Checks       []Check
-	Logger       *slog.Logger
-	Auth         AuthOptions
-	MaxInFlight  int // concurrent requests per route group; default 256
-	// MaxBatchBodyBytes is POST /v1/evidence/batch's body limit (0:
-	// DefaultMaxBatchBodyBytes).
-	MaxBatchBodyBytes int64
+	// Store is the store as /log/ reads it, unless Log is set.
+	Store       logsvc.Source
+	Checks      []Check
+	Logger      *slog.Logger
+	Auth        AuthOptions
+	MaxInFlight int // concurrent requests per route group; default 256
 	// LongRequestTimeout is how long the routes that may move megabytes
 	// (longRoutes) have to read the request and write the answer, instead
 	// of the server's read and write timeouts (0: DefaultLongRequestTimeout).
 	LongRequestTimeout time.Duration
-	// AnchorInterval is each chain's anchor interval (nil: none), for when
-	// a pending evidence's batch is due.
-	AnchorInterval func(chain string) time.Duration
-
-	// MaxBacklog is the ceiling of pending evidence: at it, priority 1–5
-	// waits up to IntakeWait for room, then is refused with 429 (backlog.go).
-	// 0: DefaultBacklogFactor × MaxPending.
-	MaxBacklog int
-	IntakeWait time.Duration
 
 	// Registry is what /metrics serves; the API adds its own metrics to it.
 	// Nil: a registry of the API's metrics alone.
 	Registry *prometheus.Registry
-	// Traces, when set, traces every request (but /health and /metrics)
-	// and hands the span of each evidence taken in to the dispatcher.
+	// Traces, when set, traces every request (but /health and /metrics).
 	Traces *telemetry.Traces
 
 	// Codec, when its Handler is set, serves the payload codec under /codec.
@@ -91,7 +76,6 @@ type API struct {
 	// VerifyNetworks names the endpoints /verify prefills (nil: none).
 	VerifyNetworks verifypage.Networks
 
-	backlog *backlog
 	metrics *metrics
 }
 
@@ -111,15 +95,13 @@ func (a *API) Handler() http.Handler {
 	if a.Draining == nil {
 		a.Draining = &httpapi.Drain{}
 	}
-	a.metrics = newMetrics(a.Registry, a.Store, a.Chains)
+	a.metrics = newMetrics(a.Registry)
 	// Every readiness cause is exported from the start, not only once
 	// /readyz is first asked, so the degraded alert has a series to watch.
 	for _, c := range a.Checks {
 		a.metrics.degraded(c.Name, false)
 	}
 	a.metrics.degraded("draining", false)
-	ceiling := cmp.Or(a.MaxBacklog, DefaultBacklogFactor*a.MaxPending)
-	a.backlog = newBacklog(a.Store.PendingCount, a.MaxPending, ceiling, a.IntakeWait)
 	mux := http.NewServeMux()
 	for _, r := range a.routes() {
 		mux.Handle(r.Pattern, a.Traces.Route(r.Pattern, a.deadlines(r.Pattern, r)))
@@ -138,12 +120,6 @@ func (a *API) routes() []httpapi.Route {
 		{Pattern: "/health", Methods: httpapi.Methods{"GET": a.health}},
 		{Pattern: "/readyz", Methods: httpapi.Methods{"GET": a.ready}},
 		{Pattern: "/metrics", Methods: httpapi.Methods{"GET": promhttp.HandlerFor(a.metrics.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP}},
-		{Pattern: "/v1/evidence", Methods: httpapi.Methods{"POST": a.postEvidence, "GET": a.listEvidence}},
-		{Pattern: "/v1/evidence/batch", Methods: httpapi.Methods{"POST": a.postEvidenceBatch}},
-		{Pattern: "/v1/evidence/{id}", Methods: httpapi.Methods{"GET": a.getEvidence}},
-		{Pattern: "/v1/evidence/{id}/receipt", Methods: httpapi.Methods{"GET": a.getReceipt}},
-		{Pattern: "/v1/evidence/{id}/retry", Methods: httpapi.Methods{"POST": a.retryEvidence}},
-		{Pattern: "/v1/dead-letters/redrive", Methods: httpapi.Methods{"POST": a.redrive}},
 		{Pattern: "/verify", Methods: httpapi.Methods{"GET": verifypage.Handler(a.VerifyNetworks).ServeHTTP}},
 	}
 	routes = append(routes, a.logRoutes()...)
@@ -198,19 +174,21 @@ func (a *API) recoverer(next http.Handler) http.Handler {
 	})
 }
 
-// readBody reads a JSON body of at most MaxBodyBytes, answering 415 for
-// another content type, 413 beyond the limit and 408 for a body that stops
-// arriving before the server's read timeout.
-func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *httpapi.Error) {
-	return httpapi.ReadJSONBody(w, r, a.MaxBodyBytes)
-}
-
 func (a *API) health(w http.ResponseWriter, r *http.Request) { Health(w, r) }
 
 func (a *API) ready(w http.ResponseWriter, r *http.Request) {
-	Ready(a.Checks, a.drain().Draining, a.metrics.degraded, func(ctx context.Context) map[string]any {
-		return map[string]any{"anchoring": a.anchoring(ctx)}
-	})(w, r)
+	Ready(a.Checks, a.drain().Draining, a.metrics.degraded, a.readyDetail)(w, r)
+}
+
+// readyDetail is what the features add to /readyz's answer (ReadyDetailer).
+func (a *API) readyDetail(ctx context.Context) map[string]any {
+	out := map[string]any{}
+	for _, f := range a.Features {
+		if d, ok := f.(ReadyDetailer); ok {
+			maps.Copy(out, d.ReadyDetail(ctx))
+		}
+	}
+	return out
 }
 
 // Health answers /health: the process is up.
@@ -223,7 +201,8 @@ func Health(w http.ResponseWriter, _ *http.Request) {
 // serves it, the API's on its address, `keeper worker`'s on
 // KEEPER_HEALTH_ADDR. observe, when not nil, hears each cause's outcome
 // (keeper_readyz_degraded); detail, when not nil, adds members to the
-// answer that inform but never fail readiness (the API's "anchoring").
+// answer that inform but never fail readiness (the features'
+// ReadyDetailer: anchor's "anchoring").
 func Ready(list []Check, draining func() bool, observe func(cause string, failing bool), detail func(context.Context) map[string]any) http.HandlerFunc {
 	if observe == nil {
 		observe = func(string, bool) {}

@@ -21,7 +21,7 @@ import (
 
 func authServer(t *testing.T, auth starter.AuthOptions, maxInFlight int) (*httptest.Server, *store.Store) {
 	st := storetest.SQLite(t)
-	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20, Auth: auth, MaxInFlight: maxInFlight,
+	api := &starter.API{Store: st, Auth: auth, MaxInFlight: maxInFlight, Features: []starter.Feature{evidenceRoutes(st)},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	srv := httptest.NewServer(openapitest.Handler(t, api.Handler()))
 	t.Cleanup(srv.Close)

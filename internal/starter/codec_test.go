@@ -23,7 +23,7 @@ const uiOrigin = "http://127.0.0.1:8233"
 
 func codecServer(t *testing.T, token string, withCodec bool) *httptest.Server {
 	st := storetest.SQLite(t)
-	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
+	api := &starter.API{Store: st, Features: []starter.Feature{evidenceRoutes(st)},
 		Auth: starter.AuthOptions{Token: token}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if withCodec {
 		c, err := codec.New(codec.Key{ID: "k1", Secret: [codec.KeySize]byte{1, 2, 3}})

@@ -58,7 +58,7 @@ func slowPost(c *http.Client, url string, body []byte) (*http.Response, error) {
 
 func TestABatchSentSlowerThanTheReadTimeoutIsStillTakenButARedriveIsNot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFixture(t, 64)
+		f := newFixture(t)
 		f.api.LongRequestTimeout = 10 * time.Second
 		c := servePipes(t, f.api.Handler(), 300*time.Millisecond)
 

@@ -19,12 +19,12 @@ import (
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 )
 
-// newHostileFixture serves every route of the API's own at once (the
-// epoch and wallet routes' hostile requests are internal/epoch's and
-// internal/backfill's), logging into logs.
+// newHostileFixture serves the API's own routes with the evidence routes as
+// its feature (each feature's hostile requests are its own package's),
+// logging into logs.
 func newHostileFixture(t *testing.T) (*fixture, *bytes.Buffer) {
 	t.Helper()
-	f := newFixture(t, 100, "etherlink", "solana")
+	f := newFixture(t, "etherlink", "solana")
 	logs := &bytes.Buffer{}
 	f.api.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	f.h = openapitest.Handler(t, f.api.Handler())

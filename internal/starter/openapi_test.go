@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/keeperhq/keeper/internal/anchor"
 	"github.com/keeperhq/keeper/internal/backfill"
 	"github.com/keeperhq/keeper/internal/codec"
 	"github.com/keeperhq/keeper/internal/epoch"
@@ -25,14 +26,15 @@ import (
 	"github.com/keeperhq/keeper/internal/webhook"
 )
 
-// everyRoute is an API with every optional part switched on: wallets,
+// everyRoute is an API with every feature and optional part: evidence, wallets,
 // epochs with the built-in ledger, and the codec.
 func everyRoute(t *testing.T) *starter.API {
 	st := storetest.SQLite(t)
 	c, err := codec.New(codec.Key{ID: "k1", Secret: [codec.KeySize]byte{1}})
 	require.NoError(t, err)
-	return &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 100, MaxBodyBytes: 1 << 20,
+	return &starter.API{Store: st,
 		Features: []starter.Feature{
+			&anchor.HTTP{Store: st, Chains: []string{"stub"}, MaxPending: 100, Logger: slog.New(slog.DiscardHandler)},
 			&webhook.HTTP{Store: st, Logger: slog.New(slog.DiscardHandler)},
 			&epoch.HTTP{Store: st, Temporal: &temporalfake.Client{}, Options: epoch.Options{MaxInFlight: 4, Duration: time.Hour}, Ledger: &settlement.Server{Store: st}},
 			&backfill.HTTP{Store: st, Networks: []backfill.Network{{Name: "solana", Unit: "signatures", Parse: func(s string) (string, error) { return s, nil }}}},

@@ -20,7 +20,7 @@ import (
 func TestReadyzDegradedIsOneForAFailingCheckUntilItPassesAgain(t *testing.T) {
 	st := storetest.SQLite(t)
 	var down atomic.Bool
-	api := &starter.API{Store: st, Chains: []string{"stub"}, MaxPending: 10, MaxBodyBytes: 4096,
+	api := &starter.API{Store: st,
 		Checks: []starter.Check{{Name: "store", Ping: st.Ping}, {Name: "temporal", Ping: func(context.Context) error {
 			if down.Load() {
 				return errors.New("connection refused")

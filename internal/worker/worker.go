@@ -1,6 +1,8 @@
-// Package worker builds keeper's Temporal worker: which workflows and
-// activities run on which task queue, with which concurrency, and as which
-// Worker Deployment version.
+// Package worker is what every feature's Temporal worker shares: the
+// options of a worker process, registering activities by name, the Worker
+// Deployment version a worker polls as, and keeper's search attributes.
+// Each feature's package builds its own worker on its task queue
+// (anchor.NewWorker, backfill.NewWorker, epoch.NewWorker, webhook.NewWorker).
 package worker
 
 import (

@@ -3,7 +3,7 @@ package workflows
 import "time"
 
 // AnchorBatch's activities, by the names workers register them under
-// (worker.NewAnchor). The names are in recorded workflow histories: never
+// (anchor.NewWorker). The names are in recorded workflow histories: never
 // rename them.
 const (
 	SubmitAnchorActivity   = "SubmitAnchor"

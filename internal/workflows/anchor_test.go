@@ -13,13 +13,12 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/keeperhq/keeper/internal/activities"
+	"github.com/keeperhq/keeper/internal/anchor"
 	"github.com/keeperhq/keeper/internal/chains"
 	"github.com/keeperhq/keeper/internal/dev/stub"
 	"github.com/keeperhq/keeper/internal/retry"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
-	"github.com/keeperhq/keeper/internal/worker"
 	"github.com/keeperhq/keeper/internal/workflows"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
@@ -31,7 +30,7 @@ type AnchorBatchSuite struct {
 	env    *testsuite.TestWorkflowEnvironment
 	store  *store.Store
 	chain  *stub.Chain
-	metric *activities.AnchorMetrics
+	metric *anchor.Metrics
 	starts map[string][]time.Time // activity type -> start times (workflow clock), local activities included
 	local  map[string]int         // activity type -> local activity attempts started
 	// revision is the AnchorBatchInput.Revision every test runs: each
@@ -48,10 +47,10 @@ func TestAnchorBatch(t *testing.T) {
 
 func (s *AnchorBatchSuite) SetupTest() {
 	st := storetest.SQLite(s.T())
-	s.store, s.chain, s.metric = st, stub.New(0), activities.NewAnchorMetrics()
+	s.store, s.chain, s.metric = st, stub.New(0), anchor.NewMetrics()
 	s.starts, s.local = map[string][]time.Time{}, map[string]int{}
 	s.env = s.NewTestWorkflowEnvironment()
-	worker.RegisterAnchorActivities(s.env, &activities.Anchor{
+	anchor.RegisterActivities(s.env, &anchor.Activities{
 		Store: st, Chains: map[string]chains.Adapter{stub.Name: s.chain},
 		Backoff: retry.Anchor, ConfirmPoll: 10 * time.Millisecond, Metrics: s.metric,
 	})
