@@ -90,7 +90,7 @@ func latest(t *testing.T, a *Adapter) []receipt.CheckpointRef {
 // keeper's anchor, and 200 of them (more than a page of signatures) do not
 // hide keeper's own: the read-back pages back past them.
 func TestOnlyThePayersOwnAnchorIsReadBackWhateverOthersSendIt(t *testing.T) {
-	chain, payer := startDevnet(t, 5*time.Millisecond)
+	chain, payer := startDevnet(t, 20*time.Millisecond) // a blockhash lives 150 slots: 3 s, time enough for a submit under the race detector
 	a := newAdapter(t, chain.URL(), payer)
 	a.sigPage = 64 // a few pages for 200 transactions, as 1,000 per page does for more
 	j := chaintest.NewJournal()
@@ -130,7 +130,7 @@ func TestOnlyThePayersOwnAnchorIsReadBackWhateverOthersSendIt(t *testing.T) {
 // TestAnAnchorOlderThanTheLookbackIsNotReadBack: the read-back's bound is in
 // slots, whatever the number of transactions within them.
 func TestAnAnchorOlderThanTheLookbackIsNotReadBack(t *testing.T) {
-	chain, payer := startDevnet(t, 5*time.Millisecond)
+	chain, payer := startDevnet(t, 20*time.Millisecond)
 	a := newAdapter(t, chain.URL(), payer, func(c *Config) { c.AnchorLookbackSlots = 500 })
 	own := receipt.CheckpointRef{KeyHash: 7, Size: 3, Root: rootOf("3 entries")}
 	anchorCheckpoint(t, a, chaintest.NewJournal(), 1, own)
@@ -179,7 +179,7 @@ func forgingNode(t *testing.T, target string, sig sol.Signature, forged []byte) 
 // transaction naming keeper's payer as fee payer and signer, under the
 // dust's signature, is not believed: the signatures do not verify.
 func TestATransactionWhoseSignaturesDoNotVerifyIsNoAnchorWhateverTheNodeSays(t *testing.T) {
-	chain, payer := startDevnet(t, 5*time.Millisecond)
+	chain, payer := startDevnet(t, 20*time.Millisecond)
 	attacker, err := chain.NewFundedKey(devnet.LamportsPerSOL)
 	require.NoError(t, err)
 	memo := dustMemo(0x1234abcd, 1_000_000_000)

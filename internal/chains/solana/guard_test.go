@@ -100,7 +100,7 @@ func copyStore(t *testing.T, from, to string) {
 // anchors, and a store rewound to an older backup is still refused:
 // keeper's own anchor of the bigger tree is found behind the dust.
 func TestAWorkerRestartedAfterDustToItsPayerSignsOnAndAnOlderBackupIsStillRefused(t *testing.T) {
-	chain, payer := startDevnet(t, 5*time.Millisecond)
+	chain, payer := startDevnet(t, 20*time.Millisecond) // a blockhash lives 150 slots: 3 s, time enough for a submit under the race detector
 	skey, _, err := evlog.GenerateKey("keeper.test/log")
 	require.NoError(t, err)
 	signer, err := evlog.NewSigner(skey, "keeper.test/log")
