@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/sumdb/note"
 
@@ -81,4 +82,46 @@ func keyFromSeed(origin string, seed [32]byte) (skey, vkey string, err error) {
 	hash := strings.Split(vkey, "+")[1]
 	skey = "PRIVATE+KEY+" + origin + "+" + hash + "+" + base64.StdEncoding.EncodeToString(append([]byte{1}, seed[:]...))
 	return skey, vkey, nil
+}
+
+// A witness cosigns a checkpoint it checked (c2sp.org/tlog-cosignature);
+// a verifier that pins the log's key and the witness's opens the note and
+// counts the cosignatures of the witnesses it lists.
+func ExampleOpenCosigned() {
+	skey, vkey, err := keyFromSeed("log.example.org", sha256.Sum256([]byte("example log key")))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	signer, err := evlog.NewSigner(skey, "log.example.org")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cp := evlog.Checkpoint{Origin: signer.Origin(), Size: 3, Root: sha256.Sum256([]byte("a root"))}
+	signed, err := signer.Sign(cp)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	seed := sha256.Sum256([]byte("example witness key"))
+	w, err := evlog.NewWitness("witness.example.org", seed[:])
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	line, err := w.Cosign(cp.Body(), time.Unix(1_800_000_000, 0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cosigned := append(signed, line...)
+
+	logKey, _ := evlog.ParseKey(vkey)
+	witnessKey, _ := evlog.ParseWitnessKey(w.Key().Text) // a verifier pins this text
+	got, cosigs, err := evlog.OpenCosigned(cosigned, logKey, []evlog.WitnessKey{witnessKey})
+	fmt.Println("opened:", err, got.Size, len(cosigs), cosigs[0].Witness, cosigs[0].Time.Format(time.RFC3339))
+	// Output:
+	// opened: <nil> 3 1 witness.example.org 2027-01-15T08:00:00Z
 }
