@@ -149,3 +149,38 @@ func TestPinningABatchSignsOnlyWhatExtendsTheChainsCheckpoints(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, c, latest, "nothing signed while the chains cannot be read")
 }
+
+// pinRefused is the store with its pinning transaction refused: a
+// sequencer that reaches it for a batch pinned already waited on its lock
+// and opened a transaction for nothing.
+type pinRefused struct{ *store.Store }
+
+func (pinRefused) PinBatch(context.Context, int64, int, string, store.SignCheckpoint) (store.LogCheckpoint, error) {
+	return store.LogCheckpoint{}, errors.New("the pinning transaction was opened")
+}
+
+// A batch pinned already (every rebroadcast of it) is answered by a read:
+// no pinning transaction, and no wait behind the sequencer's appends.
+func TestAPinnedBatchIsAnsweredByAReadWithoutThePinningTransaction(t *testing.T) {
+	ctx := context.Background()
+	l := newTestLog(t)
+	l.add(t, 3)
+	b, ok, err := l.st.FormBatch(ctx, "stub", 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+	pinned, err := l.seq.PinBatch(ctx, b.ID)
+	require.NoError(t, err)
+
+	reader := &logsvc.Sequencer{Store: pinRefused{l.st}, Signer: l.signer, Interval: time.Second, Logger: l.seq.Logger}
+	again, err := reader.PinBatch(ctx, b.ID)
+	require.NoError(t, err)
+	assert.Equal(t, pinned.Size, again.Size)
+	assert.Equal(t, pinned.Note, again.Note)
+
+	l.add(t, 2)
+	fresh, ok, err := l.st.FormBatch(ctx, "stub", 10)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, err = reader.PinBatch(ctx, fresh.ID)
+	assert.Error(t, err, "a batch not pinned yet needs the transaction")
+}

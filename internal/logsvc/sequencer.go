@@ -33,6 +33,7 @@ type LogAppender interface {
 	LatestCheckpoint(ctx context.Context) (store.LogCheckpoint, error)
 	SaveCheckpoint(ctx context.Context, c store.LogCheckpoint, vkey string) error
 	PinBatch(ctx context.Context, batchID int64, max int, vkey string, sign store.SignCheckpoint) (store.LogCheckpoint, error)
+	PinnedCheckpoint(ctx context.Context, batchID int64) (store.LogCheckpoint, bool, error)
 }
 
 // Sequencer appends evidence to the log and signs a checkpoint whenever it
@@ -175,6 +176,11 @@ func (q *Sequencer) CheckpointFor(ctx context.Context, need uint64) (store.LogCh
 // or store.ErrBatchNotInLog, and with ErrInconsistent while the log does
 // not extend the checkpoints the chains hold.
 func (q *Sequencer) PinBatch(ctx context.Context, batchID int64) (store.LogCheckpoint, error) {
+	// A pinned batch (every rebroadcast of one) is answered by one read,
+	// without waiting behind this process's appends and signatures.
+	if c, ok, err := q.Store.PinnedCheckpoint(ctx, batchID); ok || err != nil {
+		return c, err
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	checked, drained := false, false

@@ -67,6 +67,17 @@ func (s Log) PinBatch(ctx context.Context, batchID int64, max int, vkey string, 
 	return p.checkpoint, nil
 }
 
+// PinnedCheckpoint is the checkpoint the batch is pinned to, read without
+// writing or locking: ok is false while it has none yet. It fails as
+// PinBatch does for a batch journaled before the log or not found.
+func (s Log) PinnedCheckpoint(ctx context.Context, batchID int64) (c LogCheckpoint, ok bool, err error) {
+	c, err = pinnedCheckpoint(ctx, s.r, batchID)
+	if errors.Is(err, errUnpinned) {
+		return LogCheckpoint{}, false, nil
+	}
+	return c, err == nil, pinError(batchID, err)
+}
+
 func pinError(batchID int64, err error) error {
 	if err == nil {
 		return nil
