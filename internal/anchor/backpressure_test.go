@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/dev/tcpfault"
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/internal/store/storetest"
 )
@@ -42,11 +43,11 @@ func TestAtTheCeilingPriority1To5WaitsForRoomThenGets429BacklogFull(t *testing.T
 
 		start := time.Now()
 		rec := f.post(t, map[string]any{"digest": hexDigest("urgent"), "chains": []string{"stub"}, "priority": 1})
-		requireRefused(t, rec, http.StatusTooManyRequests, "backlog_full", "priority")
+		apitest.RequireRefused(t, rec, http.StatusTooManyRequests, "backlog_full", "priority")
 		assert.Equal(t, "1", rec.Header().Get("Retry-After"))
 		assert.GreaterOrEqual(t, time.Since(start), wait, "it waited for room first") // the bubble's clock
 		assert.Equal(t, 4, f.pendingCount(t), "nothing was stored past the ceiling")
-		requireRefused(t, f.post(t, map[string]any{"digest": hexDigest("low"), "chains": []string{"stub"}, "priority": 6}),
+		apitest.RequireRefused(t, f.post(t, map[string]any{"digest": hexDigest("low"), "chains": []string{"stub"}, "priority": 6}),
 			http.StatusTooManyRequests, "overloaded", "priority")
 
 		body := f.do(t, http.MethodGet, "/metrics", "").Body.String()
@@ -93,7 +94,7 @@ func TestABatchAtTheCeilingTakesTheMostUrgentItemsThatFitAndRefusesTheRestEach(t
 	)
 	require.Equal(t, http.StatusMultiStatus, rec.Code, rec.Body.String())
 	assert.Equal(t, "1", rec.Header().Get("Retry-After"))
-	got := decode[struct{ Items []batchItemJSON }](t, rec).Items
+	got := apitest.Decode[struct{ Items []batchItemJSON }](t, rec).Items
 	requireItemRefused(t, got[0], 429, "backlog_full", "items[0].priority")
 	requireItemTaken(t, got[1], http.StatusAccepted)
 	requireItemRefused(t, got[2], 429, "overloaded", "items[2].priority")
@@ -316,7 +317,7 @@ func TestWhileTheStoreIsUnreachableEveryAnswerIs503StoreUnavailableAndNothingTak
 
 	requireUnavailable := func(rec *httptest.ResponseRecorder) {
 		t.Helper()
-		requireRefused(t, rec, http.StatusServiceUnavailable, "store_unavailable", "")
+		apitest.RequireRefused(t, rec, http.StatusServiceUnavailable, "store_unavailable", "")
 		assert.Equal(t, "2", rec.Header().Get("Retry-After"))
 	}
 	requireUnavailable(f.post(t, map[string]any{"digest": hexDigest("during"), "chains": []string{"stub"}, "priority": 1}))
@@ -326,7 +327,7 @@ func TestWhileTheStoreIsUnreachableEveryAnswerIs503StoreUnavailableAndNothingTak
 	requireUnavailable(f.do(t, http.MethodPost, "/v1/evidence/"+before.ID+"/retry", ""))
 	bulk := f.postBatch(t, item("during bulk 1"), item("during bulk 2", "priority", 2))
 	if bulk.Code == http.StatusMultiStatus {
-		for _, it := range decode[struct{ Items []batchItemJSON }](t, bulk).Items {
+		for _, it := range apitest.Decode[struct{ Items []batchItemJSON }](t, bulk).Items {
 			requireItemRefused(t, it, http.StatusServiceUnavailable, "store_unavailable", fmt.Sprintf("items[%d]", it.Index))
 		}
 		assert.Equal(t, "2", bulk.Header().Get("Retry-After"))

@@ -17,17 +17,18 @@ import (
 
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/anchor"
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
 type batchItemJSON struct {
-	Index          int        `json:"index"`
-	Status         int        `json:"status"`
-	ID             string     `json:"id"`
-	Created        *bool      `json:"created"`
-	EvidenceStatus string     `json:"evidence_status"`
-	Error          *errorJSON `json:"error"`
+	Index          int              `json:"index"`
+	Status         int              `json:"status"`
+	ID             string           `json:"id"`
+	Created        *bool            `json:"created"`
+	EvidenceStatus string           `json:"evidence_status"`
+	Error          *apitest.Problem `json:"error"`
 }
 
 // batch posts items to POST /v1/evidence/batch and answers its 207's items.
@@ -35,7 +36,7 @@ func (f *fixture) batch(t *testing.T, items ...any) []batchItemJSON {
 	t.Helper()
 	rec := f.postBatch(t, items...)
 	require.Equal(t, http.StatusMultiStatus, rec.Code, rec.Body.String())
-	got := decode[struct{ Items []batchItemJSON }](t, rec).Items
+	got := apitest.Decode[struct{ Items []batchItemJSON }](t, rec).Items
 	require.Len(t, got, len(items))
 	for i, it := range got {
 		require.Equal(t, i, it.Index, "the answers come in the items' order")
@@ -152,7 +153,7 @@ func TestBatchIdempotencyKeysArePerItemAcrossRequestsAndWithinOne(t *testing.T) 
 	// The single endpoint knows the batch's keys, and the batch the single's.
 	single := f.post(t, item("b", "idempotency_key", "order-2"))
 	require.Equal(t, http.StatusOK, single.Code, single.Body.String())
-	assert.Equal(t, got[1].ID, decode[api.Evidence](t, single).ID)
+	assert.Equal(t, got[1].ID, apitest.Decode[api.Evidence](t, single).ID)
 	require.Equal(t, http.StatusAccepted, f.post(t, item("d", "idempotency_key", "order-3")).Code)
 	requireItemTaken(t, f.batch(t, item("d", "idempotency_key", "order-3"))[0], http.StatusOK)
 }
@@ -164,8 +165,8 @@ func TestABatchOfAThousandItemsIsStoredAndOneOfMoreIsRefusedWhole(t *testing.T) 
 		items[i] = item(fmt.Sprint("many ", i))
 	}
 	rec := f.postBatch(t, items...)
-	requireRefused(t, rec, http.StatusBadRequest, "too_many_items", "items")
-	assert.Contains(t, decode[errorJSON](t, rec).Message, "1000")
+	apitest.RequireRefused(t, rec, http.StatusBadRequest, "too_many_items", "items")
+	assert.Contains(t, apitest.Decode[apitest.Problem](t, rec).Message, "1000")
 	assert.Empty(t, f.stored(t))
 
 	got := f.batch(t, items[:1000]...)
@@ -201,11 +202,11 @@ func TestABatchRefusedWholeStoresNothing(t *testing.T) {
 		{"a form", valid, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, "unsupported_media_type", "Content-Type"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			requireRefused(t, f.doWith(t, http.MethodPost, "/v1/evidence/batch", c.body, c.header), c.status, c.code, c.field)
+			apitest.RequireRefused(t, f.doWith(t, http.MethodPost, "/v1/evidence/batch", c.body, c.header), c.status, c.code, c.field)
 		})
 	}
 	f.api.Drain()
-	requireRefused(t, f.do(t, http.MethodPost, "/v1/evidence/batch", valid), http.StatusServiceUnavailable, "draining", "")
+	apitest.RequireRefused(t, f.do(t, http.MethodPost, "/v1/evidence/batch", valid), http.StatusServiceUnavailable, "draining", "")
 	assert.Empty(t, f.stored(t))
 }
 
@@ -223,7 +224,7 @@ func TestWhileOverloadedBatchItemsOfPriority6To10Get429AndTheOthersAreStored(t *
 	)
 	require.Equal(t, http.StatusMultiStatus, rec.Code, rec.Body.String())
 	assert.Equal(t, "1", rec.Header().Get("Retry-After"))
-	got := decode[struct{ Items []batchItemJSON }](t, rec).Items
+	got := apitest.Decode[struct{ Items []batchItemJSON }](t, rec).Items
 	requireItemRefused(t, got[0], 429, "overloaded", "items[0].priority")
 	requireItemTaken(t, got[1], http.StatusAccepted)
 	requireItemTaken(t, got[2], http.StatusOK)
@@ -237,7 +238,7 @@ func TestMetricsCountABatchsItemsAsIntakeAnswers(t *testing.T) {
 	f := newFixture(t, 100)
 	f.submit(t, "single", 5)
 	f.batch(t, item("one"), item("two"), map[string]any{"chains": []string{"stub"}})
-	requireRefused(t, f.do(t, http.MethodPost, "/v1/evidence/batch", `{}`), 400, "missing_field", "items")
+	apitest.RequireRefused(t, f.do(t, http.MethodPost, "/v1/evidence/batch", `{}`), 400, "missing_field", "items")
 
 	body := f.do(t, http.MethodGet, "/metrics", "").Body.String()
 	assert.Contains(t, body, `keeper_intake_requests_total{code="202"} 3`, "one per evidence taken in, single or in a batch")

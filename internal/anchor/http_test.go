@@ -27,6 +27,7 @@ import (
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/anchor"
 	"github.com/keeperhq/keeper/internal/httpapi"
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/starter"
 	"github.com/keeperhq/keeper/internal/starter/openapitest"
 	"github.com/keeperhq/keeper/internal/store"
@@ -100,37 +101,7 @@ func (f *fixture) do(t *testing.T, method, path, body string) *httptest.Response
 // doWith sends a body as JSON, with header on top.
 func (f *fixture) doWith(t *testing.T, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, req)
-	return rec
-}
-
-// requireRefused checks an error answer: its status, and a JSON body with
-// its code, a message and the field at fault.
-func requireRefused(t *testing.T, rec *httptest.ResponseRecorder, status int, code, field string) {
-	t.Helper()
-	require.Equal(t, status, rec.Code, "body: %.300s", rec.Body.String())
-	assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
-	var e errorJSON
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), "body: %.300s", rec.Body.String())
-	assert.Equal(t, code, e.Code)
-	assert.NotEmpty(t, e.Message)
-	assert.Equal(t, field, e.Field)
-	assert.Equal(t, "tag:keeperhq.github.io,2026:problems/"+code, e.Type)
-	assert.NotEmpty(t, e.Title)
-	assert.Equal(t, status, e.Status)
-	assert.Equal(t, e.Message, e.Detail)
+	return apitest.Do(t, f.h, method, path, body, header)
 }
 
 // post sends v as JSON to POST /v1/evidence.
@@ -146,14 +117,14 @@ func (f *fixture) submit(t *testing.T, seed string, priority int) api.Evidence {
 	t.Helper()
 	rec := f.post(t, map[string]any{"digest": hexDigest(seed), "chains": []string{"stub"}, "priority": priority})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	return decode[api.Evidence](t, rec)
+	return apitest.Decode[api.Evidence](t, rec)
 }
 
 func (f *fixture) get(t *testing.T, id string) api.Evidence {
 	t.Helper()
 	rec := f.do(t, http.MethodGet, "/v1/evidence/"+id, "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	return decode[api.Evidence](t, rec)
+	return apitest.Decode[api.Evidence](t, rec)
 }
 
 func (f *fixture) pendingCount(t *testing.T) int {
@@ -173,31 +144,6 @@ func (f *fixture) stored(t *testing.T) []string {
 		ids = append(ids, ev.ID)
 	}
 	return ids
-}
-
-// errorJSON is an error answer: RFC 9457 problem details with keeper's
-// code, message and field.
-type errorJSON struct {
-	Type     string `json:"type"`
-	Title    string `json:"title"`
-	Status   int    `json:"status"`
-	Detail   string `json:"detail"`
-	Instance string `json:"instance"`
-	Code     string `json:"code"`
-	Message  string `json:"message"`
-	Field    string `json:"field"`
-}
-
-func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
-	t.Helper()
-	var v T
-	if rec.Code >= 400 { // an error: problem details
-		assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
-	} else {
-		assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
-	}
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v), "body: %s", rec.Body.String())
-	return v
 }
 
 func hexDigest(seed string) string {
@@ -318,7 +264,7 @@ func TestBadRequestsAreRefusedWithAJSONErrorAndStoreNothing(t *testing.T) {
 	for _, row := range rows {
 		t.Run(row.name+" is refused", func(t *testing.T) {
 			rec := f.do(t, row.method, strings.ReplaceAll(row.path, "{pending}", pending.ID), row.body)
-			requireRefused(t, rec, row.status, row.code, row.field)
+			apitest.RequireRefused(t, rec, row.status, row.code, row.field)
 			if row.allow != nil {
 				allow := strings.Split(rec.Header().Get("Allow"), ", ")
 				sort.Strings(allow)
@@ -337,7 +283,7 @@ func TestPostingADigestAcceptsPendingEvidenceAndSaysWhereItLives(t *testing.T) {
 	d := hexDigest("report.pdf")
 	rec := f.post(t, map[string]any{"digest": d, "chains": []string{"stub"}})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	ev := decode[api.Evidence](t, rec)
+	ev := apitest.Decode[api.Evidence](t, rec)
 
 	assert.Regexp(t, idPattern, ev.ID)
 	assert.Equal(t, "/v1/evidence/"+ev.ID, rec.Header().Get("Location"))
@@ -366,7 +312,7 @@ func TestAnUpperCaseDigestIsStoredInLowerCase(t *testing.T) {
 	d := hexDigest("x")
 	rec := f.post(t, map[string]any{"digest": strings.ToUpper(d), "chains": []string{"stub"}, "priority": 1})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	ev := decode[api.Evidence](t, rec)
+	ev := apitest.Decode[api.Evidence](t, rec)
 	assert.Equal(t, d, ev.Digest)
 	assert.Equal(t, 1, ev.Priority)
 }
@@ -376,7 +322,7 @@ func TestPostingContentStoresTheSHA256OfTheDecodedContent(t *testing.T) {
 	content := []byte("the signed contract, version 3\n\x00\x01\x02")
 	rec := f.post(t, map[string]any{"content": base64.StdEncoding.EncodeToString(content), "chains": []string{"stub"}})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	ev := decode[api.Evidence](t, rec)
+	ev := apitest.Decode[api.Evidence](t, rec)
 
 	want := sha256.Sum256(content)
 	assert.Equal(t, hex.EncodeToString(want[:]), ev.Digest)
@@ -393,7 +339,7 @@ func TestTheSameIdempotencyKeyTwiceAnswersTheFirstEvidenceAndStoresOne(t *testin
 	second := f.post(t, body)
 	require.Equal(t, http.StatusOK, second.Code, second.Body.String())
 
-	a, b := decode[api.Evidence](t, first), decode[api.Evidence](t, second)
+	a, b := apitest.Decode[api.Evidence](t, first), apitest.Decode[api.Evidence](t, second)
 	assert.Equal(t, a.ID, b.ID)
 	assert.Equal(t, "upload-7f3a", b.IdempotencyKey)
 	assert.Equal(t, "/v1/evidence/"+a.ID, second.Header().Get("Location"))
@@ -405,7 +351,7 @@ func TestMultiAsksForEveryConfiguredChain(t *testing.T) {
 	f := newFixture(t, 100, "stub", "eth", "sol")
 	rec := f.post(t, map[string]any{"digest": hexDigest("a"), "chains": []string{"multi"}})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	ev := decode[api.Evidence](t, rec)
+	ev := apitest.Decode[api.Evidence](t, rec)
 	assert.Equal(t, []string{"eth", "sol", "stub"}, ev.Chains)
 	assert.Len(t, ev.Anchors, 3)
 
@@ -421,11 +367,11 @@ func TestMetadataRoundTrips(t *testing.T) {
 	meta := `{"case":"A-17","pages":[1,2,3],"signed":{"by":"Zoë","at":"2024-05-01T10:00:00Z"},"note":null}`
 	rec := f.do(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest("m")+`","chains":["stub"],"metadata":`+meta+`}`)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	ev := decode[api.Evidence](t, rec)
+	ev := apitest.Decode[api.Evidence](t, rec)
 	assert.JSONEq(t, meta, string(ev.Metadata))
 	assert.JSONEq(t, meta, string(f.get(t, ev.ID).Metadata))
 
-	list := decode[api.EvidencePage](t, f.do(t, "GET", "/v1/evidence", ""))
+	list := apitest.Decode[api.EvidencePage](t, f.do(t, "GET", "/v1/evidence", ""))
 	require.Len(t, list.Items, 1)
 	assert.JSONEq(t, meta, string(list.Items[0].Metadata))
 }
@@ -439,7 +385,7 @@ func TestWhenTheQueueIsFullOnlyLowPriorityEvidenceIsRefused(t *testing.T) {
 	rec := f.post(t, map[string]any{"digest": hexDigest("low"), "chains": []string{"stub"}, "priority": 6})
 	require.Equal(t, http.StatusTooManyRequests, rec.Code, rec.Body.String())
 	assert.NotEmpty(t, rec.Header().Get("Retry-After"))
-	e := decode[errorJSON](t, rec)
+	e := apitest.Decode[apitest.Problem](t, rec)
 	assert.Equal(t, "overloaded", e.Code)
 	assert.NotEmpty(t, e.Message)
 	assert.Equal(t, 3, f.pendingCount(t), "the refused evidence was not stored")
@@ -469,20 +415,20 @@ func TestADrainingAPIRefusesIntakeButKeepsAnsweringReads(t *testing.T) {
 	ev := f.submit(t, "before drain", 5)
 	rec := f.do(t, "GET", "/readyz", "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	assert.Equal(t, true, decode[map[string]any](t, rec)["ready"])
+	assert.Equal(t, true, apitest.Decode[map[string]any](t, rec)["ready"])
 
 	f.api.Drain()
 
 	rec = f.post(t, map[string]any{"digest": hexDigest("after drain"), "chains": []string{"stub"}, "priority": 1})
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
-	assert.Equal(t, "draining", decode[errorJSON](t, rec).Code)
+	assert.Equal(t, "draining", apitest.Decode[apitest.Problem](t, rec).Code)
 	assert.NotEmpty(t, rec.Header().Get("Retry-After"))
 	assert.Equal(t, []string{ev.ID}, f.stored(t))
 
 	assert.Equal(t, ev.ID, f.get(t, ev.ID).ID)
 	rec = f.do(t, "GET", "/v1/evidence", "")
 	require.Equal(t, http.StatusOK, rec.Code)
-	assert.Len(t, decode[api.EvidencePage](t, rec).Items, 1)
+	assert.Len(t, apitest.Decode[api.EvidencePage](t, rec).Items, 1)
 
 	rec = f.do(t, "GET", "/readyz", "")
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
@@ -494,7 +440,7 @@ func TestADrainingAPIRefusesIntakeButKeepsAnsweringReads(t *testing.T) {
 
 	rec = f.do(t, "GET", "/health", "")
 	assert.Equal(t, http.StatusOK, rec.Code)
-	assert.Equal(t, "ok", decode[map[string]any](t, rec)["status"])
+	assert.Equal(t, "ok", apitest.Decode[map[string]any](t, rec)["status"])
 }
 
 func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
@@ -515,7 +461,7 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 		}
 		rec := f.do(t, "GET", path, "")
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-		l := decode[api.EvidencePage](t, rec)
+		l := apitest.Decode[api.EvidencePage](t, rec)
 		sizes = append(sizes, len(l.Items))
 		for _, it := range l.Items {
 			got = append(got, it.ID)
@@ -543,7 +489,7 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 
 	rec = f.do(t, "GET", "/v1/evidence?status=dead_letter", "")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	dead := decode[api.EvidencePage](t, rec)
+	dead := apitest.Decode[api.EvidencePage](t, rec)
 	require.Len(t, dead.Items, 1)
 	assert.Equal(t, ids[0], dead.Items[0].ID)
 	assert.Equal(t, "dead_letter", dead.Items[0].Status)
@@ -553,7 +499,7 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 	rec = f.do(t, "GET", "/v1/evidence?status=pending&limit=10", "")
 	require.Equal(t, http.StatusOK, rec.Code)
 	var pendingIDs []string
-	for _, it := range decode[api.EvidencePage](t, rec).Items {
+	for _, it := range apitest.Decode[api.EvidencePage](t, rec).Items {
 		pendingIDs = append(pendingIDs, it.ID)
 	}
 	assert.Equal(t, ids[1:], pendingIDs)
@@ -561,7 +507,7 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 	// Retry puts it back in the queue.
 	rec = f.do(t, "POST", "/v1/evidence/"+ids[0]+"/retry", "")
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	retried := decode[api.Evidence](t, rec)
+	retried := apitest.Decode[api.Evidence](t, rec)
 	assert.Equal(t, ids[0], retried.ID)
 	assert.Equal(t, "pending", retried.Status)
 	assert.Empty(t, retried.LastError)
@@ -571,12 +517,12 @@ func TestListingPagesThroughEveryEvidenceOnceAndFiltersByStatus(t *testing.T) {
 	assert.Equal(t, store.StatusPending, stored.Status)
 	assert.Equal(t, 5, f.pendingCount(t))
 	rec = f.do(t, "GET", "/v1/evidence?status=dead_letter", "")
-	assert.Empty(t, decode[api.EvidencePage](t, rec).Items)
+	assert.Empty(t, apitest.Decode[api.EvidencePage](t, rec).Items)
 
 	// A second retry is refused: it is no longer dead-lettered.
 	rec = f.do(t, "POST", "/v1/evidence/"+ids[0]+"/retry", "")
 	assert.Equal(t, http.StatusConflict, rec.Code)
-	assert.Equal(t, "not_dead_lettered", decode[errorJSON](t, rec).Code)
+	assert.Equal(t, "not_dead_lettered", apitest.Decode[apitest.Problem](t, rec).Code)
 }
 
 func TestAConfirmedEvidenceHasAReceiptWhoseProofChecks(t *testing.T) {
@@ -732,16 +678,16 @@ func TestReusingAnIdempotencyKeyForOtherEvidenceIsRefusedWith422(t *testing.T) {
 	f := newFixture(t, 1)
 	first := f.post(t, map[string]any{"digest": hexDigest("a"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
-	id := decode[api.Evidence](t, first).ID
+	id := apitest.Decode[api.Evidence](t, first).ID
 
 	// The queue is now full for priority 6–10, yet a repeat still gets its evidence back.
 	again := f.post(t, map[string]any{"digest": hexDigest("a"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
 	require.Equal(t, http.StatusOK, again.Code, again.Body.String())
-	assert.Equal(t, id, decode[api.Evidence](t, again).ID)
+	assert.Equal(t, id, apitest.Decode[api.Evidence](t, again).ID)
 
 	other := f.post(t, map[string]any{"digest": hexDigest("b"), "chains": []string{"stub"}, "priority": 7, "idempotency_key": "k-1"})
-	requireRefused(t, other, http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")
-	assert.Contains(t, decode[errorJSON](t, other).Message, id)
+	apitest.RequireRefused(t, other, http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")
+	assert.Contains(t, apitest.Decode[apitest.Problem](t, other).Message, id)
 	assert.Equal(t, []string{id}, f.stored(t))
 }
 
@@ -760,8 +706,8 @@ func TestAPendingEvidenceSaysWhenItsBatchIsDueByTheAnchorInterval(t *testing.T) 
 
 		rec = f.post(t, map[string]any{"digest": strings.Repeat("cd", 32), "chains": []string{"stub"}})
 		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-		id := decode[struct{ ID string }](t, rec).ID
-		got := decode[struct {
+		id := apitest.Decode[struct{ ID string }](t, rec).ID
+		got := apitest.Decode[struct {
 			Anchors []struct {
 				Chain      string `json:"chain"`
 				BatchDueAt string `json:"batch_due_at"`

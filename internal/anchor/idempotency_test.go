@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/api"
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/store/storetest"
 )
 
@@ -21,20 +22,20 @@ func TestTheIdempotencyKeyHeaderActsAsTheBodysField(t *testing.T) {
 	body := `{"digest":"` + hexDigest("header") + `","chains":["stub"]}`
 	first := f.doWith(t, "POST", "/v1/evidence", body, map[string]string{"Idempotency-Key": "upload-42"})
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
-	ev := decode[api.Evidence](t, first)
+	ev := apitest.Decode[api.Evidence](t, first)
 	assert.Equal(t, "upload-42", ev.IdempotencyKey)
 
 	// The draft's quoted form, and the key in the body, name the same evidence.
 	again := f.doWith(t, "POST", "/v1/evidence", body, map[string]string{"Idempotency-Key": `"upload-42"`})
 	require.Equal(t, http.StatusOK, again.Code, again.Body.String())
-	assert.Equal(t, ev.ID, decode[api.Evidence](t, again).ID)
+	assert.Equal(t, ev.ID, apitest.Decode[api.Evidence](t, again).ID)
 	inBody := f.do(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest("header")+`","chains":["stub"],"idempotency_key":"upload-42"}`)
 	require.Equal(t, http.StatusOK, inBody.Code, inBody.Body.String())
-	assert.Equal(t, ev.ID, decode[api.Evidence](t, inBody).ID)
+	assert.Equal(t, ev.ID, apitest.Decode[api.Evidence](t, inBody).ID)
 
 	// Another digest under the same header key is the body field's conflict.
 	other := f.doWith(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest("other")+`","chains":["stub"]}`, map[string]string{"Idempotency-Key": "upload-42"})
-	requireRefused(t, other, http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")
+	apitest.RequireRefused(t, other, http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")
 	assert.Equal(t, []string{ev.ID}, f.stored(t))
 }
 
@@ -42,14 +43,14 @@ func TestTheSameKeyInTheHeaderAndTheBodyIsAccepted(t *testing.T) {
 	f := newFixture(t, 100)
 	rec := f.doWith(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest("both")+`","chains":["stub"],"idempotency_key":"k-1"}`, map[string]string{"Idempotency-Key": "k-1"})
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	assert.Equal(t, "k-1", decode[api.Evidence](t, rec).IdempotencyKey)
+	assert.Equal(t, "k-1", apitest.Decode[api.Evidence](t, rec).IdempotencyKey)
 }
 
 func TestADifferentKeyInTheHeaderAndTheBodyIsRefusedAndStoresNothing(t *testing.T) {
 	f := newFixture(t, 100)
 	rec := f.doWith(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest("both")+`","chains":["stub"],"idempotency_key":"k-1"}`, map[string]string{"Idempotency-Key": "k-2"})
-	requireRefused(t, rec, http.StatusBadRequest, "conflicting_idempotency_key", "Idempotency-Key")
-	assert.Contains(t, decode[errorJSON](t, rec).Message, "idempotency_key")
+	apitest.RequireRefused(t, rec, http.StatusBadRequest, "conflicting_idempotency_key", "Idempotency-Key")
+	assert.Contains(t, apitest.Decode[apitest.Problem](t, rec).Message, "idempotency_key")
 	assert.Empty(t, f.stored(t))
 }
 
@@ -63,7 +64,7 @@ func TestABadIdempotencyKeyHeaderIsRefused(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec := f.doWith(t, "POST", "/v1/evidence", body, map[string]string{"Idempotency-Key": key})
-			requireRefused(t, rec, http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key")
+			apitest.RequireRefused(t, rec, http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key")
 		})
 	}
 	assert.Empty(t, f.stored(t))
@@ -89,15 +90,15 @@ func TestABadRequestIsAnsweredWithProblemDetailsThatKeepItsCode(t *testing.T) {
 	// An evidence's errors name it as the problem's instance.
 	id := "ev_" + strings.Repeat("0", 24)
 	missing := f.do(t, "GET", "/v1/evidence/"+id, "")
-	requireRefused(t, missing, http.StatusNotFound, "not_found", "id")
-	assert.Equal(t, "/v1/evidence/"+id, decode[errorJSON](t, missing).Instance)
+	apitest.RequireRefused(t, missing, http.StatusNotFound, "not_found", "id")
+	assert.Equal(t, "/v1/evidence/"+id, apitest.Decode[apitest.Problem](t, missing).Instance)
 }
 
 func TestAKeyReusedWithOnlyOtherMetadataIsRefusedWith422(t *testing.T) {
 	f := newFixture(t, 100)
 	first := f.post(t, map[string]any{"digest": hexDigest("m"), "chains": []string{"stub"}, "idempotency_key": "k-m", "metadata": map[string]any{"case": 7}})
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
-	id := decode[api.Evidence](t, first).ID
+	id := apitest.Decode[api.Evidence](t, first).ID
 
 	for name, md := range map[string]any{
 		"other metadata": map[string]any{"case": 8},
@@ -110,8 +111,8 @@ func TestAKeyReusedWithOnlyOtherMetadataIsRefusedWith422(t *testing.T) {
 				body["metadata"] = md
 			}
 			rec := f.post(t, body)
-			requireRefused(t, rec, http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")
-			assert.Contains(t, decode[errorJSON](t, rec).Message, id)
+			apitest.RequireRefused(t, rec, http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")
+			assert.Contains(t, apitest.Decode[apitest.Problem](t, rec).Message, id)
 		})
 	}
 	assert.Equal(t, []string{id}, f.stored(t))
@@ -140,7 +141,7 @@ func TestTheSameRequestAgainAnswersTheOriginalEvidenceEvenWithItsMetadataWritten
 	}
 	first := f.do(t, "POST", "/v1/evidence", body(`{"case":7,"tags":["a","b"],"by":{"x":1,"y":2}}`))
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
-	ev := decode[api.Evidence](t, first)
+	ev := apitest.Decode[api.Evidence](t, first)
 
 	for _, md := range []string{
 		`{"case":7,"tags":["a","b"],"by":{"x":1,"y":2}}`,
@@ -148,11 +149,11 @@ func TestTheSameRequestAgainAnswersTheOriginalEvidenceEvenWithItsMetadataWritten
 	} {
 		again := f.do(t, "POST", "/v1/evidence", body(md))
 		require.Equal(t, http.StatusOK, again.Code, again.Body.String())
-		assert.Equal(t, ev.ID, decode[api.Evidence](t, again).ID)
+		assert.Equal(t, ev.ID, apitest.Decode[api.Evidence](t, again).ID)
 	}
 	// The order of an array's items, and how a number is written, count.
 	for _, md := range []string{`{"case":7,"tags":["b","a"],"by":{"x":1,"y":2}}`, `{"case":7.0,"tags":["a","b"],"by":{"x":1,"y":2}}`} {
-		requireRefused(t, f.do(t, "POST", "/v1/evidence", body(md)), http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")
+		apitest.RequireRefused(t, f.do(t, "POST", "/v1/evidence", body(md)), http.StatusUnprocessableEntity, "idempotency_conflict", "idempotency_key")
 	}
 	assert.Equal(t, []string{ev.ID}, f.stored(t))
 }
@@ -162,16 +163,16 @@ func TestTheHeaderKeyIsReadAsTheDraftsStructuredFieldString(t *testing.T) {
 	body := `{"digest":"` + hexDigest("sf") + `","chains":["stub"]}`
 	first := f.doWith(t, "POST", "/v1/evidence", body, map[string]string{"Idempotency-Key": `"say \"hi\" \\ 1"`})
 	require.Equal(t, http.StatusAccepted, first.Code, first.Body.String())
-	ev := decode[api.Evidence](t, first)
+	ev := apitest.Decode[api.Evidence](t, first)
 	assert.Equal(t, `say "hi" \ 1`, ev.IdempotencyKey, "the string's escapes are undone")
 
 	bare := f.doWith(t, "POST", "/v1/evidence", body, map[string]string{"Idempotency-Key": `say "hi" \ 1`})
 	require.Equal(t, http.StatusOK, bare.Code, bare.Body.String())
-	assert.Equal(t, ev.ID, decode[api.Evidence](t, bare).ID, "the bare key is the same key")
+	assert.Equal(t, ev.ID, apitest.Decode[api.Evidence](t, bare).ID, "the bare key is the same key")
 
 	for _, v := range []string{`"no closing quote`, `"a" "b"`, `"bad \escape"`} {
 		rec := f.doWith(t, "POST", "/v1/evidence", `{"digest":"`+hexDigest(v)+`","chains":["stub"]}`, map[string]string{"Idempotency-Key": v})
-		requireRefused(t, rec, http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key")
+		apitest.RequireRefused(t, rec, http.StatusBadRequest, "invalid_idempotency_key", "Idempotency-Key")
 	}
 	assert.Equal(t, []string{ev.ID}, f.stored(t))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/api"
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/store"
 )
 
@@ -37,7 +38,7 @@ func TestADeadLetteredBatchIsRedrivenInOneCall(t *testing.T) {
 
 	rec := f.do(t, "POST", "/v1/dead-letters/redrive", fmt.Sprintf(`{"batch": %d, "dry_run": true}`, b.ID))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	dry := decode[api.RedriveResult](t, rec)
+	dry := apitest.Decode[api.RedriveResult](t, rec)
 	assert.True(t, dry.DryRun)
 	assert.Equal(t, 5, dry.Evidence)
 	assert.Equal(t, map[string]int{"stub": 5}, dry.ByChain)
@@ -49,7 +50,7 @@ func TestADeadLetteredBatchIsRedrivenInOneCall(t *testing.T) {
 
 	rec = f.do(t, "POST", "/v1/dead-letters/redrive", fmt.Sprintf(`{"batch": %d}`, b.ID))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	done := decode[api.RedriveResult](t, rec)
+	done := apitest.Decode[api.RedriveResult](t, rec)
 	assert.False(t, done.DryRun)
 	assert.Equal(t, 5, done.Evidence)
 	assert.Equal(t, ids, done.EvidenceIDs)
@@ -58,12 +59,12 @@ func TestADeadLetteredBatchIsRedrivenInOneCall(t *testing.T) {
 		assert.Equal(t, "pending", ev.Status)
 		assert.Zero(t, ev.Attempts)
 	}
-	assert.Equal(t, "dead_letter", f.get(t, decode[api.RedriveResult](t, f.do(t, "POST", "/v1/dead-letters/redrive",
+	assert.Equal(t, "dead_letter", f.get(t, apitest.Decode[api.RedriveResult](t, f.do(t, "POST", "/v1/dead-letters/redrive",
 		fmt.Sprintf(`{"batch": %d, "dry_run": true}`, other.ID))).EvidenceIDs[0]).Status, "another batch is left alone")
 
 	rec = f.do(t, "POST", "/v1/dead-letters/redrive", fmt.Sprintf(`{"batch": %d}`, b.ID))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	again := decode[api.RedriveResult](t, rec)
+	again := apitest.Decode[api.RedriveResult](t, rec)
 	assert.Zero(t, again.Evidence, "re-running after success re-drives nothing")
 	assert.Empty(t, again.Batches)
 	assert.Empty(t, again.EvidenceIDs)
@@ -74,7 +75,7 @@ func TestADeadLetteredBatchIsRedrivenInOneCall(t *testing.T) {
 	// {} re-drives every dead letter left.
 	rec = f.do(t, "POST", "/v1/dead-letters/redrive", `{}`)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	assert.Equal(t, 2, decode[api.RedriveResult](t, rec).Evidence)
+	assert.Equal(t, 2, apitest.Decode[api.RedriveResult](t, rec).Evidence)
 	rec = f.do(t, "GET", "/metrics", "")
 	assert.Contains(t, rec.Body.String(), `keeper_evidence_redriven_total{chain="stub"} 7`)
 }
@@ -101,7 +102,7 @@ func TestARedriveFilterIsCheckedFieldByField(t *testing.T) {
 		{"a dry run that is not a boolean", `{"dry_run": "yes"}`, "invalid_type", "dry_run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			requireRefused(t, f.do(t, "POST", "/v1/dead-letters/redrive", tc.body), http.StatusBadRequest, tc.code, tc.field)
+			apitest.RequireRefused(t, f.do(t, "POST", "/v1/dead-letters/redrive", tc.body), http.StatusBadRequest, tc.code, tc.field)
 		})
 	}
 	assert.Equal(t, "dead_letter", f.get(t, ids[0]).Status, "nothing was re-driven")
@@ -118,7 +119,7 @@ func TestRedriveSelectsByTheTimeOfDeadLettering(t *testing.T) {
 
 		rec := f.do(t, "POST", "/v1/dead-letters/redrive", `{"chain": "stub", "since": "`+cut+`"}`)
 		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-		assert.Equal(t, after, decode[api.RedriveResult](t, rec).EvidenceIDs)
+		assert.Equal(t, after, apitest.Decode[api.RedriveResult](t, rec).EvidenceIDs)
 		assert.Equal(t, "dead_letter", f.get(t, before[0]).Status)
 		assert.Equal(t, "pending", f.get(t, after[0]).Status)
 	})
@@ -133,7 +134,7 @@ func TestReadinessShowsEachChainsAgesWithoutFailingOnThem(t *testing.T) {
 
 		rec := f.do(t, "GET", "/readyz", "")
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-		got := decode[struct {
+		got := apitest.Decode[struct {
 			Ready     bool `json:"ready"`
 			Anchoring map[string]struct {
 				OldestUnconfirmedAge float64 `json:"oldest_unconfirmed_age_seconds"`

@@ -14,6 +14,7 @@ import (
 
 	"github.com/keeperhq/keeper/internal/anchor"
 	"github.com/keeperhq/keeper/internal/archive"
+	"github.com/keeperhq/keeper/internal/httpapi/apitest"
 	"github.com/keeperhq/keeper/internal/store"
 	"github.com/keeperhq/keeper/merkle"
 	"github.com/keeperhq/keeper/receipt"
@@ -55,7 +56,7 @@ func TestRetentionMovesOldConfirmedEvidenceToTheArchiveAndItsReadsAnswer410Namin
 		for _, req := range [][2]string{{"GET", "/v1/evidence/" + old.ID}, {"GET", "/v1/evidence/" + old.ID + "/receipt"}, {"POST", "/v1/evidence/" + old.ID + "/retry"}} {
 			rec := f.do(t, req[0], req[1], "")
 			require.Equal(t, http.StatusGone, rec.Code, "%s %s: %s", req[0], req[1], rec.Body.String())
-			e := decode[archivedJSON](t, rec)
+			e := apitest.Decode[archivedJSON](t, rec)
 			assert.Equal(t, "archived", e.Code)
 			require.NotEmpty(t, e.Archive)
 			assert.Contains(t, e.Message, e.Archive)

@@ -4,14 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/keeperhq/keeper/internal/anchor"
@@ -55,23 +53,6 @@ func (f *fixture) doWith(t *testing.T, method, path, body string, header map[str
 	return apitest.Do(t, f.h, method, path, body, header)
 }
 
-// requireRefused checks an error answer: its status, and a JSON body with
-// its code, a message and the field at fault.
-func requireRefused(t *testing.T, rec *httptest.ResponseRecorder, status int, code, field string) {
-	t.Helper()
-	require.Equal(t, status, rec.Code, "body: %.300s", rec.Body.String())
-	assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"))
-	var e errorJSON
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), "body: %.300s", rec.Body.String())
-	assert.Equal(t, code, e.Code)
-	assert.NotEmpty(t, e.Message)
-	assert.Equal(t, field, e.Field)
-	assert.Equal(t, "tag:keeperhq.github.io,2026:problems/"+code, e.Type)
-	assert.NotEmpty(t, e.Title)
-	assert.Equal(t, status, e.Status)
-	assert.Equal(t, e.Message, e.Detail)
-}
-
 // stored lists the ids of every evidence the store holds.
 func (f *fixture) stored(t *testing.T) []string {
 	t.Helper()
@@ -83,19 +64,6 @@ func (f *fixture) stored(t *testing.T) []string {
 		ids = append(ids, ev.ID)
 	}
 	return ids
-}
-
-// errorJSON is an error answer: RFC 9457 problem details with keeper's
-// code, message and field.
-type errorJSON struct {
-	Type     string `json:"type"`
-	Title    string `json:"title"`
-	Status   int    `json:"status"`
-	Detail   string `json:"detail"`
-	Instance string `json:"instance"`
-	Code     string `json:"code"`
-	Message  string `json:"message"`
-	Field    string `json:"field"`
 }
 
 func hexDigest(seed string) string {

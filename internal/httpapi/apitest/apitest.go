@@ -38,16 +38,22 @@ func Do(t testing.TB, h http.Handler, method, path, body string, header map[stri
 	return rec
 }
 
-// Problem is an error answer's body (RFC 9457 problem details with
-// keeper's members).
+// Problem is an error answer's body: RFC 9457 problem details with
+// keeper's code, message and field.
 type Problem struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Field   string `json:"field"`
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail"`
+	Instance string `json:"instance"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	Field    string `json:"field"`
 }
 
-// RequireRefused checks an error answer: its status, and a problem body
-// with its code, a message and the field at fault.
+// RequireRefused checks an error answer: its status, and problem details
+// with its code, a message and the field at fault, whose type, title,
+// status and detail agree with them.
 func RequireRefused(t testing.TB, rec *httptest.ResponseRecorder, status int, code, field string) {
 	t.Helper()
 	require.Equal(t, status, rec.Code, "body: %.300s", rec.Body.String())
@@ -55,8 +61,12 @@ func RequireRefused(t testing.TB, rec *httptest.ResponseRecorder, status int, co
 	var e Problem
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), "body: %.300s", rec.Body.String())
 	assert.Equal(t, code, e.Code)
-	assert.Equal(t, field, e.Field)
 	assert.NotEmpty(t, e.Message)
+	assert.Equal(t, field, e.Field)
+	assert.Equal(t, "tag:keeperhq.github.io,2026:problems/"+code, e.Type)
+	assert.NotEmpty(t, e.Title)
+	assert.Equal(t, status, e.Status)
+	assert.Equal(t, e.Message, e.Detail)
 }
 
 // Hostile is one request that must be refused: sent as Do sends it, and
@@ -81,7 +91,7 @@ type Row interface {
 }
 
 // RequireAllRefused sends each row to h and checks it is refused as the row
-// says, at once, and that logs (the server's log) shows no panic and no
+// says (problem details as RequireRefused checks them), at once, and that logs (the server's log) shows no panic and no
 // internal error. Run it in a testing/synctest bubble: the bubble's clock
 // moves only when the server waits, so a request that held it (a timer, a
 // pause, a body read to its deadline) shows. Subtests cannot run in a
@@ -102,6 +112,10 @@ func RequireAllRefused[R Row](t *testing.T, h http.Handler, logs *bytes.Buffer, 
 		assert.Equal(t, refusal{row.Status, row.Code, row.Field}, refusal{rec.Code, e.Code, e.Field}, "%s is refused", row.Name)
 		assert.Equal(t, "application/problem+json", rec.Header().Get("Content-Type"), row.Name)
 		assert.NotEmpty(t, e.Message, row.Name)
+		assert.Equal(t, "tag:keeperhq.github.io,2026:problems/"+row.Code, e.Type, row.Name)
+		assert.NotEmpty(t, e.Title, row.Name)
+		assert.Equal(t, row.Status, e.Status, row.Name)
+		assert.Equal(t, e.Message, e.Detail, row.Name)
 	}
 	assert.NotContains(t, logs.String(), "panicked")
 	assert.NotContains(t, logs.String(), "level=ERROR", "no client mistake reached an internal error")
