@@ -2,6 +2,7 @@ package evlog
 
 import (
 	"crypto/ed25519"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -185,4 +186,49 @@ func (w *Witness) Cosign(body string, t time.Time) (string, error) {
 	binary.BigEndian.PutUint64(raw[4:], ts)
 	copy(raw[12:], ed25519.Sign(w.priv, cosignedMessage(body, ts)))
 	return "— " + w.key.Name + " " + base64.StdEncoding.EncodeToString(raw) + "\n", nil
+}
+
+// GenerateWitnessKey makes a new cosignature key for a witness named name:
+// its signer key, written as a note signer key of type 0x04
+// ("PRIVATE+KEY+<name>+<key ID>+<base64 of 0x04 ‖ seed>"), and its verifier
+// key.
+func GenerateWitnessKey(name string) (skey, vkey string, err error) {
+	seed := make([]byte, ed25519.SeedSize)
+	if _, err := rand.Read(seed); err != nil {
+		return "", "", err
+	}
+	w, err := NewWitness(name, seed)
+	if err != nil {
+		return "", "", err
+	}
+	return w.SignerKey(), w.Key().Text, nil
+}
+
+// SignerKey is the witness's private key as GenerateWitnessKey writes it.
+// It is a secret: keep it in a file only the witness reads.
+func (w *Witness) SignerKey() string {
+	return fmt.Sprintf("PRIVATE+KEY+%s+%08x+%s", w.key.Name, w.key.Hash,
+		base64.StdEncoding.EncodeToString(append([]byte{cosignatureAlg}, w.priv.Seed()...)))
+}
+
+// ParseWitnessSigner reads a witness's signer key (GenerateWitnessKey). Its
+// errors never echo the key.
+func ParseWitnessSigner(skey string) (*Witness, error) {
+	bad := errors.New("evlog: not a witness signer key (PRIVATE+KEY+<name>+<key ID>+<base64 of 0x04 and a 32-byte seed>)")
+	parts := strings.Split(strings.TrimSpace(skey), "+")
+	if len(parts) != 5 || parts[0] != "PRIVATE" || parts[1] != "KEY" {
+		return nil, bad
+	}
+	raw, err := base64.StdEncoding.DecodeString(parts[4])
+	if err != nil || len(raw) != 1+ed25519.SeedSize || raw[0] != cosignatureAlg {
+		return nil, bad
+	}
+	w, err := NewWitness(parts[2], raw[1:])
+	if err != nil {
+		return nil, bad
+	}
+	if fmt.Sprintf("%08x", w.key.Hash) != parts[3] {
+		return nil, errors.New("evlog: the witness signer key's ID is not the hash of its name and key")
+	}
+	return w, nil
 }

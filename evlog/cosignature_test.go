@@ -137,3 +137,22 @@ func TestACosignatureOfAnotherCheckpointOrTimeOrWithoutTheLogsSignatureIsRefused
 	require.Len(t, cosigs, 1, "the control: the same lines, unchanged, verify")
 	assert.True(t, bytes.HasSuffix(good, []byte(line)))
 }
+
+func TestAWitnessSignerKeyRoundTripsAndIsRefusedWithoutEchoingIt(t *testing.T) {
+	skey, vkey, err := GenerateWitnessKey("witness.example/w")
+	require.NoError(t, err)
+	w, err := ParseWitnessSigner(skey)
+	require.NoError(t, err)
+	assert.Equal(t, vkey, w.Key().Text)
+	assert.Equal(t, skey, w.SignerKey())
+	_, err = ParseWitnessKey(vkey)
+	require.NoError(t, err)
+
+	logSKey, _, err := GenerateKey("example.com/log")
+	require.NoError(t, err)
+	for _, bad := range []string{logSKey, strings.Replace(skey, "witness.example/w", "other.example/w", 1), "PRIVATE+KEY+x+00000000+QUJDRA=="} {
+		_, err := ParseWitnessSigner(bad)
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), strings.Split(bad, "+")[len(strings.Split(bad, "+"))-1])
+	}
+}

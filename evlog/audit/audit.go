@@ -5,8 +5,9 @@
 // key, two checkpoints of one size that differ, a checkpoint that is not
 // consistent with an earlier one or with the latest, a smaller tree
 // anchored after a bigger one by the same account, tiles or entries that
-// do not rebuild the signed root, anchors keeper lists that the chain does
-// not hold, a listed account's transaction that any verifier would read as
+// do not rebuild the signed root, the latest checkpoint (the one receipts
+// name) without the quorum of witness cosignatures the pinned root asks
+// for (JudgeCheckpoint), anchors keeper lists that the chain does not hold, a listed account's transaction that any verifier would read as
 // an anchor and that should not be one (JudgeTransaction: a near-miss
 // payload, a batch anchor after the log began, an anchor of a size the
 // pinned trust root does not list the account for, of another key, of
@@ -99,6 +100,7 @@ const (
 	KindBatch     = "batch"     // a listed account's batch anchor the trust root does not admit (sent after the log began, or from an account that may not)
 	KindEndpoints = "endpoints" // endpoints of one network that disagree on an account's transactions or its nonce
 	KindUnread    = "unread"    // a listed account, network, history or transaction that could not be read, or no anchor read at all
+	KindWitnesses = "witnesses" // the checkpoint the log serves, which receipts name, without the quorum of cosignatures the trust root asks for
 )
 
 // Finding is one disagreement.
@@ -184,7 +186,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return r, err
 	}
-	if err := r.catchUp(ctx, o.Log, anchored); err != nil {
+	if err := r.catchUp(ctx, o.Log, o.Trust, anchored); err != nil {
 		return r, err
 	}
 	hr := o.Log.HashReader(ctx, r.Latest.Size, r.Latest.Root)
@@ -213,19 +215,48 @@ func (r *Report) openLatest(ctx context.Context, o Options) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("the log's checkpoint: %w", err)
 	}
-	c, err := r.Key.Open(signed)
-	if err != nil {
-		r.find(KindSignature, "", "the latest checkpoint: %v", err)
+	c, ok := r.openServed(signed, o.Trust, "the latest checkpoint")
+	if !ok {
 		return false, nil
 	}
 	r.Latest = c
 	return true, nil
 }
 
+// openServed opens the checkpoint the log serves as its latest, the one
+// receipts name: signed by the pinned key, and held to the quorum of
+// witnesses the pinned root asks for at its size (JudgeCheckpoint). ok is
+// false when the log's own signature fails.
+func (r *Report) openServed(signed []byte, root *trust.Root, what string) (evlog.Checkpoint, bool) {
+	c, err := r.Key.Open(signed)
+	if err != nil {
+		r.find(KindSignature, "", "%s: %v", what, err)
+		return c, false
+	}
+	if root != nil {
+		r.Findings = append(r.Findings, JudgeCheckpoint(*root, signed)...)
+	}
+	return c, true
+}
+
+// JudgeCheckpoint judges a checkpoint a receipt can name (the log serves
+// its newest cosigned checkpoint as its latest, and receipts name it) as
+// every verifier does (trust.Root.OpenCheckpoint): a KindWitnesses finding
+// when it lacks the quorum of valid cosignatures by listed witnesses its
+// size needs. Checkpoints that are only anchored carry no cosignature
+// while a witness is out, by design, and are not judged here.
+func JudgeCheckpoint(root trust.Root, signed []byte) []Finding {
+	_, _, err := root.OpenCheckpoint(signed)
+	if qe := (*trust.QuorumError)(nil); errors.As(err, &qe) {
+		return []Finding{{Kind: KindWitnesses, Detail: "the checkpoint the log serves, which receipts name: " + err.Error()}}
+	}
+	return nil
+}
+
 // catchUp reads the latest checkpoint again when a chain holds a bigger
 // one: a live log signs and anchors while the chains are read. The newer
 // checkpoint must extend the one read first.
-func (r *Report) catchUp(ctx context.Context, log *evlog.Client, anchored []Anchored) error {
+func (r *Report) catchUp(ctx context.Context, log *evlog.Client, root *trust.Root, anchored []Anchored) error {
 	behind := false
 	for _, a := range anchored {
 		behind = behind || (a.Ref.KeyHash == r.Key.Hash && a.Ref.Size > r.Latest.Size)
@@ -237,9 +268,8 @@ func (r *Report) catchUp(ctx context.Context, log *evlog.Client, anchored []Anch
 	if err != nil {
 		return fmt.Errorf("the log's checkpoint: %w", err)
 	}
-	c, err := r.Key.Open(signed)
-	if err != nil {
-		r.find(KindSignature, "", "the latest checkpoint, read again: %v", err)
+	c, ok := r.openServed(signed, root, "the latest checkpoint, read again")
+	if !ok {
 		return nil
 	}
 	if c.Size <= r.Latest.Size {

@@ -2,15 +2,19 @@
 // (docs/trust.md): one versioned JSON document, shaped like Sigstore's
 // trusted_root.json, that names the evidence log (its origin and verifier
 // key) and the accounts allowed to anchor it, per network (CAIP-10), with
-// the tree sizes and times each one covers, and that leaves room for
-// witness keys and a quorum.
+// the tree sizes and times each one covers, and the witnesses that cosign
+// its checkpoints (c2sp.org/tlog-witness) with the quorum of them a
+// checkpoint needs from a tree size on.
 //
 // A receipt verifies only against what the root lists: its checkpoint must
-// be signed by the root's key, and every anchor must have been sent by an
+// be signed by the root's key and cosigned by the quorum of listed
+// witnesses its size needs (OpenCheckpoint, the one definition every
+// verifier and the audit call), and every anchor must have been sent by an
 // account the root lists for the anchor's network and tree size. A
 // deployment's root only grows: an account that is rotated out gets an end
-// to its ranges, a new one is appended, nothing is removed (Extends checks
-// this). keeper serves its root at /log/trust as a note signed by the log's
+// to its ranges, a new one is appended, nothing is removed; a witness is
+// retired at a size the same way, and a quorum is never lowered (Extends
+// checks this). keeper serves its root at /log/trust as a note signed by the log's
 // key (Sign, Open) and prints it with `keeper log trust`.
 //
 // The package depends on nothing of keeper's server: verifiers and monitors
@@ -31,8 +35,13 @@ import (
 )
 
 // MediaType names the format and its version; a root carrying another is
-// refused.
-const MediaType = "application/vnd.keeper.trustroot+json;version=1"
+// refused. Version 2 lists witnesses and the quorum of their cosignatures a
+// checkpoint needs; version 1 (MediaTypeV1) has no quorum and is still read.
+const MediaType = "application/vnd.keeper.trustroot+json;version=2"
+
+// MediaTypeV1 is the first version: witnesses as keys with a quorum that
+// had to be 0. A root of that version is read, and written back as it came.
+const MediaTypeV1 = "application/vnd.keeper.trustroot+json;version=1"
 
 // Root is a trust root.
 type Root struct {
@@ -85,10 +94,49 @@ type TimeRange struct {
 }
 
 // Witnesses are the log's witnesses (c2sp.org/tlog-witness) and how many
-// must cosign a checkpoint. keeper uses none yet: Quorum 0.
+// of them must cosign a checkpoint (c2sp.org/tlog-cosignature) for a
+// verifier to take it.
 type Witnesses struct {
+	// List names each witness and the tree sizes its cosignatures count
+	// for: a witness is retired at a size (Sizes.End), never removed.
+	List []Witness `json:"list"`
+	// Quorum is how many listed witnesses must cosign a checkpoint, from a
+	// tree size on: steps by growing size, each asking for at least as many
+	// as the one before. Below the first step none is asked for, so a
+	// quorum added later fails no receipt of the sizes before it.
+	Quorum []QuorumStep `json:"quorum"`
+
+	v1Keys []string // a version 1 root's keys, never enforced
+}
+
+// Witness is one witness: its name (the name its cosignature lines carry)
+// and cosignature key (a vkey of type 0x04, evlog.ParseWitnessKey), and the
+// checkpoint sizes its cosignatures count for.
+type Witness struct {
+	Name  string    `json:"name"`
+	Key   string    `json:"key"`
+	Sizes SizeRange `json:"sizes"`
+}
+
+// QuorumStep asks for Witnesses cosignatures on every checkpoint of From
+// entries or more (up to the next step).
+type QuorumStep struct {
+	From      uint64 `json:"from"`
+	Witnesses int    `json:"witnesses"`
+}
+
+// v1Witnesses is version 1's witnesses object.
+type v1Witnesses struct {
 	Keys   []string `json:"keys"`
 	Quorum int      `json:"quorum"`
+}
+
+// v1Root is a version 1 root as it is written.
+type v1Root struct {
+	MediaType string      `json:"mediaType"`
+	Log       Log         `json:"log"`
+	Accounts  []Account   `json:"accounts"`
+	Witnesses v1Witnesses `json:"witnesses"`
 }
 
 // Network is the account's CAIP-2 network ("" in the short form).
@@ -141,12 +189,29 @@ func CAIP10(network, address string) string { return network + ":" + address }
 
 // Parse reads a trust root and checks its shape: the media type, the log's
 // key (for the log's origin), every account's CAIP-10 id and ranges, and
-// the witness quorum.
+// the witnesses and their quorum.
 //
 // It is strict, as every verifier and the audit read roots alike
 // (conformance/README.md): keys match exactly (case-sensitive), none twice,
 // none unknown, and nothing follows the object.
 func Parse(data []byte) (Root, error) {
+	var head struct {
+		MediaType string `json:"mediaType"`
+	}
+	_ = json.Unmarshal(data, &head) // only to choose the version: the strict read below judges the text
+	if head.MediaType == MediaTypeV1 {
+		var v1 v1Root
+		if err := strictjson.DecodeAs("the trust root", data, &v1); err != nil {
+			return Root{}, fmt.Errorf("trust: not a trust root: %s", err.Message)
+		}
+		if v1.Witnesses.Quorum != 0 {
+			return Root{}, fmt.Errorf("trust: witnesses.quorum %d: a version 1 root asks for no cosignature; "+
+				"a root that needs witnesses is version 2 (%s)", v1.Witnesses.Quorum, MediaType)
+		}
+		r := Root{MediaType: v1.MediaType, Log: v1.Log, Accounts: v1.Accounts}
+		r.Witnesses.v1Keys = v1.Witnesses.Keys
+		return r, r.Check()
+	}
 	var r Root
 	if err := strictjson.DecodeAs("the trust root", data, &r); err != nil {
 		return Root{}, fmt.Errorf("trust: not a trust root: %s", err.Message)
@@ -156,8 +221,8 @@ func Parse(data []byte) (Root, error) {
 
 // Check validates a root.
 func (r Root) Check() error {
-	if r.MediaType != MediaType {
-		return fmt.Errorf("trust: mediaType %q: this verifier reads %q", r.MediaType, MediaType)
+	if r.MediaType != MediaType && r.MediaType != MediaTypeV1 {
+		return fmt.Errorf("trust: mediaType %q: this verifier reads %q (and version 1)", r.MediaType, MediaType)
 	}
 	k, err := evlog.ParseKey(r.Log.Key)
 	if err != nil {
@@ -180,34 +245,195 @@ func (r Root) Check() error {
 			return fmt.Errorf("trust: accounts[%d].sizes: end %d is not after start %d", i, *a.Sizes.End, a.Sizes.Start)
 		}
 	}
-	for i, w := range r.Witnesses.Keys {
+	for i, w := range r.Witnesses.v1Keys {
 		if _, err := evlog.ParseKey(w); err != nil {
 			return fmt.Errorf("trust: witnesses.keys[%d]: %w", i, err)
 		}
 	}
-	if r.Witnesses.Quorum < 0 || r.Witnesses.Quorum > len(r.Witnesses.Keys) {
-		return fmt.Errorf("trust: witnesses.quorum %d: between 0 and the %d keys listed", r.Witnesses.Quorum, len(r.Witnesses.Keys))
+	return r.Witnesses.check(k)
+}
+
+// check validates the witnesses: each key a cosignature key of the name
+// given, no name twice, ranges that end after they start; quorum steps by
+// growing size that never ask for fewer, nor for more witnesses than are
+// listed at any size the step covers.
+func (ws Witnesses) check(log evlog.Key) error {
+	names := map[string]bool{}
+	for i, w := range ws.List {
+		k, err := evlog.ParseWitnessKey(w.Key)
+		if err != nil {
+			return fmt.Errorf("trust: witnesses.list[%d].key: %w", i, err)
+		}
+		switch {
+		case k.Name != w.Name:
+			return fmt.Errorf("trust: witnesses.list[%d]: its key is for %q, its name is %q", i, k.Name, w.Name)
+		case names[w.Name]:
+			return fmt.Errorf("trust: witnesses.list[%d]: %q is listed twice", i, w.Name)
+		case w.Name == log.Name:
+			return fmt.Errorf("trust: witnesses.list[%d]: %q is the log's own name", i, w.Name)
+		case w.Sizes.End != nil && *w.Sizes.End <= w.Sizes.Start:
+			return fmt.Errorf("trust: witnesses.list[%d].sizes: end %d is not after start %d", i, *w.Sizes.End, w.Sizes.Start)
+		}
+		names[w.Name] = true
 	}
-	if r.Witnesses.Quorum > 0 {
-		// A quorum no verifier enforces would promise what nothing checks.
-		return fmt.Errorf("trust: witnesses.quorum %d: witness cosignatures are not enforced by this version, so a root that asks for any is refused", r.Witnesses.Quorum)
+	for i, q := range ws.Quorum {
+		if q.Witnesses < 0 {
+			return fmt.Errorf("trust: witnesses.quorum[%d].witnesses: %d is negative", i, q.Witnesses)
+		}
+		if i > 0 {
+			prev := ws.Quorum[i-1]
+			if q.From <= prev.From {
+				return fmt.Errorf("trust: witnesses.quorum[%d].from: %d is not after the step before's %d", i, q.From, prev.From)
+			}
+			if q.Witnesses < prev.Witnesses {
+				return fmt.Errorf("trust: witnesses.quorum[%d].witnesses: %d is fewer than the %d asked for before: a quorum is never lowered", i, q.Witnesses, prev.Witnesses)
+			}
+		}
+	}
+	// Every size at which what counts can change: a quorum no checkpoint
+	// of that size can meet would fail every receipt there.
+	for _, size := range ws.boundaries() {
+		if need, have := ws.QuorumAt(size), len(ws.At(size)); need > have {
+			return fmt.Errorf("trust: witnesses: checkpoints of %d entries need %d cosignatures, and %d witnesses are listed for that size", size, need, have)
+		}
 	}
 	return nil
+}
+
+// boundaries are the sizes where a witness's range or a quorum step begins
+// or ends.
+func (ws Witnesses) boundaries() []uint64 {
+	var out []uint64
+	for _, w := range ws.List {
+		out = append(out, w.Sizes.Start)
+		if w.Sizes.End != nil {
+			out = append(out, *w.Sizes.End)
+		}
+	}
+	for _, q := range ws.Quorum {
+		out = append(out, q.From)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// QuorumAt is how many cosignatures a checkpoint of size entries needs.
+func (ws Witnesses) QuorumAt(size uint64) int {
+	n := 0
+	for _, q := range ws.Quorum {
+		if size >= q.From {
+			n = q.Witnesses
+		}
+	}
+	return n
+}
+
+// At are the witnesses whose cosignatures count for a checkpoint of size
+// entries.
+func (ws Witnesses) At(size uint64) []Witness {
+	var out []Witness
+	for _, w := range ws.List {
+		if w.Sizes.Holds(size) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// OpenCheckpoint is the one definition of a checkpoint a verifier takes (every
+// verifier of receipts and the audit call it): signed by the log's key,
+// with an origin that is the key's, and cosigned by the quorum the root
+// asks for at its size, each cosignature by a distinct witness the root
+// lists for that size. A cosignature line by a listed witness that does not
+// verify refuses the checkpoint; lines by anyone else are ignored. Errors
+// are *QuorumError when the log's signature holds and the cosignatures do
+// not.
+func (r Root) OpenCheckpoint(signed []byte) (evlog.Checkpoint, []evlog.Cosignature, error) {
+	key, err := r.Key()
+	if err != nil {
+		return evlog.Checkpoint{}, nil, err
+	}
+	c, err := key.Open(signed)
+	if err != nil {
+		return evlog.Checkpoint{}, nil, err
+	}
+	listed := r.Witnesses.At(c.Size)
+	need := r.Witnesses.QuorumAt(c.Size)
+	keys := make([]evlog.WitnessKey, 0, len(listed))
+	for _, w := range listed {
+		k, err := evlog.ParseWitnessKey(w.Key)
+		if err != nil {
+			return c, nil, err // Check refused it already
+		}
+		keys = append(keys, k)
+	}
+	_, cosigs, err := evlog.OpenCosigned(signed, key, keys)
+	if err != nil {
+		return c, nil, &QuorumError{Size: c.Size, Need: need, Listed: names(listed), Reason: err.Error()}
+	}
+	if len(cosigs) < need {
+		var got []string
+		for _, s := range cosigs {
+			got = append(got, s.Witness)
+		}
+		return c, cosigs, &QuorumError{Size: c.Size, Need: need, Listed: names(listed), Got: got}
+	}
+	return c, cosigs, nil
+}
+
+func names(ws []Witness) []string {
+	out := make([]string, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, w.Name)
+	}
+	return out
+}
+
+// QuorumError is a checkpoint without the cosignatures its size needs.
+type QuorumError struct {
+	Size   uint64
+	Need   int
+	Listed []string // the witnesses that count at Size
+	Got    []string // the ones whose cosignatures verify
+	Reason string   // a cosignature by a listed witness that does not verify
+}
+
+func (e *QuorumError) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("checkpoint %d: a listed witness's cosignature does not verify: %s", e.Size, e.Reason)
+	}
+	got := "none"
+	if len(e.Got) > 0 {
+		got = strings.Join(e.Got, ", ")
+	}
+	return fmt.Sprintf("checkpoint %d carries %d valid cosignatures (%s) of the witnesses the trust root lists for its size (%s); it needs %d",
+		e.Size, len(e.Got), got, strings.Join(e.Listed, ", "), e.Need)
 }
 
 // Key is the log's verifier key.
 func (r Root) Key() (evlog.Key, error) { return evlog.ParseKey(r.Log.Key) }
 
 // Marshal writes the root as indented JSON ending in a newline, with no
-// blank line (so it can be the text of a signed note).
+// blank line (so it can be the text of a signed note), in its version's
+// shape.
 func (r Root) Marshal() []byte {
 	if r.Accounts == nil {
 		r.Accounts = []Account{}
 	}
-	if r.Witnesses.Keys == nil {
-		r.Witnesses.Keys = []string{}
+	var v any = r
+	if r.MediaType == MediaTypeV1 {
+		v = v1Root{MediaType: r.MediaType, Log: r.Log, Accounts: r.Accounts,
+			Witnesses: v1Witnesses{Keys: append([]string{}, r.Witnesses.v1Keys...)}}
+	} else {
+		if r.Witnesses.List == nil {
+			r.Witnesses.List = []Witness{}
+		}
+		if r.Witnesses.Quorum == nil {
+			r.Witnesses.Quorum = []QuorumStep{}
+		}
+		v = r
 	}
-	b, _ := json.MarshalIndent(r, "", "  ") // plain data: cannot fail
+	b, _ := json.MarshalIndent(v, "", "  ") // plain data: cannot fail
 	return append(b, '\n')
 }
 
@@ -455,12 +681,136 @@ func Extends(prev, next Root) error {
 				"a new account covers only checkpoints to come", len(prev.Accounts)+i, n.ID, n.Network(), n.Sizes.Start, floor)
 		}
 	}
-	for _, k := range prev.Witnesses.Keys {
-		if !slices.Contains(next.Witnesses.Keys, k) {
-			return fmt.Errorf("trust: witness %s removed", k)
+	if prev.MediaType == MediaType && next.MediaType == MediaTypeV1 {
+		return errors.New("trust: a version 2 root is not extended by a version 1 root, which has no witnesses")
+	}
+	if next.MediaType == MediaTypeV1 {
+		for _, k := range prev.Witnesses.v1Keys {
+			if !slices.Contains(next.Witnesses.v1Keys, k) {
+				return fmt.Errorf("trust: witness %s removed", k)
+			}
+		}
+	}
+	return extendsWitnesses(prev.Witnesses, next.Witnesses)
+}
+
+// extendsWitnesses: every witness of prev still listed in order and
+// unchanged but for an open range that was closed, then new ones; prev's
+// quorum steps unchanged, then new steps that never ask for fewer.
+func extendsWitnesses(prev, next Witnesses) error {
+	if len(next.List) < len(prev.List) {
+		return fmt.Errorf("trust: %d witnesses listed before, %d now: witnesses are retired at a size, never removed", len(prev.List), len(next.List))
+	}
+	for i, p := range prev.List {
+		n := next.List[i]
+		if n.Name != p.Name || n.Key != p.Key || n.Sizes.Start != p.Sizes.Start {
+			return fmt.Errorf("trust: witnesses.list[%d] (%s) changed", i, p.Name)
+		}
+		if p.Sizes.End != nil && (n.Sizes.End == nil || *n.Sizes.End != *p.Sizes.End) {
+			return fmt.Errorf("trust: witnesses.list[%d] (%s): its closed range changed", i, p.Name)
+		}
+	}
+	if len(next.Quorum) < len(prev.Quorum) {
+		return fmt.Errorf("trust: %d quorum steps before, %d now: a quorum is never lowered or removed", len(prev.Quorum), len(next.Quorum))
+	}
+	for i, p := range prev.Quorum {
+		if next.Quorum[i] != p {
+			return fmt.Errorf("trust: witnesses.quorum[%d] changed from %d witnesses from size %d to %d from size %d: a quorum is never lowered or moved",
+				i, p.Witnesses, p.From, next.Quorum[i].Witnesses, next.Quorum[i].From)
+		}
+	}
+	if len(prev.Quorum) > 0 && len(next.Quorum) > len(prev.Quorum) {
+		last, first := prev.Quorum[len(prev.Quorum)-1], next.Quorum[len(prev.Quorum)]
+		if first.Witnesses < last.Witnesses {
+			return fmt.Errorf("trust: witnesses.quorum[%d] asks for %d witnesses, fewer than the %d asked for before: a quorum is never lowered",
+				len(prev.Quorum), first.Witnesses, last.Witnesses)
 		}
 	}
 	return nil
+}
+
+// AddWitness lists a witness (name and cosignature key) from tree size on,
+// and reports whether the root changed: a witness listed under that name
+// and key and not retired changes nothing; one listed under that name with
+// another key, or retired, is an error (a retired name stays retired).
+func (r *Root) AddWitness(name, key string, size uint64) (bool, error) {
+	k, err := evlog.ParseWitnessKey(key)
+	if err != nil {
+		return false, err
+	}
+	if k.Name != name {
+		return false, fmt.Errorf("trust: witness %q: its key is for %q", name, k.Name)
+	}
+	for _, w := range r.Witnesses.List {
+		if w.Name != name {
+			continue
+		}
+		if w.Key != k.Text {
+			return false, fmt.Errorf("trust: witness %q is listed with another key: retire it and add the new key under a new name", name)
+		}
+		if w.Sizes.End != nil {
+			return false, fmt.Errorf("trust: witness %q was retired at size %d", name, *w.Sizes.End)
+		}
+		return false, nil
+	}
+	r.upgrade()
+	r.Witnesses.List = append(slices.Clip(r.Witnesses.List), Witness{Name: name, Key: k.Text, Sizes: SizeRange{Start: size}})
+	return true, nil
+}
+
+// RetireWitness closes a witness's range at tree size: its cosignatures no
+// longer count for checkpoints of size entries or more. A quorum that the
+// witnesses left cannot meet is refused (list another witness first).
+func (r *Root) RetireWitness(name string, size uint64) error {
+	for i, w := range r.Witnesses.List {
+		if w.Name != name || w.Sizes.End != nil {
+			continue
+		}
+		next := *r
+		next.Witnesses.List = slices.Clone(r.Witnesses.List)
+		end := max(size, w.Sizes.Start+1)
+		next.Witnesses.List[i].Sizes.End = &end
+		if err := next.Check(); err != nil {
+			return err
+		}
+		*r = next
+		return nil
+	}
+	return fmt.Errorf("trust: %q is not a listed witness that is still counted", name)
+}
+
+// RequireQuorum asks for n cosignatures on every checkpoint of size
+// entries or more, and reports whether the root changed. Asking for fewer
+// than the root already does is refused: a quorum is never lowered.
+func (r *Root) RequireQuorum(n int, size uint64) (bool, error) {
+	current := 0
+	if q := r.Witnesses.Quorum; len(q) > 0 {
+		current = q[len(q)-1].Witnesses
+		if size <= q[len(q)-1].From {
+			size = q[len(q)-1].From + 1
+		}
+	}
+	switch {
+	case n == current:
+		return false, nil
+	case n < current:
+		return false, fmt.Errorf("trust: a quorum of %d is asked for, the trust root already asks for %d: a quorum is never lowered", n, current)
+	}
+	next := *r
+	next.upgrade()
+	next.Witnesses.Quorum = append(slices.Clone(r.Witnesses.Quorum), QuorumStep{From: size, Witnesses: n})
+	if err := next.Check(); err != nil {
+		return false, err
+	}
+	*r = next
+	return true, nil
+}
+
+// upgrade makes a version 1 root a version 2 one, which can list witnesses.
+func (r *Root) upgrade() {
+	if r.MediaType == MediaTypeV1 {
+		r.MediaType, r.Witnesses.v1Keys = MediaType, nil
+	}
 }
 
 // sizeFloor is where a new account on network may start at the earliest

@@ -46,6 +46,7 @@ const (
 	CheckTrust       = "trust"       // the verifier pinned a trust root or a log key (or chose InsecureTrustReceipt), strictly parsed; an update extends it
 	CheckDigest      = "digest"      // the original file hashes to the receipt's digest
 	CheckCheckpoint  = "checkpoint"  // v3: the log's key signed the receipt's checkpoint, whose origin is the key's
+	CheckWitnesses   = "witnesses"   // v3: the checkpoint carries the quorum of cosignatures the trust root asks for at its size, by listed witnesses
 	CheckInclusion   = "inclusion"   // v3: the evidence's entry is in that checkpoint at the receipt's index
 	CheckProof       = "proof"       // v1, v2 and v3 batch anchors: leaf, index, path and root fit together
 	CheckSize        = "size"        // v3: the anchored checkpoint holds the entry (tree_size > index)
@@ -65,7 +66,7 @@ const (
 
 // Checks are every check, in the order they are made
 // (conformance/README.md).
-var Checks = []string{CheckFormat, CheckTrust, CheckDigest, CheckCheckpoint, CheckInclusion, CheckProof, CheckSize, CheckConsistency,
+var Checks = []string{CheckFormat, CheckTrust, CheckDigest, CheckCheckpoint, CheckWitnesses, CheckInclusion, CheckProof, CheckSize, CheckConsistency,
 	CheckChain, CheckNetwork, CheckTransaction, CheckEndpoints, CheckPayload, CheckAccount, CheckBatch, CheckStatus, CheckFinality,
 	CheckBlock, CheckTime}
 
@@ -142,6 +143,9 @@ type Result struct {
 	// Key is the log key a version 3 receipt's checkpoint was checked
 	// against (note vkey: origin, key hash and key), whoever pinned it.
 	Key string `json:"key,omitempty"`
+	// Witnesses are the listed witnesses whose cosignatures of a version 3
+	// receipt's checkpoint verified (when OK).
+	Witnesses []string `json:"witnesses,omitempty"`
 	// Warning says what the result rests on that the verifier did not
 	// pin: InsecureWarning when the receipt was checked against itself.
 	Warning string `json:"warning,omitempty"`
@@ -187,13 +191,14 @@ func Receipt(ctx context.Context, r receipt.Receipt, o Options) []Result {
 // logView is what the receipt's log part proved: the key its checkpoint was
 // checked with, and the checkpoint.
 type logView struct {
-	key  evlog.Key
-	head evlog.Checkpoint
+	key    evlog.Key
+	head   evlog.Checkpoint
+	cosigs []evlog.Cosignature
 }
 
 // checkLog makes the receipt-wide checks of a version 3 receipt: the
-// checkpoint's signature by the pinned key and its origin, then the
-// entry's inclusion.
+// checkpoint's signature by the pinned key and its origin, its witnesses'
+// cosignatures (trust.Root.OpenCheckpoint), then the entry's inclusion.
 func checkLog(r receipt.Receipt, p pin) (logView, string, error) {
 	var v logView
 	vkey := r.Log.Key
@@ -214,7 +219,15 @@ func checkLog(r receipt.Receipt, p pin) (logView, string, error) {
 	if r.Log.Origin != key.Name {
 		return v, CheckCheckpoint, fmt.Errorf("the receipt's log is %q, the key is for %q", r.Log.Origin, key.Name)
 	}
-	if v.head, err = key.Open([]byte(r.Log.Checkpoint)); err != nil {
+	if p.root == nil {
+		v.head, err = key.Open([]byte(r.Log.Checkpoint))
+	} else {
+		v.head, v.cosigs, err = p.root.OpenCheckpoint([]byte(r.Log.Checkpoint))
+	}
+	if qe := (*trust.QuorumError)(nil); errors.As(err, &qe) {
+		return v, CheckWitnesses, err
+	}
+	if err != nil {
 		return v, CheckCheckpoint, fmt.Errorf("%v (key %s)", err, shortKey(key))
 	}
 	if err := r.CheckInclusion(v.head); err != nil {
@@ -257,9 +270,15 @@ func anchor(ctx context.Context, r receipt.Receipt, a receipt.Anchor, o Options,
 	}
 	got := answers[0].tx
 	res.OK, res.Network, res.Time, res.Clock = true, got.Network, got.BlockTime, o.trustsClock(a.Chain, got.Network)
+	for _, c := range lv.cosigs {
+		res.Witnesses = append(res.Witnesses, c.Witness)
+	}
 	agree := ""
+	if len(res.Witnesses) > 0 {
+		agree = "; cosigned by " + strings.Join(res.Witnesses, ", ")
+	}
 	if len(answers) > 1 {
-		agree = fmt.Sprintf(" (%d endpoints agree)", len(answers))
+		agree += fmt.Sprintf(" (%d endpoints agree)", len(answers))
 	}
 	where := DescribeNetwork(got.Network)
 	if !res.Clock {

@@ -22,7 +22,7 @@ func Generate() (map[string][]byte, error) {
 	var specs []spec
 	for _, part := range [][]spec{
 		w.genuine(rs), w.clocks(rs), w.fieldForgeries(rs), w.batchVectors(rs), w.payloadVectors(rs),
-		w.receiptJSONVectors(rs), w.rootVectors(rs), w.evmVectors(rs), w.solanaVectors(rs), w.disagreeing(rs), w.logVectors(rs),
+		w.receiptJSONVectors(rs), w.rootVectors(rs), w.evmVectors(rs), w.solanaVectors(rs), w.disagreeing(rs), w.logVectors(rs), w.witnessVectors(rs),
 	} {
 		specs = append(specs, part...)
 	}

@@ -19,6 +19,7 @@ const (
 	checkTrust       = "trust"
 	checkDigest      = "digest"
 	checkCheckpoint  = "checkpoint"
+	checkWitnesses   = "witnesses"
 	checkInclusion   = "inclusion"
 	checkProof       = "proof"
 	checkSize        = "size"
@@ -43,6 +44,7 @@ const (
 	findingAccount = "account"
 	findingKey     = "key"
 	findingFork    = "fork"
+	findingQuorum  = "witnesses"
 )
 
 // defaultClocks are the networks every verifier trusts for time.
@@ -61,6 +63,7 @@ type spec struct {
 	update    string
 	file      []byte
 	clocks    []string
+	log       []string // the checkpoints the log serves; nil: those of sizes 5 and 8
 
 	etherlink, solana []*endpoint
 
@@ -74,11 +77,14 @@ func (s spec) vector(w *world) (conformance.Vector, error) {
 		Receipt: s.receipt, ReceiptFormat: cmp.Or(s.format, conformance.FormatJSON),
 		Trust: s.trust, TrustUpdate: s.update, File: hex.EncodeToString(s.file), Clocks: slices.Clone(s.clocks),
 		Endpoints: map[string][]string{}, Answers: map[string][]conformance.Call{},
-		Log:    []string{string(w.cp5), string(w.cp8)},
+		Log:    s.log,
 		Expect: conformance.Expect{Verifier: conformance.VerifierExpect{Verdict: conformance.Accept}, Audit: conformance.AuditExpect{Finding: s.audit}},
 	}
 	if v.Trust == "" && !s.untrusted {
 		v.Trust = string(w.mainRoot().Marshal())
+	}
+	if v.Log == nil {
+		v.Log = []string{string(w.cp5), string(w.cp8)}
 	}
 	if v.Clocks == nil {
 		v.Clocks = []string{}

@@ -81,9 +81,6 @@ func (w *world) rootVectors(rs receipts) []spec {
 		v.untrusted, v.update = false, updateText
 		return v
 	}
-	quorum, withKey := w.mainRoot(), w.mainRoot()
-	quorum.Witnesses.Quorum = 1
-	withKey.Witnesses = trust.Witnesses{Keys: []string{w.witnessKey}, Quorum: 1}
 	removed := w.extendedRoot()
 	removed.Accounts = append(removed.Accounts[:1:1], removed.Accounts[2:]...)
 	fromZero := w.extendedRoot()
@@ -113,10 +110,6 @@ func (w *world) rootVectors(rs receipts) []spec {
 			"v3-signed-trust-root with the root (naming the log's key) signed by another key instead: a signed root must verify under the key it names."),
 		refused("no-trust-pinned", "no-trust", vBoth, "",
 			"v3-both-chains checked with no trust root pinned: a verifier may not fall back to the key and accounts the receipt names itself."),
-		refused("witness-quorum-one-without-keys", "witness-quorum", vBoth, string(quorum.Marshal()),
-			"v3-both-chains pinned with a root asking for a witness quorum of 1 and listing no witness."),
-		refused("witness-quorum-one-with-a-key", "witness-quorum", vBoth, string(withKey.Marshal()),
-			"v3-both-chains pinned with a root listing one witness key and a quorum of 1: witnesses are not enforced yet, so a root asking for any is refused."),
 		update("trust-update-removes-an-account", w.signedRoot(removed),
 			"v3-trust-update-extends with an update, signed by the log's key, that no longer lists keeper's Solana account: accounts are never removed."),
 		update("trust-update-new-account-from-size-zero", w.signedRoot(fromZero),

@@ -50,7 +50,9 @@ func at(s string) time.Time {
 type world struct {
 	log, fork  *memLog
 	otherKey   *evlog.Signer // another key for the log's origin
-	witnessKey string        // a witness's verifier key
+	witnessKey string        // a note key (type 0x01) named as a witness's, which a cosigner's may not be
+	// Witnesses a, b and c of the witnessed roots, and x, whom no root lists.
+	witA, witB, witC, witX *evlog.Witness
 
 	keeperEVM, nextEVM, intruderEVM   *ecdsa.PrivateKey // keeper's account, the one it rotates to, someone else's
 	keeperSol, intruderSol, cosignerS sol.PrivateKey
@@ -121,6 +123,11 @@ func (w *world) keys() error {
 	}
 	if _, w.witnessKey, err = noteSigner("conformance witness key", "witness.example"); err != nil {
 		return err
+	}
+	for label, p := range map[string]**evlog.Witness{"a": &w.witA, "b": &w.witB, "c": &w.witC, "x": &w.witX} {
+		if *p, err = evlog.NewWitness("witness-"+label+".example", seed("conformance witness "+label)); err != nil {
+			return err
+		}
 	}
 	for label, k := range map[string]**ecdsa.PrivateKey{
 		"conformance etherlink account": &w.keeperEVM, "conformance etherlink next account": &w.nextEVM,
@@ -345,7 +352,7 @@ func (w *world) keeperSolOn(c *solCluster) trust.Account {
 // root is the log's trust root listing accounts.
 func (w *world) root(accounts ...trust.Account) trust.Root {
 	return trust.Root{MediaType: trust.MediaType, Log: trust.Log{Origin: origin, Key: w.log.vkey, ValidFor: trust.TimeRange{Start: logBegan}},
-		Accounts: accounts, Witnesses: trust.Witnesses{Keys: []string{}}}
+		Accounts: accounts}
 }
 
 // mainRoot lists keeper's two accounts on the mainnets, from size 0.
