@@ -27,9 +27,13 @@ type Evidence struct {
 	// ExistedBy, once confirmed, is the bound its receipt proves: the
 	// evidence existed no later than its earliest anchor's block time on
 	// chain (docs/receipts.md).
-	ExistedBy time.Time         `json:"existed_by,omitzero"`
-	Receipt   *receipt.Receipt  `json:"receipt,omitempty"` // once confirmed; never in lists
-	Links     map[string]string `json:"links"`
+	ExistedBy time.Time        `json:"existed_by,omitzero"`
+	Receipt   *receipt.Receipt `json:"receipt,omitempty"` // once confirmed; never in lists
+	// ReceiptWaits, for a confirmed evidence without its receipt yet, says
+	// what it waits for: the log's witnesses to cosign a checkpoint that
+	// holds its anchors (docs/log.md, Witnesses).
+	ReceiptWaits string            `json:"receipt_waits,omitempty"`
+	Links        map[string]string `json:"links"`
 }
 
 // EvidenceAnchor is an evidence's state on one chain.

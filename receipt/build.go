@@ -28,8 +28,13 @@ type Rows struct {
 	// order the receipt lists them.
 	Anchors []AnchorRow
 	// Checkpoints are signed checkpoints by tree size; Build needs the one
-	// of the largest size a checkpoint anchor committed to.
+	// of the largest size a checkpoint anchor committed to, unless Head is
+	// set.
 	Checkpoints map[uint64][]byte
+	// Head, when set, is the signed checkpoint the receipt names instead:
+	// one at least as large as every anchored one (the newest checkpoint
+	// the log's witnesses cosigned, their lines included).
+	Head []byte
 }
 
 // AnchorRow is one chain's confirmed anchor of the evidence.
@@ -69,7 +74,7 @@ type ProofSource interface {
 // Build makes the receipt of one evidence, the one place keeper does: version
 // 1 for evidence without a salt, version 2 for evidence no anchor of which
 // committed to a log checkpoint, else version 3, whose inclusion proof leads
-// to the largest checkpoint its anchors committed to. Build checks every
+// to the largest checkpoint its anchors committed to (or to Rows.Head). Build checks every
 // proof it writes against the roots in the rows and the signed checkpoint,
 // so it fails rather than issue a receipt that would not verify.
 func Build(ctx context.Context, rows Rows, src ProofSource) (Receipt, error) {
@@ -153,21 +158,29 @@ func EarliestBlockTime(anchors []Anchor) time.Time {
 }
 
 // buildLog proves the evidence's entry is in the largest checkpoint its
-// anchors committed to.
+// anchors committed to, or in Head.
 func buildLog(ctx context.Context, rows Rows, src ProofSource) (*Log, evlog.Checkpoint, error) {
-	var size uint64
+	var anchored uint64
 	for _, a := range rows.Anchors {
-		size = max(size, a.LogSize)
+		anchored = max(anchored, a.LogSize)
 	}
-	signed, ok := rows.Checkpoints[size]
-	if !ok {
-		return nil, evlog.Checkpoint{}, fmt.Errorf("no signed checkpoint of size %d, the largest anchored", size)
+	size, signed := anchored, rows.Head
+	if signed == nil {
+		var ok bool
+		if signed, ok = rows.Checkpoints[size]; !ok {
+			return nil, evlog.Checkpoint{}, fmt.Errorf("no signed checkpoint of size %d, the largest anchored", size)
+		}
 	}
 	key, err := evlog.ParseKey(rows.LogKey)
 	if err != nil {
 		return nil, evlog.Checkpoint{}, err
 	}
 	head, err := key.Open(signed)
+	if err == nil && rows.Head != nil {
+		if size = head.Size; size < anchored {
+			return nil, evlog.Checkpoint{}, fmt.Errorf("the checkpoint named (%d entries) is smaller than one anchored (%d)", size, anchored)
+		}
+	}
 	switch {
 	case err != nil:
 		return nil, evlog.Checkpoint{}, fmt.Errorf("checkpoint of size %d: %w", size, err)

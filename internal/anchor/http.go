@@ -622,6 +622,11 @@ func (h *HTTP) getReceipt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc, err := receipts.Of(r.Context(), h.Store, ev)
+	if errors.Is(err, receipts.ErrAwaitingWitnesses) {
+		httpapi.WriteError(w, &httpapi.Error{Status: http.StatusConflict, Code: "awaiting_witnesses", Instance: "/v1/evidence/" + ev.ID,
+			Message: fmt.Sprintf("evidence %s is confirmed; %v", ev.ID, err)})
+		return
+	}
 	if err != nil {
 		httpapi.WriteError(w, httpapi.Internal(h.Logger, "build the receipt", err))
 		return

@@ -2,6 +2,7 @@ package anchor
 
 import (
 	"context"
+	"errors"
 
 	"github.com/keeperhq/keeper/api"
 	"github.com/keeperhq/keeper/internal/receipts"
@@ -9,12 +10,17 @@ import (
 	"github.com/keeperhq/keeper/receipt"
 )
 
-// withReceipt adds a confirmed evidence's receipt to its view.
+// withReceipt adds a confirmed evidence's receipt to its view, or says
+// why it waits (the log's witnesses).
 func (h *HTTP) withReceipt(ctx context.Context, v *api.Evidence, ev store.Evidence) error {
 	if ev.Status != store.StatusConfirmed {
 		return nil
 	}
 	r, err := receipts.Of(ctx, h.Store, ev)
+	if errors.Is(err, receipts.ErrAwaitingWitnesses) {
+		v.ReceiptWaits = err.Error()
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -163,16 +163,15 @@ func logTrustCmd() *cobra.Command {
 // operator's step when a key is rotated out or was lost.
 func logTrustRetireCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use: "retire ACCOUNT",
-		Short: "Retire an anchoring account (its CAIP-10 id, as `keeper log trust` lists it) from the trust root at the log's next checkpoint: " +
-			"its anchors of later checkpoints no longer verify, and a worker holding its key is refused (docs/trust.md)",
+		Use: "retire ACCOUNT|WITNESS",
+		Short: "Retire an anchoring account (its CAIP-10 id, as `keeper log trust` lists it) or a witness (its name) from the trust root at the log's next checkpoint: " +
+			"the account's anchors of later checkpoints no longer verify, and a worker holding its key is refused; the witness's cosignatures of later checkpoints no longer count (docs/trust.md)",
 		Args: cobra.ExactArgs(1),
 	}
 	return Configured(cmd, config.Base|config.Store|config.LogSigner, false, func(ctx context.Context, cmd *cobra.Command, cfg *config.Config) error {
 		id := strings.TrimSpace(cmd.Flags().Arg(0))
-		if _, _, err := trust.SplitCAIP10(id); err != nil {
-			return err
-		}
+		_, _, caipErr := trust.SplitCAIP10(id)
+		witness := caipErr != nil // a witness's name (docs/log.md, Witnesses)
 		if _, err := os.Stat(cfg.LogKeyFileOrDefault()); err != nil {
 			return fmt.Errorf("the log's signing key: %w (retire runs where the workers' KEEPER_LOG_KEY_FILE is)", err)
 		}
@@ -198,7 +197,11 @@ func logTrustRetireCmd() *cobra.Command {
 			}
 			next := prev
 			next.Accounts = append([]trust.Account(nil), prev.Accounts...)
-			if err := next.Retire(id, size, time.Now()); err != nil {
+			if witness {
+				if err := next.RetireWitness(id, size); err != nil {
+					return trust.Root{}, nil, fmt.Errorf("%q is not a CAIP-10 account id, so a witness's name, and %w", id, err)
+				}
+			} else if err := next.Retire(id, size, time.Now()); err != nil {
 				return trust.Root{}, nil, err
 			}
 			note, err := trust.Sign(next, signer)

@@ -55,7 +55,8 @@ func (c *Config) validateLog() error {
 	case strings.ContainsAny(c.Log.Origin, "+ \t\r\n"):
 		return fmt.Errorf("KEEPER_LOG_ORIGIN: %q may not hold spaces or +", c.Log.Origin)
 	}
-	return nil
+	_, _, err := c.LogWitnesses()
+	return err
 }
 
 // validateAnchoring checks the chains asked for and how batches are formed,

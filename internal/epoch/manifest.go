@@ -45,12 +45,15 @@ func (h *HTTP) writeManifest(w http.ResponseWriter, r *http.Request, status int,
 		m.Anchor.Status = string(ev.Status)
 		if ev.Status == store.StatusConfirmed {
 			rc, err := receipts.Of(r.Context(), h.Store, ev)
-			if err != nil {
+			switch {
+			case errors.Is(err, receipts.ErrAwaitingWitnesses): // the manifest shows it once the witnesses cosigned
+			case err != nil:
 				httpapi.WriteError(w, httpapi.Internal(h.Logger, "build the commitment's receipt", err))
 				return
+			default:
+				m.Anchor.Receipt = &rc
+				m.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"
 			}
-			m.Anchor.Receipt = &rc
-			m.Links["receipt"] = "/v1/evidence/" + ev.ID + "/receipt"
 		}
 	}
 	httpapi.WriteJSON(w, status, m)

@@ -30,6 +30,7 @@ type Source interface {
 	LogEntries(ctx context.Context, from, to uint64) ([][32]byte, error)
 	LogAnchors(ctx context.Context) ([]store.LogAnchor, error)
 	TrustRoot(ctx context.Context) (store.TrustRoot, error)
+	WitnessedCheckpoint(ctx context.Context) (store.LogCheckpoint, error)
 }
 
 var _ Source = (*store.Store)(nil)
@@ -60,7 +61,7 @@ const DefaultTileCache = 4096
 // Server serves the log as C2SP tlog-tiles (c2sp.org/tlog-tiles) under
 // Prefix, from Source:
 //
-//	GET /log/checkpoint                  the latest signed checkpoint (text/plain)
+//	GET /log/checkpoint                  the latest signed checkpoint (text/plain); with Witnessed, the newest one the witnesses' quorum cosigned
 //	GET /log/key                         the verifier key (note vkey), then a newline
 //	GET /log/trust                       the trust root (evlog/trust), a note signed by the log's key
 //	GET /log/tile/<L>/<N>[.p/<W>]        hash tiles, within the latest checkpoint
@@ -80,6 +81,11 @@ type Server struct {
 	// TileCache bounds the full tiles kept in memory; default
 	// DefaultTileCache, negative: none.
 	TileCache int
+	// Witnessed serves, as the log's checkpoint, the newest one its
+	// witnesses' quorum cosigned, with their cosignature lines (the one
+	// receipts name), rather than the newest signed (docs/log.md,
+	// Witnesses).
+	Witnessed bool
 
 	once  sync.Once
 	cache *tileCache
@@ -130,9 +136,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) checkpoint(ctx context.Context, w http.ResponseWriter) {
-	c, err := s.Source.LatestCheckpoint(ctx)
+	c, err := s.latest(ctx)
 	if errors.Is(err, store.ErrNotFound) {
-		notFound(w, "the log has no checkpoint yet")
+		msg := "the log has no checkpoint yet"
+		if s.Witnessed {
+			msg = "the log has no checkpoint its witnesses' quorum cosigned yet"
+		}
+		notFound(w, msg)
 		return
 	}
 	if err != nil {
@@ -140,6 +150,33 @@ func (s *Server) checkpoint(ctx context.Context, w http.ResponseWriter) {
 		return
 	}
 	write(w, "text/plain; charset=utf-8", cacheLatest, c.Note)
+}
+
+// latest is the checkpoint served as the log's: the newest signed or, with
+// Witnessed, the newest witnessed. Before the first is witnessed, the
+// newest signed stands while the trust root asks no quorum at its size.
+func (s *Server) latest(ctx context.Context) (store.LogCheckpoint, error) {
+	if !s.Witnessed {
+		return s.Source.LatestCheckpoint(ctx)
+	}
+	c, err := s.Source.WitnessedCheckpoint(ctx)
+	if !errors.Is(err, store.ErrNotFound) {
+		return c, err
+	}
+	latest, err := s.Source.LatestCheckpoint(ctx)
+	if err != nil {
+		return latest, err
+	}
+	t, err := s.Source.TrustRoot(ctx)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return latest, nil
+	case err != nil:
+		return latest, err
+	case t.Root.Witnesses.QuorumAt(latest.Size) > 0:
+		return latest, fmt.Errorf("no checkpoint is cosigned by the witnesses' quorum yet: %w", store.ErrNotFound)
+	}
+	return latest, nil
 }
 
 func (s *Server) key(ctx context.Context, w http.ResponseWriter) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/keeperhq/keeper/evlog"
@@ -66,6 +67,53 @@ func ListAccounts(ctx context.Context, st TrustStore, signer *evlog.Signer, acco
 			changed = r.List(a.Chain, a.Network, a.Address, size, at) || changed
 		}
 		if !changed {
+			return prev, nil, nil
+		}
+		note, err := trust.Sign(r, signer)
+		return r, note, err
+	})
+}
+
+// ListWitnesses records the deployment's witnesses and quorum in its trust
+// root, signed by the log's key: a witness not listed yet is listed from
+// the log's next checkpoint, and a quorum above the root's applies from
+// that checkpoint on, so every checkpoint signed so far keeps verifying
+// without cosignatures. A quorum below the root's is refused (a quorum is
+// never lowered), as is a witness listed under its name with another key.
+// Witnesses the root lists that the configuration no longer names stay
+// listed: retiring one is the operator's step (`keeper log trust retire`).
+func ListWitnesses(ctx context.Context, st TrustStore, signer *evlog.Signer, witnesses []evlog.WitnessKey, quorum int, at time.Time) (store.TrustRoot, error) {
+	key := signer.Key().Text
+	var size uint64
+	latest, err := st.LatestCheckpoint(ctx)
+	switch {
+	case err == nil:
+		size = latest.Size + 1
+	case !errors.Is(err, store.ErrNotFound):
+		return store.TrustRoot{}, err
+	}
+	return st.UpdateTrustRoot(ctx, func(prev trust.Root, ok bool) (trust.Root, []byte, error) {
+		r := prev
+		if !ok {
+			var err error
+			if r, err = trust.New(key, at); err != nil {
+				return trust.Root{}, nil, err
+			}
+		}
+		r.Witnesses.List = slices.Clone(r.Witnesses.List)
+		changed := !ok
+		for _, w := range witnesses {
+			added, err := r.AddWitness(w.Name, w.Text, size)
+			if err != nil {
+				return trust.Root{}, nil, fmt.Errorf("trust root: %w", err)
+			}
+			changed = changed || added
+		}
+		raised, err := r.RequireQuorum(quorum, size)
+		if err != nil {
+			return trust.Root{}, nil, fmt.Errorf("trust root: KEEPER_LOG_WITNESS_QUORUM: %w", err)
+		}
+		if !changed && !raised {
 			return prev, nil, nil
 		}
 		note, err := trust.Sign(r, signer)

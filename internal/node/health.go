@@ -57,7 +57,7 @@ func (n *Node) opsMux() (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", starter.MetricsAuth(starter.AuthOptions{Token: token, MetricsOpen: n.Cfg.MetricsOpen}, n.MetricsHandler()))
 	mux.HandleFunc("GET /health", starter.Health)
-	mux.Handle("GET /readyz", starter.Ready(n.readinessChecks(), n.draining.Load, nil, nil))
+	mux.Handle("GET /readyz", starter.Ready(n.readinessChecks(), n.draining.Load, nil, n.witnessReadyDetail))
 	return mux, nil
 }
 

@@ -103,6 +103,9 @@ func (n *Node) startLog(ctx context.Context) (*logsvc.Sequencer, error) {
 		defer n.wg.Done()
 		seq.Run(ctx)
 	}()
+	if err := n.startWitnessing(ctx, signer); err != nil {
+		return nil, err
+	}
 	if !listed {
 		n.wg.Add(1)
 		go func() {

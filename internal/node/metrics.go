@@ -32,6 +32,8 @@ func (n *Node) registerMetrics() {
 	n.registry.MustRegister(n.anchorMetrics.Collectors()...)
 	n.webhookMetrics = webhook.NewMetrics()
 	n.registry.MustRegister(n.webhookMetrics.Collectors()...)
+	n.witnessMetrics = newWitnessMetrics()
+	n.registry.MustRegister(n.witnessMetrics.collectors(n)...)
 	names := make([]string, 0, len(n.Chains))
 	for name := range n.Chains {
 		names = append(names, name)

@@ -57,16 +57,17 @@ type Node struct {
 
 	ownChains bool // the node made Chains (NewChains), so it closes them
 
-	api       *starter.API
-	http      *http.Server
-	listener  net.Listener
-	worker    sdkworker.Worker
-	watcher   *anchor.Watcher                  // completes ConfirmAnchor attempts (with worker)
-	sequencer atomic.Pointer[logsvc.Sequencer] // appends to the evidence log and signs it (with worker)
-	runCtx    context.Context                  // the dispatcher's and the background loops'; Shutdown and Kill end it
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	stopOnce  sync.Once
+	api        *starter.API
+	http       *http.Server
+	listener   net.Listener
+	worker     sdkworker.Worker
+	watcher    *anchor.Watcher                   // completes ConfirmAnchor attempts (with worker)
+	sequencer  atomic.Pointer[logsvc.Sequencer]  // appends to the evidence log and signs it (with worker)
+	witnessing atomic.Pointer[logsvc.Witnessing] // submits its checkpoints to the witnesses (with worker and KEEPER_LOG_WITNESSES)
+	runCtx     context.Context                   // the dispatcher's and the background loops'; Shutdown and Kill end it
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	stopOnce   sync.Once
 
 	// Supervision (supervise.go): a Temporal worker stopped for good, and
 	// the node's failure, which ends its process.
@@ -85,6 +86,7 @@ type Node struct {
 	upstream              *epoch.UpstreamMetrics
 	anchorMetrics         *anchor.Metrics
 	webhookMetrics        *webhook.Metrics
+	witnessMetrics        *witnessMetrics
 	balances              *signerBalances // the signers' balances (with worker: balance.go)
 	temporalMetrics       client.MetricsHandler
 	temporalMetricsCloser io.Closer
@@ -261,6 +263,10 @@ func (n *Node) startAPI(ctx context.Context) error {
 	n.api.Features = append(n.api.Features, n.epochHTTP())
 	wallets, backfills := n.backfillHTTP()
 	n.api.Features = append(n.api.Features, wallets)
+	if ws, _, _ := cfg.LogWitnesses(); len(ws) > 0 {
+		n.api.Features = append(n.api.Features, witnessFeature{n})
+		n.api.Log = &logsvc.Server{Source: n.Store, Logger: n.Logger, Witnessed: true}
+	}
 	ln, err := listen("KEEPER_HTTP_ADDR", cfg.HTTPAddr)
 	if err != nil {
 		return err

@@ -7,7 +7,9 @@ package receipts
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/internal/store"
@@ -21,6 +23,39 @@ type Rows interface {
 	LogIndexOf(ctx context.Context, evidenceID string) (idx uint64, ok bool, err error)
 	LogKey(ctx context.Context) (string, error)
 	CheckpointsAt(ctx context.Context, sizes []uint64) (map[uint64][]byte, error)
+	WitnessedCheckpoint(ctx context.Context) (store.LogCheckpoint, error)
+	TrustRoot(ctx context.Context) (store.TrustRoot, error)
+}
+
+// ErrAwaitingWitnesses is Of's answer for a confirmed evidence whose
+// receipt waits for the log's witnesses: the trust root asks for a quorum
+// of cosignatures at the size its anchors committed to, and no checkpoint
+// that large has it yet (docs/log.md, Witnesses).
+var ErrAwaitingWitnesses = errors.New("its receipt waits for the log's witnesses to cosign a checkpoint that holds its anchors")
+
+// head is the checkpoint a version 3 receipt names: the newest one the
+// witnesses' quorum cosigned when it holds every anchored size (a receipt
+// fetched later names a newer one), else the largest anchored, which
+// stands only while the trust root asks for no quorum at its size.
+func head(ctx context.Context, st Rows, anchored uint64) ([]byte, error) {
+	w, err := st.WitnessedCheckpoint(ctx)
+	switch {
+	case err == nil && w.Size >= anchored:
+		return w.Note, nil
+	case err != nil && !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	t, err := st.TrustRoot(ctx)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if q := t.Root.Witnesses.QuorumAt(anchored); q > 0 {
+		return nil, fmt.Errorf("%w (%d cosignatures on a checkpoint of %d entries or more)", ErrAwaitingWitnesses, q, anchored)
+	}
+	return nil, nil
 }
 
 // Of is a confirmed evidence's receipt, built by receipt.Build from what
@@ -57,8 +92,13 @@ func Of(ctx context.Context, st Rows, ev store.Evidence) (receipt.Receipt, error
 			return receipt.Receipt{}, fmt.Errorf("the log's key: %w", err)
 		}
 		rows.LogOrigin = k.Name
-		if rows.Checkpoints, err = st.CheckpointsAt(ctx, sizes); err != nil {
+		if rows.Head, err = head(ctx, st, slices.Max(sizes)); err != nil {
 			return receipt.Receipt{}, err
+		}
+		if rows.Head == nil {
+			if rows.Checkpoints, err = st.CheckpointsAt(ctx, sizes); err != nil {
+				return receipt.Receipt{}, err
+			}
 		}
 	}
 	return receipt.Build(ctx, rows, st)

@@ -39,8 +39,11 @@ var ErrLogKey = errors.New("store: the log is signed with another key")
 type LogCheckpoint struct {
 	Size      uint64
 	Root      [32]byte
-	Note      []byte // the signed note
+	Note      []byte // the signed note (WitnessedCheckpoint: with the quorum's cosignature lines)
 	CreatedAt time.Time
+	// WitnessedAt is when the quorum of witnesses had cosigned it
+	// (WitnessedCheckpoint only).
+	WitnessedAt time.Time
 }
 
 // logHashCache keeps stored hashes this process read or wrote: a stored
