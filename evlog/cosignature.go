@@ -215,7 +215,7 @@ func (w *Witness) SignerKey() string {
 // errors never echo the key.
 func ParseWitnessSigner(skey string) (*Witness, error) {
 	bad := errors.New("evlog: not a witness signer key (PRIVATE+KEY+<name>+<key ID>+<base64 of 0x04 and a 32-byte seed>)")
-	parts := strings.Split(strings.TrimSpace(skey), "+")
+	parts := strings.SplitN(strings.TrimSpace(skey), "+", 5)
 	if len(parts) != 5 || parts[0] != "PRIVATE" || parts[1] != "KEY" {
 		return nil, bad
 	}

@@ -263,6 +263,20 @@ func printTrust(say func(string, ...any), o verify.Options, pinnedBy string, rep
 		names = []string{"the receipt's own"}
 	}
 	say("  %-10s %s", "accounts", strings.Join(names, ", "))
+	if o.Trust != nil && len(o.Trust.Witnesses.List) > 0 {
+		var ws []string
+		for _, w := range o.Trust.Witnesses.List {
+			ws = append(ws, w.Name)
+		}
+		var steps []string
+		for _, q := range o.Trust.Witnesses.Quorum {
+			steps = append(steps, fmt.Sprintf("%d from size %d", q.Witnesses, q.From))
+		}
+		if len(steps) == 0 {
+			steps = []string{"none asked"}
+		}
+		say("  %-10s %s; quorum %s", "witnesses", strings.Join(ws, ", "), strings.Join(steps, ", then "))
+	}
 	clocks := []string{}
 	for _, n := range verify.DefaultClocks {
 		clocks = append(clocks, verify.DescribeNetwork(n)+" (default)")

@@ -123,20 +123,21 @@ type Knob struct {
 type Uses uint16
 
 const (
-	Base        Uses = 1 << iota // every command that reads the configuration: the data directory, logging
-	Store                        // what opens keeper's store (the node, `keeper log export`, `log trust`)
-	API                          // `keeper api`: the HTTP API, intake and the dispatchers
-	Worker                       // `keeper worker`: the Temporal workers, the log's sequencer
-	LogSigner                    // what signs the evidence log (the worker, `keeper log keygen`, `log trust retire`)
-	LogMirror                    // `keeper log export --follow`
-	DevServer                    // the embedded Temporal server (`keeper dev`, `devserver`)
-	LocalChains                  // the local chains (`keeper dev`, `devchains`)
-	Profiling                    // Go's profiles, served by `keeper dev` and `keeper bench`
+	Base           Uses = 1 << iota // every command that reads the configuration: the data directory, logging
+	Store                           // what opens keeper's store (the node, `keeper log export`, `log trust`)
+	API                             // `keeper api`: the HTTP API, intake and the dispatchers
+	Worker                          // `keeper worker`: the Temporal workers, the log's sequencer
+	LogSigner                       // what signs the evidence log (the worker, `keeper log keygen`, `log trust retire`)
+	LogMirror                       // `keeper log export --follow`
+	DevServer                       // the embedded Temporal server (`keeper dev`, `devserver`)
+	LocalChains                     // the local chains (`keeper dev`, `devchains`)
+	Profiling                       // Go's profiles, served by `keeper dev` and `keeper bench`
+	LocalWitnesses                  // the log's witnesses `keeper dev` starts in process
 
 	// Node is what `keeper api` and `keeper worker` both read.
 	Node = API | Worker
 	// Everything is the whole stack `keeper dev` and `keeper bench` run.
-	Everything = Base | Store | Node | LogSigner | LogMirror | DevServer | LocalChains | Profiling
+	Everything = Base | Store | Node | LogSigner | LogMirror | DevServer | LocalChains | Profiling | LocalWitnesses
 )
 
 // Knobs lists every setting of c, in the order of docs/configuration.md:

@@ -19,6 +19,8 @@ type DevConfig struct {
 	EVMBlockTime   time.Duration // the local EVM chain's block time
 	SolanaPort     int           // the local Solana devnet's JSON-RPC port
 	SolanaSlotTime time.Duration // the local Solana devnet's slot time
+
+	Witnesses int // `keeper dev`: local witnesses of the log, listed with quorum all of them
 }
 
 // devPreset names `keeper dev`'s defaults as the source of what they set.
@@ -95,5 +97,9 @@ func (c *Config) devChainKnobs() []Knob {
 		{"dev-solana-slot-ms", "KEEPER_DEV_SOLANA_SLOT_MS", "400", LocalChains,
 			"slot time of the local Solana devnet (`keeper dev`, `devchains`)",
 			msKnob{&c.Dev.SolanaSlotTime}},
+		{"witnesses", "KEEPER_DEV_WITNESSES", "0", LocalWitnesses,
+			"`keeper dev`: start N witnesses of the log in the process (`keeper witness`, state in the data directory) and list " +
+				"them in KEEPER_LOG_WITNESSES and the trust root with a quorum of N, so receipts carry their cosignatures (docs/log.md, Witnesses)",
+			&c.Dev.Witnesses},
 	}
 }

@@ -24,12 +24,12 @@ func TestTheDevStacksSettingsAreApartFromProductions(t *testing.T) {
 	var devKnobs int
 	for _, k := range c.Knobs() {
 		assert.NotNil(t, dev.Lookup(k.Flag), "the dev commands take --%s", k.Flag)
-		if k.Uses&(DevServer|LocalChains|Profiling) == k.Uses {
+		if k.Uses&(DevServer|LocalChains|Profiling|LocalWitnesses) == k.Uses {
 			assert.Nil(t, prod.Lookup(k.Flag), "production commands take no --%s", k.Flag)
 		} else {
 			assert.NotNil(t, prod.Lookup(k.Flag), "--%s", k.Flag)
 		}
-		if k.Uses&(DevServer|LocalChains) != 0 && k.Uses&Node == 0 {
+		if k.Uses&(DevServer|LocalChains|LocalWitnesses) != 0 && k.Uses&Node == 0 {
 			devKnobs++
 			assert.Regexp(t, `^KEEPER_DEV_`, k.Env)
 		} else {

@@ -55,6 +55,9 @@ func (c *Config) validateLog() error {
 	case strings.ContainsAny(c.Log.Origin, "+ \t\r\n"):
 		return fmt.Errorf("KEEPER_LOG_ORIGIN: %q may not hold spaces or +", c.Log.Origin)
 	}
+	if c.Dev.Witnesses < 0 || c.Dev.Witnesses > 16 {
+		return fmt.Errorf("KEEPER_DEV_WITNESSES: %d: between 0 and 16 local witnesses", c.Dev.Witnesses)
+	}
 	_, _, err := c.LogWitnesses()
 	return err
 }

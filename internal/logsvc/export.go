@@ -27,7 +27,8 @@ type Exported struct {
 // serves under Prefix: checkpoint, key, tile/<L>/<N>[.p/<W>],
 // tile/entries/<N>[.p/<W>], checkpoints/<size> (the latest checkpoint and
 // every anchored one), anchors.json and trust (the trust root as the log's
-// key signed it, when there is one). Any web server or bucket over dir
+// key signed it, when there is one). With witnesses, checkpoint is the
+// newest one their quorum cosigned, with their lines, as Server serves it. Any web server or bucket over dir
 // then serves the log without keeper.
 //
 // Every file is written to a temporary name and renamed, so a reader never
@@ -120,13 +121,28 @@ func Export(ctx context.Context, src Source, dir string) (Exported, error) {
 	if err := x.once(evlog.KeyPath, func() ([]byte, error) { return []byte(key.Text + "\n"), nil }); err != nil {
 		return res, err
 	}
-	if res.OldSize != latest.Size || !x.exists(evlog.CheckpointPath) {
-		if err := x.write(evlog.CheckpointPath, latest.Note); err != nil {
-			return res, err
-		}
+	if err := x.checkpoint(ctx, src, latest); err != nil {
+		return res, err
 	}
 	res.Size = latest.Size
 	return res, nil
+}
+
+// checkpoint writes the checkpoint served, last: the newest its
+// witnesses' quorum cosigned when the log has witnesses (Server.Witnessed:
+// receipts name it), else latest.
+func (x exporter) checkpoint(ctx context.Context, src Source, latest store.LogCheckpoint) error {
+	served := latest
+	switch w, err := src.WitnessedCheckpoint(ctx); {
+	case err == nil:
+		served = w
+	case !errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("export the log: %w", err)
+	}
+	if have, _ := os.ReadFile(filepath.Join(x.dir, evlog.CheckpointPath)); bytes.Equal(have, served.Note) {
+		return nil
+	}
+	return x.write(evlog.CheckpointPath, served.Note)
 }
 
 // exporter writes the files of one export.

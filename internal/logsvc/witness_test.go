@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -162,6 +164,15 @@ func TestEachNewCheckpointIsCosignedByTheQuorumWithAProofFromWhatEachWitnessCosi
 	}
 	assert.Equal(t, []error{nil, nil}, submitAll(t, wg), "nothing new: nothing is sent")
 	assert.Len(t, ws[0].cosigned, 4)
+
+	witnessed := requireQuorum(t, l, l.grow(t, 0).Size)
+	l.grow(t, 5) // signed, not cosigned yet
+	dir := t.TempDir()
+	_, err = logsvc.Export(ctx, l.st, dir)
+	require.NoError(t, err)
+	exported, err := os.ReadFile(filepath.Join(dir, evlog.CheckpointPath))
+	require.NoError(t, err)
+	assert.Equal(t, string(witnessed.Note), string(exported), "a mirror serves the cosigned checkpoint too")
 }
 
 func TestAWitnessDownDelaysOnlyReceiptsAndTheQuorumCatchesUpWhenItReturns(t *testing.T) {

@@ -17,8 +17,12 @@ import (
 // Witnesses). A witness that is down delays receipts, nothing else.
 func (n *Node) startWitnessing(ctx context.Context, signer *evlog.Signer) error {
 	ws, quorum, err := n.Cfg.LogWitnesses()
-	if err != nil || len(ws) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(ws) == 0 {
+		n.warnUnwitnessed(ctx)
+		return nil
 	}
 	keys := make([]evlog.WitnessKey, len(ws))
 	witnesses := make([]logsvc.Witness, len(ws))
@@ -44,6 +48,21 @@ func (n *Node) startWitnessing(ctx context.Context, signer *evlog.Signer) error 
 		wg.Run(ctx)
 	}()
 	return nil
+}
+
+// warnUnwitnessed says, at start, when the trust root asks for witnesses'
+// cosignatures and none is configured: receipts of the checkpoints that
+// need them would wait for ever.
+func (n *Node) warnUnwitnessed(ctx context.Context) {
+	t, err := n.Store.TrustRoot(ctx)
+	if err != nil {
+		return
+	}
+	if q := t.Root.Witnesses.Quorum; len(q) > 0 && q[len(q)-1].Witnesses > 0 {
+		last := q[len(q)-1]
+		n.Logger.Warn("the trust root asks for witnesses' cosignatures and KEEPER_LOG_WITNESSES lists none: receipts of checkpoints that need them wait until the witnesses are configured again",
+			"quorum", last.Witnesses, "from_size", last.From, "witnesses", len(t.Root.Witnesses.List))
+	}
 }
 
 // witnessReadyDetail is /readyz's "witnesses" member: whether receipts wait
