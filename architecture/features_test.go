@@ -11,7 +11,7 @@ import (
 // store and Temporal interfaces, its dispatcher, activities and worker
 // registration (docs/architecture.md). The node composes them; they meet
 // nowhere else but in the store and the workflows.
-var features = []string{"internal/anchor", "internal/backfill", "internal/epoch", "internal/webhook"}
+var features = []string{"internal/anchor", "internal/backfill", "internal/epoch", "internal/webhook", "internal/witness"}
 
 // featureRules forbid each feature to link another, at any depth, and the
 // packages below the features (the store, the workflows, the log, the

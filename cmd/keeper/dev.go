@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/keeperhq/keeper/internal/cli"
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/dev/localnet"
+	"github.com/keeperhq/keeper/internal/dev/localwitness"
 	"github.com/keeperhq/keeper/internal/devserver"
 	"github.com/keeperhq/keeper/internal/node"
 	"github.com/keeperhq/keeper/internal/redact"
@@ -57,6 +59,12 @@ func devCmd() *cobra.Command {
 			defer local.Stop()
 		}
 
+		witnesses, err := localwitness.StartFor(ctx, cfg, log.With("component", "local-witnesses"))
+		if err != nil {
+			return err
+		}
+		defer witnesses.Stop()
+
 		node, err := node.Start(ctx, node.Options{
 			Config: *cfg, Roles: node.Roles{API: true, Worker: true}, ExtraChains: devChains, Logger: log,
 			ClientOptions: client.Options{HostPort: srv.FrontendAddr(), Namespace: srv.Namespace()},
@@ -64,41 +72,8 @@ func devCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		abs, _ := filepath.Abs(cfg.DataDir)
+		printDevBanner(cmd.OutOrStdout(), cfg, node, srv, local, witnesses)
 		out := cmd.OutOrStdout()
-		fmt.Fprintf(out, "keeper dev is running (Ctrl-C stops it; a restart resumes unfinished work)\n")
-		fmt.Fprintf(out, "  API              http://%s   (POST /v1/evidence, GET /v1/evidence/{id}, /health, /readyz, /metrics)\n", node.APIAddr())
-		fmt.Fprintf(out, "  Temporal server  %s   (namespace %s; temporal CLI: --address %s)\n", srv.FrontendAddr(), srv.Namespace(), srv.FrontendAddr())
-		if cfg.Dev.TemporalDB != "" {
-			fmt.Fprintf(out, "  Temporal storage %s\n", srv.Storage())
-		}
-		if srv.UIAddr() != "" {
-			fmt.Fprintf(out, "  Temporal Web UI  %s\n", srv.UIAddr())
-		}
-		if ep := cli.DevCodecEndpoint(*cfg); ep != "" {
-			fmt.Fprintf(out, "  payload codec    %s   (payloads are encrypted; temporal CLI: --codec-endpoint %s)\n", ep, ep)
-		}
-		fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
-		for _, c := range cfg.Chains {
-			if iv := cfg.AnchorIntervalFor(c); iv > 0 {
-				fmt.Fprintf(out, "  cadence          %s: a batch at most every %s (≤ %.0f anchor transactions an hour)\n", c, iv, float64(time.Hour)/float64(iv))
-			}
-		}
-		local.Print(out, cfg.DataDir)
-		var files []string
-		if cfg.StoreURL != "" {
-			fmt.Fprintf(out, "  records          %s\n", redact.URL(cfg.StoreURL))
-		} else {
-			files = append(files, "keeper.db")
-		}
-		if cfg.Dev.TemporalDB == "" {
-			files = append(files, "temporal.db")
-		}
-		if len(files) > 0 {
-			fmt.Fprintf(out, "  data             %s (%s)\n", abs, strings.Join(files, ", "))
-		} else {
-			fmt.Fprintf(out, "  data             %s\n", abs)
-		}
 
 		select {
 		case <-ctx.Done():
@@ -116,6 +91,48 @@ func devCmd() *cobra.Command {
 		fmt.Fprintln(out, "keeper dev: stopped")
 		return node.Err()
 	})
+}
+
+// printDevBanner says where everything `keeper dev` started listens.
+func printDevBanner(out io.Writer, cfg *config.Config, n *node.Node, srv *devserver.Server, local *localnet.Net, witnesses *localwitness.Witnesses) {
+	abs, _ := filepath.Abs(cfg.DataDir)
+	fmt.Fprintf(out, "keeper dev is running (Ctrl-C stops it; a restart resumes unfinished work)\n")
+	fmt.Fprintf(out, "  API              http://%s   (POST /v1/evidence, GET /v1/evidence/{id}, /health, /readyz, /metrics)\n", n.APIAddr())
+	fmt.Fprintf(out, "  Temporal server  %s   (namespace %s; temporal CLI: --address %s)\n", srv.FrontendAddr(), srv.Namespace(), srv.FrontendAddr())
+	if cfg.Dev.TemporalDB != "" {
+		fmt.Fprintf(out, "  Temporal storage %s\n", srv.Storage())
+	}
+	if srv.UIAddr() != "" {
+		fmt.Fprintf(out, "  Temporal Web UI  %s\n", srv.UIAddr())
+	}
+	if ep := cli.DevCodecEndpoint(*cfg); ep != "" {
+		fmt.Fprintf(out, "  payload codec    %s   (payloads are encrypted; temporal CLI: --codec-endpoint %s)\n", ep, ep)
+	}
+	fmt.Fprintf(out, "  chains           %v\n", cfg.Chains)
+	for _, c := range cfg.Chains {
+		if iv := cfg.AnchorIntervalFor(c); iv > 0 {
+			fmt.Fprintf(out, "  cadence          %s: a batch at most every %s (≤ %.0f anchor transactions an hour)\n", c, iv, float64(time.Hour)/float64(iv))
+		}
+	}
+	local.Print(out, cfg.DataDir)
+	if names := witnesses.Names(); len(names) > 0 {
+		_, quorum, _ := cfg.LogWitnesses()
+		fmt.Fprintf(out, "  witnesses        %s (quorum %d; receipts carry their cosignatures)\n", strings.Join(names, ", "), quorum)
+	}
+	var files []string
+	if cfg.StoreURL != "" {
+		fmt.Fprintf(out, "  records          %s\n", redact.URL(cfg.StoreURL))
+	} else {
+		files = append(files, "keeper.db")
+	}
+	if cfg.Dev.TemporalDB == "" {
+		files = append(files, "temporal.db")
+	}
+	if len(files) > 0 {
+		fmt.Fprintf(out, "  data             %s (%s)\n", abs, strings.Join(files, ", "))
+	} else {
+		fmt.Fprintf(out, "  data             %s\n", abs)
+	}
 }
 
 func devserverCmd() *cobra.Command {

@@ -154,7 +154,7 @@ func TestKeeperHelpGroupsItsCommands(t *testing.T) {
 		require.NotEmpty(t, c.GroupID, "keeper %s is in a group", c.Name())
 		groups[c.GroupID] = append(groups[c.GroupID], c.Name())
 	}
-	assert.ElementsMatch(t, []string{"worker", "api", "config", "healthcheck"}, groups["run"])
+	assert.ElementsMatch(t, []string{"worker", "api", "witness", "config", "healthcheck"}, groups["run"])
 	assert.ElementsMatch(t, []string{"submit", "status", "receipt", "verify", "backfill", "redrive"}, groups["client"])
 	assert.ElementsMatch(t, []string{"log"}, groups["log"])
 	assert.ElementsMatch(t, []string{"dev", "devserver", "devchains", "bench"}, groups["dev"])

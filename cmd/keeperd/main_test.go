@@ -36,7 +36,7 @@ func TestTheProductionBinaryHasTheServingAndClientCommandsOnly(t *testing.T) {
 	for _, c := range root().Commands() {
 		names = append(names, c.Name())
 	}
-	for _, want := range []string{"worker", "api", "verify", "submit", "status", "receipt", "redrive", "backfill", "config", "healthcheck", "log"} {
+	for _, want := range []string{"worker", "api", "witness", "verify", "submit", "status", "receipt", "redrive", "backfill", "config", "healthcheck", "log"} {
 		assert.Contains(t, names, want)
 	}
 	for _, dev := range []string{"dev", "devserver", "devchains", "bench"} {

@@ -30,6 +30,15 @@ type LogReport struct {
 	// SQLite pages (dbstat), PostgreSQL pg_total_relation_size.
 	Bytes            int64   `json:"bytes_growth"`
 	BytesPerEvidence float64 `json:"bytes_per_evidence"`
+	// Witnesses is the log's witnesses (KEEPER_LOG_WITNESSES, or
+	// --witnesses' local ones) and CheckpointToQuorum, for each checkpoint
+	// signed in the phase, its signature to the first time a checkpoint
+	// that holds it carried the witnesses' quorum (witnessed_at): what a
+	// receipt of its evidence waits beyond the anchors. Witnessed counts
+	// the checkpoints that got there by the end.
+	Witnesses          int     `json:"witnesses,omitempty"`
+	Witnessed          int     `json:"witnessed,omitempty"`
+	CheckpointToQuorum Latency `json:"checkpoint_to_quorum,omitzero"`
 }
 
 // logDB is a read-only view of the stack's store for the log's figures,
@@ -105,8 +114,9 @@ func (s *stack) logBytes(ctx context.Context) (int64, error) {
 
 // checkpointTime is when a checkpoint of a size was signed.
 type checkpointTime struct {
-	size int64
-	at   int64 // Unix ms
+	size      int64
+	at        int64 // Unix ms
+	witnessed int64 // Unix ms the witnesses' quorum cosigned it (0: not yet)
 }
 
 // logLatency reads, for the evidence of w, how long each took from intake
@@ -159,17 +169,40 @@ func (s *stack) logLatency(ctx context.Context, w window, rep *LogReport) error 
 	}
 	rep.InCheckpoint = len(ds)
 	rep.IntakeToCheckpoint = summarize(ds)
-	for _, c := range signed {
+	var quorum []time.Duration
+	witnessed := earliestWitnessed(signed)
+	for i, c := range signed {
 		if c.at >= first && c.at <= last {
 			rep.Checkpoints++
+			if witnessed[i] > 0 {
+				quorum = append(quorum, nonNegative(time.Duration(witnessed[i]-c.at)*time.Millisecond))
+			}
 		}
+	}
+	if ws, _, _ := s.cfg.LogWitnesses(); len(ws) > 0 {
+		rep.Witnesses, rep.Witnessed, rep.CheckpointToQuorum = len(ws), len(quorum), summarize(quorum)
 	}
 	return nil
 }
 
+// earliestWitnessed is, per checkpoint of a list sorted by size, the
+// earliest time a checkpoint at least as large carried the witnesses'
+// quorum (0: none yet): the quorum meets at one size, not at every one.
+func earliestWitnessed(cps []checkpointTime) []int64 {
+	out := make([]int64, len(cps))
+	var best int64
+	for i := len(cps) - 1; i >= 0; i-- {
+		if w := cps[i].witnessed; w > 0 && (best == 0 || w < best) {
+			best = w
+		}
+		out[i] = best
+	}
+	return out
+}
+
 // checkpointTimes lists every signed checkpoint by size.
 func checkpointTimes(ctx context.Context, db *sql.DB) ([]checkpointTime, error) {
-	rows, err := db.QueryContext(ctx, `SELECT size, created_at FROM log_checkpoints ORDER BY size`)
+	rows, err := db.QueryContext(ctx, `SELECT size, created_at, witnessed_at FROM log_checkpoints ORDER BY size`)
 	if err != nil {
 		return nil, fmt.Errorf("bench: the log's checkpoints: %w", err)
 	}
@@ -177,7 +210,7 @@ func checkpointTimes(ctx context.Context, db *sql.DB) ([]checkpointTime, error) 
 	var cps []checkpointTime
 	for rows.Next() {
 		var c checkpointTime
-		if err := rows.Scan(&c.size, &c.at); err != nil {
+		if err := rows.Scan(&c.size, &c.at, &c.witnessed); err != nil {
 			return nil, err
 		}
 		cps = append(cps, c)

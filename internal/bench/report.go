@@ -150,6 +150,7 @@ func (r *Report) evaluate(d *DeploymentReport) {
 			in.Latency.P99 <= p99 && in.Errors == 0 && in.AchievedRate >= 0.98*in.TargetRate)
 		add("intake p95", "< 100 ms", fmt.Sprintf("%.2f ms", in.Latency.P95), in.Latency.P95, in.Latency.P95 < 100)
 		checkpointTarget(ts, fmt.Sprintf("intake at %.0f/s", in.TargetRate), in.TargetRate, in.Log)
+		quorumTarget(ts, fmt.Sprintf("intake at %.0f/s", in.TargetRate), in.Log)
 		logBytesTarget(ts, "intake", in.Log)
 	}
 	if b := d.Bulk; b != nil && r.Settings.AnchorRate == 0 {
@@ -207,6 +208,7 @@ func cadenceTargets(ts *targets, row *CadenceRow) {
 			strings.Join(per, ", "), worst, within && row.Confirmed > 0)
 	}
 	checkpointTarget(ts, fmt.Sprintf("cadence at %g/s", row.Rate), row.Rate, row.Log)
+	quorumTarget(ts, fmt.Sprintf("cadence at %g/s", row.Rate), row.Log)
 	ts.add(fmt.Sprintf("cadence at %g/s: intake → confirmed p99", row.Rate), fmt.Sprintf("≤ finality + interval + 1 s = %.1f s", row.ConfirmedP99Target/1000),
 		fmt.Sprintf("%.2f s", row.IntakeToConfirmed.P99/1000), row.IntakeToConfirmed.P99,
 		row.IntakeToConfirmed.N > 0 && row.IntakeToConfirmed.P99 <= row.ConfirmedP99Target)
@@ -234,6 +236,19 @@ func logBytesTarget(ts *targets, phase string, l *LogReport) {
 		return
 	}
 	ts.stated(phase+": log bytes per evidence", fmt.Sprintf("%.0f (%d evidence)", l.BytesPerEvidence, l.Evidence), l.BytesPerEvidence)
+}
+
+// quorumTarget adds the witnesses' target (docs/benchmarks.md) where the
+// stack has witnesses: p99 from a checkpoint's signature to the quorum
+// cosigning one that holds it ≤ 1 s, every checkpoint of the phase there.
+func quorumTarget(ts *targets, phase string, l *LogReport) {
+	if l == nil || l.Witnesses == 0 {
+		return
+	}
+	p99 := l.CheckpointToQuorum.P99
+	ts.add(phase+": checkpoint signed → witnesses' quorum p99", fmt.Sprintf("≤ 1 s (%d witnesses)", l.Witnesses),
+		fmt.Sprintf("%s (%d of %d checkpoints)", secs(p99), l.Witnessed, l.Checkpoints), p99,
+		l.Checkpoints > 0 && l.Witnessed == l.Checkpoints && p99 <= 1000)
 }
 
 // checkpointTarget adds the log's target (docs/benchmarks.md, Targets,

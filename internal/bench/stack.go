@@ -12,6 +12,7 @@ import (
 	"github.com/keeperhq/keeper/internal/config"
 	"github.com/keeperhq/keeper/internal/dev/devchain"
 	"github.com/keeperhq/keeper/internal/dev/localnet"
+	"github.com/keeperhq/keeper/internal/dev/localwitness"
 	"github.com/keeperhq/keeper/internal/dev/stub"
 	"github.com/keeperhq/keeper/internal/devserver"
 	"github.com/keeperhq/keeper/internal/node"
@@ -41,6 +42,7 @@ type stack struct {
 	// Single-process only.
 	srv  *devserver.Server
 	net  *localnet.Net
+	wit  *localwitness.Witnesses // --witnesses N
 	node *node.Node
 	rpcs *rpcCounter
 }
@@ -77,6 +79,10 @@ func startStack(ctx context.Context, cfg config.Config, dir string, log *slog.Lo
 		s.stop()
 		return nil, fmt.Errorf("bench: local chains: %w", err)
 	}
+	if s.wit, err = localwitness.StartFor(ctx, &cfg, log.With("component", "local-witnesses")); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("bench: local witnesses: %w", err)
+	}
 	s.node, err = node.Start(ctx, node.Options{
 		Config: cfg, Roles: node.Roles{API: true, Worker: true}, Logger: log,
 		ExtraChains:   map[string]node.ChainMaker{stub.Name: stub.Make},
@@ -107,6 +113,9 @@ func (s *stack) stop() {
 	}
 	if s.net != nil {
 		s.net.Stop()
+	}
+	if s.wit != nil {
+		s.wit.Stop()
 	}
 	if s.srv != nil {
 		s.srv.Stop()

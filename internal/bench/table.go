@@ -373,8 +373,13 @@ func logLatency(l *LogReport) string {
 		return "–"
 	}
 	c := l.IntakeToCheckpoint
-	return fmt.Sprintf("%s / %s / %s (%d of %d; interval %s, %d checkpoints)", secs(c.P50), secs(c.P99), secs(c.Max), l.InCheckpoint, l.Evidence,
+	out := fmt.Sprintf("%s / %s / %s (%d of %d; interval %s, %d checkpoints)", secs(c.P50), secs(c.P99), secs(c.Max), l.InCheckpoint, l.Evidence,
 		secs(l.CheckpointIntervalMS), l.Checkpoints)
+	if l.Witnesses > 0 {
+		q := l.CheckpointToQuorum
+		out += fmt.Sprintf("; signed → %d witnesses' quorum %s / %s / %s (%d of %d)", l.Witnesses, secs(q.P50), secs(q.P99), secs(q.Max), l.Witnessed, l.Checkpoints)
+	}
+	return out
 }
 
 func logBytes(l *LogReport) string {

@@ -40,7 +40,7 @@ func Root(extra map[string]node.ChainMaker) *cobra.Command {
 	inGroup(GroupRun, root,
 		nodeCmd("worker", "Run a Temporal worker (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS and API key from the environment)", node.Roles{Worker: true}, extra),
 		nodeCmd("api", "Run the HTTP API and dispatcher against a Temporal cluster (TEMPORAL_* environment)", node.Roles{API: true}, extra),
-		configCmd(), healthcheckCmd())
+		configCmd(), healthcheckCmd(), witnessCmd())
 	inGroup(GroupClient, root, submitCmd(), statusCmd(), receiptCmd(), verifyCmd(), backfillCmd(), redriveCmd())
 	inGroup(GroupLog, root, logCmd())
 	return root

@@ -24,9 +24,10 @@ type EnvNote struct {
 }
 
 // otherNames are KEEPER_ variables read outside the knob table: the API
-// client commands' (`keeper submit`, `status`, `receipt`) and `keeper
-// verify`'s pinned log key.
-var otherNames = []string{"KEEPER_API_URL", "KEEPER_LOG_PUBLIC_KEY"}
+// client commands' (`keeper submit`, `status`, `receipt`), `keeper
+// verify`'s pinned log key and `keeper witness`'s settings.
+var otherNames = []string{"KEEPER_API_URL", "KEEPER_LOG_PUBLIC_KEY",
+	"KEEPER_WITNESS_ADDR", "KEEPER_WITNESS_DB", "KEEPER_WITNESS_KEY_FILE", "KEEPER_WITNESS_LOGS"}
 
 // providerChains maps the former KEEPER_PROVIDER's values to KEEPER_CHAINS.
 var providerChains = map[string]string{"stub": "stub", "etherlink": "etherlink", "solana": "solana", "multi": "etherlink,solana"}
