@@ -45,6 +45,9 @@ confirmation and counts over at least 20 s more: a --duration under 30s, or a
 databases, and reports them side by side (phases intake,batched unless --phases says):
 
   sqlite    the one process above, keeper's store and Temporal on SQLite
+  witnessed the same with the log's witnesses: --witnesses local ones (2 unless given)
+            at a quorum of all, in the process, as keeper dev --witnesses N runs them;
+            the log's figures add a checkpoint's signature → the witnesses' quorum
   postgres  the same process, keeper's store and Temporal on fresh PostgreSQL databases
             (on the server of --postgres-url, dropped afterwards); the PostgreSQL
             server's own CPU is reported beside keeper's

@@ -69,7 +69,7 @@ type Options struct {
 	Dir          string        // where the stacks live; empty = a temporary directory, removed after
 	API          string        // host:port of a running keeper API: only the intake phase runs, against it
 	// Deployments are measured one after another, each on fresh stacks:
-	// DeploySQLite, DeployPostgres, DeployMulti. Empty: one process, its
+	// DeploySQLite, DeployWitnessed, DeployPostgres, DeployMulti. Empty: one process, its
 	// store and Temporal where Config says.
 	Deployments []string
 	PostgresURL string       // the server DeployPostgres and DeployMulti make fresh databases on; default DefaultPostgresURL
@@ -201,7 +201,7 @@ func (o *Options) check() error {
 	}
 	for _, d := range o.Deployments {
 		switch d {
-		case DeploySQLite:
+		case DeploySQLite, DeployWitnessed:
 		case DeployPostgres, DeployMulti:
 			if err := checkPostgresURL(o.PostgresURL); err != nil {
 				return err

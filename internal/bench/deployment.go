@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -22,11 +23,19 @@ const (
 	// PostgreSQL store, each a child process of the bench; the load is
 	// spread over both APIs.
 	DeployMulti = "multi"
+	// DeployWitnessed is DeploySQLite with the log's witnesses: --witnesses
+	// local ones (2 unless given), at a quorum of all of them, in the same
+	// process, as `keeper dev --witnesses N` runs them.
+	DeployWitnessed = "witnessed"
 )
 
 // AllDeployments is every deployment, in the order a side-by-side run
 // measures them.
-var AllDeployments = []string{DeploySQLite, DeployPostgres, DeployMulti}
+var AllDeployments = []string{DeploySQLite, DeployWitnessed, DeployPostgres, DeployMulti}
+
+// defaultBenchWitnesses is how many local witnesses DeployWitnessed runs
+// unless --witnesses says.
+const defaultBenchWitnesses = 2
 
 // DeploymentReport is what the phases measured on one deployment.
 type DeploymentReport struct {
@@ -51,6 +60,10 @@ func newDeployment(o Options, name string) *DeploymentReport {
 	switch name {
 	case DeploySQLite:
 		return &DeploymentReport{Name: name, Processes: "one process", Store: "SQLite keeper.db", Temporal: "SQLite temporal.db"}
+	case DeployWitnessed:
+		n := cmp.Or(o.Config.Dev.Witnesses, defaultBenchWitnesses)
+		return &DeploymentReport{Name: name, Processes: fmt.Sprintf("one process with %d local witnesses of the log (quorum %d)", n, n),
+			Store: "SQLite keeper.db", Temporal: "SQLite temporal.db"}
 	case DeployPostgres:
 		return &DeploymentReport{Name: name, Processes: "one process", Store: onPostgres, Temporal: onPostgres}
 	case DeployMulti:
@@ -77,7 +90,11 @@ func (d *DeploymentReport) singleProcess() bool { return d.Name != DeployMulti }
 // cfg says). The PostgreSQL deployments get databases of their own, dropped
 // when the stack stops.
 func deploy(ctx context.Context, o Options, name string, cfg config.Config, dir string) (*stack, error) {
-	if name == "" || name == DeploySQLite {
+	switch name {
+	case "", DeploySQLite:
+		return startStack(ctx, cfg, dir, o.Logger)
+	case DeployWitnessed:
+		cfg.Dev.Witnesses = cmp.Or(cfg.Dev.Witnesses, defaultBenchWitnesses)
 		return startStack(ctx, cfg, dir, o.Logger)
 	}
 	dbs, err := freshDatabases(ctx, o.PostgresURL, o.Logger)

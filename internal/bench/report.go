@@ -119,7 +119,7 @@ func newReport(o Options) *Report {
 		},
 	}
 	r.ShortPhases = o.shortPhases()
-	if slices.ContainsFunc(o.Deployments, func(d string) bool { return d != DeploySQLite }) {
+	if slices.ContainsFunc(o.Deployments, func(d string) bool { return d == DeployPostgres || d == DeployMulti }) {
 		r.Settings.PostgresURL = redact.URL(o.PostgresURL)
 	}
 	return r
@@ -142,7 +142,7 @@ func (r *Report) evaluate(d *DeploymentReport) {
 		// final); p95 < 100 ms is intake's latency target (docs/anchoring.md,
 		// "Intake and the queue").
 		p99 := 10.0
-		if d.Name != DeploySQLite && d.Name != "" {
+		if d.Name == DeployPostgres || d.Name == DeployMulti {
 			p99 = 25
 		}
 		add("intake p99", fmt.Sprintf("≤ %.0f ms at %.0f req/s, no errors", p99, in.TargetRate),
