@@ -55,6 +55,29 @@ type Sequencer struct {
 	mu      sync.Mutex // one append and signature at a time in this process
 	checked bool       // the chains' checkpoints were read and matched
 	lastErr atomic.Pointer[error]
+
+	signedMu sync.Mutex
+	signedCh chan struct{} // closed when this process signs a checkpoint (Signed)
+}
+
+// Signed returns a channel closed the next time this sequencer signs a
+// checkpoint: the witnesses are offered it at once (Witnessing.Wake).
+func (q *Sequencer) Signed() <-chan struct{} {
+	q.signedMu.Lock()
+	defer q.signedMu.Unlock()
+	if q.signedCh == nil {
+		q.signedCh = make(chan struct{})
+	}
+	return q.signedCh
+}
+
+func (q *Sequencer) announceSigned() {
+	q.signedMu.Lock()
+	defer q.signedMu.Unlock()
+	if q.signedCh != nil {
+		close(q.signedCh)
+		q.signedCh = nil
+	}
 }
 
 // Err is why the last append or signature failed, nil when it succeeded:
@@ -132,6 +155,7 @@ func (q *Sequencer) Sync(ctx context.Context) (store.LogCheckpoint, error) {
 	if err := q.Store.SaveCheckpoint(ctx, c, q.Signer.Key().Text); err != nil {
 		return store.LogCheckpoint{}, err
 	}
+	q.announceSigned()
 	return c, nil
 }
 
@@ -185,7 +209,14 @@ func (q *Sequencer) PinBatch(ctx context.Context, batchID int64) (store.LogCheck
 	defer q.mu.Unlock()
 	checked, drained := false, false
 	for {
-		c, err := q.Store.PinBatch(ctx, batchID, DefaultAppendMax, q.Signer.Key().Text, q.sign)
+		signed := false
+		c, err := q.Store.PinBatch(ctx, batchID, DefaultAppendMax, q.Signer.Key().Text, func(size uint64, root [32]byte) ([]byte, error) {
+			signed = true
+			return q.sign(size, root)
+		})
+		if err == nil && signed {
+			q.announceSigned()
+		}
 		switch {
 		case errors.Is(err, errUnchecked) && !checked:
 			checked, err = true, q.checkAnchored(ctx)

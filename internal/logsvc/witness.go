@@ -62,7 +62,9 @@ type Witnessing struct {
 	Witnesses []Witness
 	Quorum    int
 	// Interval is how often each witness is offered the newest checkpoint
-	// (the log's checkpoint interval); Wake, when set, offers it sooner.
+	// (the log's checkpoint interval); Wake, when set, offers it sooner: a
+	// channel closed when a checkpoint is signed (Sequencer.Signed). A
+	// witness that failed waits out its backoff whatever Wake says.
 	Interval time.Duration
 	Wake     func() <-chan struct{}
 	Client   *http.Client
@@ -122,7 +124,7 @@ func (w *Witnessing) Run(ctx context.Context) {
 		defer wg.Done()
 		for {
 			w.RefreshLag(ctx)
-			if !w.wait(ctx, w.Interval) {
+			if !w.wait(ctx, w.Interval, false) {
 				return
 			}
 		}
@@ -146,7 +148,7 @@ func (w *Witnessing) serve(ctx context.Context, wit Witness) {
 				w.Logger.Warn("witness: cannot get the checkpoint cosigned; retrying with backoff", "witness", wit.Key.Name, "error", msg)
 			}
 			backoff = min(max(2*backoff, witnessBackoffMin), witnessBackoffMax)
-			if !w.wait(ctx, backoff/2+rand.N(backoff/2+1)) {
+			if !w.wait(ctx, backoff/2+rand.N(backoff/2+1), false) {
 				return
 			}
 			continue
@@ -159,18 +161,18 @@ func (w *Witnessing) serve(ctx context.Context, wit Witness) {
 		if again {
 			continue
 		}
-		if !w.wait(ctx, w.Interval) {
+		if !w.wait(ctx, w.Interval, true) {
 			return
 		}
 	}
 }
 
-// wait waits d, or less when the store says the log moved; false when ctx
-// ended.
-func (w *Witnessing) wait(ctx context.Context, d time.Duration) bool {
-	var wake <-chan struct{}
-	if w.Wake != nil {
-		wake = w.Wake()
+// wait waits d, or (wake) less when a checkpoint is signed; false when
+// ctx ended.
+func (w *Witnessing) wait(ctx context.Context, d time.Duration, wake bool) bool {
+	var signed <-chan struct{}
+	if wake && w.Wake != nil {
+		signed = w.Wake()
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -178,7 +180,7 @@ func (w *Witnessing) wait(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	case <-t.C:
-	case <-wake:
+	case <-signed:
 	}
 	return true
 }

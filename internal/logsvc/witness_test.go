@@ -33,6 +33,7 @@ type fakeWitness struct {
 	log  evlog.Key
 	srv  *httptest.Server
 	down atomic.Bool
+	asks atomic.Int64 // requests received
 
 	mu       sync.Mutex
 	st       tlogwitness.State
@@ -51,6 +52,7 @@ func newFakeWitness(t *testing.T, name string, log evlog.Key) *fakeWitness {
 }
 
 func (f *fakeWitness) serve(w http.ResponseWriter, r *http.Request) {
+	f.asks.Add(1)
 	if f.down.Load() {
 		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 		return
@@ -177,6 +179,11 @@ func TestEachNewCheckpointIsCosignedByTheQuorumWithAProofFromWhatEachWitnessCosi
 
 func TestAWitnessDownDelaysOnlyReceiptsAndTheQuorumCatchesUpWhenItReturns(t *testing.T) {
 	l, wg, ws := witnessed(t)
+	wg.Wake = func() <-chan struct{} { // a checkpoint signed every 10 ms
+		c := make(chan struct{})
+		time.AfterFunc(10*time.Millisecond, func() { close(c) })
+		return c
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -195,10 +202,14 @@ func TestAWitnessDownDelaysOnlyReceiptsAndTheQuorumCatchesUpWhenItReturns(t *tes
 	}, 10*time.Second, 10*time.Millisecond)
 
 	ws[1].down.Store(true)
+	asked := ws[1].asks.Load()
 	var latest store.LogCheckpoint
 	for range 5 {
 		latest = l.grow(t, 7) // intake and the log go on
 	}
+	time.Sleep(time.Second)
+	assert.LessOrEqual(t, ws[1].asks.Load()-asked, int64(8),
+		"a witness that is down is asked again after its backoff (0.25 s, doubling), not at every checkpoint signed")
 	require.Eventually(t, func() bool {
 		st := wg.Status()
 		return !st[1].OK && st[0].OK
@@ -270,5 +281,30 @@ func TestAReceiptWaitsForTheQuorumAndThenNamesTheNewestWitnessedCheckpoint(t *te
 	require.NoError(t, r.CheckInclusion(head))
 	for _, a := range r.Anchors {
 		require.NoError(t, a.CheckConsistency(head))
+	}
+}
+
+func TestTheSequencerSaysWhenItSignsACheckpointAndOnlyThen(t *testing.T) {
+	l := newTestLog(t)
+	signed := l.seq.Signed()
+	_, err := l.seq.Sync(context.Background())
+	require.NoError(t, err)
+	select {
+	case <-signed:
+		t.Fatal("nothing was signed: the log is empty")
+	default:
+	}
+	l.grow(t, 3)
+	select {
+	case <-signed:
+	default:
+		t.Fatal("a checkpoint was signed and Signed's channel is still open")
+	}
+	again := l.seq.Signed()
+	l.grow(t, 0)
+	select {
+	case <-again:
+		t.Fatal("no new checkpoint: nothing to say")
+	default:
 	}
 }

@@ -103,7 +103,7 @@ func (n *Node) startLog(ctx context.Context) (*logsvc.Sequencer, error) {
 		defer n.wg.Done()
 		seq.Run(ctx)
 	}()
-	if err := n.startWitnessing(ctx, signer); err != nil {
+	if err := n.startWitnessing(ctx, signer, seq); err != nil {
 		return nil, err
 	}
 	if !listed {

@@ -15,7 +15,7 @@ import (
 // startWitnessing lists the configured witnesses and quorum in the trust
 // root and starts submitting the log's checkpoints to them (docs/log.md,
 // Witnesses). A witness that is down delays receipts, nothing else.
-func (n *Node) startWitnessing(ctx context.Context, signer *evlog.Signer) error {
+func (n *Node) startWitnessing(ctx context.Context, signer *evlog.Signer, seq *logsvc.Sequencer) error {
 	ws, quorum, err := n.Cfg.LogWitnesses()
 	if err != nil {
 		return err
@@ -37,7 +37,7 @@ func (n *Node) startWitnessing(ctx context.Context, signer *evlog.Signer) error 
 	n.Logger.Info("trust root: the log's witnesses are listed", "version", t.Version, "witnesses", len(t.Root.Witnesses.List), "quorum", quorum)
 	wg := &logsvc.Witnessing{
 		Store: n.Store, LogKey: signer.Key(), Witnesses: witnesses, Quorum: quorum,
-		Interval: n.Cfg.Log.CheckpointInterval, Wake: n.Store.Changed,
+		Interval: n.Cfg.Log.CheckpointInterval, Wake: seq.Signed,
 		Client: &http.Client{Timeout: 10 * time.Second}, Logger: n.Logger.With("component", "witnesses"),
 		Observe: n.witnessMetrics.observe,
 	}
