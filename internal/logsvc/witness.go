@@ -124,7 +124,7 @@ func (w *Witnessing) Run(ctx context.Context) {
 		defer wg.Done()
 		for {
 			w.RefreshLag(ctx)
-			if !w.wait(ctx, w.Interval, false) {
+			if !w.wait(ctx, w.Interval, nil) {
 				return
 			}
 		}
@@ -137,6 +137,9 @@ func (w *Witnessing) serve(ctx context.Context, wit Witness) {
 	st := w.state(wit.Key.Name)
 	var backoff time.Duration
 	for {
+		// Taken before the submission: a checkpoint signed while it runs
+		// ends the wait after it at once.
+		signed := w.signed()
 		again, err := w.Submit(ctx, wit)
 		if ctx.Err() != nil {
 			return
@@ -148,7 +151,7 @@ func (w *Witnessing) serve(ctx context.Context, wit Witness) {
 				w.Logger.Warn("witness: cannot get the checkpoint cosigned; retrying with backoff", "witness", wit.Key.Name, "error", msg)
 			}
 			backoff = min(max(2*backoff, witnessBackoffMin), witnessBackoffMax)
-			if !w.wait(ctx, backoff/2+rand.N(backoff/2+1), false) {
+			if !w.wait(ctx, backoff/2+rand.N(backoff/2+1), nil) {
 				return
 			}
 			continue
@@ -161,19 +164,22 @@ func (w *Witnessing) serve(ctx context.Context, wit Witness) {
 		if again {
 			continue
 		}
-		if !w.wait(ctx, w.Interval, true) {
+		if !w.wait(ctx, w.Interval, signed) {
 			return
 		}
 	}
 }
 
-// wait waits d, or (wake) less when a checkpoint is signed; false when
-// ctx ended.
-func (w *Witnessing) wait(ctx context.Context, d time.Duration, wake bool) bool {
-	var signed <-chan struct{}
-	if wake && w.Wake != nil {
-		signed = w.Wake()
+// signed is Wake's channel, or nil without one.
+func (w *Witnessing) signed() <-chan struct{} {
+	if w.Wake == nil {
+		return nil
 	}
+	return w.Wake()
+}
+
+// wait waits d, or less when signed is closed; false when ctx ended.
+func (w *Witnessing) wait(ctx context.Context, d time.Duration, signed <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
