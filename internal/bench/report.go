@@ -227,6 +227,31 @@ func storeTargets(ts *targets, phase string, a *AnchorReport) {
 		ts.add(phase+": store bytes per evidence and chain, the log included", "≤ 200", measured, a.BytesPerEvidenceChain, a.BytesPerEvidenceChain <= 200)
 	}
 	logBytesTarget(ts, phase, a.Log)
+	memoryTarget(ts, phase, a)
+}
+
+// peakRSSGoalMiB is the memory a keeper process may reach in any phase,
+// with no operator setting (docs/benchmarks.md).
+const peakRSSGoalMiB = 1024
+
+// memoryTarget holds the phase's largest keeper process to peakRSSGoalMiB:
+// the one process of a single-process deployment (its embedded Temporal
+// server, chains and the bench's load generator with it), or the largest
+// of a multi-process one's (the bench's own left out).
+func memoryTarget(ts *targets, phase string, a *AnchorReport) {
+	peak, who := a.PeakRSSMiB, "the one process"
+	if len(a.Processes) > 0 {
+		peak, who = 0, ""
+		for _, p := range a.Processes {
+			if p.Name != "bench" && p.PeakRSSMiB > peak {
+				peak, who = p.PeakRSSMiB, p.Name
+			}
+		}
+	}
+	if peak <= 0 {
+		return
+	}
+	ts.add(phase+": peak RSS", fmt.Sprintf("≤ %d MiB, no setting", peakRSSGoalMiB), fmt.Sprintf("%.0f MiB (%s)", peak, who), peak, peak <= peakRSSGoalMiB)
 }
 
 // logBytesTarget states the log's own bytes per evidence, which has no goal

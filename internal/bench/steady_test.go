@@ -177,6 +177,25 @@ func TestTargetsListTheLogsFigures(t *testing.T) {
 	assert.Contains(t, string(b), `"name":"batched: log bytes per evidence","goal":"stated","measured":"101 (400000 evidence)","value":101,"met":false,"verdict":"stated"`)
 }
 
+func TestEachAnchoringPhaseHoldsItsLargestProcessToAGibibyte(t *testing.T) {
+	r := &Report{Deployments: []*DeploymentReport{
+		{Name: DeploySQLite, Batched: &AnchorReport{Mode: PhaseBatched, PeakRSSMiB: 1300}, Bulk: &AnchorReport{Mode: PhaseBulk, PeakRSSMiB: 700}},
+		{Name: DeployMulti, Batched: &AnchorReport{Mode: PhaseBatched, PeakRSSMiB: 2100, Processes: []ProcessCost{
+			{Name: "api-1", PeakRSSMiB: 400}, {Name: "worker-2", PeakRSSMiB: 900}, {Name: "bench", PeakRSSMiB: 1500}}}},
+	}}
+	r.Evaluate()
+	got := map[string]Target{}
+	for _, g := range r.Targets {
+		got[g.Deployment+" "+g.Name] = g
+	}
+	assert.Equal(t, VerdictMissed, got["sqlite batched: peak RSS"].Verdict, "1,300 MiB is over the gibibyte")
+	assert.Equal(t, "1300 MiB (the one process)", got["sqlite batched: peak RSS"].Measured)
+	assert.Equal(t, VerdictMet, got["sqlite bulk: peak RSS"].Verdict)
+	g := got["multi batched: peak RSS"]
+	assert.Equal(t, VerdictMet, g.Verdict, "the largest keeper process, not the sum and not the load generator")
+	assert.Equal(t, "900 MiB (worker-2)", g.Measured)
+}
+
 func TestAPhaseTooShortIsNeitherMetNorMissed(t *testing.T) {
 	r := &Report{Deployments: []*DeploymentReport{{
 		Name:        DeploySQLite,
