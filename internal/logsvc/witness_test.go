@@ -308,3 +308,22 @@ func TestTheSequencerSaysWhenItSignsACheckpointAndOnlyThen(t *testing.T) {
 	default:
 	}
 }
+
+func TestWitnessesListedLaterCountFromTheNextCheckpointAndAQuorumIsNeverLowered(t *testing.T) {
+	l := newTestLog(t)
+	ctx := context.Background()
+	latest := l.grow(t, 4)
+	w := newFakeWitness(t, "late.example/witness", l.signer.Key())
+	tr, err := logsvc.ListWitnesses(ctx, l.st, l.signer, []evlog.WitnessKey{w.w.Key()}, 1, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, latest.Size+1, tr.Root.Witnesses.List[0].Sizes.Start)
+	assert.Equal(t, 0, tr.Root.Witnesses.QuorumAt(latest.Size), "every checkpoint signed so far keeps verifying without cosignatures")
+	assert.Equal(t, 1, tr.Root.Witnesses.QuorumAt(latest.Size+1))
+
+	again, err := logsvc.ListWitnesses(ctx, l.st, l.signer, []evlog.WitnessKey{w.w.Key()}, 1, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, tr.Version, again.Version, "a worker restarting with the same witnesses changes nothing")
+	_, err = logsvc.ListWitnesses(ctx, l.st, l.signer, []evlog.WitnessKey{w.w.Key()}, 0, time.Now())
+	assert.ErrorContains(t, err, "KEEPER_LOG_WITNESS_QUORUM")
+	assert.ErrorContains(t, err, "never lowered")
+}
