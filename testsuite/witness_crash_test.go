@@ -24,6 +24,7 @@ import (
 
 	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/internal/tlogwitness"
+	"github.com/keeperhq/keeper/internal/tlogwitness/witnesstest"
 )
 
 // TestAWitnessKilledAndRestartedNeverCosignsTwoInconsistentCheckpoints runs
@@ -84,10 +85,10 @@ func TestAWitnessKilledAndRestartedNeverCosignsTwoInconsistentCheckpoints(t *tes
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.Logf("%d checkpoints cosigned (%d distinct), %d refusals answered, %d answers lost to the kills, in %v from the first start",
-		len(s.cosigns), len(distinctCosigns(s.cosigns)), len(s.refusals), s.lost.Load(), time.Since(start).Round(time.Millisecond))
+		len(s.cosigns), distinctCosigns(s.cosigns), len(s.refusals), s.lost.Load(), time.Since(start).Round(time.Millisecond))
 	require.GreaterOrEqual(t, len(s.cosigns), atLeast)
 	require.NotEmpty(t, s.refusals, "forks and rollbacks were refused")
-	checkCosigns(t, signer.Key(), witnessKey, s.cosigns)
+	witnesstest.RequireOneHistory(t, signer.Key(), witnessKey, s.cosigns)
 
 	// Every refusal answered was kept, across the kills.
 	resp, err := http.Get(url + "/refused")
@@ -107,7 +108,7 @@ func TestAWitnessKilledAndRestartedNeverCosignsTwoInconsistentCheckpoints(t *tes
 	// The witness holds at least the largest size it answered a cosignature for.
 	largest := int64(0)
 	for _, c := range s.cosigns {
-		largest = max(largest, c.size)
+		largest = max(largest, c.Size)
 	}
 	status, body, err := s.post(tlogwitness.AddCheckpoint{Checkpoint: trunk.checkpoint(0)}.Marshal())
 	require.NoError(t, err)
@@ -185,14 +186,6 @@ func (h *witnessedHistory) request(old, n int64) []byte {
 	return r.Marshal()
 }
 
-// witnessCosign is a checkpoint the witness cosigned, with its history.
-type witnessCosign struct {
-	history *witnessedHistory
-	size    int64
-	root    [32]byte
-	note    []byte // the checkpoint and the witness's cosignature
-}
-
 // witnessSubmitter is the log asking the witness for cosignatures.
 type witnessSubmitter struct {
 	url      string
@@ -203,7 +196,7 @@ type witnessSubmitter struct {
 	lost     atomic.Int64 // requests with no answer (the witness was down)
 
 	mu       sync.Mutex
-	cosigns  []witnessCosign
+	cosigns  []witnesstest.Cosigned
 	refusals [][]byte // the bodies answered 400 or 422
 	failed   error
 }
@@ -285,8 +278,8 @@ func (s *witnessSubmitter) record(a attempt, status int, answer []byte) error {
 			return fmt.Errorf("cosigned size %d from %d after cosigning size %d: the witness lost its state", a.n, a.old, a.floor)
 		}
 		s.mu.Lock()
-		s.cosigns = append(s.cosigns, witnessCosign{history: a.history, size: a.n, root: a.history.root(a.n),
-			note: append(append([]byte(nil), checkpointOf(a.body)...), answer...)})
+		s.cosigns = append(s.cosigns, witnesstest.Cosigned{History: a.history, Size: a.n, Root: a.history.root(a.n),
+			Note: append(append([]byte(nil), checkpointOf(a.body)...), answer...)})
 		s.mu.Unlock()
 		raiseTo(&s.known, a.n)
 		raiseTo(&s.cosigned, a.n)
@@ -331,50 +324,13 @@ func waitCosigned(t *testing.T, s *witnessSubmitter, n int) {
 	require.NoError(t, s.failure())
 }
 
-// checkCosigns verifies every cosignature and that every two checkpoints
-// cosigned are of one history: one root per size, and the smaller a
-// provable prefix of the larger in the history the larger came from.
-func checkCosigns(t *testing.T, logKey evlog.Key, witnessKey evlog.WitnessKey, cosigns []witnessCosign) {
-	t.Helper()
-	for _, c := range cosigns {
-		got, sigs, err := evlog.OpenCosigned(c.note, logKey, []evlog.WitnessKey{witnessKey})
-		require.NoError(t, err, "size %d", c.size)
-		require.Len(t, sigs, 1, "size %d: the witness's cosignature", c.size)
-		require.Equal(t, c.root, got.Root, "size %d", c.size)
-	}
-	distinct := distinctCosigns(cosigns)
-	for i, a := range distinct {
-		for _, b := range distinct[i+1:] {
-			if a.size > b.size {
-				a, b = b, a
-			}
-			if a.size == b.size {
-				require.Equal(t, a.root, b.root, "two roots cosigned at size %d", a.size)
-				continue
-			}
-			if a.size == 0 { // the empty tree is a prefix of every tree
-				require.Equal(t, tlogwitness.EmptyRoot, a.root, "the empty tree's root")
-				continue
-			}
-			proof, err := tlog.ProveTree(b.size, a.size, b.history)
-			require.NoError(t, err)
-			require.NoError(t, tlog.CheckTree(proof, b.size, b.root, a.size, a.root), "cosigned sizes %d and %d are not of one history", a.size, b.size)
-		}
-	}
-}
-
-// distinctCosigns keeps one cosign per size and root.
-func distinctCosigns(cosigns []witnessCosign) []witnessCosign {
+// distinctCosigns counts the cosigns of distinct sizes and roots.
+func distinctCosigns(cosigns []witnesstest.Cosigned) int {
 	seen := map[string]bool{}
-	var out []witnessCosign
 	for _, c := range cosigns {
-		k := fmt.Sprint(c.size, c.root)
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, c)
-		}
+		seen[fmt.Sprint(c.Size, c.Root)] = true
 	}
-	return out
+	return len(seen)
 }
 
 func raiseTo(v *atomic.Int64, n int64) {

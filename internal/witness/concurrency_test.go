@@ -12,20 +12,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/keeperhq/keeper/evlog"
 	"github.com/keeperhq/keeper/internal/tlogwitness"
+	"github.com/keeperhq/keeper/internal/tlogwitness/witnesstest"
 )
 
 // cosign is a checkpoint the witness cosigned, with the history that holds it.
-type cosign struct {
-	history *memLog
-	size    int64
-	root    [32]byte
-	note    []byte // the checkpoint and the witness's cosignature
-}
-
 // Many requests at once, half of them from two forks that share a prefix
 // with the log's history (the log's own key signs all three): whatever
 // wins each race, no two checkpoints the witness cosigned are inconsistent.
@@ -41,7 +33,7 @@ func TestConcurrentForksAndExtensionsNeverGetTwoInconsistentCheckpointsCosigned(
 	var (
 		known    atomic.Int64 // the largest size the witness answered with
 		mu       sync.Mutex
-		cosigns  []cosign
+		cosigns  []witnesstest.Cosigned
 		refusals atomic.Int64
 		failures = make(chan error, 64)
 	)
@@ -61,7 +53,7 @@ func TestConcurrentForksAndExtensionsNeverGetTwoInconsistentCheckpointsCosigned(
 					return
 				case status == http.StatusOK:
 					mu.Lock()
-					cosigns = append(cosigns, cosign{history: h, size: n, root: h.root(t, n), note: append(checkpoint, body...)})
+					cosigns = append(cosigns, witnesstest.Cosigned{History: h, Size: n, Root: h.root(t, n), Note: append(checkpoint, body...)})
 					mu.Unlock()
 					raise(&known, n)
 				case status == http.StatusConflict:
@@ -88,37 +80,7 @@ func TestConcurrentForksAndExtensionsNeverGetTwoInconsistentCheckpointsCosigned(
 	t.Logf("%d checkpoints cosigned, %d refused as inconsistent", len(cosigns), refusals.Load())
 	require.Greater(t, len(cosigns), 50, "the witness cosigned while the others raced")
 	assert.Positive(t, refusals.Load(), "some forks came after the witness took the other side")
-	assertConsistent(t, log.signer.Key(), w.Key(), cosigns)
-}
-
-// assertConsistent checks every cosignature and that every two checkpoints
-// cosigned are of one history: the same root at the same size, and the
-// smaller one provably a prefix of the larger.
-func assertConsistent(t *testing.T, logKey evlog.Key, witnessKey evlog.WitnessKey, cosigns []cosign) {
-	t.Helper()
-	for _, c := range cosigns {
-		_, sigs, err := evlog.OpenCosigned(c.note, logKey, []evlog.WitnessKey{witnessKey})
-		require.NoError(t, err)
-		require.Len(t, sigs, 1, "size %d: the witness's cosignature", c.size)
-	}
-	for i, a := range cosigns {
-		for _, b := range cosigns[i+1:] {
-			if a.size > b.size {
-				a, b = b, a
-			}
-			if a.size == b.size {
-				require.Equal(t, a.root, b.root, "two roots cosigned at size %d", a.size)
-				continue
-			}
-			if a.size == 0 { // the empty tree is a prefix of every tree
-				require.Equal(t, tlogwitness.EmptyRoot, a.root, "the empty tree's root")
-				continue
-			}
-			proof, err := tlog.ProveTree(b.size, a.size, b.history)
-			require.NoError(t, err)
-			require.NoError(t, tlog.CheckTree(proof, b.size, b.root, a.size, a.root), "cosigned sizes %d and %d are not of one history", a.size, b.size)
-		}
-	}
+	witnesstest.RequireOneHistory(t, log.signer.Key(), w.Key(), cosigns)
 }
 
 // raise sets v to n if n is larger.
