@@ -80,7 +80,7 @@ type Outbox interface {
 	FormedBatches(ctx context.Context) ([]store.Batch, error)
 	QueuedBatches(ctx context.Context, chain string) (int, error)
 	AwaitingSubmit(ctx context.Context, chain string) (bool, error)
-	LastBatchAt(ctx context.Context, chain string) (time.Time, error)
+	LastBatch(ctx context.Context, chain string) (time.Time, int, error)
 	BatchDigests(ctx context.Context, id int64) ([][]byte, error)
 	MarkBatchStarted(ctx context.Context, id int64) error
 }
@@ -225,21 +225,23 @@ func (d *Dispatcher) tick(ctx context.Context) time.Duration {
 }
 
 // lastBatch is the chain's previous batch: the newest in the store, formed
-// here or by another node's dispatcher (so several API nodes keep one
-// cadence between them, and a restart does not reset it), or the one this
-// dispatcher formed if that is newer. Its size is only known for batches
-// formed here.
+// here or by another node's dispatcher, or the one this dispatcher formed
+// if that is newer (the store's clock is in milliseconds). Read from the
+// store, several API nodes keep one cadence and one MinGap between them:
+// each of two nodes that only knew its own batches formed one as soon as
+// the other had, in batches half the size (docs/benchmarks.md, 2026-11-28),
+// and a restart does not reset them.
 func (d *Dispatcher) lastBatch(ctx context.Context, chain string) (lastBatch, error) {
 	last := d.last[chain]
-	if d.interval(chain) == 0 {
+	if d.interval(chain) == 0 && d.MinGap == 0 {
 		return last, nil
 	}
-	at, err := d.Store.LastBatchAt(ctx, chain)
+	at, size, err := d.Store.LastBatch(ctx, chain)
 	if err != nil {
 		return lastBatch{}, err
 	}
 	if at.After(last.at) {
-		last = lastBatch{at: at}
+		last = lastBatch{at: at, size: size}
 	}
 	return last, nil
 }

@@ -225,3 +225,35 @@ func TestBacklogsOnTwoChainsAreDispatchedInTurn(t *testing.T) {
 		assert.Equal(t, map[string]int{"a": 2, "b": 2}, perChain, "one evidence per batch: neither chain waits for the other's backlog")
 	})
 }
+
+// Under load, a chain's batches are MinGap apart whichever API node formed
+// them: a node that saw only its own batches formed one as soon as the
+// other had, and two nodes made batches half the size.
+func TestUnderLoadTwoDispatchersOnOneStoreKeepMinGapBetweenThem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := openTestStore(t)
+		insertDigest(t, st, "first", 5, "stub")
+		insertDigest(t, st, "company", 5, "stub") // two at once: the chain is under load
+		first := runDispatcher(t, &anchor.Dispatcher{Store: st, Temporal: fakeTemporal(0), MaxItems: 10, MaxWait: time.Hour, MinGap: 300 * time.Millisecond, Sweep: time.Hour})
+		a := waitStart(t, first, 3*time.Second)
+		formed := time.Now()
+		require.Equal(t, 2, a.Size)
+		require.NoError(t, st.MarkSubmitted(context.Background(), a.ID, [32]byte{1}, "tx"))
+
+		// A second node that formed nothing yet takes the next evidence.
+		second := runDispatcher(t, &anchor.Dispatcher{Store: st, Temporal: fakeTemporal(0), MaxItems: 10, MaxWait: time.Hour, MinGap: 300 * time.Millisecond, Sweep: 10 * time.Millisecond})
+		insertDigest(t, st, "second", 5, "stub")
+		insertDigest(t, st, "third", 5, "stub")
+		var b store.Batch
+		for b.ID == 0 || b.ID == a.ID {
+			select {
+			case b = <-first:
+			case b = <-second:
+			case <-time.After(3 * time.Second):
+				t.Fatal("no batch for the second pair")
+			}
+		}
+		assert.GreaterOrEqual(t, time.Since(formed), 300*time.Millisecond, "the next batch waited for MinGap after the other node's")
+		assert.Equal(t, 2, b.Size, "evidence arriving meanwhile shares one batch")
+	})
+}
