@@ -138,7 +138,8 @@ func nodeCmd(use, short string, roles node.Roles, extra map[string]node.ChainMak
 		if err != nil {
 			return err
 		}
-		log.Info("keeper "+use+" running", "temporal", co.HostPort, "namespace", co.Namespace, "api", node.APIAddr(), "health", node.HealthAddr(), "metrics", node.MetricsAddr())
+		log.Info("keeper "+use+" running", "temporal", co.HostPort, "namespace", co.Namespace, "api", node.APIAddr(), "health", node.HealthAddr(), "metrics", node.MetricsAddr(),
+			"memory_limit_mib", tuned.Bytes>>20, "memory_limit_from", tuned.Source)
 		// SIGINT or SIGTERM ends it with exit status 0; a node that cannot go
 		// on by itself (node.Failed) with its cause and status 1, so that a
 		// supervisor starts it again (docs/production.md, Restarts).
