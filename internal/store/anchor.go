@@ -9,10 +9,12 @@ import (
 	"time"
 )
 
-// Anchors owns batches (batches), the outbox rows that put evidence in them
-// (outbox) and every transaction signed for a batch (tx_refs): forming a
-// batch from the lanes (moving their cursors, anchor_cursors), recording its submission, attempts, confirmation or
-// dead letter, and the confirmed batches' Merkle trees (trees.go).
+// Anchors owns batches (batches), the spans and outbox rows that put
+// evidence in them (batch_spans, outbox; spans.go) and every transaction
+// signed for a batch (tx_refs): forming a batch from the lanes (moving
+// their cursors, anchor_cursors), recording its submission, attempts,
+// confirmation or dead letter, and the confirmed batches' Merkle trees
+// (trees.go).
 type Anchors struct{ *db }
 
 // Batch states. A batch is formed by the dispatcher, started once its
@@ -480,8 +482,8 @@ func (s Anchors) batches(ctx context.Context, where string, args ...any) ([]Batc
 
 // BatchDigests returns the digests of a batch's evidence in leaf order.
 func (s Anchors) BatchDigests(ctx context.Context, id int64) ([][]byte, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT e.digest FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
-		WHERE o.batch_id = ? ORDER BY o.leaf_index`, id)
+	rows, err := s.r.QueryContext(ctx, `SELECT e.digest FROM `+batchMembers("?1")+` m JOIN evidence e ON e.seq = m.seq
+		ORDER BY m.leaf`, id)
 	if err != nil {
 		return nil, fmt.Errorf("store: digests of batch %d: %w", id, err)
 	}
@@ -636,7 +638,7 @@ func (s Anchors) settleBatch(ctx context.Context, tx *txn, id int64, state, typ,
 		// Two batches of one evidence settling at once on PostgreSQL would
 		// each see the other unsettled and announce nothing: the evidence
 		// rows are locked first, in intake order.
-		if err := s.d.lockEvidence(ctx, tx, `seq IN (SELECT evidence_seq FROM outbox WHERE batch_id = ?)`, id); err != nil {
+		if err := s.d.lockEvidence(ctx, tx, `seq IN (SELECT m.seq FROM `+batchMembers("?1")+` m)`, id); err != nil {
 			return err
 		}
 	}

@@ -202,19 +202,24 @@ func statusRank(s Status) int {
 	return 4
 }
 
-// loadAnchors reads an evidence's anchors from its outbox rows and their
-// batches, and derives from them what is stored nowhere else: the
+// loadAnchors reads an evidence's anchors from its outbox rows, the spans
+// holding it (its leaf index: the span's first leaf and the span's members
+// before it) and their batches, and derives from them what is stored nowhere else: the
 // evidence's status, attempts, last error and last change. Proofs are not
 // the store's: receipt.Build computes them from the log's stored hashes
 // and the batches' leaves (Inclusion, Consistency, BatchLeafHashes).
 // Maintenance reads anchors too (retention), so this is the shared db's.
 func (s *db) loadAnchors(ctx context.Context, q querier, ev *Evidence) error {
-	rows, err := q.QueryContext(ctx, `SELECT o.chain, COALESCE(o.batch_id, 0), COALESCE(o.leaf_index, 0), COALESCE(b.state, ''),
+	rows, err := q.QueryContext(ctx, `SELECT a.chain, COALESCE(a.batch_id, 0), COALESCE(a.leaf, 0), COALESCE(b.state, ''),
 			COALESCE(b.size, 0), b.root, COALESCE(b.tx_ref, ''), COALESCE(b.block, 0), COALESCE(b.block_time, 0),
 			COALESCE(b.network, ''), COALESCE(b.block_hash, ''), COALESCE(b.finality, ''),
 			COALESCE(b.attempts, 0), COALESCE(b.last_error, ''), COALESCE(b.updated_at, 0), COALESCE(b.log_size, 0), COALESCE(b.account, '')
-		FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id
-		WHERE o.evidence_seq = ? ORDER BY o.chain`, ev.seq)
+		FROM (SELECT o.chain AS chain, o.batch_id AS batch_id, o.leaf_index AS leaf FROM outbox o WHERE o.evidence_seq = ?1
+			UNION ALL SELECT k.chain, k.batch_id,
+				(SELECT `+spanLeafOfE+` FROM batch_spans s, evidence e WHERE s.batch_id = k.batch_id AND s.priority = e.priority AND e.seq = ?1)
+			FROM (SELECT l.chain AS chain, `+spanOfE+` AS batch_id FROM evidence e, anchor_cursors l WHERE e.seq = ?1 AND `+laneOfE+`) k
+			WHERE k.batch_id IS NOT NULL) a
+		LEFT JOIN batches b ON b.id = a.batch_id ORDER BY a.chain`, ev.seq)
 	if err != nil {
 		return err
 	}
@@ -261,8 +266,8 @@ func (s *db) loadAnchors(ctx context.Context, q querier, ev *Evidence) error {
 	return nil
 }
 
-// withPendingLanes adds to anchors, which come from outbox rows in chain
-// order, a pending anchor for each of chains without a row: its evidence
+// withPendingLanes adds to anchors, which come from outbox rows and spans in
+// chain order, a pending anchor for each of chains without either: its evidence
 // waits on that chain's lane (lanes.go).
 func withPendingLanes(anchors []AnchorState, chains []string) []AnchorState {
 	if len(anchors) == len(chains) {
@@ -333,16 +338,18 @@ func (s Intake) ListEvidence(ctx context.Context, f ListFilter) ([]Evidence, str
 // status of every evidence ever taken in.
 func (s Intake) statusIs(st Status, cs []laneCursor) (string, []any) {
 	anyOf := s.d.anyOf
-	// An anchor without an outbox row waits on its lane: pending.
+	// An anchor with neither an outbox row nor a span waits on its lane:
+	// pending.
 	derived := `(SELECT CASE
 			WHEN ` + anyOf + `(b.state = 'dead_letter') THEN 'dead_letter'
-			WHEN ` + anyOf + `(o.batch_id IS NULL) OR COUNT(o.chain) < ` + chainCount + ` THEN 'pending'
+			WHEN ` + anyOf + `(a.batch_id IS NULL) OR COUNT(a.chain) < ` + chainCount + ` THEN 'pending'
 			WHEN ` + anyOf + `(b.state IN ('formed', 'started')) THEN 'batched'
 			WHEN ` + anyOf + `(b.state = 'submitted') THEN 'submitted'
 			ELSE 'confirmed' END
-		FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id WHERE o.evidence_seq = e.seq) = ?`
+		FROM ` + anchorsOf + ` a LEFT JOIN batches b ON b.id = a.batch_id) = ?`
 	inBatches := func(states string) string {
-		return `e.seq IN (SELECT o.evidence_seq FROM batches b JOIN outbox o ON o.batch_id = b.id WHERE b.state IN (` + states + `)) AND `
+		return `e.seq IN (SELECT o.evidence_seq FROM batches b JOIN outbox o ON o.batch_id = b.id WHERE b.state IN (` + states + `)
+			UNION ALL SELECT p.seq FROM ` + spanMembers("p") + ` AND s.batch_id IN (SELECT b.id FROM batches b WHERE b.state IN (` + states + `))) AND `
 	}
 	switch st {
 	case StatusPending:
@@ -382,7 +389,8 @@ func (s Intake) PendingCount(ctx context.Context) (int, error) {
 }
 
 // RetryEvidence puts a dead-lettered evidence's failed anchors back in the
-// outbox (their rows wait for a batch again), with the attempt count reset.
+// outbox (their rows wait for a batch again; a span batch's members get
+// their rows first, materializeSpans), with the attempt count reset.
 func (s Intake) RetryEvidence(ctx context.Context, id string) (Evidence, error) {
 	ev, _, err := s.RedriveEvidence(ctx, id)
 	return ev, err
@@ -393,6 +401,9 @@ func (s Intake) RetryEvidence(ctx context.Context, id string) (Evidence, error) 
 func (s Intake) RedriveEvidence(ctx context.Context, id string) (Evidence, []string, error) {
 	var chains []string
 	err := s.tx(ctx, func(tx *txn) error {
+		if err := materializeDeadSpans(ctx, tx, id); err != nil {
+			return err
+		}
 		if err := s.d.lockEvidence(ctx, tx, `id = ?`, id); err != nil {
 			return err
 		}

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// Lanes (migration 9). Intake writes an evidence's row and nothing else; an
-// anchor's outbox row is written when a batch takes it. A lane is a chain
+// Lanes (migration 9). Intake writes an evidence's row and nothing else; a
+// batch that takes it names it by a span of its lane (spans.go, migration
+// 15; before it, an outbox row per anchor). A lane is a chain
 // and a priority; its cursor is the intake sequence up to which the lane's
 // evidence has been taken into batches. So an anchor is pending when its
 // evidence is on the lane's chain and was taken in after the cursor, or when
@@ -144,8 +145,9 @@ func (s *db) holdIntake(ctx context.Context, tx *txn) error {
 
 // claimLanes forms a batch of up to maxItems of the chain's evidence waiting
 // past its lanes' cursors, by priority then intake order, up to watermark:
-// it writes their outbox rows and moves the cursors. It returns the batch's
-// id, size and best priority, or errNothingPending.
+// it writes a span per lane it takes from (spans.go) and moves the
+// cursors. It returns the batch's id, size and best priority, or
+// errNothingPending.
 func (s *db) claimLanes(ctx context.Context, tx *txn, chain string, maxItems int, now time.Time, watermark int64) (id int64, n, prio int, err error) {
 	if err := s.d.lock(ctx, tx, "lanes:"+chain); err != nil {
 		return 0, 0, 0, err
@@ -172,26 +174,29 @@ func (s *db) claimLanes(ctx context.Context, tx *txn, chain string, maxItems int
 				return 0, 0, 0, err
 			}
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO outbox (evidence_seq, chain, priority, batch_id, leaf_index)
-			SELECT seq, ?, priority, ?, ? + ROW_NUMBER() OVER (ORDER BY seq) - 1
-			FROM (SELECT e.seq, e.priority FROM evidence e WHERE e.priority = ? AND e.seq > ? AND e.seq <= ? AND `+onChain+`
-					AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = e.seq AND o.chain = ?)
-				ORDER BY e.seq LIMIT ?) AS taken`,
-			chain, id, n, c.priority, c.seq, top, chainPattern(chain), chain, maxItems-n)
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		took, err := res.RowsAffected()
-		if err != nil {
-			return 0, 0, 0, err
-		}
 		// An evidence with its row already (written by a keeper from before
 		// migration 9 still running beside this one) is batched from it.
 		// Every evidence of the lane up to top is taken unless the batch
-		// filled up first; then up to the last one taken.
+		// filled up first; then up to the last one taken. The span names
+		// them (spans.go): no row per evidence.
+		var (
+			took int
+			last int64
+		)
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(seq), 0)
+			FROM (SELECT e.seq FROM evidence e WHERE e.priority = ? AND e.seq > ? AND e.seq <= ? AND `+onChain+`
+					AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.evidence_seq = e.seq AND o.chain = ?)
+				ORDER BY e.seq LIMIT ?) AS taken`,
+			c.priority, c.seq, top, chainPattern(chain), chain, maxItems-n).Scan(&took, &last); err != nil {
+			return 0, 0, 0, err
+		}
 		to := top
-		if int(took) == maxItems-n {
-			if err := tx.QueryRowContext(ctx, `SELECT MAX(evidence_seq) FROM outbox WHERE batch_id = ? AND priority = ?`, id, c.priority).Scan(&to); err != nil {
+		if took == maxItems-n {
+			to = last
+		}
+		if took > 0 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO batch_spans (batch_id, chain, priority, after_seq, upto_seq, first_leaf, size)
+				VALUES (?, ?, ?, ?, ?, ?, ?)`, id, chain, c.priority, c.seq, to, n, took); err != nil {
 				return 0, 0, 0, err
 			}
 		}
@@ -201,7 +206,7 @@ func (s *db) claimLanes(ctx context.Context, tx *txn, chain string, maxItems int
 		if took > 0 && n == 0 {
 			prio = c.priority
 		}
-		n += int(took)
+		n += took
 	}
 	if n == 0 {
 		return 0, 0, 0, errNothingPending

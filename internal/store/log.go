@@ -554,7 +554,7 @@ func batchSpan(ctx context.Context, q querier, batchID int64) (need uint64, miss
 		miss int64
 	)
 	err = q.QueryRowContext(ctx, `SELECT MAX(l.idx), COUNT(*) - COUNT(l.idx)
-		FROM outbox o LEFT JOIN log_entries l ON l.evidence_seq = o.evidence_seq WHERE o.batch_id = ?`, batchID).Scan(&top, &miss)
+		FROM `+batchMembers("?1")+` m LEFT JOIN log_entries l ON l.evidence_seq = m.seq`, batchID).Scan(&top, &miss)
 	if top.Valid {
 		need = uint64(top.Int64) + 1
 	}

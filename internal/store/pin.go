@@ -103,7 +103,7 @@ func (s Log) pinIn(ctx context.Context, tx *txn, batchID, watermark int64, max i
 		return p, err
 	}
 	var top int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(evidence_seq), 0) FROM outbox WHERE batch_id = ?`, batchID).Scan(&top); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(m.seq), 0) FROM `+batchMembers("?1")+` m`, batchID).Scan(&top); err != nil {
 		return p, err
 	}
 	if top == 0 {

@@ -63,13 +63,17 @@ func (s Stats) ProgressOf(ctx context.Context, chains []string, pending map[stri
 }
 
 // oldestInFlight is, by chain, when the oldest evidence in a batch not yet
-// confirmed or dead-lettered was taken in. It reads the outbox rows of the
-// batches in flight only (from the index on their batch).
+// confirmed or dead-lettered was taken in. It reads the outbox rows and
+// spans of the batches in flight only (from the index on their batch).
 func (s Stats) oldestInFlight(ctx context.Context) (map[string]time.Time, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT p.chain, e.created_at FROM
-		(SELECT b.chain AS chain, MIN(o.evidence_seq) AS oldest FROM batches b JOIN outbox o ON o.batch_id = b.id
-			WHERE b.state IN (?, ?, ?) GROUP BY b.chain) p
-		JOIN evidence e ON e.seq = p.oldest`, BatchFormed, BatchStarted, BatchSubmitted)
+	rows, err := s.r.QueryContext(ctx, `SELECT f.chain, e.created_at FROM
+		(SELECT m.chain AS chain, MIN(m.seq) AS oldest FROM (
+			SELECT b.chain AS chain, o.evidence_seq AS seq FROM batches b JOIN outbox o ON o.batch_id = b.id
+				WHERE b.state IN (?1, ?2, ?3)
+			UNION ALL SELECT b.chain, (SELECT MIN(p.seq) FROM evidence p WHERE `+spanHolds("p")+`) FROM batches b JOIN batch_spans s ON s.batch_id = b.id
+				WHERE b.state IN (?1, ?2, ?3)) m
+			GROUP BY m.chain) f
+		JOIN evidence e ON e.seq = f.oldest`, BatchFormed, BatchStarted, BatchSubmitted)
 	if err != nil {
 		return nil, fmt.Errorf("store: oldest in flight: %w", err)
 	}

@@ -8,10 +8,12 @@ import (
 )
 
 // Re-driving dead letters (docs/retries.md, job queue): an anchor whose
-// batch was dead-lettered keeps its outbox row pointing at that batch;
-// re-driving it sets the row's batch back to NULL, so the next batch of its
-// chain takes it first, with its attempts counted anew. The batch itself
-// stays dead_letter, the record of what happened.
+// batch was dead-lettered keeps its outbox row (or its place in the
+// batch's span) pointing at that batch; re-driving it sets the row's batch
+// back to NULL, so the next batch of its chain takes it first, with its
+// attempts counted anew. A batch's spans are first turned into the outbox
+// rows they stand for (materializeSpans). The batch itself stays
+// dead_letter, the record of what happened.
 
 // RedriveFilter selects dead-lettered anchors. Each field set narrows the
 // selection; the zero filter selects every dead-lettered anchor.
@@ -70,9 +72,11 @@ func deadCond(f RedriveFilter) (string, []any) {
 // still hold anchors, each with how many.
 func (s Maintenance) deadBatches(ctx context.Context, f RedriveFilter) ([]RedriveBatch, error) {
 	cond, args := deadCond(f)
-	rows, err := s.r.QueryContext(ctx, `SELECT b.id, b.chain, b.updated_at, b.last_error, COUNT(*)
-		FROM batches b JOIN outbox o ON o.batch_id = b.id
-		WHERE `+cond+` GROUP BY b.id, b.chain, b.updated_at, b.last_error ORDER BY b.id`, args...)
+	rows, err := s.r.QueryContext(ctx, `SELECT d.id, d.chain, d.updated_at, d.last_error, d.n FROM (
+			SELECT b.id AS id, b.chain AS chain, b.updated_at AS updated_at, b.last_error AS last_error,
+				(SELECT COUNT(*) FROM outbox o WHERE o.batch_id = b.id) + (SELECT COALESCE(SUM(s.size), 0) FROM batch_spans s WHERE s.batch_id = b.id) AS n
+			FROM batches b WHERE `+cond+`) d
+		WHERE d.n > 0 ORDER BY d.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: dead-lettered batches: %w", err)
 	}
@@ -107,11 +111,14 @@ func (s Maintenance) DeadLetters(ctx context.Context, f RedriveFilter) (RedriveR
 		res.ByChain[b.Chain] += b.Evidence
 	}
 	cond, args := deadCond(f)
-	in := `o.batch_id IN (SELECT b.id FROM batches b WHERE ` + cond + `)`
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(DISTINCT o.evidence_seq) FROM outbox o WHERE `+in, args...).Scan(&res.Evidence); err != nil {
+	dead := `(SELECT b.id FROM batches b WHERE ` + cond + `)`
+	members := `(SELECT o.evidence_seq AS seq FROM outbox o WHERE o.batch_id IN ` + dead + `
+		UNION ALL SELECT p.seq FROM ` + spanMembers("p") + ` AND s.batch_id IN ` + dead + `)`
+	args = append(args, args...)
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(DISTINCT m.seq) FROM `+members+` m`, args...).Scan(&res.Evidence); err != nil {
 		return RedriveResult{}, fmt.Errorf("store: dead letters: %w", err)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT e.id FROM evidence e WHERE e.seq IN (SELECT o.evidence_seq FROM outbox o WHERE `+in+`)
+	rows, err := s.r.QueryContext(ctx, `SELECT e.id FROM evidence e WHERE e.seq IN (SELECT m.seq FROM `+members+` m)
 		ORDER BY e.seq LIMIT `+fmt.Sprint(RedriveIDsShown), args...)
 	if err != nil {
 		return RedriveResult{}, fmt.Errorf("store: dead letters: %w", err)
@@ -146,6 +153,9 @@ func (s Maintenance) Redrive(ctx context.Context, f RedriveFilter) (RedriveResul
 	}()
 	for _, b := range batches {
 		b.Evidence = 0
+		if err := s.tx(ctx, func(tx *txn) error { return materializeSpans(ctx, tx, b.ID) }); err != nil {
+			return res, fmt.Errorf("store: re-drive batch %d: %w", b.ID, err)
+		}
 		for {
 			moved, done, err := s.redrivePage(ctx, b.ID, b.Chain)
 			if err != nil {
@@ -229,11 +239,12 @@ func (s Maintenance) redrivePage(ctx context.Context, batch int64, chain string)
 
 // redriveAnchors puts the anchors of evidence seqs that are in
 // dead-lettered batches back to wait for a batch (only those in batch
-// `batch` on chain, when batch is not 0) and returns the evidence it moved
-// an anchor of. The caller holds the evidence's row locks (lockEvidence);
-// an anchor that another transaction moved meanwhile is no longer in the
-// batch and is not moved twice. One statement moves them all: a statement
-// per evidence costs milliseconds each on SQLite.
+// `batch` on chain, when batch is not 0): the caller turned their batches'
+// spans into rows already (materializeSpans). It returns the evidence it moved an anchor of. The caller
+// holds the evidence's row locks (lockEvidence); an anchor that another
+// transaction moved meanwhile is no longer in the batch and is not moved
+// twice. One statement moves them all: a statement per evidence costs
+// milliseconds each on SQLite.
 func redriveAnchors(ctx context.Context, tx *txn, seqs []int64, batch int64, chain string, now time.Time) (map[int64]bool, error) {
 	q := `UPDATE outbox SET batch_id = NULL, leaf_index = NULL
 		WHERE evidence_seq IN (` + marks(len(seqs)) + `) AND batch_id IN (SELECT id FROM batches WHERE state = ?)`
@@ -266,6 +277,30 @@ func redriveAnchors(ctx context.Context, tx *txn, seqs []int64, batch int64, cha
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE evidence SET updated_at = ? WHERE seq IN (`+marks(len(touched))+`)`, append([]any{ms(now)}, anys(touched)...)...)
 	return moved, err
+}
+
+// materializeDeadSpans turns into outbox rows the spans of the
+// dead-lettered batches that hold the evidence whose id is id.
+func materializeDeadSpans(ctx context.Context, tx *txn, id string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT k.batch_id FROM (SELECT `+spanOfE+` AS batch_id FROM evidence e, anchor_cursors l
+		WHERE e.id = ? AND `+laneOfE+`) k JOIN batches b ON b.id = k.batch_id WHERE b.state = ?`, id, BatchDeadLetter)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return materializeSpans(ctx, tx, ids...)
 }
 
 // marks is n comma-separated placeholders.

@@ -48,7 +48,7 @@ func (s Maintenance) ArchiveConfirmed(ctx context.Context, before time.Time, lim
 			return err
 		}
 		evs := make([]Evidence, 0, len(seqs))
-		batches := map[int64]bool{}
+		batches := map[int64]int{} // evidence archived from each batch
 		for _, seq := range seqs {
 			ev, err := scanEvidence(tx.QueryRowContext(ctx, `SELECT `+evidenceCols+` FROM evidence WHERE seq = ?`, seq))
 			if err != nil {
@@ -58,7 +58,7 @@ func (s Maintenance) ArchiveConfirmed(ctx context.Context, before time.Time, lim
 				return err
 			}
 			for _, a := range ev.Anchors {
-				batches[a.BatchID] = true
+				batches[a.BatchID]++
 			}
 			evs = append(evs, ev)
 		}
@@ -66,8 +66,11 @@ func (s Maintenance) ArchiveConfirmed(ctx context.Context, before time.Time, lim
 		if err != nil {
 			return fmt.Errorf("write the archive: %w", err)
 		}
-		for id := range batches {
+		for id, k := range batches {
 			if err := s.keepLeaves(ctx, tx, id); err != nil {
+				return err
+			}
+			if err := unspan(ctx, tx, id, k); err != nil {
 				return err
 			}
 		}
@@ -95,7 +98,8 @@ func (s Maintenance) ArchiveConfirmed(ctx context.Context, before time.Time, lim
 			if left > 0 {
 				continue
 			}
-			for _, q := range []string{`DELETE FROM tx_refs WHERE batch_id = ?`, `DELETE FROM confirm_waits WHERE batch_id = ?`, `DELETE FROM batches WHERE id = ?`} {
+			for _, q := range []string{`DELETE FROM tx_refs WHERE batch_id = ?`, `DELETE FROM confirm_waits WHERE batch_id = ?`,
+				`DELETE FROM batch_spans WHERE batch_id = ?`, `DELETE FROM batches WHERE id = ?`} {
 				if _, err := tx.ExecContext(ctx, q, id); err != nil {
 					return err
 				}
@@ -119,11 +123,11 @@ func archivable(ctx context.Context, tx *txn, before int64, limit int) ([]int64,
 		after int64
 	)
 	for len(out) < limit {
-		// Every anchor has its outbox row (none waits on its lane), and
-		// each row's batch is confirmed.
-		rows, err := tx.QueryContext(ctx, `SELECT e.seq, e.created_at, NOT EXISTS (SELECT 1 FROM outbox o LEFT JOIN batches b ON b.id = o.batch_id
-				WHERE o.evidence_seq = e.seq AND (o.batch_id IS NULL OR b.state <> ?))
-				AND (SELECT COUNT(*) FROM outbox o WHERE o.evidence_seq = e.seq) = `+chainCount+`
+		// Every anchor has its outbox row or span (none waits on its lane),
+		// and each one's batch is confirmed.
+		rows, err := tx.QueryContext(ctx, `SELECT e.seq, e.created_at, NOT EXISTS (SELECT 1 FROM `+anchorsOf+` a LEFT JOIN batches b ON b.id = a.batch_id
+				WHERE a.batch_id IS NULL OR b.state <> ?)
+				AND (SELECT COUNT(*) FROM `+anchorsOf+` a) = `+chainCount+`
 			FROM evidence e WHERE e.seq > ? ORDER BY e.seq LIMIT ?`, BatchConfirmed, after, archiveScan)
 		if err != nil {
 			return nil, err
@@ -156,6 +160,22 @@ func archivable(ctx context.Context, tx *txn, before int64, limit int) ([]int64,
 		}
 	}
 	return out, nil
+}
+
+// unspan readies batch id for archiving `archived` of its evidence: when
+// that is all of them its spans go (the batch goes with its last
+// evidence); else they become the outbox rows they stand for, so the
+// evidence it keeps keep their leaf indices once the others are gone.
+func unspan(ctx context.Context, tx *txn, id int64, archived int) error {
+	n, err := batchSize(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if n > archived {
+		return materializeSpans(ctx, tx, id)
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM batch_spans WHERE batch_id = ?`, id)
+	return err
 }
 
 // keepLeaves stores a batch's leaf hashes in its row, once, before any of

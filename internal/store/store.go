@@ -47,7 +47,7 @@ type Store struct {
 	*db
 
 	Intake      // evidence taken in, read back and retried (intake.go, bulk.go, intakerecords.go)
-	Anchors     // batches, their outbox rows and signed transactions (anchor.go, trees.go)
+	Anchors     // batches, their spans and outbox rows and signed transactions (anchor.go, spans.go, trees.go)
 	Waits       // finality waits of ConfirmAnchor attempts (waits.go)
 	Log         // the evidence log: entries, tree hashes, checkpoints (log.go)
 	Epochs      // reward epochs and the built-in ledger's intents (epoch.go, ledger.go)

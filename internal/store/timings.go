@@ -42,13 +42,13 @@ func (s Stats) LastSeq(ctx context.Context) (int64, error) {
 // `after`, up to and including `upto`, in intake order. `keeper bench`
 // measures latencies and throughput from them.
 func (s Stats) EvidenceTimings(ctx context.Context, after, upto int64) ([]EvidenceTiming, error) {
-	// An evidence has an outbox row per chain whose batch took it; the
-	// others wait on their lanes (pending): a LEFT JOIN gives a row
-	// without a chain for an evidence none took yet.
-	rows, err := s.r.QueryContext(ctx, `SELECT e.seq, e.id, e.created_at, e.updated_at, `+chainCount+`, COALESCE(o.batch_id, 0), COALESCE(b.state, ''), COALESCE(b.updated_at, 0),
-			COALESCE(o.chain, '')
-		FROM evidence e LEFT JOIN outbox o ON o.evidence_seq = e.seq LEFT JOIN batches b ON b.id = o.batch_id
-		WHERE e.seq > ? AND e.seq <= ? ORDER BY e.seq, o.chain`, after, upto)
+	// An evidence has an outbox row or a span per chain whose batch took
+	// it; the others wait on their lanes (pending): a LEFT JOIN gives a
+	// row without a chain for an evidence none took yet.
+	rows, err := s.r.QueryContext(ctx, `SELECT e.seq, e.id, e.created_at, e.updated_at, `+chainCount+`, COALESCE(a.batch_id, 0), COALESCE(b.state, ''), COALESCE(b.updated_at, 0),
+			COALESCE(a.chain, '')
+		FROM evidence e LEFT JOIN `+anchorsIn+` a ON a.seq = e.seq LEFT JOIN batches b ON b.id = a.batch_id
+		WHERE e.seq > ?1 AND e.seq <= ?2 ORDER BY e.seq, a.chain`, after, upto)
 	if err != nil {
 		return nil, fmt.Errorf("store: evidence timings: %w", err)
 	}
@@ -96,7 +96,7 @@ func (s Stats) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTimi
 	rows, err := s.r.QueryContext(ctx, `SELECT b.id, b.chain, b.size, b.state, b.created_at,
 			COALESCE((SELECT MIN(t.created_at) FROM tx_refs t WHERE t.batch_id = b.id), 0),
 			(SELECT COUNT(*) FROM tx_refs t WHERE t.batch_id = b.id)
-		FROM batches b WHERE b.id IN (SELECT DISTINCT batch_id FROM outbox WHERE evidence_seq > ? AND evidence_seq <= ? AND batch_id IS NOT NULL)
+		FROM batches b WHERE b.id IN (SELECT a.batch_id FROM `+anchorsIn+` a WHERE a.batch_id IS NOT NULL)
 		ORDER BY b.id`, after, upto)
 	if err != nil {
 		return nil, fmt.Errorf("store: batch timings: %w", err)
@@ -120,19 +120,20 @@ func (s Stats) BatchTimings(ctx context.Context, after, upto int64) ([]BatchTimi
 // Unsettled reports whether any evidence with seq in (after, upto] has an
 // anchor neither confirmed nor dead-lettered. It reads only what is in
 // flight (pending outbox rows, unsettled batches), never the whole window.
+// The lanes' condition numbers its own placeholders after the five that
+// come first.
 func (s Stats) Unsettled(ctx context.Context, after, upto int64) (bool, error) {
 	cs, err := cursors(ctx, s.r, "")
 	if err != nil {
 		return false, fmt.Errorf("store: unsettled evidence: %w", err)
 	}
-	// ?N and ? do not mix: the lanes' condition numbers its own after the
-	// five that come first.
 	tail, tailArgs := pendingTail(cs)
 	var one int
 	err = s.r.QueryRowContext(ctx, `SELECT 1 WHERE
 		EXISTS (SELECT 1 FROM outbox WHERE batch_id IS NULL AND evidence_seq > ?1 AND evidence_seq <= ?2)
 		OR EXISTS (SELECT 1 FROM batches b WHERE b.state IN (?3, ?4, ?5)
-			AND EXISTS (SELECT 1 FROM outbox o WHERE o.batch_id = b.id AND o.evidence_seq > ?1 AND o.evidence_seq <= ?2))
+			AND (EXISTS (SELECT 1 FROM outbox o WHERE o.batch_id = b.id AND o.evidence_seq > ?1 AND o.evidence_seq <= ?2)
+				OR EXISTS (SELECT 1 FROM `+spanMembers("p")+` AND s.batch_id = b.id AND p.seq > ?1 AND p.seq <= ?2)))
 		OR EXISTS (SELECT 1 FROM evidence e WHERE e.seq > ?1 AND e.seq <= ?2 AND `+numbered(tail, 6)+`)`,
 		append([]any{after, upto, BatchFormed, BatchStarted, BatchSubmitted}, tailArgs...)...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {

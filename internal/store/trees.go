@@ -94,8 +94,8 @@ func (s Anchors) BatchLeaves(ctx context.Context, id int64) ([][]byte, error) {
 }
 
 func batchLeaves(ctx context.Context, q querier, id int64) ([][]byte, error) {
-	rows, err := q.QueryContext(ctx, `SELECT e.salt, e.digest FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
-		WHERE o.batch_id = ? ORDER BY o.leaf_index`, id)
+	rows, err := q.QueryContext(ctx, `SELECT e.salt, e.digest FROM `+batchMembers("?1")+` m JOIN evidence e ON e.seq = m.seq
+		ORDER BY m.leaf`, id)
 	if err != nil {
 		return nil, err
 	}

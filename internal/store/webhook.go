@@ -274,23 +274,24 @@ func insertDeliveries(ctx context.Context, tx *txn, subs []string, typ string, d
 // confirmed once no other of its anchors is unconfirmed, dead-lettered when
 // none of its other anchors was dead-lettered already.
 func evidenceEvents(ctx context.Context, tx *txn, subs []string, batchID int64, state, typ string) error {
-	other := `o2.batch_id IS NULL OR b2.state <> '` + BatchConfirmed + `'`
+	other := `a2.batch_id IS NULL OR b2.state <> '` + BatchConfirmed + `'`
 	if state == BatchDeadLetter {
 		other = `b2.state = '` + BatchDeadLetter + `'`
 	}
-	// An anchor without an outbox row waits on its lane: not confirmed,
-	// not dead-lettered.
+	// An anchor with neither an outbox row nor a span waits on its lane:
+	// not confirmed, not dead-lettered.
 	complete := ``
 	if state == BatchConfirmed {
-		complete = ` AND (SELECT COUNT(*) FROM outbox o3 WHERE o3.evidence_seq = o.evidence_seq) = ` + chainCount
+		complete = ` AND (SELECT COUNT(*) FROM ` + anchorsOf + ` a3) = ` + chainCount
 	}
 	// The earliest block time of the evidence's anchors (0: the store's
 	// "unknown"); read for a confirmed evidence, whose batches are all
 	// confirmed by now.
-	rows, err := tx.QueryContext(ctx, `SELECT e.id, COALESCE((SELECT MIN(b4.block_time) FROM outbox o4 JOIN batches b4 ON b4.id = o4.batch_id
-			WHERE o4.evidence_seq = o.evidence_seq AND b4.block_time > 0), 0) FROM outbox o JOIN evidence e ON e.seq = o.evidence_seq
-		WHERE o.batch_id = ?1 AND NOT EXISTS (SELECT 1 FROM outbox o2 LEFT JOIN batches b2 ON b2.id = o2.batch_id
-			WHERE o2.evidence_seq = o.evidence_seq AND o2.chain <> o.chain AND (`+other+`))`+complete+`
+	rows, err := tx.QueryContext(ctx, `SELECT e.id, COALESCE((SELECT MIN(b4.block_time) FROM `+anchorsOf+` a4 JOIN batches b4 ON b4.id = a4.batch_id
+			WHERE b4.block_time > 0), 0)
+		FROM `+batchMembers("?1")+` m JOIN evidence e ON e.seq = m.seq JOIN batches b0 ON b0.id = ?1
+		WHERE NOT EXISTS (SELECT 1 FROM `+anchorsOf+` a2 LEFT JOIN batches b2 ON b2.id = a2.batch_id
+			WHERE a2.chain <> b0.chain AND (`+other+`))`+complete+`
 		ORDER BY e.seq`, batchID)
 	if err != nil {
 		return err
