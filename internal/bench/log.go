@@ -25,7 +25,7 @@ type LogReport struct {
 	// index: both stamped in milliseconds by the store's process.
 	IntakeToCheckpoint Latency `json:"intake_to_checkpoint"`
 	Checkpoints        int     `json:"checkpoints"` // signed from the phase's first intake until its last evidence was in one
-	// Bytes is how much the log's tables (log_entries, log_hashes,
+	// Bytes is how much the log's tables (log_entry_tiles, log_hash_tiles,
 	// log_checkpoints, log_state, their indexes) grew over the phase:
 	// SQLite pages (dbstat), PostgreSQL pg_total_relation_size.
 	Bytes            int64   `json:"bytes_growth"`
@@ -76,7 +76,7 @@ func (s *stack) logBytes(ctx context.Context) (int64, error) {
 	if postgres {
 		q := `SELECT CAST(COALESCE(SUM(pg_total_relation_size(c.oid)), 0) AS BIGINT)
 			FROM pg_class c JOIN pg_namespace ns ON ns.oid = c.relnamespace
-			WHERE ns.nspname = current_schema() AND c.relkind = 'r' AND c.relname IN ('log_entries', 'log_hashes', 'log_checkpoints', 'log_state')`
+			WHERE ns.nspname = current_schema() AND c.relkind = 'r' AND c.relname IN ('log_entry_tiles', 'log_hash_tiles', 'log_checkpoints', 'log_state')`
 		if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
 			return 0, fmt.Errorf("bench: size of the log's tables: %w", err)
 		}
@@ -85,7 +85,7 @@ func (s *stack) logBytes(ctx context.Context) (int64, error) {
 	// Every b-tree of the log's tables (the tables and their indexes), each
 	// measured alone: dbstat reads only the b-tree its name constraint
 	// names, where a constraint on several would read the whole file.
-	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE rootpage > 0 AND tbl_name IN ('log_entries', 'log_hashes', 'log_checkpoints', 'log_state')`)
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE rootpage > 0 AND tbl_name IN ('log_entry_tiles', 'log_hash_tiles', 'log_checkpoints', 'log_state')`)
 	if err != nil {
 		return 0, fmt.Errorf("bench: the log's b-trees: %w", err)
 	}
@@ -137,10 +137,13 @@ func (s *stack) logLatency(ctx context.Context, w window, rep *LogReport) error 
 		}
 		return "?"
 	}
-	rows, err := db.QueryContext(ctx, `SELECT e.created_at, COALESCE(l.idx, -1) FROM evidence e LEFT JOIN log_entries l ON l.evidence_seq = e.seq
-		WHERE e.seq > `+arg(1)+` AND e.seq <= `+arg(2), w.after, w.upto)
+	indexes, err := s.store.LogIndexes(ctx, w.after, w.upto)
 	if err != nil {
 		return fmt.Errorf("bench: the phase's log indexes: %w", err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT seq, created_at FROM evidence WHERE seq > `+arg(1)+` AND seq <= `+arg(2), w.after, w.upto)
+	if err != nil {
+		return fmt.Errorf("bench: the phase's evidence: %w", err)
 	}
 	defer rows.Close()
 	var (
@@ -148,9 +151,13 @@ func (s *stack) logLatency(ctx context.Context, w window, rep *LogReport) error 
 		first, last int64 = -1, -1 // the phase's first intake; when its last evidence was in a checkpoint (Unix ms)
 	)
 	for rows.Next() {
-		var created, idx int64
-		if err := rows.Scan(&created, &idx); err != nil {
+		var seq, created int64
+		if err := rows.Scan(&seq, &created); err != nil {
 			return err
+		}
+		idx, ok := indexes[seq]
+		if !ok {
+			idx = -1
 		}
 		rep.Evidence++
 		if first < 0 || created < first {

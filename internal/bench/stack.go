@@ -56,6 +56,7 @@ type records interface {
 	EvidenceTimings(ctx context.Context, after, upto int64) ([]store.EvidenceTiming, error)
 	BatchTimings(ctx context.Context, after, upto int64) ([]store.BatchTiming, error)
 	LogSize(ctx context.Context) (uint64, error)
+	LogIndexes(ctx context.Context, after, upto int64) (map[int64]int64, error)
 	LatestCheckpoint(ctx context.Context) (store.LogCheckpoint, error)
 	Size(ctx context.Context) (int64, error)
 }

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -158,10 +156,10 @@ func (s Log) appendIn(ctx context.Context, tx *txn, upTo int64, max int) (append
 				a.written[first+int64(j)] = h
 			}
 		}
-		if err := insertEntries(ctx, tx, n, evs, func(t logEntry) (int64, []byte) { return t.seq, t.entry[:] }); err != nil {
+		if err := writeEntries(ctx, tx, n, evs); err != nil {
 			return a, err
 		}
-		if err := insertHashes(ctx, tx, a.written); err != nil {
+		if err := writeHashes(ctx, tx, a.written); err != nil {
 			return a, err
 		}
 		n += int64(len(evs))
@@ -204,50 +202,10 @@ func waitingEntries(ctx context.Context, tx *txn, after, upTo int64, max int) ([
 	return evs, rows.Err()
 }
 
-// logChunk is how many rows one INSERT of the log writes.
+// logChunk is how many tiles one query of the log reads.
 const logChunk = 500
 
-func insertEntries[T any](ctx context.Context, tx *txn, first int64, evs []T, row func(T) (int64, []byte)) error {
-	for start := 0; start < len(evs); start += logChunk {
-		part := evs[start:min(start+logChunk, len(evs))]
-		args := make([]any, 0, 3*len(part))
-		for i, ev := range part {
-			seq, entry := row(ev)
-			args = append(args, first+int64(start+i), seq, entry)
-		}
-		q := `INSERT INTO log_entries (idx, evidence_seq, entry) VALUES ` + strings.TrimSuffix(strings.Repeat(`(?, ?, ?), `, len(part)), ", ")
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// insertHashes writes the stored hashes above the leaves, in id order (the
-// table's key): a leaf's hash is SHA-256(0x00 ‖ entry), read from its entry
-// instead (readLogHashes), so the log stores each leaf once.
-func insertHashes(ctx context.Context, tx *txn, hs map[int64]tlog.Hash) error {
-	ids := make([]int64, 0, len(hs))
-	for id := range hs {
-		if level, _ := tlog.SplitStoredHashIndex(id); level > 0 {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	for start := 0; start < len(ids); start += logChunk {
-		part := ids[start:min(start+logChunk, len(ids))]
-		args := make([]any, 0, 2*len(part))
-		for _, id := range part {
-			h := hs[id]
-			args = append(args, id, h[:])
-		}
-		q := `INSERT INTO log_hashes (id, hash) VALUES ` + strings.TrimSuffix(strings.Repeat(`(?, ?), `, len(part)), ", ")
-		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+const itemSize = 32 // an entry's or a stored hash's bytes
 
 // logReader reads stored hashes: those written by the transaction under
 // way (pending), then the cache, then the store through q.
@@ -295,88 +253,42 @@ func (s Log) logReader(ctx context.Context, q querier, pending map[int64]tlog.Ha
 }
 
 func readLogHashes(ctx context.Context, q querier, ids []int64) ([]tlog.Hash, error) {
-	byID := make(map[int64]tlog.Hash, len(ids))
 	var leaves, inner []int64
 	for _, id := range ids {
-		if level, _ := tlog.SplitStoredHashIndex(id); level == 0 {
-			leaves = append(leaves, id)
+		level, n := tlog.SplitStoredHashIndex(id)
+		if level == 0 {
+			leaves = append(leaves, n)
 		} else {
-			inner = append(inner, id)
+			inner = append(inner, innerIndex(id))
 		}
 	}
-	if err := readLeafHashes(ctx, q, leaves, byID); err != nil {
+	entries, hashes := map[int64][32]byte{}, map[int64][32]byte{}
+	if err := tileItems(ctx, q, "log_entry_tiles", leaves, entries); err != nil {
 		return nil, err
 	}
-	for start := 0; start < len(inner); start += logChunk {
-		part := inner[start:min(start+logChunk, len(inner))]
-		args := make([]any, len(part))
-		for i, id := range part {
-			args[i] = id
-		}
-		rows, err := q.QueryContext(ctx, `SELECT id, hash FROM log_hashes WHERE id IN (`+strings.TrimSuffix(strings.Repeat(`?, `, len(part)), ", ")+`)`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var (
-				id int64
-				b  []byte
-			)
-			if err := rows.Scan(&id, &b); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			var h tlog.Hash
-			copy(h[:], b)
-			byID[id] = h
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+	if err := tileItems(ctx, q, "log_hash_tiles", inner, hashes); err != nil {
+		return nil, err
 	}
 	out := make([]tlog.Hash, len(ids))
 	for i, id := range ids {
-		h, ok := byID[id]
+		var (
+			h  [32]byte
+			ok bool
+		)
+		if level, n := tlog.SplitStoredHashIndex(id); level == 0 {
+			var e [32]byte
+			if e, ok = entries[n]; ok {
+				h = tlog.RecordHash(e[:])
+			}
+		} else {
+			h, ok = hashes[innerIndex(id)]
+		}
 		if !ok {
 			return nil, fmt.Errorf("stored hash %d of the log: %w", id, ErrNotFound)
 		}
 		out[i] = h
 	}
 	return out, nil
-}
-
-// readLeafHashes reads the leaf hashes of the stored hash ids given (all of
-// level 0) from their entries into byID.
-func readLeafHashes(ctx context.Context, q querier, ids []int64, byID map[int64]tlog.Hash) error {
-	for start := 0; start < len(ids); start += logChunk {
-		part := ids[start:min(start+logChunk, len(ids))]
-		args := make([]any, len(part))
-		for i, id := range part {
-			_, n := tlog.SplitStoredHashIndex(id)
-			args[i] = n
-		}
-		rows, err := q.QueryContext(ctx, `SELECT idx, entry FROM log_entries WHERE idx IN (`+strings.TrimSuffix(strings.Repeat(`?, `, len(part)), ", ")+`)`, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var (
-				n int64
-				e []byte
-			)
-			if err := rows.Scan(&n, &e); err != nil {
-				rows.Close()
-				return err
-			}
-			byID[tlog.StoredHashIndex(0, n)] = tlog.RecordHash(e)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // LogHashes reads stored hashes of the log by their tlog.StoredHashIndex.
@@ -404,32 +316,9 @@ func (s Log) LogSize(ctx context.Context) (uint64, error) {
 
 // LogEntries returns the entries at indexes [from, to).
 func (s Log) LogEntries(ctx context.Context, from, to uint64) ([][32]byte, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT idx, entry FROM log_entries WHERE idx >= ? AND idx < ? ORDER BY idx`, int64(from), int64(to))
+	out, err := entryRange(ctx, s.r, int64(from), int64(to))
 	if err != nil {
 		return nil, fmt.Errorf("store: log entries: %w", err)
-	}
-	defer rows.Close()
-	out := make([][32]byte, 0, to-from)
-	for rows.Next() {
-		var (
-			idx int64
-			b   []byte
-		)
-		if err := rows.Scan(&idx, &b); err != nil {
-			return nil, fmt.Errorf("store: log entries: %w", err)
-		}
-		if uint64(idx) != from+uint64(len(out)) {
-			return nil, fmt.Errorf("store: log entry %d: %w", from+uint64(len(out)), ErrNotFound)
-		}
-		var e [32]byte
-		copy(e[:], b)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: log entries: %w", err)
-	}
-	if uint64(len(out)) != to-from {
-		return nil, fmt.Errorf("store: log entry %d: %w", from+uint64(len(out)), ErrNotFound)
 	}
 	return out, nil
 }
@@ -525,15 +414,19 @@ func readCheckpoint(ctx context.Context, q querier, tail string, args ...any) (L
 
 // LogIndexOf is an evidence's index in the log, ok false while it is not in it.
 func (s Log) LogIndexOf(ctx context.Context, evidenceID string) (idx uint64, ok bool, err error) {
-	var n int64
-	err = s.r.QueryRowContext(ctx, `SELECT l.idx FROM evidence e JOIN log_entries l ON l.evidence_seq = e.seq WHERE e.id = ?`, evidenceID).Scan(&n)
+	var seq int64
+	err = s.r.QueryRowContext(ctx, `SELECT seq FROM evidence WHERE id = ?`, evidenceID).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
+	}
+	var n int64
+	if err == nil {
+		n, ok, err = indexOfSeq(ctx, s.r, seq)
 	}
 	if err != nil {
 		return 0, false, fmt.Errorf("store: log index of %s: %w", evidenceID, err)
 	}
-	return uint64(n), true, nil
+	return uint64(n), ok, nil
 }
 
 // BatchLogSpan is the smallest log size that holds every evidence of a
@@ -549,16 +442,22 @@ func (s Log) BatchLogSpan(ctx context.Context, batchID int64) (need uint64, miss
 
 // batchSpan is BatchLogSpan read through q.
 func batchSpan(ctx context.Context, q querier, batchID int64) (need uint64, missing int, err error) {
+	// The log takes evidence in intake order: every evidence up to the
+	// last one it took is in it, the others not yet.
 	var (
 		top  sql.NullInt64
 		miss int64
 	)
-	err = q.QueryRowContext(ctx, `SELECT MAX(l.idx), COUNT(*) - COUNT(l.idx)
-		FROM `+batchMembers("?1")+` m LEFT JOIN log_entries l ON l.evidence_seq = m.seq`, batchID).Scan(&top, &miss)
-	if top.Valid {
-		need = uint64(top.Int64) + 1
+	err = q.QueryRowContext(ctx, `SELECT MAX(CASE WHEN m.seq <= l.seq THEN m.seq END), COUNT(CASE WHEN m.seq > l.seq THEN 1 END)
+		FROM `+batchMembers("?1")+` m, log_state l WHERE l.id = 1`, batchID).Scan(&top, &miss)
+	if err != nil || !top.Valid {
+		return 0, int(miss), err
 	}
-	return need, int(miss), err
+	idx, ok, err := indexOfSeq(ctx, q, top.Int64)
+	if err != nil || !ok {
+		return 0, int(miss), err
+	}
+	return uint64(idx) + 1, int(miss), nil
 }
 
 // BatchCheckpoint fixes the checkpoint a batch's anchor commits to, once:

@@ -31,6 +31,12 @@ type migration struct {
 	sql     string
 }
 
+// migrationSteps are the migrations that move rows in Go after their SQL,
+// in the same transaction: what the two databases' SQL cannot say alike.
+var migrationSteps = map[int]func(context.Context, *txn) error{
+	16: migrateLogToTiles,
+}
+
 var (
 	sqliteMigrations   = mustLoadMigrations("migrations/sqlite")
 	postgresMigrations = mustLoadMigrations("migrations/postgres")
@@ -125,6 +131,11 @@ func (s *db) migrate(ctx context.Context) error {
 			}
 			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 				return err
+			}
+			if step := migrationSteps[m.version]; step != nil {
+				if err := step(ctx, tx); err != nil {
+					return err
+				}
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, m.version, time.Now().UnixMilli())
 			return err
