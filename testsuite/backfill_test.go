@@ -92,6 +92,7 @@ type walletStatus struct {
 		Asset      string `json:"asset"`
 		Balance    string `json:"balance"`
 		Chain      string `json:"chain_balance"`
+		Opening    string `json:"opening_balance"`
 		Reconciled *bool  `json:"reconciled"`
 		Detail     string `json:"detail"`
 	} `json:"balances"`

@@ -42,6 +42,9 @@ type Activities struct {
 	Scanners map[string]scan.Scanner // by network
 	RPCURLs  []string                // endpoints to keep out of stored errors (they often carry API keys)
 	Logger   *slog.Logger
+	// StoreRetry is the longest pause between two tries of a store that
+	// is down, while a scan waits for it (default 15 s).
+	StoreRetry time.Duration
 }
 
 // byName are the activities by the names the workflows call them
@@ -60,7 +63,9 @@ func (a *Activities) byName() map[string]any {
 // head fixed when the run began, storing each chunk's transfers together with
 // the checkpoint after them, and heartbeating that checkpoint. At the end it
 // reads the wallet's balances from the chain (before the start of the history
-// and at its end) and marks the item COMPLETED.
+// and at its end) and marks the item COMPLETED. While keeper's own store is
+// down it waits for it (patientStore): an outage of keeper's is no failure
+// of the wallet's.
 func (a *Activities) ScanNetwork(ctx context.Context, ref workflows.BackfillRef) (workflows.ScanResult, error) {
 	res, err := a.scanItem(ctx, ref)
 	switch {
@@ -87,103 +92,122 @@ func (a *Activities) scanItem(ctx context.Context, ref workflows.BackfillRef) (w
 	if err != nil {
 		return workflows.ScanResult{}, err
 	}
-	row, err := a.Store.BeginScan(ctx, wallet, ref.Network)
+	log := worker.ActivityLogger(ctx, a.Logger, "wallet", wallet, "chain", ref.Network)
+	last, resumed := lastCheckpoint(ctx)
+	// Heartbeating from the start keeps the attempt alive while it waits
+	// for the store, even before it has read its row.
+	hb := newHeartbeater(ctx, last)
+	defer hb.stop()
+	st := &patientStore{Scans: a.Store, wait: cmp.Or(a.StoreRetry, defaultStoreRetry), log: log}
+	row, err := st.BeginScan(ctx, wallet, ref.Network)
 	if errors.Is(err, store.ErrNotFound) {
 		return workflows.ScanResult{}, retry.Permanent(err)
 	}
 	if err != nil {
 		return workflows.ScanResult{}, err
 	}
+	if resumed {
+		log.Info("backfill resumes after an interrupted attempt", "heartbeat_checkpoint", last.Block, "stored_checkpoint", row.Checkpoint)
+	}
 	if row.Target == 0 {
 		if row.Target, err = sc.Finalized(ctx); err != nil {
 			return workflows.ScanResult{}, err
 		}
-		if err := a.Store.SetScanTarget(ctx, wallet, ref.Network, row.Target); err != nil {
+		if err := st.SetScanTarget(ctx, wallet, ref.Network, row.Target); err != nil {
 			return workflows.ScanResult{}, err
 		}
 	}
 	job := scan.Job{Wallet: wallet, Start: row.Start, Target: row.Target, From: scan.Cursor{Block: row.Checkpoint, Sig: row.Cursor}, Scanned: row.Scanned}
-	if activity.HasHeartbeatDetails(ctx) {
-		var hb scan.Cursor
-		if activity.GetHeartbeatDetails(ctx, &hb) == nil {
-			worker.ActivityLogger(ctx, a.Logger, "wallet", wallet, "chain", ref.Network).Info("backfill resumes after an interrupted attempt",
-				"heartbeat_checkpoint", hb.Block, "stored_checkpoint", row.Checkpoint)
-		}
-	}
-
-	hb := newHeartbeater(ctx, job.From)
-	defer hb.stop()
-	emit := func(ch scan.Chunk) error {
-		if err := a.Store.SaveChunk(ctx, wallet, ref.Network, chunkRecord(ch)); err != nil {
-			return err
-		}
-		job.From, job.Scanned = ch.Cursor, ch.Scanned
-		hb.beat(ch.Cursor)
-		return nil
-	}
-	// A node keeps the state of recent blocks only: if the end of the scan
-	// fell out of it while scanning, scan on to a newer head and read there.
-	var h store.Holdings
-	for round := 0; ; round++ {
-		if err := sc.Scan(ctx, job, emit); err != nil {
-			return workflows.ScanResult{}, err
-		}
-		if h, err = a.holdings(ctx, sc, wallet, job); err != nil {
-			return workflows.ScanResult{}, err
-		}
-		if round == 2 || allKnown(h.Closing) {
-			break
-		}
-		head, err := sc.Finalized(ctx)
-		if err != nil {
-			return workflows.ScanResult{}, err
-		}
-		if head <= job.Target {
-			break
-		}
-		job.Target = head
-		if err := a.Store.SetScanTarget(ctx, wallet, ref.Network, head); err != nil {
-			return workflows.ScanResult{}, err
-		}
-	}
-	if err := a.Store.CompleteScan(ctx, wallet, ref.Network, h); err != nil {
+	hb.beat(job.From)
+	h, err := a.scanToTheEnd(ctx, sc, st, hb, &job)
+	if err != nil {
 		return workflows.ScanResult{}, err
 	}
-	done, err := a.Store.SyncStatus(ctx, wallet, ref.Network)
+	if err := st.CompleteScan(ctx, wallet, ref.Network, h); err != nil {
+		return workflows.ScanResult{}, err
+	}
+	done, err := st.SyncStatus(ctx, wallet, ref.Network)
 	if err != nil {
 		return workflows.ScanResult{}, err
 	}
 	return workflows.ScanResult{Target: job.Target, Scanned: done.Scanned, Transfers: done.Transfers}, nil
 }
 
+// lastCheckpoint is the checkpoint an interrupted attempt heartbeated, if
+// this attempt follows one.
+func lastCheckpoint(ctx context.Context) (scan.Cursor, bool) {
+	var hb scan.Cursor
+	if !activity.HasHeartbeatDetails(ctx) || activity.GetHeartbeatDetails(ctx, &hb) != nil {
+		return scan.Cursor{}, false
+	}
+	return hb, true
+}
+
+// scanToTheEnd scans the job, storing each chunk, then reads the wallet's
+// balances. A node keeps the state of recent blocks only: if the end of
+// the scan fell out of it while scanning, it scans on to a newer head and
+// reads there. A node that has not even the state of its newest finalized
+// block cannot say what the wallet holds: a permanent error, which names
+// the archive setting that would answer.
+func (a *Activities) scanToTheEnd(ctx context.Context, sc scan.Scanner, st *patientStore, hb *heartbeater, job *scan.Job) (store.Holdings, error) {
+	emit := func(ch scan.Chunk) error {
+		if err := st.SaveChunk(ctx, job.Wallet, sc.Network(), chunkRecord(ch)); err != nil {
+			return err
+		}
+		job.From, job.Scanned = ch.Cursor, ch.Scanned
+		hb.beat(ch.Cursor)
+		return nil
+	}
+	for round := 0; ; round++ {
+		if err := sc.Scan(ctx, *job, emit); err != nil {
+			return store.Holdings{}, err
+		}
+		h, pruned, err := a.holdings(ctx, sc, st, job.Wallet, *job)
+		if err != nil || pruned == nil {
+			return h, err
+		}
+		head, err := sc.Finalized(ctx)
+		if err != nil {
+			return store.Holdings{}, err
+		}
+		if round == 2 || head <= job.Target {
+			setting := cmp.Or(scan.ArchiveSetting(sc.Network()), "an archive endpoint")
+			return store.Holdings{}, retry.Permanent(fmt.Errorf("%s: the wallet's balances at block %d, the end of the scan: the node has %s, "+
+				"and its finalized head is at block %d: use a node that keeps its finalized blocks' state, or set %s to an archive endpoint",
+				sc.Network(), job.Target, pruned.Detail, head, setting))
+		}
+		job.Target = head
+		if err := st.SetScanTarget(ctx, job.Wallet, sc.Network(), head); err != nil {
+			return store.Holdings{}, err
+		}
+	}
+}
+
 // holdings reads what the chain says the wallet held of every asset it has
 // transfers of: before the first block (or slot) of its history, and at the
-// end of the scan.
-func (a *Activities) holdings(ctx context.Context, sc scan.Scanner, wallet string, job scan.Job) (store.Holdings, error) {
-	assets, err := a.Store.WalletAssets(ctx, wallet, sc.Network())
+// end of the scan. It returns the first holding at the end of the scan whose
+// state the node no longer had, if any.
+func (a *Activities) holdings(ctx context.Context, sc scan.Scanner, st *patientStore, wallet string, job scan.Job) (store.Holdings, *scan.Holding, error) {
+	assets, err := st.WalletAssets(ctx, wallet, sc.Network())
 	if err != nil {
-		return store.Holdings{}, err
+		return store.Holdings{}, nil, err
 	}
 	h := store.Holdings{OpeningAt: max(job.Start, 1) - 1, ClosingAt: job.Target}
 	opening, err := sc.Holdings(ctx, wallet, h.OpeningAt, assets)
 	if err != nil {
-		return store.Holdings{}, err
+		return store.Holdings{}, nil, err
 	}
 	closing, err := sc.Holdings(ctx, wallet, h.ClosingAt, assets)
 	if err != nil {
-		return store.Holdings{}, err
+		return store.Holdings{}, nil, err
 	}
 	h.Opening, h.Closing = holdingRecords(opening), holdingRecords(closing)
-	return h, nil
-}
-
-func allKnown(hs []store.Holding) bool {
-	for _, h := range hs {
-		if !h.Known {
-			return false
+	for i := range closing {
+		if closing[i].Pruned {
+			return h, &closing[i], nil
 		}
 	}
-	return true
+	return h, nil, nil
 }
 
 // heartbeater heartbeats the latest checkpoint after every chunk and, in
@@ -309,13 +333,13 @@ func FinishRules(rows store.FinishRows) store.FinishResults {
 	bals := make([]scan.Balance, len(rows.Balances))
 	for i, b := range rows.Balances {
 		bals[i] = scan.Balance{Network: b.Network, OpeningAt: b.OpeningAt,
-			Opening:   scan.Holding{Asset: b.Asset, Amount: b.Opening, Known: b.OpeningKnown},
-			Closing:   scan.Holding{Asset: b.Asset, Amount: b.Chain, Known: b.Chain != nil},
+			Opening: scan.Holding{Asset: b.Asset, Amount: b.Opening, Known: b.OpeningKnown},
+			Closing: scan.Holding{Asset: b.Asset, Amount: b.Chain, Known: b.Chain != nil}, ClosingAt: b.ChainAt,
 			Completed: rows.Status[b.Network] == store.SyncCompleted}
 	}
 	for i, r := range scan.Reconcile(moves, bals) {
 		b := rows.Balances[i]
-		b.Computed, b.Reconciled, b.Detail = r.Computed, r.Reconciled, r.Detail
+		b.Opening, b.Computed, b.Reconciled, b.Detail = r.Opening, r.Computed, r.Reconciled, r.Detail
 		out.Balances = append(out.Balances, b)
 	}
 	return out

@@ -78,7 +78,7 @@ func (r RPCEndpoints) validate(single, prefix string) error {
 		return fmt.Errorf("%s_RPC_URL and %s_RPC_URLS are both set: set only the list (its first endpoint is the one logged and dialled first)", prefix, prefix)
 	}
 	for i, u := range r.URLs {
-		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		if !httpURL(u) {
 			return fmt.Errorf("%s_RPC_URLS: endpoint %d is not an http(s) URL", prefix, i+1)
 		}
 	}
@@ -89,6 +89,12 @@ func (r RPCEndpoints) validate(single, prefix string) error {
 		return fmt.Errorf("%s_RPC_MAX_LAG must not be negative", prefix)
 	}
 	return nil
+}
+
+// httpURL reports whether u is an http(s) URL with a host.
+func httpURL(u string) bool {
+	pu, err := url.Parse(u)
+	return err == nil && (pu.Scheme == "http" || pu.Scheme == "https") && pu.Host != ""
 }
 
 // rpcChain is what one chain's RPC settings are made from: the prefix of
@@ -107,17 +113,18 @@ type rpcChain struct {
 	endpoints   *RPCEndpoints
 	connections *int
 	rate        *int
+	archive     *string // nil: the chain has no archive setting
 }
 
 // rpcKnobs are a chain's RPC settings: its endpoint or endpoints, whom of
-// several to trust, and how hard to call them.
+// several to trust, how hard to call them, and its archive endpoint.
 func rpcKnobs(ch rpcChain) []Knob {
 	flag := func(s string) string { return ch.prefix + "-rpc-" + s }
 	env := func(s string) string {
 		return "KEEPER_" + strings.ToUpper(strings.ReplaceAll(flag(s), "-", "_"))
 	}
 	uses := Node | LocalChains
-	return []Knob{
+	knobs := []Knob{
 		{flag("url"), env("url"), "", uses,
 			ch.name + " JSON-RPC endpoint; empty: `keeper dev` runs " + ch.local,
 			ch.url},
@@ -142,4 +149,19 @@ func rpcKnobs(ch rpcChain) []Knob {
 				"the backfill scanner" + ch.rateNote + "; a 429 pauses them for its Retry-After; 0 = no cap",
 			ch.rate},
 	}
+	if ch.archive != nil {
+		knobs = append(knobs, Knob{ch.prefix + "-archive-rpc-url", archiveEnv(ch.prefix), "", Worker,
+			ch.name + " JSON-RPC endpoint of an archive node (one that keeps every block's state): wallet " +
+				"backfill asks it for a wallet's balances at a block whose state the node no longer has, such " +
+				"as the block before the wallet's history; empty: that opening balance is derived back from " +
+				"the balance at the end of the scan, and not checked " +
+				"([Backfill](backfill.md#balances-on-a-node-that-keeps-recent-state-only))",
+			ch.archive})
+	}
+	return knobs
+}
+
+// archiveEnv is the variable of a chain's archive endpoint.
+func archiveEnv(prefix string) string {
+	return "KEEPER_" + strings.ToUpper(prefix) + "_ARCHIVE_RPC_URL"
 }

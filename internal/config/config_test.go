@@ -191,6 +191,26 @@ func TestSolanaClusterAndPriorityFeeSettings(t *testing.T) {
 	}
 }
 
+// Backfill's archive endpoint is EtherLink's (rpcKnobs names it like the
+// chain's other RPC settings), an http(s) URL, and shown without the key a
+// provider puts in its path.
+func TestAnArchiveEndpointIsAnHTTPURLShownWithoutItsKey(t *testing.T) {
+	c, err := Load(func(k string) string {
+		return map[string]string{"KEEPER_EVM_ARCHIVE_RPC_URL": "https://archive.example/v2/KEY-D"}[k]
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "https://archive.example/v2/KEY-D", c.EVM.ArchiveRPCURL)
+	assert.Equal(t, "https://archive.example/…", setting(t, &c, "KEEPER_EVM_ARCHIVE_RPC_URL").Value)
+	assert.Equal(t, "evm-archive-rpc-url", setting(t, &c, "KEEPER_EVM_ARCHIVE_RPC_URL").Flag)
+	assert.Empty(t, Default().EVM.ArchiveRPCURL, "none by default")
+
+	_, err = Load(func(k string) string {
+		return map[string]string{"KEEPER_EVM_ARCHIVE_RPC_URL": "archive.example/v2/KEY-E"}[k]
+	})
+	require.ErrorContains(t, err, "KEEPER_EVM_ARCHIVE_RPC_URL: not an http(s) URL")
+	assert.NotContains(t, err.Error(), "KEY-E")
+}
+
 func TestSeveralRPCProvidersPerChainAndWhomToTrust(t *testing.T) {
 	load := func(env map[string]string) (Config, error) {
 		return Load(func(k string) string { return env[k] })

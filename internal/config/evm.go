@@ -24,6 +24,7 @@ type EVMConfig struct {
 	RPCConnections  int
 	RPCRate         int
 	RPC             RPCEndpoints
+	ArchiveRPCURL   string // an archive node, for the backfill's balances of blocks the node no longer keeps the state of; empty: none
 }
 
 // HasEndpoint reports whether an EtherLink endpoint is configured (one URL
@@ -86,6 +87,7 @@ func (c *Config) evmKnobs() []Knob {
 		agreement: "receipts", lag: "head is more blocks", maxLag: 10,
 		rateNote: " (EtherLink's public endpoint allows 1,000 a minute: 16)",
 		url:      &c.EVM.RPCURL, endpoints: &c.EVM.RPC, connections: &c.EVM.RPCConnections, rate: &c.EVM.RPCRate,
+		archive: &c.EVM.ArchiveRPCURL,
 	})
 	return append(append([]Knob{network}, rpc...), c.evmSignerKnobs()...)
 }

@@ -132,6 +132,8 @@ var secrets = map[string]func(string) string{
 	"KEEPER_EVM_RPC_URLS":    redact.Endpoint,
 	"KEEPER_SOLANA_RPC_URL":  redact.Endpoint,
 	"KEEPER_SOLANA_RPC_URLS": redact.Endpoint,
+	// Archive nodes are mostly a paid provider's, its key in the path.
+	"KEEPER_EVM_ARCHIVE_RPC_URL": redact.Endpoint,
 }
 
 // redacted is value of the setting env fit to print. Any other value that

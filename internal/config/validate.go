@@ -148,6 +148,8 @@ func (c *Config) validateEVM() error {
 		return fmt.Errorf("KEEPER_EVM_NETWORK: must be etherlink-mainnet, etherlink-testnet or custom, got %q", c.EVM.Network)
 	case c.EVM.BlockTime < 0 || c.EVM.FinalityStall <= 0:
 		return fmt.Errorf("KEEPER_EVM_BLOCK_MS must not be negative and KEEPER_EVM_FINALITY_STALL_MS must be positive")
+	case c.EVM.ArchiveRPCURL != "" && !httpURL(c.EVM.ArchiveRPCURL):
+		return fmt.Errorf("%s: not an http(s) URL", archiveEnv("evm"))
 	}
 	return c.EVM.RPC.validate(c.EVM.RPCURL, "KEEPER_EVM")
 }

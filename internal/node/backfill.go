@@ -52,6 +52,7 @@ func NewScanners(ctx context.Context, cfg config.Config) (map[string]scan.Scanne
 		case scan.Etherlink:
 			s, err := evmscan.New(ctx, evmscan.Config{
 				Network: name, RPCURL: EVMRPC(cfg), ChunkBlocks: cfg.Backfill.EVMChunkBlocks, MaxLogs: cfg.Backfill.EVMMaxLogs, Confirmations: uint64(cfg.EVM.Confirmations), RPCRate: cfg.EVM.RPCRate,
+				ArchiveURL: cfg.EVM.ArchiveRPCURL,
 			})
 			if err != nil {
 				return nil, err
@@ -73,7 +74,8 @@ func (n *Node) startBackfillWorker(ctx, runCtx context.Context) error {
 	if err != nil || len(scanners) == 0 {
 		return err
 	}
-	acts := &backfill.Activities{Store: n.Store, Scanners: scanners, RPCURLs: append([]string{EVMRPC(n.Cfg), SolanaRPC(n.Cfg)}, append(n.Cfg.EVM.RPC.URLs, n.Cfg.Solana.RPC.URLs...)...), Logger: n.Logger}
+	urls := append([]string{EVMRPC(n.Cfg), SolanaRPC(n.Cfg), n.Cfg.EVM.ArchiveRPCURL}, append(n.Cfg.EVM.RPC.URLs, n.Cfg.Solana.RPC.URLs...)...)
+	acts := &backfill.Activities{Store: n.Store, Scanners: scanners, RPCURLs: urls, Logger: n.Logger}
 	n.backfillWorker = backfill.NewWorker(n.Client, acts, n.workerOptions(n.Cfg.Backfill.Workers))
 	if err := n.backfillWorker.Start(); err != nil {
 		return fmt.Errorf("start backfill worker: %w", err)

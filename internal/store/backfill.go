@@ -587,7 +587,7 @@ func (s Wallets) FailScan(ctx context.Context, wallet, network string, f ScanFai
 type Balance struct {
 	Network      string
 	Asset        string
-	Opening      *big.Int // before the start of the history (0 when the node could not say)
+	Opening      *big.Int // before the start of the history; when the node could not say, 0 or what FinishWallet's rules derived
 	OpeningKnown bool
 	OpeningAt    uint64
 	Computed     *big.Int // opening + received − sent − fees
@@ -620,7 +620,7 @@ type FinishRows struct {
 // store.
 type FinishResults struct {
 	Classes  []TxClass // one per transaction
-	Balances []Balance // the rows' balances with Computed, Reconciled and Detail set
+	Balances []Balance // the rows' balances with Computed, Reconciled and Detail set, and Opening when not known
 }
 
 // TxClass is the class of one of a wallet's transactions.
@@ -744,8 +744,10 @@ func saveFinish(ctx context.Context, tx *txn, wallet string, now int64, res Fini
 		if b.Reconciled != nil {
 			reconciled = *b.Reconciled
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET computed = ?, reconciled = ?, detail = ?, computed_at = ?, stale = ?, updated_at = ?
-			WHERE wallet = ? AND network = ? AND asset = ?`, b.Computed.String(), reconciled, b.Detail, now, false, now, wallet, b.Network, b.Asset); err != nil {
+		// An opening the chain did not say is what the rules derived.
+		if _, err := tx.ExecContext(ctx, `UPDATE wallet_balances SET opening = CASE WHEN opening_known THEN opening ELSE ? END,
+			computed = ?, reconciled = ?, detail = ?, computed_at = ?, stale = ?, updated_at = ?
+			WHERE wallet = ? AND network = ? AND asset = ?`, b.Opening.String(), b.Computed.String(), reconciled, b.Detail, now, false, now, wallet, b.Network, b.Asset); err != nil {
 			return err
 		}
 	}

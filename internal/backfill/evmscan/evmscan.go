@@ -16,6 +16,9 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +28,9 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/keeperhq/keeper/internal/backfill/scan"
+	"github.com/keeperhq/keeper/internal/chains/rpclimit"
 	"github.com/keeperhq/keeper/internal/chains/rpcpool"
+	"github.com/keeperhq/keeper/internal/redact"
 	"github.com/keeperhq/keeper/internal/retry"
 )
 
@@ -49,12 +54,17 @@ type Config struct {
 	MaxLogs       int    // an eth_getLogs answer this long is split, in case the node truncated it (default 10,000)
 	Confirmations uint64 // 0: the node's `finalized` block is the head; N: N blocks below the latest
 	RPCRate       int    // requests a second to the endpoint, shared with keeper's other clients of it (0: no cap)
+	// ArchiveURL is an endpoint that keeps every block's state (an archive
+	// node), asked for the balances of a block whose state RPCURL no longer
+	// has; empty: none (scan.ArchiveSetting names its setting).
+	ArchiveURL string
 }
 
 // Scanner scans EVM history. It is safe for concurrent use.
 type Scanner struct {
-	cfg Config
-	rpc *rpc.Client
+	cfg     Config
+	rpc     *rpc.Client
+	archive *rpc.Client // nil without Config.ArchiveURL
 }
 
 // New returns a scanner for the endpoint. It does not connect yet.
@@ -67,11 +77,26 @@ func New(ctx context.Context, cfg Config) (*Scanner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s backfill: dial %s: %w", cfg.Network, cfg.RPCURL, err)
 	}
-	return &Scanner{cfg: cfg, rpc: c}, nil
+	s := &Scanner{cfg: cfg, rpc: c}
+	if cfg.ArchiveURL != "" {
+		// Its own endpoint, often a paid one: paced on its own, and only
+		// asked what the node cannot answer.
+		ahc := &http.Client{Transport: rpclimit.For(cfg.ArchiveURL, 0).Transport(http.DefaultTransport)}
+		if s.archive, err = rpc.DialOptions(ctx, cfg.ArchiveURL, rpc.WithHTTPClient(ahc)); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("%s backfill: dial the archive endpoint %s: %w", cfg.Network, redact.Endpoint(cfg.ArchiveURL), err)
+		}
+	}
+	return s, nil
 }
 
-// Close closes the RPC client.
-func (s *Scanner) Close() { s.rpc.Close() }
+// Close closes the RPC clients.
+func (s *Scanner) Close() {
+	s.rpc.Close()
+	if s.archive != nil {
+		s.archive.Close()
+	}
+}
 
 // Network implements scan.Scanner.
 func (s *Scanner) Network() string { return s.cfg.Network }
@@ -459,8 +484,42 @@ func refusedAsTooLarge(err error) bool {
 
 // Holdings implements scan.Scanner: eth_getBalance and ERC-20 balanceOf
 // at block at, in one batch. A node that pruned that block's state answers
-// "not known", not an error.
+// "not known" (Pruned), not an error; with an archive endpoint, those
+// balances are read there instead, and an archive that has not got that
+// state either is a permanent error naming its setting: no retry can make
+// it an archive node.
 func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets []string) ([]scan.Holding, error) {
+	out, err := s.holdings(ctx, s.rpc, wallet, at, assets)
+	if err != nil || s.archive == nil {
+		return out, err
+	}
+	var pruned []string
+	for _, h := range out {
+		if h.Pruned {
+			pruned = append(pruned, h.Asset)
+		}
+	}
+	if len(pruned) == 0 {
+		return out, nil
+	}
+	got, err := s.holdings(ctx, s.archive, wallet, at, pruned)
+	if err != nil {
+		return nil, fmt.Errorf("%s (the archive endpoint): %w", scan.ArchiveSetting(s.cfg.Network), err)
+	}
+	for _, h := range got {
+		if h.Pruned {
+			setting := scan.ArchiveSetting(s.cfg.Network)
+			return nil, retry.Permanent(fmt.Errorf("%s: the wallet's balances at block %d are in neither the node's state nor that of the "+
+				"archive endpoint %s (%s): set %s to an archive node of this chain, one that keeps every block's state",
+				s.cfg.Network, at, setting, h.Detail, setting))
+		}
+		out[slices.IndexFunc(out, func(o scan.Holding) bool { return o.Asset == h.Asset })] = h
+	}
+	return out, nil
+}
+
+// holdings reads the balances at block at from one endpoint.
+func (s *Scanner) holdings(ctx context.Context, c *rpc.Client, wallet string, at uint64, assets []string) ([]scan.Holding, error) {
 	w := common.HexToAddress(wallet)
 	block := hexutil.EncodeUint64(at)
 	out := make([]scan.Holding, len(assets))
@@ -476,29 +535,13 @@ func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets
 			call := map[string]any{"to": common.HexToAddress(a), "data": hexutil.Bytes(data)}
 			elems[i] = rpc.BatchElem{Method: "eth_call", Args: []any{call, block}, Result: new(hexutil.Bytes)}
 		}
-		if err := s.rpc.BatchCallContext(ctx, elems); err != nil {
+		if err := c.BatchCallContext(ctx, elems); err != nil {
 			return fmt.Errorf("%s: read balances at block %d: %w", s.cfg.Network, at, err)
 		}
 		for i, e := range elems {
-			h := scan.Holding{Asset: assets[i]}
-			switch {
-			case e.Error != nil && stateUnavailable(e.Error):
-				h.Detail = fmt.Sprintf("the node no longer has the state of block %d (%v)", at, e.Error)
-			case e.Error != nil && assets[i] != scan.NativeAsset:
-				h.Detail = fmt.Sprintf("balanceOf on %s failed: %v", assets[i], e.Error)
-			case e.Error != nil:
-				return fmt.Errorf("%s: read balance of %s at block %d: %w", s.cfg.Network, assets[i], at, e.Error)
-			case assets[i] == scan.NativeAsset && vals[i] != nil:
-				h.Amount, h.Known = vals[i].ToInt(), true
-			case assets[i] != scan.NativeAsset:
-				b := *e.Result.(*hexutil.Bytes)
-				if len(b) != 32 {
-					h.Detail = fmt.Sprintf("token %s answered balanceOf with %d bytes, not 32", assets[i], len(b))
-					break
-				}
-				h.Amount, h.Known = new(big.Int).SetBytes(b), true
-			default:
-				return fmt.Errorf("%s: empty balance answer for %s", s.cfg.Network, wallet)
+			h, err := s.holding(wallet, at, assets[i], e, vals[i])
+			if err != nil {
+				return err
 			}
 			out[i] = h
 		}
@@ -507,14 +550,52 @@ func (s *Scanner) Holdings(ctx context.Context, wallet string, at uint64, assets
 	return out, err
 }
 
+// holding reads one answer of the balances batch.
+func (s *Scanner) holding(wallet string, at uint64, asset string, e rpc.BatchElem, val *hexutil.Big) (scan.Holding, error) {
+	h := scan.Holding{Asset: asset}
+	switch {
+	case e.Error != nil && stateUnavailable(e.Error):
+		h.Pruned = true
+		h.Detail = fmt.Sprintf("no state of block %d: %v", at, e.Error)
+	case e.Error != nil && asset != scan.NativeAsset:
+		h.Detail = fmt.Sprintf("balanceOf on %s failed: %v", asset, e.Error)
+	case e.Error != nil:
+		return h, fmt.Errorf("%s: read balance of %s at block %d: %w", s.cfg.Network, asset, at, e.Error)
+	case asset == scan.NativeAsset && val != nil:
+		h.Amount, h.Known = val.ToInt(), true
+	case asset != scan.NativeAsset:
+		b := *e.Result.(*hexutil.Bytes)
+		if len(b) != 32 {
+			h.Detail = fmt.Sprintf("token %s answered balanceOf with %d bytes, not 32", asset, len(b))
+			break
+		}
+		h.Amount, h.Known = new(big.Int).SetBytes(b), true
+	default:
+		return h, fmt.Errorf("%s: empty balance answer for %s", s.cfg.Network, wallet)
+	}
+	return h, nil
+}
+
 // stateUnavailable recognises a node saying it no longer has (or never had)
-// the state of a block: geth's path scheme, hash scheme, and others.
+// the state of a block: geth's path scheme, hash scheme, Erigon, Nethermind,
+// anvil (a block below its height: a block above it is one the node has not
+// seen yet, worth a retry) and others.
 func stateUnavailable(err error) bool {
 	msg := strings.ToLower(err.Error())
-	for _, s := range []string{"historical state", "missing trie node", "state not available", "state is not available", "pruned", "header not found", "unknown block"} {
+	if m := outOfRange.FindStringSubmatch(msg); m != nil {
+		height, _ := strconv.ParseUint(m[1], 10, 64)
+		requested, _ := strconv.ParseUint(m[2], 10, 64)
+		return requested < height
+	}
+	for _, s := range []string{"historical state", "missing trie node", "state not available", "state is not available", "state unavailable",
+		"no state available", "pruned", "header not found", "unknown block"} {
 		if strings.Contains(msg, s) {
 			return true
 		}
 	}
 	return false
 }
+
+// outOfRange is anvil's answer for a block whose state it no longer keeps:
+// "BlockOutOfRangeError: block height is 9069 but requested was 0".
+var outOfRange = regexp.MustCompile(`block height is (\d+) but requested was (\d+)`)

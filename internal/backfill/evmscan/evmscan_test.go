@@ -283,3 +283,88 @@ func TestAnAnswerOfMaxLogsIsTakenAsTruncatedSoAnEndpointsLogCapLosesNothing(t *t
 	lost, _ := scanAll(t, aboveCap, job)
 	assert.Less(t, len(lost), len(direct), "MaxLogs above the cap takes a truncated answer as whole")
 }
+
+// balanceNode answers eth_getBalance batches the way anvil does: the
+// wallet's balance at the blocks whose state it keeps, oldest to height,
+// and for any other the error anvil gives. It records the blocks asked for.
+func balanceNode(t *testing.T, oldest, height uint64, balance *big.Int) (string, *[]uint64) {
+	t.Helper()
+	var asked []uint64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var batch []struct {
+			ID     json.RawMessage   `json:"id"`
+			Method string            `json:"method"`
+			Params []json.RawMessage `json:"params"`
+		}
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&batch))
+		var out []string
+		for _, c := range batch {
+			require.Equal(t, "eth_getBalance", c.Method)
+			var at hexutil.Uint64
+			require.NoError(t, json.Unmarshal(c.Params[1], &at))
+			asked = append(asked, uint64(at))
+			if uint64(at) < oldest || uint64(at) > height {
+				out = append(out, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"BlockOutOfRangeError: block height is %d but requested was %d"}}`, c.ID, height, at))
+				continue
+			}
+			out = append(out, fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":"%s"}`, c.ID, hexutil.EncodeBig(balance)))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, "["+strings.Join(out, ",")+"]")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &asked
+}
+
+// The measured failure: anvil, like other non-archive nodes, does not keep
+// the state of old blocks and says so in its own words.
+func TestAnvilsBlockOutOfRangeIsStateTheNodeNoLongerHasNotAFailure(t *testing.T) {
+	node, _ := balanceNode(t, 8900, 9069, big.NewInt(5))
+	s := scanner(t, node, 100)
+	wallet := strings.ToLower(common.Address{7}.Hex())
+	hold, err := s.Holdings(context.Background(), wallet, 0, []string{scan.NativeAsset})
+	require.NoError(t, err)
+	assert.False(t, hold[0].Known)
+	assert.True(t, hold[0].Pruned)
+	assert.Equal(t, "no state of block 0: BlockOutOfRangeError: block height is 9069 but requested was 0", hold[0].Detail)
+
+	// A block above the node's height is one it has not seen yet (a node
+	// behind the others): worth a retry, not taken as pruned.
+	behind, _ := balanceNode(t, 0, 100, big.NewInt(5))
+	_, err = scanner(t, behind, 100).Holdings(context.Background(), wallet, 120, []string{scan.NativeAsset})
+	require.ErrorContains(t, err, "block height is 100 but requested was 120")
+	assert.False(t, retry.IsPermanent(err))
+}
+
+func TestBalancesOfStateTheNodeNoLongerHasAreReadFromTheArchiveEndpointAlone(t *testing.T) {
+	node, nodeAsked := balanceNode(t, 8900, 9069, big.NewInt(5))
+	archive, archiveAsked := balanceNode(t, 0, 9069, big.NewInt(10_000))
+	s, err := evmscan.New(context.Background(), evmscan.Config{Network: "etherlink", RPCURL: node, ArchiveURL: archive})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	wallet := strings.ToLower(common.Address{7}.Hex())
+
+	hold, err := s.Holdings(context.Background(), wallet, 0, []string{scan.NativeAsset})
+	require.NoError(t, err)
+	require.True(t, hold[0].Known)
+	assert.Equal(t, "10000", hold[0].Amount.String(), "the archive's answer")
+	hold, err = s.Holdings(context.Background(), wallet, 9069, []string{scan.NativeAsset})
+	require.NoError(t, err)
+	assert.Equal(t, "5", hold[0].Amount.String(), "the node's answer")
+	assert.Equal(t, []uint64{0, 9069}, *nodeAsked)
+	assert.Equal(t, []uint64{0}, *archiveAsked, "the archive is asked only what the node has not got")
+}
+
+func TestAnArchiveEndpointWithoutTheStateIsAPermanentErrorNamingItsSetting(t *testing.T) {
+	node, _ := balanceNode(t, 8900, 9069, big.NewInt(5))
+	notArchive, _ := balanceNode(t, 8000, 9000, big.NewInt(5))
+	s, err := evmscan.New(context.Background(), evmscan.Config{Network: "etherlink", RPCURL: node, ArchiveURL: notArchive + "/v2/KEY-A"})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	_, err = s.Holdings(context.Background(), strings.ToLower(common.Address{7}.Hex()), 0, []string{scan.NativeAsset})
+	require.Error(t, err)
+	assert.True(t, retry.IsPermanent(err), "no retry makes it an archive node")
+	assert.Equal(t, "etherlink: the wallet's balances at block 0 are in neither the node's state nor that of the archive endpoint "+
+		"KEEPER_EVM_ARCHIVE_RPC_URL (no state of block 0: BlockOutOfRangeError: block height is 9000 but requested was 0): "+
+		"set KEEPER_EVM_ARCHIVE_RPC_URL to an archive node of this chain, one that keeps every block's state", err.Error())
+}

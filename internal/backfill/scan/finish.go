@@ -88,11 +88,13 @@ type Balance struct {
 	Opening   Holding // its Asset is the balance's; Amount is 0 when not Known
 	OpeningAt uint64  // the block (or slot) before the history
 	Closing   Holding // at the end of the scan
-	Completed bool    // the network's backfill completed
+	ClosingAt uint64
+	Completed bool // the network's backfill completed
 }
 
 // Reconciliation is how a balance came out.
 type Reconciliation struct {
+	Opening    *big.Int // the opening balance: as the chain said, or derived from the closing one
 	Computed   *big.Int // opening + received − sent − fees
 	Reconciled *bool    // nil: could not be checked
 	Detail     string   // why not reconciled or not checked
@@ -101,9 +103,48 @@ type Reconciliation struct {
 // Reconcile computes each balance from its opening and the wallet's moves
 // of its asset on its network, and checks it against what the chain says
 // (only when the network's backfill completed and the chain's balance is
-// known). It returns one Reconciliation per balance, in order.
+// known). An opening the node could not say (it keeps recent state only)
+// is taken as 0 when that reconciles; otherwise it is derived back from
+// the chain's balance at the end of the scan less the moves, and the
+// balance, the chain's by construction, is not checked, unless the derived
+// opening is negative: then the moves explain more than the chain holds,
+// and the balance does not reconcile (docs/backfill.md, "Balances on a
+// node that keeps recent state only"). It
+// returns one Reconciliation per balance, in order.
 func Reconcile(moves []Move, bals []Balance) []Reconciliation {
-	type assetKey struct{ network, asset string }
+	net := netMoves(moves)
+	out := make([]Reconciliation, 0, len(bals))
+	for _, b := range bals {
+		moved := new(big.Int)
+		if n := net[assetKey{b.Network, b.Opening.Asset}]; n != nil {
+			moved.Set(n)
+		}
+		r := Reconciliation{Opening: new(big.Int).Set(b.Opening.Amount)}
+		r.Computed = new(big.Int).Add(r.Opening, moved)
+		switch {
+		case !b.Completed:
+			r.Detail = "the backfill of " + b.Network + " did not complete"
+		case !b.Closing.Known:
+			r.Detail = "the chain's balance at the end of the scan is not known"
+		case !b.Opening.Known && r.Computed.Cmp(b.Closing.Amount) != 0:
+			r = derived(b, moved)
+		default:
+			ok := r.Computed.Cmp(b.Closing.Amount) == 0
+			r.Reconciled = &ok
+			if !ok {
+				r.Detail = difference(b.Closing.Amount, r.Computed)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+type assetKey struct{ network, asset string }
+
+// netMoves is what the moves add up to per network and asset: received
+// less sent (fees included).
+func netMoves(moves []Move) map[assetKey]*big.Int {
 	net := map[assetKey]*big.Int{}
 	for _, m := range moves {
 		k := assetKey{m.Network, m.Asset}
@@ -117,33 +158,35 @@ func Reconcile(moves []Move, bals []Balance) []Reconciliation {
 			net[k].Sub(net[k], m.Amount)
 		}
 	}
-	out := make([]Reconciliation, 0, len(bals))
-	for _, b := range bals {
-		computed := new(big.Int).Set(b.Opening.Amount)
-		if n := net[assetKey{b.Network, b.Opening.Asset}]; n != nil {
-			computed.Add(computed, n)
-		}
-		r := Reconciliation{Computed: computed}
-		switch {
-		case !b.Completed:
-			r.Detail = "the backfill of " + b.Network + " did not complete"
-		case !b.Closing.Known:
-			r.Detail = "the chain's balance at the end of the scan is not known"
-		default:
-			ok := computed.Cmp(b.Closing.Amount) == 0
-			r.Reconciled = &ok
-			if !ok {
-				diff := new(big.Int).Sub(b.Closing.Amount, computed)
-				r.Detail = fmt.Sprintf("the chain holds %s more than the stored transfers explain", diff)
-				if diff.Sign() < 0 {
-					r.Detail = fmt.Sprintf("the chain holds %s less than the stored transfers explain", new(big.Int).Neg(diff))
-				}
-				if !b.Opening.Known {
-					r.Detail += fmt.Sprintf("; the balance at block %d, before the history scanned, was not known to the node and was taken as 0", b.OpeningAt)
-				}
-			}
-		}
-		out = append(out, r)
+	return net
+}
+
+// derived reconciles a balance whose opening the node could not say back
+// from the chain's balance at the end of the scan: opening = closing −
+// moved.
+func derived(b Balance, moved *big.Int) Reconciliation {
+	r := Reconciliation{Opening: new(big.Int).Sub(b.Closing.Amount, moved), Computed: new(big.Int).Set(b.Closing.Amount)}
+	if r.Opening.Sign() < 0 {
+		// No opening explains it: taken as 0, the difference shows.
+		no := false
+		r = Reconciliation{Opening: new(big.Int), Computed: new(big.Int).Set(moved), Reconciled: &no}
+		r.Detail = difference(b.Closing.Amount, moved) +
+			fmt.Sprintf("; the balance at block %d, before the history scanned, was not known to the node and was taken as 0", b.OpeningAt)
+		return r
 	}
-	return out
+	r.Detail = fmt.Sprintf("not checked: the node no longer knows the balance at block %d, before the history scanned, so the "+
+		"opening balance, %s, is the chain's balance at block %d less the transfers scanned", b.OpeningAt, r.Opening, b.ClosingAt)
+	if s := ArchiveSetting(b.Network); s != "" {
+		r.Detail += "; " + s + ", an archive endpoint, lets keeper read it and check"
+	}
+	return r
+}
+
+// difference says how the chain's balance differs from the computed one.
+func difference(chain, computed *big.Int) string {
+	diff := new(big.Int).Sub(chain, computed)
+	if diff.Sign() < 0 {
+		return fmt.Sprintf("the chain holds %s less than the stored transfers explain", new(big.Int).Neg(diff))
+	}
+	return fmt.Sprintf("the chain holds %s more than the stored transfers explain", diff)
 }

@@ -95,3 +95,39 @@ func TestBalancesAreOpeningPlusInMinusOutCheckedAgainstTheChain(t *testing.T) {
 
 	assert.Equal(t, "100", bals[0].Opening.Amount.String(), "the opening is left as it was")
 }
+
+// A wallet funded at genesis, on a node that keeps recent state only: what
+// it held before the history is derived back from what it holds at the end.
+func TestAnOpeningTheNodeNoLongerKnowsIsDerivedBackFromTheEndOfTheScan(t *testing.T) {
+	const n = scan.NativeAsset
+	moves := []scan.Move{
+		move("etherlink", "0x01", scan.KindNative, n, scan.In, 1000),
+		move("etherlink", "0x02", scan.KindNative, n, scan.Out, 300),
+		move("etherlink", "0x02", scan.KindFee, n, scan.Out, 21),
+		move("etherlink", "0x03", scan.KindToken, "0xt", scan.In, 50),
+	}
+	pruned := func(network, asset string, chain int64) scan.Balance {
+		return scan.Balance{Network: network, Opening: scan.Holding{Asset: asset, Amount: new(big.Int)}, OpeningAt: 0,
+			Closing: scan.Holding{Asset: asset, Amount: big.NewInt(chain), Known: true}, ClosingAt: 10_040, Completed: true}
+	}
+	got := scan.Reconcile(moves, []scan.Balance{
+		pruned("etherlink", n, 10_000+1000-300-21), // the genesis allocation, 10,000
+		pruned("etherlink", "0xt", 50),             // no token before: 0 reconciles
+		pruned("etherlink", "0xu", 0),              // neither
+	})
+	require.Len(t, got, 3)
+
+	assert.Equal(t, "10000", got[0].Opening.String(), "the genesis allocation, derived")
+	assert.Equal(t, "10679", got[0].Computed.String(), "the chain's balance")
+	assert.Nil(t, got[0].Reconciled, "nothing but the chain's own balance to check it against")
+	assert.Equal(t, "not checked: the node no longer knows the balance at block 0, before the history scanned, so the opening balance, "+
+		"10000, is the chain's balance at block 10040 less the transfers scanned; KEEPER_EVM_ARCHIVE_RPC_URL, an archive endpoint, "+
+		"lets keeper read it and check", got[0].Detail)
+
+	for _, r := range got[1:] {
+		assert.Equal(t, "0", r.Opening.String())
+		require.NotNil(t, r.Reconciled)
+		assert.True(t, *r.Reconciled, "an opening of 0 that reconciles is taken")
+		assert.Empty(t, r.Detail)
+	}
+}

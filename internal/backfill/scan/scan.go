@@ -92,7 +92,19 @@ type Holding struct {
 	Asset  string
 	Amount *big.Int
 	Known  bool   // false when the node cannot tell (e.g. it pruned that block's state)
+	Pruned bool   // not known because the node no longer has (or never had) that block's state
 	Detail string // why not known
+}
+
+// ArchiveSetting names the setting of a network's archive endpoint (one
+// that keeps every block's state), where a node that keeps recent state
+// only cannot say what a wallet held long ago (docs/backfill.md, "Balances
+// on a node that keeps recent state only"); "" for a network without one.
+func ArchiveSetting(network string) string {
+	if network == Etherlink {
+		return "KEEPER_EVM_ARCHIVE_RPC_URL"
+	}
+	return ""
 }
 
 // CallTimeout bounds one attempt of one scanner read (a JSON-RPC call or
@@ -121,6 +133,9 @@ type Scanner interface {
 	// chunk; an error from emit ends the scan with that error.
 	Scan(ctx context.Context, job Job, emit func(Chunk) error) error
 	// Holdings reads the wallet's balance of each asset after block (or
-	// slot) at.
+	// slot) at. Of a block whose state the node no longer has, a Holding
+	// is Pruned and not Known; a scanner with an archive endpoint reads it
+	// there instead, and fails with a permanent error naming the setting
+	// when the archive has not got it either.
 	Holdings(ctx context.Context, wallet string, at uint64, assets []string) ([]Holding, error)
 }

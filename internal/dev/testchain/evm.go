@@ -21,7 +21,6 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/keeperhq/keeper/internal/backfill/scan"
-	"github.com/keeperhq/keeper/internal/dev/devchain"
 )
 
 //go:embed testdata/Token.bin
@@ -41,7 +40,18 @@ type Expected struct {
 	Direction scan.Direction
 }
 
-// EVMHistory is a wallet's history on a devchain.
+// EVMChain is a local EVM chain whose blocks a history's builder seals
+// itself: a devchain.Chain with a long BlockTime, or an Anvil.
+type EVMChain interface {
+	URL() string
+	ChainID() uint64
+	KeyFile() string // holds a funded account's hex private key
+	Mine(n int) error
+	Head() uint64
+	Finalized() uint64
+}
+
+// EVMHistory is a wallet's history on a local EVM chain.
 type EVMHistory struct {
 	Wallet   common.Address
 	Token    common.Address
@@ -54,6 +64,9 @@ type EVMHistory struct {
 type EVMOptions struct {
 	Rounds         int // rounds of traffic (≈ 4.6 wallet transfers each)
 	BlocksPerRound int // blocks sealed after each round
+	// Wallet is the account the history is of, such as one funded at
+	// genesis; nil: a fresh one.
+	Wallet *ecdsa.PrivateKey
 }
 
 // evmActor signs and sends transactions from one key, counting its nonce.
@@ -65,20 +78,20 @@ type evmActor struct {
 
 type evmBuilder struct {
 	ctx      context.Context
-	c        *devchain.Chain
+	c        EVMChain
 	ec       *ethclient.Client
 	chainID  *big.Int
 	h        *EVMHistory
 	unsealed []common.Hash // sent, not yet seen in a block
 }
 
-// BuildEVMHistory makes a fresh wallet on c and gives it a history:
+// BuildEVMHistory gives a wallet (a fresh one unless o.Wallet) a history on c:
 // deposits from the dev key in native coin and tokens, payments to a
 // counterparty in both, a token allowance the counterparty spends, transfers
 // to itself, a reverted token transfer (fee only), and unrelated traffic
 // between the other two. It seals blocks itself (run c with a long
 // BlockTime) and ends with everything final.
-func BuildEVMHistory(ctx context.Context, c *devchain.Chain, o EVMOptions) (*EVMHistory, error) {
+func BuildEVMHistory(ctx context.Context, c EVMChain, o EVMOptions) (*EVMHistory, error) {
 	ec, err := ethclient.DialContext(ctx, c.URL())
 	if err != nil {
 		return nil, err
@@ -98,6 +111,9 @@ func BuildEVMHistory(ctx context.Context, c *devchain.Chain, o EVMOptions) (*EVM
 		return nil, err
 	}
 	wallet, err := b.newActor()
+	if o.Wallet != nil {
+		wallet, err = b.actor(o.Wallet)
+	}
 	if err != nil {
 		return nil, err
 	}
