@@ -116,9 +116,10 @@ type Config struct {
 	RPCRate int
 	// PollInterval between status rounds while any batch awaits finality; default 1 s.
 	PollInterval time.Duration
-	// HeadInterval between head probes (eth_blockNumber) while any batch
-	// awaits finality: a new block starts a status round at once. 0: a
-	// quarter of PollInterval; negative: no head probes.
+	// HeadInterval between head probes while any batch awaits finality: a
+	// new block, or (without Confirmations) a new `finalized` block, starts
+	// a status round at once (head). 0: a quarter of PollInterval; negative:
+	// no head probes.
 	HeadInterval time.Duration
 	// MaxBatch is the number of receipts asked per JSON-RPC batch call; default 100.
 	MaxBatch int
@@ -252,7 +253,7 @@ func New(ctx context.Context, cfg Config) (*Adapter, error) {
 	}
 	var head func(context.Context) (uint64, error)
 	if cfg.HeadInterval >= 0 {
-		head = a.head // a new block polls at once
+		head = a.head // a new block, or a new finalized one, polls at once
 	}
 	a.poller = poller.New(a.lookup, poller.Options{
 		MaxBatch:     cfg.MaxBatch,
@@ -347,13 +348,39 @@ func (a *Adapter) Close() {
 	})
 }
 
-// head is the node's latest block number.
+// head is the status poller's probe of how far the chain has got: its
+// latest block number or, where anchors become final by the node's
+// `finalized` block, that plus the finalized block's number (one JSON-RPC
+// batch), so a round starts when either moves. A node may show the block
+// that finalizes an anchor a moment before it moves `finalized` (keeper
+// dev's chain syncs its database in between): a round started by the new
+// head alone then reads the old finalized block, and the anchor waited a
+// whole block for the next round (docs/anchoring.md, "Confirmation right
+// after finality").
 func (a *Adapter) head(ctx context.Context) (uint64, error) {
-	var n hexutil.Uint64
-	if err := a.rc.CallContext(ctx, &n, "eth_blockNumber"); err != nil {
+	var latest hexutil.Uint64
+	if a.cfg.Confirmations > 0 {
+		if err := a.rc.CallContext(ctx, &latest, "eth_blockNumber"); err != nil {
+			return 0, err
+		}
+		return uint64(latest), nil
+	}
+	var fin *rpcHeader
+	elems := []rpc.BatchElem{{Method: "eth_blockNumber", Result: &latest}, headerElem("finalized", &fin)}
+	if err := a.rc.BatchCallContext(ctx, elems); err != nil {
 		return 0, err
 	}
-	return uint64(n), nil
+	for _, e := range elems {
+		if e.Error != nil {
+			return 0, e.Error
+		}
+	}
+	if fin == nil {
+		return 0, errors.New("no finalized block")
+	}
+	// Neither goes back (bar a reorganised head), so their sum grows
+	// whenever either moves.
+	return uint64(latest) + uint64(fin.Number), nil
 }
 
 func (a *Adapter) remoteChainID(ctx context.Context) (uint64, error) {

@@ -52,6 +52,8 @@ func (f *fakeNode) answer(method string, params []json.RawMessage) (any, *struct
 	switch method {
 	case "eth_chainId":
 		return "0xa729", nil
+	case "eth_blockNumber":
+		return hexutil.EncodeUint64(f.latest), nil
 	case "eth_getBlockByNumber":
 		var tag string
 		_ = json.Unmarshal(params[0], &tag)
@@ -175,4 +177,30 @@ func TestAReceiptFromABlockThatIsNoLongerCanonicalIsNeverFinal(t *testing.T) {
 	st = waitState(t, a, j, 1, chains.Final, 3*time.Second)
 	assert.Equal(t, uint64(50), st.Block)
 	assert.Equal(t, time.Unix(1_700_000_050, 0).UTC(), st.BlockTime)
+}
+
+func TestTheFinalizedBlockMovingWithoutANewHeadMakesAnAnchorFinalAtOnce(t *testing.T) {
+	j, h := journalWith(t)
+	node := &fakeNode{latest: 100, finalized: 40, receipts: map[common.Hash]map[string]any{
+		h: {"transactionHash": h, "blockHash": hashAt(50), "blockNumber": "0x32", "status": "0x1"},
+	}}
+	// No round on the poll interval: only what a head probe sees move starts one.
+	a, err := evm.New(context.Background(), evm.Config{RPCURL: node.serve(t), Key: mustKey(t), PollInterval: time.Hour, HeadInterval: 5 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(a.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := a.Status(ctx, 1, j)
+	require.NoError(t, err)
+	require.Equal(t, chains.Pending, st.State, "block 50 is above the finalized block 40")
+
+	// A node may move `finalized` a moment after it shows the block that
+	// moves it: the head stays at 100.
+	node.mu.Lock()
+	node.finalized = 60
+	node.mu.Unlock()
+	st, err = a.Status(ctx, 1, j)
+	require.NoError(t, err, "no status round started when only the finalized block moved")
+	assert.Equal(t, chains.Final, st.State, st.Detail)
+	assert.Equal(t, uint64(50), st.Block)
 }
