@@ -34,15 +34,25 @@ type CadenceRow struct {
 	IntakeToConfirmed  Latency            `json:"intake_to_confirmed"`
 	FinalityMS         float64            `json:"finality_ms"`
 	ConfirmedP99Target float64            `json:"confirmed_p99_target_ms"` // finality + the longest interval + 1 s
-	Log                *LogReport         `json:"log,omitempty"`
+	// FinalToConfirmed is, per confirmed evidence, the time from the block
+	// (slot) that made the last of its anchors final to its confirmation,
+	// measured where the bench watched every chain's blocks (Watched: the
+	// local EVM and Solana chains, finality.go); Path is where the whole
+	// of intake → confirmed went, step by step.
+	FinalToConfirmed Latency      `json:"final_to_confirmed"`
+	Watched          []string     `json:"chains_watched,omitempty"`
+	Path             *CadencePath `json:"path,omitempty"`
+	Log              *LogReport   `json:"log,omitempty"`
 }
 
 // cadence runs the steady rates one after another on the stack.
 func cadence(ctx context.Context, o Options, st *stack, ld *loader) (*CadenceReport, error) {
 	rep := &CadenceReport{}
+	blocks := watchBlocks(ctx, st)
+	defer blocks.stop()
 	for _, rate := range o.CadenceRates {
 		fmt.Fprintf(o.Progress, "bench: cadence, %g evidence/s for %v\n", rate, o.CadenceFor)
-		row, err := cadenceAt(ctx, o, st, ld, rate)
+		row, err := cadenceAt(ctx, o, st, ld, rate, blocks)
 		if err != nil {
 			return rep, err
 		}
@@ -51,7 +61,7 @@ func cadence(ctx context.Context, o Options, st *stack, ld *loader) (*CadenceRep
 	return rep, nil
 }
 
-func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float64) (*CadenceRow, error) {
+func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float64, blocks *blockWatch) (*CadenceRow, error) {
 	s := st.store
 	before, err := s.LastSeq(ctx)
 	if err != nil {
@@ -101,6 +111,9 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 	row.Accepted = len(evs)
 	row.Confirmed = len(t.confirmedAt)
 	row.IntakeToConfirmed = summarize(t.toConfirmed)
+	if err := row.confirmationPath(ctx, st, evs, bs, dueTimes(l), blocks); err != nil {
+		return nil, err
+	}
 	settled := settledBatches(bs)
 	total := 0
 	for _, b := range bs {
@@ -123,6 +136,23 @@ func cadenceAt(ctx context.Context, o Options, st *stack, ld *loader, rate float
 		row.ActionsPerEv = math.Round(float64(acts.Total)/float64(n)*1e4) / 1e4
 	}
 	return row, nil
+}
+
+// confirmationPath fills the row's final → confirmed and its path, where
+// every chain of the stack was watched.
+func (row *CadenceRow) confirmationPath(ctx context.Context, st *stack, evs []store.EvidenceTiming, bs []store.BatchTiming, due map[string]time.Time, blocks *blockWatch) error {
+	row.Watched = blocks.watched()
+	if len(row.Watched) == 0 || len(row.Watched) < len(st.cfg.Chains) {
+		return nil
+	}
+	cs, err := st.confirmedBatches(ctx, bs)
+	if err != nil {
+		return err
+	}
+	var path CadencePath
+	row.FinalToConfirmed, path = cadencePath(evs, bs, due, cs, blocks)
+	row.Path = &path
+	return nil
 }
 
 // countBatches fills the row's batches per chain, the full ones among

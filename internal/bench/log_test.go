@@ -86,9 +86,10 @@ func TestTheLogReportTimesEachEvidenceToTheFirstCheckpointHoldingIt(t *testing.T
 	}
 	assert.Equal(t, summarize(want), rep.IntakeToCheckpoint)
 	// An entry is 32 bytes and adds about one stored hash of 32 bytes above
-	// the leaves (a leaf's hash is read from its entry), with row and index
-	// overhead.
-	assert.Greater(t, rep.BytesPerEvidence, 64.0)
+	// the leaves (a leaf's hash is read from its entry), kept in tiles of
+	// 256 (SQLite's pages measure the growth, so a few hundred entries come
+	// out a little under or over 64).
+	assert.Greater(t, rep.BytesPerEvidence, 32.0)
 	assert.Less(t, rep.BytesPerEvidence, 1000.0)
 }
 

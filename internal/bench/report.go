@@ -212,7 +212,17 @@ func cadenceTargets(ts *targets, row *CadenceRow) {
 	ts.add(fmt.Sprintf("cadence at %g/s: intake → confirmed p99", row.Rate), fmt.Sprintf("≤ finality + interval + 1 s = %.1f s", row.ConfirmedP99Target/1000),
 		fmt.Sprintf("%.2f s", row.IntakeToConfirmed.P99/1000), row.IntakeToConfirmed.P99,
 		row.IntakeToConfirmed.N > 0 && row.IntakeToConfirmed.P99 <= row.ConfirmedP99Target)
+	if row.Path != nil {
+		f := row.FinalToConfirmed
+		ts.add(fmt.Sprintf("cadence at %g/s: finalizing block → confirmed p99", row.Rate), fmt.Sprintf("≤ %s after the block that makes the anchor final", secs(finalToConfirmedGoalMS)),
+			fmt.Sprintf("p50 %s, p99 %s (%d of %d confirmed)", secs(f.P50), secs(f.P99), f.N, row.Confirmed), f.P99, f.N > 0 && f.P99 <= finalToConfirmedGoalMS)
+	}
 }
+
+// finalToConfirmedGoalMS is how soon after the block (slot) that makes the
+// last of its anchors final an evidence must be confirmed (docs/anchoring.md,
+// "Waiting for finality").
+const finalToConfirmedGoalMS = 1000
 
 // storeTargets adds an anchoring phase's storage (docs/benchmarks.md,
 // Targets, final): keeper's store per evidence and chain, the log included

@@ -316,7 +316,7 @@ func (r *Report) cadenceSection(t *table, d *DeploymentReport) {
 	if c == nil || len(c.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(t.w, "CADENCE%s\tevidence/s\tfor\tconfirmed\ttx per evidence\ttx per chain per min\tbatches per chain (full) of the ceiling\tactions per evidence\tintake → confirmed p50 / p99 (target p99)\tintake → in a signed checkpoint p50 / p99 / max\tlog bytes / evidence\n", r.suffix(d))
+	fmt.Fprintf(t.w, "CADENCE%s\tevidence/s\tfor\tconfirmed\ttx per evidence\ttx per chain per min\tbatches per chain (full) of the ceiling\tactions per evidence\tintake → confirmed p50 / p99 (target p99)\tfinalizing block → confirmed p50 / p99\tintake → in a signed checkpoint p50 / p99 / max\tlog bytes / evidence\n", r.suffix(d))
 	for _, row := range c.Rows {
 		var per, batches []string
 		for _, ch := range r.Chains {
@@ -330,11 +330,50 @@ func (r *Report) cadenceSection(t *table, d *DeploymentReport) {
 		if len(batches) == 0 {
 			batches = []string{"no interval"}
 		}
-		fmt.Fprintf(t.w, "  \t%g\t%.0f s\t%d of %d\t%.4f\t%s\t%s\t%.2f\t%s / %s (%s)\t%s\t%s\n", row.Rate, row.DurationS, row.Confirmed, row.Accepted,
+		fmt.Fprintf(t.w, "  \t%g\t%.0f s\t%d of %d\t%.4f\t%s\t%s\t%.2f\t%s / %s (%s)\t%s\t%s\t%s\n", row.Rate, row.DurationS, row.Confirmed, row.Accepted,
 			row.TxsPerEv, strings.Join(per, ", "), strings.Join(batches, ", "), row.ActionsPerEv, secs(row.IntakeToConfirmed.P50), secs(row.IntakeToConfirmed.P99), secs(row.ConfirmedP99Target),
-			logLatency(row.Log), logBytes(row.Log))
+			finalToConfirmed(row), logLatency(row.Log), logBytes(row.Log))
 	}
 	t.section()
+	cadencePathSection(t, r.suffix(d), c.Rows)
+}
+
+// finalToConfirmed is a cadence row's finalizing block → confirmed, or why
+// it has none.
+func finalToConfirmed(row CadenceRow) string {
+	if row.Path == nil {
+		return "– (chains not watched)"
+	}
+	return fmt.Sprintf("%s / %s", secs(row.FinalToConfirmed.P50), secs(row.FinalToConfirmed.P99))
+}
+
+// cadencePathSection prints where each rate's intake → confirmed went,
+// step by step along each evidence's last anchor to become final, with a
+// column per rate.
+func cadencePathSection(t *table, suffix string, rows []CadenceRow) {
+	var heads []string
+	var vals []*CadencePath
+	for _, row := range rows {
+		if row.Path != nil {
+			heads, vals = append(heads, fmt.Sprintf("%g/s (%d evidence)", row.Rate, row.Path.Evidence)), append(vals, row.Path)
+		}
+	}
+	if len(vals) == 0 {
+		return
+	}
+	step := func(name string, of func(*CadencePath) Latency) row[CadencePath] {
+		return row[CadencePath]{name, func(p *CadencePath) string { l := of(p); return fmt.Sprintf("%s / %s", secs(l.P50), secs(l.P99)) }}
+	}
+	columns(t, "CADENCE PATH"+suffix+", p50 / p99 per step, along the anchor final last", heads, vals, []row[CadencePath]{
+		step("intake → batch formed", func(p *CadencePath) Latency { return p.IntakeToFormed }),
+		step("→ transaction journaled", func(p *CadencePath) Latency { return p.FormedToJournaled }),
+		step("→ its block (slot) appeared", func(p *CadencePath) Latency { return p.JournaledToIncluded }),
+		step("→ the block making it final appeared", func(p *CadencePath) Latency { return p.IncludedToFinal }),
+		step("→ ConfirmAnchor completed", func(p *CadencePath) Latency { return p.FinalToCompleted }),
+		step("→ workflow task started", func(p *CadencePath) Latency { return p.CompletedToTask }),
+		step("→ RecordReceipts stored it", func(p *CadencePath) Latency { return p.TaskToRecorded }),
+		step("→ evidence confirmed", func(p *CadencePath) Latency { return p.RecordedToConfirmed }),
+	})
 }
 
 // suffix names the deployment after a section's title when the report
