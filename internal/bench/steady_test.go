@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -141,7 +142,7 @@ func TestTargetsListTheLogsFigures(t *testing.T) {
 	r := &Report{Deployments: []*DeploymentReport{{
 		Name:   DeploySQLite,
 		Intake: &IntakeReport{TargetRate: 1000, AchievedRate: 1000, Latency: Latency{P99: 8}, Log: log(60000, 101, 452)},
-		Batched: &AnchorReport{Mode: PhaseBatched, Steady: true, ConfirmedPerSec: 12000, Drained: true, SettledEvidence: 1,
+		Batched: &AnchorReport{Mode: PhaseBatched, Steady: true, ConfirmedPerSec: 26000, Drained: true, SettledEvidence: 1,
 			Log: log(400000, 101, 900)},
 	}}}
 	storeGrowth(r.Deployments[0].Batched, 0, 400000*382, 400000, 2)
@@ -218,4 +219,31 @@ func TestAPhaseTooShortIsNeitherMetNorMissed(t *testing.T) {
 	var out bytes.Buffer
 	r.WriteTable(&out)
 	assert.Contains(t, out.String(), "not steady: the phase was too short")
+}
+
+// Two APIs and two workers on one PostgreSQL are held to the one process on
+// PostgreSQL of the same run: ≥ 0.9× its rate at ≤ 1.15× its CPU per
+// evidence, PostgreSQL's included.
+func TestTheMultiProcessDeploymentIsHeldToTheOneProcessOfTheSameRun(t *testing.T) {
+	batched := func(rate, keeper, pg float64) *AnchorReport {
+		return &AnchorReport{Mode: PhaseBatched, Steady: true, ConfirmedPerSec: rate, Drained: true, SettledEvidence: 1,
+			CPUPer1000: keeper, Postgres: &ServerCost{CPUPer1000: pg}}
+	}
+	for _, c := range []struct {
+		multi *AnchorReport
+		want  string
+	}{
+		{batched(9500, 0.10, 0.05), VerdictMet},
+		{batched(8500, 0.10, 0.05), VerdictMissed},  // 0.85× the rate
+		{batched(10000, 0.12, 0.06), VerdictMissed}, // 1.2× the CPU
+	} {
+		r := &Report{Deployments: []*DeploymentReport{
+			{Name: DeployPostgres, Batched: batched(10000, 0.10, 0.05)},
+			{Name: DeployMulti, Batched: c.multi},
+		}}
+		r.Evaluate()
+		i := slices.IndexFunc(r.Targets, func(g Target) bool { return g.Deployment == DeployMulti && g.Name == "processes add up" })
+		require.GreaterOrEqual(t, i, 0)
+		assert.Equal(t, c.want, r.Targets[i].Verdict, r.Targets[i].Measured)
+	}
 }
