@@ -76,7 +76,7 @@ type Temporal interface {
 type Outbox interface {
 	Changed() <-chan struct{}
 	PendingUpTo(ctx context.Context, upTo int) (map[string]store.PendingInfo, error)
-	FormBatch(ctx context.Context, chain string, maxItems int) (b store.Batch, ok bool, err error)
+	FormBatchAfter(ctx context.Context, chain string, maxItems int, seen time.Time) (b store.Batch, ok bool, err error)
 	FormedBatches(ctx context.Context) ([]store.Batch, error)
 	QueuedBatches(ctx context.Context, chain string) (int, error)
 	AwaitingSubmit(ctx context.Context, chain string) (bool, error)
@@ -199,7 +199,7 @@ func (d *Dispatcher) tick(ctx context.Context) time.Duration {
 				d.held = true
 				continue
 			}
-			b, ok, err := d.Store.FormBatch(ctx, chain, d.MaxItems)
+			b, ok, err := d.Store.FormBatchAfter(ctx, chain, d.MaxItems, d.seen(chain, p, last, urgent))
 			if err != nil {
 				d.Logger.Error("dispatcher: form batch", "chain", chain, "error", err)
 				return temporalRetry
@@ -244,6 +244,20 @@ func (d *Dispatcher) lastBatch(ctx context.Context, chain string) (lastBatch, er
 		last = lastBatch{at: at, size: size}
 	}
 	return last, nil
+}
+
+// seen is the newest batch a decision to form the chain's next one rested
+// on, for FormBatchAfter: with a cadence to keep (an interval or MinGap), a
+// node that decided at the moment another node formed a batch forms none
+// (two such nodes made batches a quarter of one node's size, and four times
+// the Temporal actions and transactions: docs/benchmarks.md, 2026-11-28).
+// Zero, form regardless: a full batch, priority 1 skipping the interval, or
+// no cadence.
+func (d *Dispatcher) seen(chain string, p store.PendingInfo, last lastBatch, urgent bool) time.Time {
+	if urgent || p.Count >= d.MaxItems || (d.interval(chain) == 0 && d.MinGap == 0) || last.at.IsZero() {
+		return time.Time{}
+	}
+	return last.at
 }
 
 func (d *Dispatcher) interval(chain string) time.Duration {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -320,6 +321,15 @@ func (s Anchors) QueuedBatches(ctx context.Context, chain string) (int, error) {
 // was pending. Dispatchers on several nodes may form batches of one chain at
 // once: each outbox row lands in exactly one batch.
 func (s Anchors) FormBatch(ctx context.Context, chain string, maxItems int) (b Batch, ok bool, err error) {
+	return s.FormBatchAfter(ctx, chain, maxItems, time.Time{})
+}
+
+// FormBatchAfter is FormBatch for a dispatcher that decided to form the
+// batch because the chain's newest batch was formed at seen: it forms
+// nothing when a newer one was formed meanwhile (by a dispatcher on another
+// node), so that nodes deciding at one moment form one batch, not one each.
+// A zero seen forms whatever the newest batch.
+func (s Anchors) FormBatchAfter(ctx context.Context, chain string, maxItems int, seen time.Time) (b Batch, ok bool, err error) {
 	claim := claimSerialized
 	if s.d.postgres {
 		claim = claimLocked
@@ -334,6 +344,9 @@ func (s Anchors) FormBatch(ctx context.Context, chain string, maxItems int) (b B
 			id      int64
 			n, prio int
 		)
+		if newer, err := s.newerBatch(ctx, tx, chain, seen); err != nil || newer {
+			return cmp.Or(err, errNothingPending)
+		}
 		// Outbox rows waiting (retried anchors) go first, then the lanes.
 		rows, err := hasOutboxPending(ctx, tx, chain)
 		switch {
@@ -358,6 +371,24 @@ func (s Anchors) FormBatch(ctx context.Context, chain string, maxItems int) (b B
 		return Batch{}, false, fmt.Errorf("store: form batch on %s: %w", chain, err)
 	}
 	return b, ok, nil
+}
+
+// newerBatch reports whether the chain's newest batch was formed after
+// seen (never, for a zero seen), holding the chain's lanes so that no
+// other node forms one until tx ends.
+func (s Anchors) newerBatch(ctx context.Context, tx *txn, chain string, seen time.Time) (bool, error) {
+	if seen.IsZero() {
+		return false, nil
+	}
+	if err := s.d.lock(ctx, tx, "lanes:"+chain); err != nil {
+		return false, err
+	}
+	var at int64
+	err := tx.QueryRowContext(ctx, `SELECT created_at FROM batches WHERE chain = ? ORDER BY id DESC LIMIT 1`, chain).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil && at > ms(seen), err
 }
 
 // errNothingPending rolls back a batch that claimed no outbox row.

@@ -121,3 +121,35 @@ func TestABatchFormedWhileAnIntakeIsOpenNeverPassesOverItsEvidence(t *testing.T)
 		})
 	}
 }
+
+// A dispatcher that decided to form a batch on the chain's newest batch
+// forms nothing when another node formed one since: nodes deciding at the
+// same moment form one batch between them, not one each.
+func TestABatchDecidedOnAnOlderBatchIsNotFormedAfterANewerOne(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		st := db.Open(t)
+		ctx := context.Background()
+		insert(t, st, store.NewEvidence{Digest: digestOf("one"), Chains: []string{"eth"}, Priority: 5})
+		first, ok, err := st.FormBatch(ctx, "eth", 10)
+		require.NoError(t, err)
+		require.True(t, ok)
+		seen := first.CreatedAt
+		time.Sleep(5 * time.Millisecond) // the next batch is formed a millisecond later at least
+
+		insert(t, st, store.NewEvidence{Digest: digestOf("two"), Chains: []string{"eth"}, Priority: 5})
+		insert(t, st, store.NewEvidence{Digest: digestOf("three"), Chains: []string{"eth"}, Priority: 5})
+		second, ok, err := st.FormBatchAfter(ctx, "eth", 10, seen) // the node that formed it, or one that saw it
+		require.NoError(t, err)
+		require.True(t, ok, "no batch newer than the one seen: formed")
+		assert.Equal(t, 2, second.Size)
+
+		insert(t, st, store.NewEvidence{Digest: digestOf("four"), Chains: []string{"eth"}, Priority: 5})
+		_, ok, err = st.FormBatchAfter(ctx, "eth", 10, seen) // a node that decided on the first batch alone
+		require.NoError(t, err)
+		assert.False(t, ok, "a batch newer than the one seen: nothing formed")
+		third, ok, err := st.FormBatchAfter(ctx, "eth", 10, time.Time{})
+		require.NoError(t, err)
+		require.True(t, ok, "a zero seen forms regardless")
+		assert.Equal(t, 1, third.Size, "the evidence left by the refused form is in the next batch")
+	})
+}
