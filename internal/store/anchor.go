@@ -283,15 +283,8 @@ func (s Anchors) outboxPendingUpTo(ctx context.Context, upTo int) (map[string]Pe
 
 // LastBatchAt is when the chain's newest batch was formed (zero: never).
 func (s Anchors) LastBatchAt(ctx context.Context, chain string) (time.Time, error) {
-	var at int64
-	err := s.r.QueryRowContext(ctx, `SELECT created_at FROM batches WHERE chain = ? ORDER BY id DESC LIMIT 1`, chain).Scan(&at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, nil
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("store: last batch on %s: %w", chain, err)
-	}
-	return fromMS(at), nil
+	at, _, err := s.LastBatch(ctx, chain)
+	return at, err
 }
 
 // AwaitingSubmit reports whether the chain has a batch that has not been
