@@ -106,7 +106,7 @@ func checkAnchoring(t *testing.T, deployment string, a *bench.AnchorReport, chai
 
 // TestBenchSmokeMeasuresThePostgreSQLAndMultiProcessDeploymentsSideBySide
 // runs `keeper bench --deployments postgres,multi --phases intake,batched`
-// with tiny numbers on a fast local EVM chain (the stub chain lives in one
+// with tiny numbers on the local EVM chain (the stub chain lives in one
 // process, so the multi-process deployment cannot use it): both report
 // complete phases, the PostgreSQL server's CPU, and, for the processes,
 // each one's CPU and memory. It needs the local PostgreSQL.
@@ -116,12 +116,16 @@ func TestBenchSmokeMeasuresThePostgreSQLAndMultiProcessDeploymentsSideBySide(t *
 	bin := keeperBinary(t)
 	cfg := testConfig("")
 	cfg.Chains = []string{"etherlink"}
-	cfg.Dev.EVMBlockTime = 50 * time.Millisecond // final 32 blocks deep: 1.6 s
+	// The local chain makes about a block a second: final at 2 blocks deep
+	// instead of its 32, so each deployment's drain takes seconds, not 33.
+	cfg.EVM.Confirmations = 2
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r, err := bench.Run(ctx, bench.Options{
 		Config: cfg, Deployments: []string{bench.DeployPostgres, bench.DeployMulti}, Phases: []string{bench.PhaseIntake, bench.PhaseBatched},
-		Duration: 2 * time.Second, Rate: 40, Concurrency: 4, AnchorRate: 40, Drain: time.Minute,
+		// 200 evidence in the batched phase: their rows outgrow the free
+		// space of the evidence table's last page, so its store must grow.
+		Duration: 2 * time.Second, Rate: 40, Concurrency: 4, AnchorRate: 100, Drain: time.Minute,
 		Dir: t.TempDir(), Logger: testLogger(t), PostgresURL: pg, Binary: bin,
 	})
 	require.NoError(t, err)

@@ -29,6 +29,9 @@ import (
 // and starts it again (docs/production.md, Restarts).
 func TestAWorkerWhoseNamespaceIsDeletedAnswersNotReadyThenExitsNonZero(t *testing.T) {
 	endToEnd(t)
+	// Two of its three minutes are the SDK's wait (a constant of the SDK's):
+	// it runs beside the other waiting tests.
+	t.Parallel()
 	bin := keeperBinary(t)
 	work := t.TempDir()
 	dir := filepath.Join(work, "data")
