@@ -442,18 +442,41 @@ func (s Log) BatchLogSpan(ctx context.Context, batchID int64) (need uint64, miss
 
 // batchSpan is BatchLogSpan read through q.
 func batchSpan(ctx context.Context, q querier, batchID int64) (need uint64, missing int, err error) {
+	top, err := batchTop(ctx, q, batchID)
+	if err != nil {
+		return 0, 0, err
+	}
+	return batchSpanUpTo(ctx, q, batchID, top)
+}
+
+// batchSpanUpTo is batchSpan of a batch whose largest member is top
+// (batchTop). When the log holds top it holds every member (it takes
+// evidence in intake order), and the answer is top's index, read without
+// going through the members.
+func batchSpanUpTo(ctx context.Context, q querier, batchID, top int64) (need uint64, missing int, err error) {
+	var logged int64
+	if err := q.QueryRowContext(ctx, `SELECT seq FROM log_state WHERE id = 1`).Scan(&logged); err != nil {
+		return 0, 0, err
+	}
+	if top > 0 && top <= logged {
+		idx, ok, err := indexOfSeq(ctx, q, top)
+		if err != nil || !ok {
+			return 0, 0, err
+		}
+		return uint64(idx) + 1, 0, nil
+	}
 	// The log takes evidence in intake order: every evidence up to the
 	// last one it took is in it, the others not yet.
 	var (
-		top  sql.NullInt64
-		miss int64
+		inLog sql.NullInt64
+		miss  int64
 	)
 	err = q.QueryRowContext(ctx, `SELECT MAX(CASE WHEN m.seq <= l.seq THEN m.seq END), COUNT(CASE WHEN m.seq > l.seq THEN 1 END)
-		FROM `+batchMembers("?1")+` m, log_state l WHERE l.id = 1`, batchID).Scan(&top, &miss)
-	if err != nil || !top.Valid {
+		FROM `+batchMembers("?1")+` m, log_state l WHERE l.id = 1`, batchID).Scan(&inLog, &miss)
+	if err != nil || !inLog.Valid {
 		return 0, int(miss), err
 	}
-	idx, ok, err := indexOfSeq(ctx, q, top.Int64)
+	idx, ok, err := indexOfSeq(ctx, q, inLog.Int64)
 	if err != nil || !ok {
 		return 0, int(miss), err
 	}

@@ -309,6 +309,38 @@ func TestPinningAFreshBatchTakesItsEvidenceInSignsAndPinsIt(t *testing.T) {
 	})
 }
 
+// A batch whose lane ends in evidence of other chains commits to its own
+// last evidence: pinning takes the log up to it, not to the span's end,
+// and its log span is that evidence's index + 1.
+func TestABatchWhoseLaneEndsInOtherChainsEvidenceCommitsToItsOwnLastEvidence(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, db storetest.Backend) {
+		ctx := context.Background()
+		st := db.Open(t)
+		insert(t, st, store.NewEvidence{Digest: digestOf("top-1"), Chains: []string{"etherlink"}, Priority: 5})
+		insert(t, st, store.NewEvidence{Digest: digestOf("top-2"), Chains: []string{"etherlink", "solana"}, Priority: 5})
+		insert(t, st, store.NewEvidence{Digest: digestOf("top-3"), Chains: []string{"solana"}, Priority: 5})
+		insert(t, st, store.NewEvidence{Digest: digestOf("top-4"), Chains: []string{"solana"}, Priority: 5})
+		b := formOne(t, st, "etherlink", 10)
+		require.Equal(t, 2, b.Size)
+		p := newPinSigner(t)
+
+		_, err := p.pin(st, b.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []uint64{2}, p.signed, "signed at the batch's last evidence, not at the lane's")
+		assert.Equal(t, uint64(2), logStateOf(t, st, b.ID).pinned)
+		need, missing, err := st.BatchLogSpan(ctx, b.ID)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(2), need)
+		assert.Zero(t, missing)
+
+		other := formOne(t, st, "solana", 10)
+		need, missing, err = st.BatchLogSpan(ctx, other.ID)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(2), need, "its first evidence is in the log")
+		assert.Equal(t, 2, missing, "the two after it are not yet")
+	})
+}
+
 // A batch pinned already gets its checkpoint back with nothing written,
 // even while the log has grown and more evidence waits.
 func TestPinningAPinnedBatchAgainWritesNothing(t *testing.T) {

@@ -102,8 +102,8 @@ func (s Log) pinIn(ctx context.Context, tx *txn, batchID, watermark int64, max i
 		p.checkpoint = c
 		return p, err
 	}
-	var top int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(m.seq), 0) FROM `+batchMembers("?1")+` m`, batchID).Scan(&top); err != nil {
+	top, err := batchTop(ctx, tx, batchID)
+	if err != nil {
 		return p, err
 	}
 	if top == 0 {
@@ -112,7 +112,7 @@ func (s Log) pinIn(ctx context.Context, tx *txn, batchID, watermark int64, max i
 	if p.appended, err = s.appendIn(ctx, tx, min(top, watermark), max); err != nil {
 		return p, err
 	}
-	need, missing, err := batchSpan(ctx, tx, batchID)
+	need, missing, err := batchSpanUpTo(ctx, tx, batchID, top)
 	if err != nil || missing > 0 {
 		p.missing = missing
 		return p, err

@@ -59,6 +59,20 @@ func batchMembers(batch string) string {
 		UNION ALL SELECT e.seq, ` + spanLeaf + ` FROM ` + spanMembers("e") + ` AND s.batch_id = ` + batch + `)`
 }
 
+// batchTop is the largest intake sequence among batch batchID's members
+// (0 for a batch without any): per span one probe down evidence_by_lane
+// from the span's end to its last member (the span's end itself unless the
+// lane's newest evidence was on other chains), and the largest of its
+// outbox rows, instead of reading every member.
+func batchTop(ctx context.Context, q querier, batchID int64) (int64, error) {
+	var top int64
+	err := q.QueryRowContext(ctx, `SELECT COALESCE(MAX(t), 0) FROM (
+		SELECT MAX(o.evidence_seq) AS t FROM outbox o WHERE o.batch_id = ?1
+		UNION ALL SELECT (SELECT e.seq FROM evidence e WHERE `+spanHolds("e")+` ORDER BY e.seq DESC LIMIT 1)
+			FROM batch_spans s WHERE s.batch_id = ?1) AS tops`, batchID).Scan(&top)
+	return top, err
+}
+
 // An evidence's spans are found from its lanes: laneOfE is true for lane l
 // (an anchor_cursors row) of evidence e that has taken e into a span (its
 // cursor is past e, and e has no outbox row on its chain), and spanOfE is
