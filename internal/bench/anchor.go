@@ -84,8 +84,11 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	if mode == PhaseBulk {
 		clients = o.BulkClients
 	}
-	l := ld.closedLoop(ctx, clients, o.AnchorRate, o.Duration)
+	l, err := ld.closedLoop(ctx, clients, o.AnchorRate, o.Duration)
 	loadDone()
+	if err != nil {
+		return nil, err
+	}
 	after, err := s.LastSeq(ctx)
 	if err != nil {
 		return nil, err

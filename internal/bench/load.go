@@ -254,7 +254,7 @@ func (l *loader) openLoop(ctx context.Context, rate float64, d time.Duration) lo
 
 // closedLoop posts from conc clients back to back for d (or at most rate
 // requests per second overall when rate > 0): as much as intake accepts.
-func (l *loader) closedLoop(ctx context.Context, conc int, rate float64, d time.Duration) load {
+func (l *loader) closedLoop(ctx context.Context, conc int, rate float64, d time.Duration) (load, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := load{start: time.Now()}
@@ -286,12 +286,17 @@ func (l *loader) closedLoop(ctx context.Context, conc int, rate float64, d time.
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	sp := newSpool()
 	for c := 0; c < conc; c++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var mine []request
 			for {
+				if sp != nil && len(mine) >= spoolFlush {
+					sp.write(mine)
+					mine = mine[:0]
+				}
 				due := time.Now()
 				if tick != nil {
 					t, ok := <-tick
@@ -308,6 +313,10 @@ func (l *loader) closedLoop(ctx context.Context, conc int, rate float64, d time.
 					mine = append(mine, l.post(ctx, due))
 				}
 			}
+			if sp != nil {
+				sp.write(mine)
+				return
+			}
 			mu.Lock()
 			out.reqs = append(out.reqs, mine...)
 			mu.Unlock()
@@ -315,7 +324,13 @@ func (l *loader) closedLoop(ctx context.Context, conc int, rate float64, d time.
 	}
 	wg.Wait()
 	out.end = time.Now()
-	return out
+	if sp != nil {
+		var err error
+		if out.reqs, err = sp.readAll(); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 func itoa(n int64) string {
