@@ -27,14 +27,23 @@ type cpuUse struct {
 	self     float64   // this process: a whole single-process stack, or the multi-process bench's load generator
 	procs    []float64 // the multi-process stack's processes, as st.procs
 	postgres float64
+	// The peak RSS since resetPeaks, MiB, of this process and of each of
+	// st.procs: read here, when the phase's evidence has settled, so that
+	// the bench's analysis of the phase afterwards (a record per evidence,
+	// in this process) is not counted as keeper's peak.
+	peak      float64
+	procPeaks []float64
 }
 
 func (st *stack) cpuUse() cpuUse {
 	var u cpuUse
 	u.self, _ = cpuSeconds()
+	_, u.peak, _ = memory()
 	for _, c := range st.procs {
 		t, _ := readStat(c.pid())
 		u.procs = append(u.procs, t.cpu())
+		m, _ := memoryDetail(c.pid())
+		u.procPeaks = append(u.procPeaks, m.peak)
 	}
 	if st.postgres {
 		u.postgres, _ = postgresCPU()
@@ -63,18 +72,16 @@ func (st *stack) costs(rep *AnchorReport, u0, u1 cpuUse) {
 		return round2(s / float64(rep.Confirmed) * 1000)
 	}
 	keeper := u1.self - u0.self
-	_, peak, _ := memory()
+	peak := u1.peak
 	if len(st.procs) > 0 {
 		peak = 0
 		for i, c := range st.procs {
-			m, _ := memoryDetail(c.pid())
 			cpu := u1.procs[i] - u0.procs[i]
 			keeper += cpu
-			peak += m.peak
-			rep.Processes = append(rep.Processes, ProcessCost{Name: c.name, PID: c.cmd.Process.Pid, CPUSeconds: round2(cpu), CPUPer1000: per1000(cpu), PeakRSSMiB: round2(m.peak)})
+			peak += u1.procPeaks[i]
+			rep.Processes = append(rep.Processes, ProcessCost{Name: c.name, PID: c.cmd.Process.Pid, CPUSeconds: round2(cpu), CPUPer1000: per1000(cpu), PeakRSSMiB: round2(u1.procPeaks[i])})
 		}
-		_, self, _ := memory()
-		rep.Processes = append(rep.Processes, ProcessCost{Name: "bench", PID: os.Getpid(), CPUSeconds: round2(u1.self - u0.self), CPUPer1000: per1000(u1.self - u0.self), PeakRSSMiB: round2(self)})
+		rep.Processes = append(rep.Processes, ProcessCost{Name: "bench", PID: os.Getpid(), CPUSeconds: round2(u1.self - u0.self), CPUPer1000: per1000(u1.self - u0.self), PeakRSSMiB: round2(u1.peak)})
 	}
 	rep.CPUSeconds, rep.CPUPer1000, rep.PeakRSSMiB = round2(keeper), per1000(keeper), round2(peak)
 	if st.postgres {

@@ -389,7 +389,7 @@ func (r *Report) memorySection(t *table) {
 	if r.Memory == nil {
 		return
 	}
-	fmt.Fprintf(t.w, "MEMORY\tpeak RSS %.0f MiB (this process)\t\n", r.Memory.PeakRSSMiB)
+	fmt.Fprintf(t.w, "MEMORY\tpeak RSS %.0f MiB (this process, the bench's analysis of each phase included)\t\n", r.Memory.PeakRSSMiB)
 	for _, d := range r.Deployments {
 		if !d.singleProcess() {
 			continue
