@@ -21,8 +21,11 @@ const GCPercent = 400
 // DefaultMemoryLimit is the soft memory limit keeper sets when neither
 // GOMEMLIMIT nor a container (its cgroup) gives one: the collector runs
 // harder as the heap nears it, so GCPercent's headroom never takes a
-// process past about a gibibyte (docs/production.md, Memory).
-const DefaultMemoryLimit = 768 << 20
+// process past about a gibibyte: the limit is Go's memory, and the binary's
+// mapped pages (~190 MiB) and SQLite's caches come on top (at 768 MiB the
+// bulk bench peaked at 1,069 MiB RSS, at 640 at 905; docs/production.md,
+// Memory).
+const DefaultMemoryLimit = 640 << 20
 
 // cgroupShare is the share of a container's memory limit keeper's soft
 // limit takes: the rest is for what the Go runtime does not count (stacks
