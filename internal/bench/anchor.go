@@ -80,10 +80,7 @@ func anchoring(ctx context.Context, o Options, mode string, st *stack, ld *loade
 	hb0 := st.heartbeats()
 	t0 := time.Now()
 
-	clients := o.Concurrency
-	if mode == PhaseBulk {
-		clients = o.BulkClients
-	}
+	clients := clientsOf(o, mode)
 	l, err := ld.closedLoop(ctx, clients, o.AnchorRate, o.Duration)
 	loadDone()
 	if err != nil {
@@ -385,4 +382,12 @@ func lowLoad(ctx context.Context, o Options, st *stack, ld *loader) (*LowLoadRep
 	rep.OverFinality = summarize(over)
 	rep.Load1 = loadAverage()
 	return rep, nil
+}
+
+// clientsOf is how many clients an anchoring phase posts from.
+func clientsOf(o Options, mode string) int {
+	if mode == PhaseBulk {
+		return o.BulkClients
+	}
+	return o.Concurrency
 }
