@@ -314,7 +314,13 @@ func TestEVMNamesTheMethodThatFailed(t *testing.T) {
 func TestEVMTransactionCountIsTheAccountsNonce(t *testing.T) {
 	n := startNode(t)
 	tx := n.send(t, n.anchor([]byte("x")))
-	waitFor(t, n.c, tx.Hash(), func(got chainread.Tx) bool { return got.Block > 0 })
+	included := waitFor(t, n.c, tx.Hash(), func(got chainread.Tx) bool { return got.Block > 0 })
+	// A node indexes a block's transactions a moment before it makes the
+	// block its head; "latest" is the head's state.
+	require.Eventually(t, func() bool {
+		head, err := n.ec.BlockNumber(t.Context())
+		return err == nil && head >= included.Block
+	}, 30*time.Second, 10*time.Millisecond)
 	for _, block := range []string{"latest", "pending"} {
 		got, err := chainread.EVMTransactionCount(t.Context(), n.c, n.from, block)
 		require.NoError(t, err)
