@@ -402,14 +402,14 @@ func listView(ev store.Evidence) api.Evidence {
 
 func (h *HTTP) postEvidence(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	code := h.intake(w, r)
+	code := h.intake(w, r, start)
 	h.Metrics.intake(code, time.Since(start))
 	if code == http.StatusTooManyRequests {
 		h.busy(1)
 	}
 }
 
-func (h *HTTP) intake(w http.ResponseWriter, r *http.Request) int {
+func (h *HTTP) intake(w http.ResponseWriter, r *http.Request, start time.Time) int {
 	fail := func(e *httpapi.Error) int { h.Metrics.refused(e); httpapi.WriteError(w, e); return e.Status }
 	if h.Draining.Draining() {
 		w.Header().Set("Retry-After", "5")
@@ -444,12 +444,14 @@ func (h *HTTP) intake(w http.ResponseWriter, r *http.Request) int {
 			return fail(httpapi.Internal(h.Logger, "look up idempotency key", err))
 		}
 	}
+	took := serverTiming{start: start, read: time.Since(start)}
 	if aerr := h.admit(r.Context(), ne.Priority); aerr != nil {
 		return fail(aerr)
 	}
+	took.admit = time.Since(start) - took.read
 	defer h.backlog.settle(1)
 	h.Traces.Expect(r.Context(), ne.Digest, ne.Chains)
-	ev, created, err := h.Store.InsertEvidence(r.Context(), ne)
+	ev, created, err := h.Store.InsertEvidence(store.WithIntakeTiming(r.Context(), &took.store), ne)
 	if err != nil {
 		return fail(httpapi.Internal(h.Logger, "store evidence", err))
 	}
@@ -462,6 +464,7 @@ func (h *HTTP) intake(w http.ResponseWriter, r *http.Request) int {
 		return fail(httpapi.Internal(h.Logger, "build the receipt", err))
 	}
 	w.Header().Set("Location", "/v1/evidence/"+ev.ID)
+	w.Header().Set("Server-Timing", took.String())
 	httpapi.WriteJSON(w, status, v)
 	return status
 }

@@ -10,11 +10,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -305,6 +308,28 @@ func TestPostingADigestAcceptsPendingEvidenceAndSaysWhereItLives(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, d, hex.EncodeToString(stored.Digest[:]))
 	assert.Equal(t, 5, stored.Priority)
+}
+
+func TestAnAcceptedEvidenceSaysWhereItsTimeWentAsServerTiming(t *testing.T) {
+	f := newFixture(t, 100)
+	rec := f.post(t, map[string]any{"digest": hexDigest("timed"), "chains": []string{"stub"}})
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+
+	took := map[string]float64{}
+	for _, m := range strings.Split(rec.Header().Get("Server-Timing"), ", ") {
+		name, dur, ok := strings.Cut(m, ";dur=")
+		require.True(t, ok, "metric %q has a duration", m)
+		ms, err := strconv.ParseFloat(dur, 64)
+		require.NoError(t, err)
+		took[name] = ms
+	}
+	require.ElementsMatch(t, []string{"read", "admit", "queue", "writer", "commit", "app"}, slices.Collect(maps.Keys(took)))
+	assert.Positive(t, took["commit"], "a real commit takes time")
+	assert.GreaterOrEqual(t, took["app"], took["read"]+took["admit"]+took["queue"]+took["writer"]+took["commit"], "the steps are parts of the whole")
+
+	bad := f.post(t, map[string]any{"digest": "nope", "chains": []string{"stub"}})
+	require.Equal(t, http.StatusBadRequest, bad.Code)
+	assert.Empty(t, bad.Header().Get("Server-Timing"), "only a stored evidence's answer has store steps to tell")
 }
 
 func TestAnUpperCaseDigestIsStoredInLowerCase(t *testing.T) {

@@ -406,8 +406,14 @@ type IntakeReport struct {
 	Errors       int            `json:"errors"`
 	ErrorsBy     map[string]int `json:"errors_by_status,omitempty"`
 	Latency      Latency        `json:"latency"`
-	Load1        float64        `json:"load_average_1m"`
-	Log          *LogReport     `json:"log,omitempty"` // the intake phase's evidence in the log (not set inside an anchoring phase's report)
+	// Steps is where the time went, on average over every accepted request
+	// (All) and over the slowest 1 % (Slowest: those at or above the p99).
+	Steps struct {
+		All     *StepsReport `json:"all,omitempty"`
+		Slowest *StepsReport `json:"slowest_1pct,omitempty"`
+	} `json:"steps"`
+	Load1 float64    `json:"load_average_1m"`
+	Log   *LogReport `json:"log,omitempty"` // the intake phase's evidence in the log (not set inside an anchoring phase's report)
 }
 
 func intakeSummary(l load, target float64) IntakeReport {
@@ -427,6 +433,9 @@ func intakeSummary(l load, target float64) IntakeReport {
 		rep.ErrorsBy[key]++
 	}
 	rep.Latency = summarize(ds)
+	if len(ds) > 0 {
+		rep.Steps.All, rep.Steps.Slowest = stepsOf(l.reqs, 0), stepsOf(l.reqs, rank(ds, 0.99))
+	}
 	if d := l.end.Sub(l.start).Seconds(); d > 0 {
 		rep.DurationS = round2(d)
 		rep.AchievedRate = round2(float64(rep.Accepted) / d)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,46 @@ type request struct {
 	id      [12]byte      // the evidence id of a 202, "ev_" + these bytes in hex
 	status  int16         // HTTP status; 0 when the request failed before an answer
 	hasID   bool
+	steps   steps // where its time went (not kept by a closed loop's spool)
+}
+
+// steps is where one request's time went, in microseconds: how late the
+// bench sent it, and the steps of keeper's answer from its Server-Timing
+// header (internal/anchor/servertiming.go).
+type steps struct {
+	late                                    int32 // due → handed to the HTTP client
+	read, admit, queue, writer, commit, app int32
+}
+
+// parseServerTiming reads keeper's Server-Timing header into st.
+func parseServerTiming(h string, st *steps) {
+	for h != "" {
+		var m string
+		m, h, _ = strings.Cut(h, ",")
+		name, dur, ok := strings.Cut(strings.TrimSpace(m), ";dur=")
+		if !ok {
+			continue
+		}
+		ms, err := strconv.ParseFloat(dur, 64)
+		if err != nil {
+			continue
+		}
+		us := int32(ms * 1000)
+		switch name {
+		case "read":
+			st.read = us
+		case "admit":
+			st.admit = us
+		case "queue":
+			st.queue = us
+		case "writer":
+			st.writer = us
+		case "commit":
+			st.commit = us
+		case "app":
+			st.app = us
+		}
+	}
 }
 
 func (r request) dueAt() time.Time { return time.Unix(0, r.due) }
@@ -112,6 +153,7 @@ func (l *loader) post(ctx context.Context, due time.Time) request {
 	if l.token != "" {
 		req.Header.Set("Authorization", "Bearer "+l.token)
 	}
+	r.steps.late = int32(time.Since(due).Microseconds())
 	resp, err := l.hc.Do(req)
 	if err != nil {
 		r.latency = time.Since(due)
@@ -124,6 +166,7 @@ func (l *loader) post(ctx context.Context, due time.Time) request {
 		return r
 	}
 	r.status = int16(resp.StatusCode)
+	parseServerTiming(resp.Header.Get("Server-Timing"), &r.steps)
 	if id := evidenceID(raw); r.status == http.StatusAccepted && strings.HasPrefix(id, "ev_") {
 		_, err := hex.Decode(r.id[:], []byte(id[3:]))
 		r.hasID = err == nil

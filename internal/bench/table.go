@@ -136,6 +136,8 @@ func (r *Report) intakeSection(t *table) {
 		{"… p99.9 / max (n)", func(in *IntakeReport) string {
 			return fmt.Sprintf("%s / %s (%d)", ms(in.Latency.P999), ms(in.Latency.Max), in.Latency.N)
 		}},
+		{"where the time went, mean ms: all requests", func(in *IntakeReport) string { return in.Steps.All.String() }},
+		{"… the slowest 1 %", func(in *IntakeReport) string { return in.Steps.Slowest.String() }},
 		{"intake → in a signed checkpoint p50 / p99 / max", func(in *IntakeReport) string { return logLatency(in.Log) }},
 		{"log bytes / evidence", func(in *IntakeReport) string { return logBytes(in.Log) }},
 		{"load average (1 min)", func(in *IntakeReport) string { return fmt.Sprintf("%.2f", in.Load1) }},

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Intake owns evidence (the evidence table): intake's group commit
@@ -48,6 +49,7 @@ type insertReq struct {
 	ctx  context.Context
 	evs  []Evidence // ID, digest, chains, priority, key, metadata, times filled in
 	res  []Inserted // one per evidence, filled in before done is closed
+	at   groupTimes // its group's moments, filled in before done is closed
 	done chan struct{}
 }
 
@@ -107,6 +109,7 @@ func (s Intake) enqueueAll(ctx context.Context, evs []Evidence) ([]Inserted, err
 		return nil, err
 	}
 	r := &insertReq{ctx: ctx, evs: evs, res: make([]Inserted, len(evs)), done: make(chan struct{})}
+	handed := time.Now()
 	select {
 	case s.intake.reqs <- r:
 	case <-ctx.Done():
@@ -115,6 +118,7 @@ func (s Intake) enqueueAll(ctx context.Context, evs []Evidence) ([]Inserted, err
 		return nil, errClosed
 	}
 	<-r.done
+	r.at.record(ctx, handed)
 	return r.res, nil
 }
 
@@ -146,6 +150,7 @@ func (s Intake) runCommitter() {
 // transaction fails, each evidence is tried again in a transaction of its
 // own, so one bad insert fails alone and the others are stored.
 func (s Intake) commitGroup(group []*insertReq, n int) {
+	at := groupTimes{taken: time.Now()}
 	live := group[:0:0]
 	for _, r := range group {
 		if err := r.ctx.Err(); err != nil {
@@ -166,6 +171,7 @@ func (s Intake) commitGroup(group []*insertReq, n int) {
 		if err := s.holdIntake(context.Background(), tx); err != nil {
 			return err
 		}
+		at.began = time.Now() // PostgreSQL: after the lock a batch being formed holds
 		ins, err := s.prepareInserts(tx)
 		if err != nil {
 			return err
@@ -183,6 +189,7 @@ func (s Intake) commitGroup(group []*insertReq, n int) {
 		}
 		return nil
 	})
+	at.committed = time.Now()
 	if err != nil {
 		created = false
 		for _, r := range live {
@@ -197,6 +204,7 @@ func (s Intake) commitGroup(group []*insertReq, n int) {
 		}
 	}
 	for _, r := range live {
+		r.at = at
 		close(r.done)
 	}
 	if created {
